@@ -1,0 +1,89 @@
+/** Byte helpers: strict hex and base64, concatenation, fixed-width integers. */
+import { MalformedError } from '../errors.js';
+
+const HEX_RE = /^0x([0-9a-fA-F]{2})*$/;
+
+/** Lowercase 0x-prefixed hex of `bytes`. */
+export function toHex(bytes: Uint8Array): string {
+  return '0x' + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/**
+ * Parses 0x-prefixed hex; mixed case accepted. `length` (bytes) is enforced when given.
+ * Errors name `field` so the caller's message points at the bad input.
+ */
+export function parseHex(value: unknown, field: string, length?: number): Uint8Array {
+  if (typeof value !== 'string') throw new MalformedError(field, 'expected a 0x-prefixed hex string');
+  if (!HEX_RE.test(value)) throw new MalformedError(field, 'expected 0x-prefixed hex with an even number of digits');
+  const bytes = new Uint8Array(Buffer.from(value.slice(2), 'hex'));
+  if (length !== undefined && bytes.length !== length) {
+    throw new MalformedError(field, `expected ${length} bytes, got ${bytes.length}`);
+  }
+  return bytes;
+}
+
+/** Standard base64 of `bytes`. */
+export function toBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Parses canonical standard base64; `length` (bytes) is enforced when given. */
+export function parseBase64(value: unknown, field: string, length?: number): Uint8Array {
+  if (typeof value !== 'string' || !B64_RE.test(value)) throw new MalformedError(field, 'expected base64');
+  const bytes = new Uint8Array(Buffer.from(value, 'base64'));
+  if (length !== undefined && bytes.length !== length) {
+    throw new MalformedError(field, `expected ${length} bytes, got ${bytes.length}`);
+  }
+  return bytes;
+}
+
+/** Concatenates byte arrays. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+/** Byte-wise equality. */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `value` as a `width`-byte big-endian unsigned integer; throws if it does not fit. */
+export function bigintToBytesBE(value: bigint, width: number): Uint8Array {
+  if (value < 0n || value >= 1n << BigInt(8 * width)) throw new RangeError(`${value} does not fit in ${width} bytes`);
+  const out = new Uint8Array(width);
+  let v = value;
+  for (let i = width - 1; i >= 0; i--) {
+    out[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return out;
+}
+
+/** Big-endian unsigned integer from bytes. */
+export function bytesToBigintBE(bytes: Uint8Array): bigint {
+  let v = 0n;
+  for (const b of bytes) v = (v << 8n) | BigInt(b);
+  return v;
+}
+
+/** 8-byte little-endian encoding of an unsigned 64-bit integer (SSZ uint64). */
+export function u64LE(value: bigint | number): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt(value), true);
+  return out;
+}
+
+/** UTF-8 bytes of a string. */
+export function utf8(s: string): Uint8Array {
+  return new Uint8Array(Buffer.from(s, 'utf8'));
+}

@@ -1,0 +1,43 @@
+/**
+ * Fixed protocol sizes and gas schedule. Tunable chain parameters (gas caps, minimum
+ * gas price, timing) live in the genesis document, not here.
+ */
+
+/** ML-DSA-65 public key length (FIPS 204). */
+export const PUBLIC_KEY_BYTES = 1952;
+/** ML-DSA-65 signature length (FIPS 204 final; the spec's 3293 is the superseded round-3 size). */
+export const SIGNATURE_BYTES = 3309;
+/** ML-DSA-65 secret key length (FIPS 204). */
+export const SECRET_KEY_BYTES = 4032;
+/** ML-DSA key-generation seed ξ. */
+export const KEYGEN_SEED_BYTES = 32;
+/** EVM-style address length. */
+export const ADDRESS_BYTES = 20;
+/** SHA3-256 output length. */
+export const HASH_BYTES = 32;
+/** Chain ids are at most 12 bytes of UTF-8, zero-padded in signed encodings. */
+export const CHAIN_ID_BYTES = 12;
+/** Recoverable secp256k1 signature r ‖ s ‖ v. */
+export const ECDSA_SIGNATURE_BYTES = 65;
+/** Largest `data` field; a deployment at the 30M gas cap is at most 149,840 bytes of code. */
+export const MAX_TX_DATA_BYTES = 1 << 18;
+/** Largest encoded transaction envelope accepted anywhere. */
+export const MAX_TX_BYTES = MAX_TX_DATA_BYTES + 8192;
+/** Most transactions one block may carry. */
+export const MAX_BLOCK_TXS = 4096;
+
+/** Intrinsic gas of a value transfer or call. */
+export const TX_BASE_GAS = 21_000n;
+/** Intrinsic gas of a contract deployment, before its per-byte cost. */
+export const DEPLOY_BASE_GAS = 32_000n;
+/** Gas per byte of deployed code. */
+export const DEPLOY_BYTE_GAS = 200n;
+/** Gas per storage slot written. */
+export const STORAGE_WRITE_GAS = 20_000n;
+/** Gas of a Dilithium verification inside the VM. */
+export const DILITHIUM_VERIFY_GAS = 50_000n;
+
+/** 1 native token in wei. */
+export const WEI_PER_TOKEN = 10n ** 18n;
+/** 1 gwei in wei. */
+export const GWEI = 10n ** 9n;

@@ -1,0 +1,90 @@
+/**
+ * Typed errors shared by every layer. Callers branch on `code`, never on message text.
+ */
+
+/** Base class: every error the project raises on purpose carries a stable machine code. */
+export class SvcError extends Error {
+  readonly code: string;
+  /** HTTP status an API should answer with when this error reaches a client. */
+  readonly status: number;
+
+  constructor(code: string, message: string, status = 400, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** Input that does not parse: wrong type, wrong length, non-canonical number string. */
+export class MalformedError extends SvcError {
+  /** Dotted path of the offending field, e.g. `tx.Value`. */
+  readonly field: string;
+
+  constructor(field: string, detail?: string) {
+    super('MALFORMED_INPUT', detail ? `malformed ${field}: ${detail}` : `malformed ${field}`, 400);
+    this.field = field;
+  }
+}
+
+/** The spec's named transaction validation errors, with the spec's messages. */
+export const TX_ERRORS = {
+  ErrInvalidSignature: { code: 'INVALID_SIGNATURE', message: 'invalid transaction signature' },
+  ErrInvalidSender: { code: 'INVALID_SENDER', message: 'invalid sender: address derived from the public key does not match from' },
+  ErrInvalidNonce: { code: 'NONCE_TOO_LOW', message: 'nonce too low' },
+  ErrInsufficientFunds: { code: 'INSUFFICIENT_FUNDS', message: 'insufficient balance for value + gas' },
+  ErrGasTooLow: { code: 'GAS_TOO_LOW', message: 'intrinsic gas too low' },
+  ErrGasTooHigh: { code: 'GAS_TOO_HIGH', message: 'gas limit exceeds protocol max' },
+  ErrGasPriceTooLow: { code: 'GAS_PRICE_TOO_LOW', message: 'gas price below minimum' },
+} as const;
+
+export type TxErrorName = keyof typeof TX_ERRORS;
+
+/** A transaction that parsed but breaks a protocol rule. */
+export class TxError extends SvcError {
+  /** The spec's error name, e.g. `ErrInvalidSignature`. */
+  readonly specName: TxErrorName;
+
+  constructor(specName: TxErrorName, message?: string) {
+    super(TX_ERRORS[specName].code, message ?? TX_ERRORS[specName].message, 400);
+    this.specName = specName;
+  }
+}
+
+/** Wallet and keystore problems: wrong password, missing file, refusing to overwrite. */
+export class WalletError extends SvcError {}
+
+/** Genesis documents that are invalid or inconsistent. */
+export class GenesisError extends SvcError {
+  constructor(message: string) {
+    super('INVALID_GENESIS', message, 400);
+  }
+}
+
+/** A cryptographic primitive was misused (wrong key or seed length). */
+export class CryptoError extends SvcError {
+  constructor(message: string) {
+    super('CRYPTO_ERROR', message, 400);
+  }
+}
+
+/** The spec's block rejection reasons; messages contain the spec's phrases verbatim. */
+export const BLOCK_ERRORS = {
+  MERKLE_ROOT_MISMATCH: 'Block Merkle root mismatch',
+  INVALID_BLOCK_SIGNATURE: 'DILITHIUM SIGNATURE VERIFICATION FAILED',
+  INVALID_TRANSACTION: 'Transaction verification failed',
+  UNKNOWN_VALIDATOR: 'Unknown validator',
+  MISSING_SIGNATURE: 'Block missing Dilithium signature',
+  SIGNED_HEADER_FAILED: 'Failed to create SignedHeader',
+  MISSING_VRF_PROOF: 'Block missing VRF proof',
+  INVALID_VRF_PROOF: 'VRF proof verification failed',
+} as const;
+
+export type BlockErrorCode = keyof typeof BLOCK_ERRORS;
+
+/** A block that is rejected; `code` is one of BLOCK_ERRORS' keys. */
+export class BlockError extends SvcError {
+  constructor(code: BlockErrorCode, detail?: string) {
+    super(code, detail ? `${BLOCK_ERRORS[code]}: ${detail}` : BLOCK_ERRORS[code], 400);
+  }
+}

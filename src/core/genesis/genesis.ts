@@ -1,0 +1,223 @@
+/**
+ * The genesis document: chain id, timing, gas limits, prefunded accounts, initial validators and
+ * the fork manifest. Every timing and economic constant the layers use is read from here.
+ */
+import { GenesisError, SvcError } from '../errors.js';
+import { parseHex, toHex } from '../codec/bytes.js';
+import { parseDecimal, parseString, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
+import { addressFromPublicKey, normalizeAddress } from '../crypto/address.js';
+import { chainIdBytes } from '../crypto/domain.js';
+import { sha3 } from '../crypto/hash.js';
+import { GWEI, HASH_BYTES, PUBLIC_KEY_BYTES, WEI_PER_TOKEN } from '../constants.js';
+
+export type PresetName = 'devnet' | 'mainnet';
+
+/** Chain parameters. Amounts are base-10 wei strings. */
+export interface ChainConfig {
+  slot_seconds: number;
+  slots_per_epoch: number;
+  /** Epochs after which a justified checkpoint is final. */
+  finality_epochs: number;
+  max_gas_per_block: number;
+  min_gas_price: string;
+  min_validator_stake: string;
+  /** Length n of each validator's RANDAO hash chain. */
+  randao_chain_length: number;
+  faucet: { address: string; amount: string; cooldown_seconds: number };
+}
+
+export interface GenesisAccount {
+  address: string;
+  balance: string;
+}
+
+export interface GenesisValidator {
+  index: number;
+  address: string;
+  /** 0x hex of the 1952-byte ML-DSA-65 public key. */
+  public_key: string;
+  stake: string;
+  /** H^n(secret), 0x hex. */
+  randao_commitment: string;
+}
+
+export interface Fork {
+  name: string;
+  epoch: number;
+  /** 4-byte fork version, 0x hex. */
+  version: string;
+}
+
+export interface Genesis {
+  chain_id: string;
+  /** Numeric id for Ethereum tooling (eth_chainId, net_version). */
+  network_id: number;
+  preset: PresetName;
+  /** Unix seconds of slot 0. */
+  genesis_time: number;
+  config: ChainConfig;
+  forks: Fork[];
+  alloc: GenesisAccount[];
+  validators: GenesisValidator[];
+}
+
+/** Timing and limits of each preset; everything else in ChainConfig comes from the builder. */
+export const PRESETS: Record<PresetName, Omit<ChainConfig, 'faucet'>> = {
+  mainnet: {
+    slot_seconds: 12,
+    slots_per_epoch: 32,
+    finality_epochs: 2,
+    max_gas_per_block: 30_000_000,
+    min_gas_price: GWEI.toString(),
+    min_validator_stake: (32n * WEI_PER_TOKEN).toString(),
+    randao_chain_length: 1 << 20,
+  },
+  devnet: {
+    slot_seconds: 2,
+    slots_per_epoch: 4,
+    finality_epochs: 2,
+    max_gas_per_block: 30_000_000,
+    min_gas_price: GWEI.toString(),
+    min_validator_stake: (32n * WEI_PER_TOKEN).toString(),
+    randao_chain_length: 1 << 16,
+  },
+};
+
+const MAX_GAS_CAP = 1_000_000_000;
+
+function parseConfig(input: unknown): ChainConfig {
+  const c = requireObject(input, 'genesis.config');
+  rejectUnknownKeys(c, ['slot_seconds', 'slots_per_epoch', 'finality_epochs', 'max_gas_per_block', 'min_gas_price', 'min_validator_stake', 'randao_chain_length', 'faucet'], 'genesis.config');
+  const f = requireObject(c.faucet, 'genesis.config.faucet');
+  rejectUnknownKeys(f, ['address', 'amount', 'cooldown_seconds'], 'genesis.config.faucet');
+  const positive = (v: unknown, field: string, max?: number) => {
+    const n = parseUint(v, field, max);
+    if (n === 0) throw new GenesisError(`${field} must be at least 1`);
+    return n;
+  };
+  return {
+    slot_seconds: positive(c.slot_seconds, 'genesis.config.slot_seconds', 3600),
+    slots_per_epoch: positive(c.slots_per_epoch, 'genesis.config.slots_per_epoch', 1024),
+    finality_epochs: positive(c.finality_epochs, 'genesis.config.finality_epochs', 64),
+    max_gas_per_block: positive(c.max_gas_per_block, 'genesis.config.max_gas_per_block', MAX_GAS_CAP),
+    min_gas_price: parseDecimal(c.min_gas_price, 'genesis.config.min_gas_price', 64).toString(),
+    min_validator_stake: parseDecimal(c.min_validator_stake, 'genesis.config.min_validator_stake', 256).toString(),
+    randao_chain_length: positive(c.randao_chain_length, 'genesis.config.randao_chain_length', 1 << 24),
+    faucet: {
+      address: normalizeAddress(f.address, 'genesis.config.faucet.address'),
+      amount: parseDecimal(f.amount, 'genesis.config.faucet.amount', 256).toString(),
+      cooldown_seconds: parseUint(f.cooldown_seconds, 'genesis.config.faucet.cooldown_seconds'),
+    },
+  };
+}
+
+function parseForks(input: unknown): Fork[] {
+  if (!Array.isArray(input) || input.length === 0) throw new GenesisError('genesis.forks must list at least the genesis fork');
+  const forks = input.map((raw, i) => {
+    const o = requireObject(raw, `genesis.forks[${i}]`);
+    rejectUnknownKeys(o, ['name', 'epoch', 'version'], `genesis.forks[${i}]`);
+    return {
+      name: parseString(o.name, `genesis.forks[${i}].name`),
+      epoch: parseUint(o.epoch, `genesis.forks[${i}].epoch`),
+      version: toHex(parseHex(o.version, `genesis.forks[${i}].version`, 4)),
+    };
+  });
+  if (forks[0]!.epoch !== 0) throw new GenesisError('the first fork must activate at epoch 0');
+  for (let i = 1; i < forks.length; i++) {
+    if (forks[i]!.epoch <= forks[i - 1]!.epoch) throw new GenesisError(`fork ${forks[i]!.name} must activate after ${forks[i - 1]!.name}`);
+  }
+  if (new Set(forks.map((f) => f.name)).size !== forks.length) throw new GenesisError('fork names must be unique');
+  if (new Set(forks.map((f) => f.version)).size !== forks.length) throw new GenesisError('fork versions must be unique');
+  return forks;
+}
+
+/** Parses and cross-checks a genesis document; every fault is a GenesisError or MalformedError. */
+export function parseGenesis(input: unknown): Genesis {
+  const g = requireObject(input, 'genesis');
+  rejectUnknownKeys(g, ['chain_id', 'network_id', 'preset', 'genesis_time', 'config', 'forks', 'alloc', 'validators'], 'genesis');
+  const chainId = parseString(g.chain_id, 'genesis.chain_id');
+  try {
+    chainIdBytes(chainId);
+  } catch (err) {
+    throw new GenesisError((err as SvcError).message);
+  }
+  if (g.preset !== 'devnet' && g.preset !== 'mainnet') throw new GenesisError('genesis.preset must be devnet or mainnet');
+  const config = parseConfig(g.config);
+  const minStake = BigInt(config.min_validator_stake);
+  if (!Array.isArray(g.alloc)) throw new GenesisError('genesis.alloc must be an array');
+  const alloc = g.alloc.map((raw, i) => {
+    const o = requireObject(raw, `genesis.alloc[${i}]`);
+    rejectUnknownKeys(o, ['address', 'balance'], `genesis.alloc[${i}]`);
+    return { address: normalizeAddress(o.address, `genesis.alloc[${i}].address`), balance: parseDecimal(o.balance, `genesis.alloc[${i}].balance`, 256).toString() };
+  });
+  if (new Set(alloc.map((a) => a.address)).size !== alloc.length) throw new GenesisError('genesis.alloc lists an address twice');
+  if (!Array.isArray(g.validators) || g.validators.length === 0) throw new GenesisError('genesis.validators must list at least one validator');
+  const validators = g.validators.map((raw, i) => {
+    const field = `genesis.validators[${i}]`;
+    const o = requireObject(raw, field);
+    rejectUnknownKeys(o, ['index', 'address', 'public_key', 'stake', 'randao_commitment'], field);
+    const v: GenesisValidator = {
+      index: parseUint(o.index, `${field}.index`),
+      address: normalizeAddress(o.address, `${field}.address`),
+      public_key: toHex(parseHex(o.public_key, `${field}.public_key`, PUBLIC_KEY_BYTES)),
+      stake: parseDecimal(o.stake, `${field}.stake`, 256).toString(),
+      randao_commitment: toHex(parseHex(o.randao_commitment, `${field}.randao_commitment`, HASH_BYTES)),
+    };
+    if (v.index !== i) throw new GenesisError(`${field}.index must be ${i}: indices are contiguous from 0`);
+    if (toHex(addressFromPublicKey(parseHex(v.public_key, 'public_key'))) !== v.address) {
+      throw new GenesisError(`${field}.address does not derive from its public key`);
+    }
+    if (BigInt(v.stake) < minStake) throw new GenesisError(`${field}.stake is below the minimum validator stake ${config.min_validator_stake} wei`);
+    return v;
+  });
+  if (new Set(validators.map((v) => v.address)).size !== validators.length) throw new GenesisError('genesis.validators lists an address twice');
+  return {
+    chain_id: chainId,
+    network_id: parseUint(g.network_id, 'genesis.network_id'),
+    preset: g.preset,
+    genesis_time: parseUint(g.genesis_time, 'genesis.genesis_time'),
+    config,
+    forks: parseForks(g.forks),
+    alloc,
+    validators,
+  };
+}
+
+/** JSON with object keys sorted at every level: the form the genesis hash commits to. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Genesis hash: SHA3-256 of the canonical JSON. Nodes refuse peers and data dirs with another. */
+export function genesisHash(genesis: Genesis): Uint8Array {
+  return sha3(Buffer.from(canonicalJson(genesis), 'utf8'));
+}
+
+/** Slot at Unix time `nowMs` (0 before genesis). */
+export function slotAt(genesis: Genesis, nowMs: number): number {
+  const elapsed = nowMs - genesis.genesis_time * 1000;
+  return elapsed <= 0 ? 0 : Math.floor(elapsed / (genesis.config.slot_seconds * 1000));
+}
+
+/** Epoch containing `slot`. */
+export function epochOfSlot(genesis: Genesis, slot: number): number {
+  return Math.floor(slot / genesis.config.slots_per_epoch);
+}
+
+/** Unix ms at which `slot` starts. */
+export function slotStartMs(genesis: Genesis, slot: number): number {
+  return (genesis.genesis_time + slot * genesis.config.slot_seconds) * 1000;
+}
+
+export type ForkStatus = 'active' | 'current' | 'scheduled';
+
+/** The fork manifest with each fork's status at `epoch`: exactly one is `current`. */
+export function forkSchedule(genesis: Genesis, epoch: number): Array<Fork & { status: ForkStatus }> {
+  const currentIndex = genesis.forks.reduce((acc, f, i) => (f.epoch <= epoch ? i : acc), 0);
+  return genesis.forks.map((f, i) => ({ ...f, status: i === currentIndex ? 'current' : i < currentIndex ? 'active' : 'scheduled' }));
+}

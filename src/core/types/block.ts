@@ -1,0 +1,179 @@
+/**
+ * Blocks: wire JSON (ms timestamps, 0x hex), SSZ, the block hash, and the 3409-byte canonical
+ * SignedHeader that proposers sign with a deterministic ML-DSA-65 signature.
+ */
+import { HASH_BYTES, MAX_BLOCK_TXS, SIGNATURE_BYTES } from '../constants.js';
+import { BlockError, MalformedError } from '../errors.js';
+import { concatBytes, parseHex, toHex } from '../codec/bytes.js';
+import { parseAddress, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
+import { chainIdBytes, Domain, signingHash } from '../crypto/domain.js';
+import { sha3 } from '../crypto/hash.js';
+import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
+import { merkleRoot } from './merkle.js';
+import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
+import { type Transaction, decodeTx, encodeTx, txHash } from './transaction.js';
+import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
+
+/** Wire header. `index` is the block height; `timestampMs` is the slot start in Unix ms. */
+export interface BlockHeader {
+  index: number;
+  timestampMs: number;
+  parentHash: Uint8Array;
+  merkleRoot: Uint8Array;
+  /** Proposer address. */
+  validatorId: Uint8Array;
+  vrfProof: Uint8Array;
+  vrfSeed: Uint8Array;
+  /** Next preimage of the proposer's RANDAO hash chain. */
+  randaoReveal: Uint8Array;
+}
+
+export interface Block {
+  header: BlockHeader;
+  transactions: Transaction[];
+  signature: Uint8Array;
+}
+
+/** The canonical signed form of a header. */
+export interface SignedHeader {
+  chainId: string;
+  index: number;
+  /** Unix seconds: floor(wire ms / 1000). */
+  timestamp: number;
+  parentHash: Uint8Array;
+  merkleRoot: Uint8Array;
+  validatorIndex: number;
+}
+
+/** Merkle root of a block's transactions. */
+export function txMerkleRoot(txs: readonly Transaction[]): Uint8Array {
+  return merkleRoot(txs.map(txHash));
+}
+
+/** Block hash: SHA3-256 of the SSZ wire header (the proposer signature is not part of it). */
+export function blockHash(header: BlockHeader): Uint8Array {
+  return sha3(BlockHeaderSsz.serialize(header));
+}
+
+/** The SignedHeader a block's proposer signs, given the proposer's registry index. */
+export function signedHeaderOf(header: BlockHeader, chainId: string, validatorIndex: number): SignedHeader {
+  return {
+    chainId,
+    index: header.index,
+    timestamp: Math.floor(header.timestampMs / 1000),
+    parentHash: header.parentHash,
+    merkleRoot: header.merkleRoot,
+    validatorIndex,
+  };
+}
+
+/** The 100-byte SSZ encoding of a SignedHeader. */
+export function encodeSignedHeader(sh: SignedHeader): Uint8Array {
+  return SignedHeaderSsz.serialize({ ...sh, chainId: chainIdBytes(sh.chainId) });
+}
+
+/** The canonical encoding: SignedHeader SSZ ‖ signature (3409 bytes). */
+export function canonicalHeaderBytes(sh: SignedHeader, signature: Uint8Array): Uint8Array {
+  if (signature.length !== SIGNATURE_BYTES) throw new MalformedError('block.signature', `expected ${SIGNATURE_BYTES} bytes`);
+  return concatBytes(encodeSignedHeader(sh), signature);
+}
+
+/** Domain-separated hash a proposer signs. */
+export function headerSigningHash(sh: SignedHeader): Uint8Array {
+  return signingHash(Domain.Block, sh.chainId, encodeSignedHeader(sh));
+}
+
+/** Signs a block deterministically (a second, different block for the same slot is provable). */
+export function signBlock(header: BlockHeader, transactions: Transaction[], key: MlDsaKeyPair, chainId: string, validatorIndex: number): Block {
+  const signature = sign(key.secretKey, headerSigningHash(signedHeaderOf(header, chainId, validatorIndex)), { deterministic: true });
+  return { header, transactions, signature };
+}
+
+/** True when the block signature verifies for the proposer's key and registry index. */
+export function verifyBlockSignature(block: Block, chainId: string, validatorIndex: number, publicKey: Uint8Array): boolean {
+  return verify(publicKey, headerSigningHash(signedHeaderOf(block.header, chainId, validatorIndex)), block.signature);
+}
+
+/** SSZ encoding of a block (transactions as typed envelopes). */
+export function encodeBlock(block: Block): Uint8Array {
+  return BlockSsz.serialize({ header: block.header, transactions: block.transactions.map(encodeTx), signature: block.signature });
+}
+
+/** Decodes an SSZ block; structural faults are `malformed block`. */
+export function decodeBlock(bytes: Uint8Array): Block {
+  let v: ReturnType<typeof BlockSsz.deserialize>;
+  try {
+    v = BlockSsz.deserialize(bytes);
+  } catch (err) {
+    throw new MalformedError('block', (err as Error).message);
+  }
+  if (!Number.isSafeInteger(v.header.index) || !Number.isSafeInteger(v.header.timestampMs)) {
+    throw new MalformedError('block.header', 'index and timestamp must be below 2^53');
+  }
+  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature };
+}
+
+/** Wire JSON of a block. */
+export interface BlockJson {
+  header: {
+    index: number;
+    timestamp: number;
+    parent_hash: string;
+    merkle_root: string;
+    validator_id: string;
+    vrf_proof: string;
+    vrf_seed: string;
+    randao_reveal: string;
+  };
+  transactions: TxJson[];
+  signature: string;
+}
+
+/** Canonical wire JSON of a block. */
+export function blockToJson(block: Block): BlockJson {
+  const h = block.header;
+  return {
+    header: {
+      index: h.index,
+      timestamp: h.timestampMs,
+      parent_hash: toHex(h.parentHash),
+      merkle_root: toHex(h.merkleRoot),
+      validator_id: toHex(h.validatorId),
+      vrf_proof: toHex(h.vrfProof),
+      vrf_seed: toHex(h.vrfSeed),
+      randao_reveal: toHex(h.randaoReveal),
+    },
+    transactions: block.transactions.map(txToJson),
+    signature: toHex(block.signature),
+  };
+}
+
+/** Parses wire JSON strictly. Validation (Merkle root, signatures) is the importer's job. */
+export function blockFromJson(input: unknown): Block {
+  const o = requireObject(input, 'block');
+  rejectUnknownKeys(o, ['header', 'transactions', 'signature'], 'block');
+  const h = requireObject(o.header, 'block.header');
+  rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal'], 'block.header');
+  if (!Array.isArray(o.transactions)) throw new MalformedError('block.transactions', 'expected an array');
+  if (o.transactions.length > MAX_BLOCK_TXS) throw new MalformedError('block.transactions', `more than ${MAX_BLOCK_TXS}`);
+  return {
+    header: {
+      index: parseUint(h.index, 'block.header.index'),
+      timestampMs: parseUint(h.timestamp, 'block.header.timestamp'),
+      parentHash: parseHex(h.parent_hash, 'block.header.parent_hash', HASH_BYTES),
+      merkleRoot: parseHex(h.merkle_root, 'block.header.merkle_root', HASH_BYTES),
+      validatorId: parseAddress(h.validator_id, 'block.header.validator_id'),
+      vrfProof: requirePresent(h.vrf_proof, 'MISSING_VRF_PROOF', () => parseHex(h.vrf_proof, 'block.header.vrf_proof', SIGNATURE_BYTES)),
+      vrfSeed: parseHex(h.vrf_seed, 'block.header.vrf_seed', HASH_BYTES),
+      randaoReveal: parseHex(h.randao_reveal, 'block.header.randao_reveal', HASH_BYTES),
+    },
+    transactions: o.transactions.map((t) => txFromJson(t)),
+    signature: requirePresent(o.signature, 'MISSING_SIGNATURE', () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
+  };
+}
+
+// The spec names an absent signature or VRF proof as its own rejection reason, distinct from a malformed one.
+function requirePresent(value: unknown, code: 'MISSING_SIGNATURE' | 'MISSING_VRF_PROOF', parse: () => Uint8Array): Uint8Array {
+  if (value === undefined || value === null || value === '' || value === '0x') throw new BlockError(code);
+  return parse();
+}

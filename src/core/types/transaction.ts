@@ -1,0 +1,305 @@
+/**
+ * Typed transaction envelope (EIP-2718 style): one type byte, then the type's SSZ payload.
+ * Signing hash = SHA3-256(domain ‖ chain id ‖ unsigned envelope); tx hash = SHA3-256(signed envelope).
+ */
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import {
+  ADDRESS_BYTES,
+  DEPLOY_BASE_GAS,
+  DEPLOY_BYTE_GAS,
+  ECDSA_SIGNATURE_BYTES,
+  MAX_TX_BYTES,
+  PUBLIC_KEY_BYTES,
+  SIGNATURE_BYTES,
+  TX_BASE_GAS,
+} from '../constants.js';
+import { MalformedError, TxError } from '../errors.js';
+import { bigintToBytesBE, bytesEqual, bytesToBigintBE, concatBytes } from '../codec/bytes.js';
+import { addressFromPublicKey, ecdsaAddressFromPublicKey } from '../crypto/address.js';
+import { Domain, signingHash } from '../crypto/domain.js';
+import { sha3 } from '../crypto/hash.js';
+import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
+import { EcdsaAuthorizationSsz, EcdsaAuthorizedTxSsz, StandardTxSsz } from './ssz.js';
+
+/** Envelope type bytes. */
+export const TxType = {
+  Standard: 0,
+  EcdsaAuthorization: 1,
+  EcdsaRevocation: 2,
+  EcdsaAuthorized: 3,
+} as const;
+export type TxTypeId = (typeof TxType)[keyof typeof TxType];
+
+/** Fields shared by value-moving transactions. */
+export interface ValueTxFields {
+  nonce: bigint;
+  gasPrice: bigint;
+  gasLimit: bigint;
+  /** null deploys a contract. */
+  to: Uint8Array | null;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/** Type 0: signed by the sender's ML-DSA-65 key. */
+export interface StandardTx extends ValueTxFields {
+  type: 0;
+  signature: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+/** Types 1 and 2: gas-free (de)authorisation of a companion ECDSA key. */
+export interface AuthorizationTx {
+  type: 1 | 2;
+  nonce: bigint;
+  ecdsaAddress: Uint8Array;
+  signature: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+/** Type 3: value transaction for `from`, signed by an ECDSA key that `from` authorised. */
+export interface EcdsaAuthorizedTx extends ValueTxFields {
+  type: 3;
+  from: Uint8Array;
+  /** r ‖ s ‖ v (v = recovery id 0 or 1), Ethereum order. */
+  ecdsaSignature: Uint8Array;
+}
+
+export type Transaction = StandardTx | AuthorizationTx | EcdsaAuthorizedTx;
+
+/** What a transaction does, as the spec names it. */
+export type TxKind = 'transfer' | 'contract_deploy' | 'contract_call' | 'ecdsa_authorization' | 'ecdsa_revocation';
+
+/** True for the gas-free ECDSA (de)authorisation types. */
+export function isAuthorization(tx: Transaction): tx is AuthorizationTx {
+  return tx.type === TxType.EcdsaAuthorization || tx.type === TxType.EcdsaRevocation;
+}
+
+/** Classifies a transaction; calls are value transactions with call data. */
+export function txKind(tx: Transaction): TxKind {
+  if (isAuthorization(tx)) return tx.type === TxType.EcdsaAuthorization ? 'ecdsa_authorization' : 'ecdsa_revocation';
+  if (tx.to === null) return 'contract_deploy';
+  return tx.data.length > 0 ? 'contract_call' : 'transfer';
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function checkValueFields(tx: ValueTxFields): void {
+  // Nonces and gas limits stay below 2^53 so every JSON codec can carry them as numbers.
+  if (tx.nonce < 0n || tx.nonce > MAX_SAFE) throw new MalformedError('tx.Nonce', 'must be an integer in [0, 2^53-1]');
+  if (tx.gasLimit < 0n || tx.gasLimit > MAX_SAFE) throw new MalformedError('tx.GasLimit', 'must be an integer in [0, 2^53-1]');
+  if (tx.gasPrice < 0n || tx.gasPrice >= 1n << 64n) throw new MalformedError('tx.GasPrice', 'exceeds 64-bit range');
+  if (tx.value < 0n || tx.value >= 1n << 256n) throw new MalformedError('tx.Value', 'exceeds 256-bit range');
+  if (tx.to !== null && tx.to.length !== ADDRESS_BYTES) throw new MalformedError('tx.To', `expected ${ADDRESS_BYTES} bytes`);
+}
+
+function checkFixed(bytes: Uint8Array, length: number, field: string): void {
+  if (bytes.length !== length) throw new MalformedError(field, `expected ${length} bytes, got ${bytes.length}`);
+}
+
+/** Validates field widths; every constructor and decoder goes through it. */
+export function assertWellFormed(tx: Transaction): void {
+  switch (tx.type) {
+    case TxType.Standard:
+      checkValueFields(tx);
+      checkFixed(tx.signature, SIGNATURE_BYTES, 'tx.Signature');
+      checkFixed(tx.publicKey, PUBLIC_KEY_BYTES, 'tx.PublicKey');
+      return;
+    case TxType.EcdsaAuthorization:
+    case TxType.EcdsaRevocation:
+      if (tx.nonce < 0n || tx.nonce > MAX_SAFE) throw new MalformedError('tx.Nonce', 'must be an integer in [0, 2^53-1]');
+      checkFixed(tx.ecdsaAddress, ADDRESS_BYTES, 'tx.EcdsaAddress');
+      checkFixed(tx.signature, SIGNATURE_BYTES, 'tx.Signature');
+      checkFixed(tx.publicKey, PUBLIC_KEY_BYTES, 'tx.PublicKey');
+      return;
+    case TxType.EcdsaAuthorized:
+      checkValueFields(tx);
+      checkFixed(tx.from, ADDRESS_BYTES, 'tx.From');
+      checkFixed(tx.ecdsaSignature, ECDSA_SIGNATURE_BYTES, 'tx.EcdsaSignature');
+      return;
+    default:
+      throw new MalformedError('tx.Type', `unknown transaction type ${(tx as { type: unknown }).type}`);
+  }
+}
+
+function valueSsz(tx: ValueTxFields) {
+  return {
+    nonce: tx.nonce,
+    gasPrice: tx.gasPrice,
+    gasLimit: tx.gasLimit,
+    to: tx.to ?? new Uint8Array(0),
+    value: bigintToBytesBE(tx.value, 32),
+    data: tx.data,
+  };
+}
+
+function payload(tx: Transaction): Uint8Array {
+  switch (tx.type) {
+    case TxType.Standard:
+      return StandardTxSsz.serialize({ ...valueSsz(tx), signature: tx.signature, publicKey: tx.publicKey });
+    case TxType.EcdsaAuthorization:
+    case TxType.EcdsaRevocation:
+      return EcdsaAuthorizationSsz.serialize({ nonce: tx.nonce, ecdsaAddress: tx.ecdsaAddress, signature: tx.signature, publicKey: tx.publicKey });
+    case TxType.EcdsaAuthorized:
+      return EcdsaAuthorizedTxSsz.serialize({ ...valueSsz(tx), from: tx.from, ecdsaSignature: tx.ecdsaSignature });
+  }
+}
+
+/** The signed envelope: type byte ‖ SSZ payload. */
+export function encodeTx(tx: Transaction): Uint8Array {
+  assertWellFormed(tx);
+  return concatBytes(Uint8Array.of(tx.type), payload(tx));
+}
+
+function valueFromSsz(v: { nonce: bigint; gasPrice: bigint; gasLimit: bigint; to: Uint8Array; value: Uint8Array; data: Uint8Array }): ValueTxFields {
+  return {
+    nonce: v.nonce,
+    gasPrice: v.gasPrice,
+    gasLimit: v.gasLimit,
+    to: v.to.length === 0 ? null : v.to,
+    value: bytesToBigintBE(v.value),
+    data: v.data,
+  };
+}
+
+/** Decodes a signed envelope; any structural fault is `malformed tx.Envelope`. */
+export function decodeTx(bytes: Uint8Array): Transaction {
+  if (bytes.length < 2) throw new MalformedError('tx.Envelope', 'too short');
+  if (bytes.length > MAX_TX_BYTES) throw new MalformedError('tx.Envelope', `larger than ${MAX_TX_BYTES} bytes`);
+  const body = bytes.subarray(1);
+  let tx: Transaction;
+  try {
+    switch (bytes[0]) {
+      case TxType.Standard: {
+        const v = StandardTxSsz.deserialize(body);
+        tx = { type: 0, ...valueFromSsz(v), signature: v.signature, publicKey: v.publicKey };
+        break;
+      }
+      case TxType.EcdsaAuthorization:
+      case TxType.EcdsaRevocation: {
+        const v = EcdsaAuthorizationSsz.deserialize(body);
+        tx = { type: bytes[0] as 1 | 2, nonce: v.nonce, ecdsaAddress: v.ecdsaAddress, signature: v.signature, publicKey: v.publicKey };
+        break;
+      }
+      case TxType.EcdsaAuthorized: {
+        const v = EcdsaAuthorizedTxSsz.deserialize(body);
+        tx = { type: 3, ...valueFromSsz(v), from: v.from, ecdsaSignature: v.ecdsaSignature };
+        break;
+      }
+      default:
+        throw new MalformedError('tx.Type', `unknown transaction type ${bytes[0]}`);
+    }
+  } catch (err) {
+    if (err instanceof MalformedError) throw err;
+    throw new MalformedError('tx.Envelope', (err as Error).message);
+  }
+  assertWellFormed(tx);
+  // SSZ admits exactly one encoding per value, so a re-encode mismatch means trailing or hidden bytes.
+  if (!bytesEqual(encodeTx(tx), bytes)) throw new MalformedError('tx.Envelope', 'non-canonical encoding');
+  return tx;
+}
+
+/** The envelope with every signature and key field zero-filled: what the signer commits to. */
+export function encodeUnsignedTx(tx: Transaction): Uint8Array {
+  switch (tx.type) {
+    case TxType.Standard:
+    case TxType.EcdsaAuthorization:
+    case TxType.EcdsaRevocation:
+      return encodeTx({ ...tx, signature: new Uint8Array(SIGNATURE_BYTES), publicKey: new Uint8Array(PUBLIC_KEY_BYTES) });
+    case TxType.EcdsaAuthorized:
+      return encodeTx({ ...tx, ecdsaSignature: new Uint8Array(ECDSA_SIGNATURE_BYTES) });
+  }
+}
+
+/** Domain-separated hash the sender signs. */
+export function txSigningHash(tx: Transaction, chainId: string): Uint8Array {
+  const tag = isAuthorization(tx) ? Domain.Authorization : Domain.Tx;
+  return signingHash(tag, chainId, encodeUnsignedTx(tx));
+}
+
+/** Transaction hash: SHA3-256 of the signed envelope. */
+export function txHash(tx: Transaction): Uint8Array {
+  return sha3(encodeTx(tx));
+}
+
+/** The account the transaction acts for. */
+export function txSender(tx: Transaction): Uint8Array {
+  return tx.type === TxType.EcdsaAuthorized ? tx.from : addressFromPublicKey(tx.publicKey);
+}
+
+/** Signs a standard (type 0) transaction with an ML-DSA-65 key. */
+export function signStandardTx(fields: ValueTxFields, key: MlDsaKeyPair, chainId: string): StandardTx {
+  const unsigned: StandardTx = { type: 0, ...fields, signature: new Uint8Array(SIGNATURE_BYTES), publicKey: key.publicKey };
+  return { ...unsigned, signature: sign(key.secretKey, txSigningHash(unsigned, chainId)) };
+}
+
+/** Signs an ECDSA authorisation (type 1) or revocation (type 2) with the ML-DSA-65 master key. */
+export function signAuthorizationTx(
+  type: 1 | 2,
+  fields: { nonce: bigint; ecdsaAddress: Uint8Array },
+  key: MlDsaKeyPair,
+  chainId: string,
+): AuthorizationTx {
+  const unsigned: AuthorizationTx = { type, ...fields, signature: new Uint8Array(SIGNATURE_BYTES), publicKey: key.publicKey };
+  return { ...unsigned, signature: sign(key.secretKey, txSigningHash(unsigned, chainId)) };
+}
+
+/** Signs a type-3 transaction for `from` with an authorised secp256k1 key. */
+export function signEcdsaAuthorizedTx(
+  fields: ValueTxFields & { from: Uint8Array },
+  ecdsaPrivateKey: Uint8Array,
+  chainId: string,
+): EcdsaAuthorizedTx {
+  const unsigned: EcdsaAuthorizedTx = { type: 3, ...fields, ecdsaSignature: new Uint8Array(ECDSA_SIGNATURE_BYTES) };
+  const rec = secp256k1.sign(txSigningHash(unsigned, chainId), ecdsaPrivateKey, { prehash: false, format: 'recovered' });
+  return { ...unsigned, ecdsaSignature: concatBytes(rec.subarray(1), rec.subarray(0, 1)) };
+}
+
+/**
+ * Verifies the transaction's signature and returns the key that signed it: the ML-DSA sender
+ * address, or for type 3 the recovered ECDSA address (whose authorisation for `from` is state,
+ * checked by execution). Throws ErrInvalidSignature.
+ */
+export function verifyTxSignature(tx: Transaction, chainId: string): Uint8Array {
+  const hash = txSigningHash(tx, chainId);
+  if (tx.type === TxType.EcdsaAuthorized) {
+    const sig = tx.ecdsaSignature;
+    const v = sig[64]!;
+    if (v > 1) throw new TxError('ErrInvalidSignature');
+    try {
+      const compressed = secp256k1.recoverPublicKey(concatBytes(Uint8Array.of(v), sig.subarray(0, 64)), hash, { prehash: false });
+      return ecdsaAddressFromPublicKey(secp256k1.Point.fromBytes(compressed).toBytes(false));
+    } catch {
+      throw new TxError('ErrInvalidSignature');
+    }
+  }
+  if (!verify(tx.publicKey, hash, tx.signature)) throw new TxError('ErrInvalidSignature');
+  return addressFromPublicKey(tx.publicKey);
+}
+
+/** Intrinsic gas: 21,000 for transfers and calls, 32,000 + 200 per code byte for deployments, 0 for authorisations. */
+export function intrinsicGas(tx: Transaction): bigint {
+  if (isAuthorization(tx)) return 0n;
+  if (tx.to === null) return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(tx.data.length);
+  return TX_BASE_GAS;
+}
+
+/** Enforces ErrGasTooLow (below intrinsic gas) and ErrGasTooHigh (above `maxGas`). */
+export function checkGasLimit(tx: Transaction, maxGas: bigint): void {
+  if (isAuthorization(tx)) return;
+  if (tx.gasLimit > maxGas) throw new TxError('ErrGasTooHigh', `gas limit ${tx.gasLimit} exceeds protocol max ${maxGas}`);
+  const need = intrinsicGas(tx);
+  if (tx.gasLimit < need) throw new TxError('ErrGasTooLow', `intrinsic gas too low: gas limit ${tx.gasLimit} < ${need}`);
+}
+
+/** Enforces the minimum gas price (`gas price below minimum`). */
+export function checkGasPrice(tx: Transaction, minGasPrice: bigint): void {
+  if (isAuthorization(tx)) return;
+  if (tx.gasPrice < minGasPrice) throw new TxError('ErrGasPriceTooLow');
+}
+
+/** Most the sender can be charged: value + gasLimit × gasPrice. */
+export function maxCost(tx: Transaction): bigint {
+  if (isAuthorization(tx)) return 0n;
+  return tx.value + tx.gasLimit * tx.gasPrice;
+}
