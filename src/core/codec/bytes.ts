@@ -33,6 +33,8 @@ const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export function parseBase64(value: unknown, field: string, length?: number): Uint8Array {
   if (typeof value !== 'string' || !B64_RE.test(value)) throw new MalformedError(field, 'expected base64');
   const bytes = new Uint8Array(Buffer.from(value, 'base64'));
+  // Non-zero padding bits ("QR==") decode to the same bytes as the canonical form: refuse them.
+  if (toBase64(bytes) !== value) throw new MalformedError(field, 'expected base64');
   if (length !== undefined && bytes.length !== length) {
     throw new MalformedError(field, `expected ${length} bytes, got ${bytes.length}`);
   }
@@ -78,8 +80,11 @@ export function bytesToBigintBE(bytes: Uint8Array): bigint {
 
 /** 8-byte little-endian encoding of an unsigned 64-bit integer (SSZ uint64). */
 export function u64LE(value: bigint | number): Uint8Array {
+  const v = BigInt(value);
+  // DataView.setBigUint64 silently wraps modulo 2^64 (-1 would encode as 2^64-1).
+  if (v < 0n || v >= 1n << 64n) throw new RangeError(`${value} does not fit in uint64`);
   const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, BigInt(value), true);
+  new DataView(out.buffer).setBigUint64(0, v, true);
   return out;
 }
 

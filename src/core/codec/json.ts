@@ -17,7 +17,7 @@ export function parseDecimal(value: unknown, field: string, bits: number): bigin
 
 /** Parses a JSON integer in [0, max]; strings, floats and negatives are `malformed <field>`. */
 export function parseUint(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || Object.is(value, -0)) {
     throw new MalformedError(field, 'expected a non-negative integer');
   }
   if (value > max) throw new MalformedError(field, `exceeds ${max}`);

@@ -74,12 +74,19 @@ let active: SignatureBackend = nobleBackend;
 /** Backend preference: `auto` tries liboqs and falls back to noble with a warning. */
 export type BackendChoice = 'auto' | 'noble' | 'liboqs';
 
+function backendFromEnv(): BackendChoice {
+  const v = process.env.SVC_CRYPTO_BACKEND;
+  if (v === undefined || v === '') return 'auto';
+  if (v === 'auto' || v === 'noble' || v === 'liboqs') return v;
+  throw new CryptoError(`SVC_CRYPTO_BACKEND must be auto, noble or liboqs, got ${JSON.stringify(v)}`);
+}
+
 /**
  * Selects the process-wide backend. Call once at start-up; until then noble serves (correct, slower).
  * `SVC_CRYPTO_BACKEND` overrides `choice` so operators can pin the reference implementation.
  */
 export async function initSignatureBackend(
-  choice: BackendChoice = (process.env.SVC_CRYPTO_BACKEND as BackendChoice | undefined) ?? 'auto',
+  choice: BackendChoice = backendFromEnv(),
   warn: (msg: string) => void = (msg) => process.emitWarning(msg),
 ): Promise<SignatureBackend> {
   if (choice === 'noble') {

@@ -194,7 +194,8 @@ export function decodeTx(bytes: Uint8Array): Transaction {
     throw new MalformedError('tx.Envelope', (err as Error).message);
   }
   assertWellFormed(tx);
-  // SSZ admits exactly one encoding per value, so a re-encode mismatch means trailing or hidden bytes.
+  // SSZ admits one encoding per value: a mismatch means non-canonical offsets or padding. Bytes
+  // appended to a type 0/3 envelope land in `data` (its last variable field) and break the signature.
   if (!bytesEqual(encodeTx(tx), bytes)) throw new MalformedError('tx.Envelope', 'non-canonical encoding');
   return tx;
 }
@@ -255,6 +256,8 @@ export function signEcdsaAuthorizedTx(
   return { ...unsigned, ecdsaSignature: concatBytes(rec.subarray(1), rec.subarray(0, 1)) };
 }
 
+const SECP256K1_HALF_N = secp256k1.Point.CURVE().n >> 1n;
+
 /**
  * Verifies the transaction's signature and returns the key that signed it: the ML-DSA sender
  * address, or for type 3 the recovered ECDSA address (whose authorisation for `from` is state,
@@ -266,6 +269,8 @@ export function verifyTxSignature(tx: Transaction, chainId: string): Uint8Array 
     const sig = tx.ecdsaSignature;
     const v = sig[64]!;
     if (v > 1) throw new TxError('ErrInvalidSignature');
+    // EIP-2: low s only; otherwise (r, n - s, v ^ 1) is a second valid signature and the tx hash is malleable.
+    if (bytesToBigintBE(sig.subarray(32, 64)) > SECP256K1_HALF_N) throw new TxError('ErrInvalidSignature');
     try {
       const compressed = secp256k1.recoverPublicKey(concatBytes(Uint8Array.of(v), sig.subarray(0, 64)), hash, { prehash: false });
       return ecdsaAddressFromPublicKey(secp256k1.Point.fromBytes(compressed).toBytes(false));

@@ -1,0 +1,24 @@
+/** Flags shared by several commands. */
+import { Flags } from '@oclif/core';
+import { SvcError } from '../core/errors.js';
+import { PRODUCTION_KDF } from '../wallet/kdf.js';
+
+/** `--password-file`. */
+export const passwordFileFlag = Flags.string({ description: 'read the wallet password from this file (else SVC_PASSWORD, else a hidden prompt)' });
+
+/** `--kdf-memory`: Argon2id memory in KiB; only tests and throwaway devnets should lower it. */
+export const kdfMemoryFlag = Flags.integer({
+  description: `Argon2id memory in KiB for new encrypted files (default ${PRODUCTION_KDF.memory}, or SVC_KDF_MEMORY_KIB); lower only for tests`,
+  min: 64,
+  max: 4 * 1024 * 1024,
+  helpGroup: 'ADVANCED',
+});
+
+/** Resolves the KDF memory from the flag, then SVC_KDF_MEMORY_KIB, then the production default. */
+export function kdfMemory(flag: number | undefined): number {
+  if (flag !== undefined) return flag;
+  const env = process.env.SVC_KDF_MEMORY_KIB;
+  if (env === undefined || env === '') return PRODUCTION_KDF.memory;
+  if (!/^[1-9][0-9]*$/.test(env) || Number(env) < 64) throw new SvcError('USAGE', `SVC_KDF_MEMORY_KIB must be an integer of at least 64, got ${JSON.stringify(env)}`);
+  return Number(env);
+}

@@ -1,0 +1,98 @@
+import { Flags } from '@oclif/core';
+import { resolve } from 'node:path';
+import { SvcCommand } from '../../cli/base.js';
+import { kdfMemory, kdfMemoryFlag, passwordFileFlag } from '../../cli/flags.js';
+import { readPassword, readSecret } from '../../cli/secrets.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { genesisHash } from '../../core/genesis/genesis.js';
+import { buildGenesis, MAX_GENESIS_VALIDATORS, plannedGenesisFiles, writeGenesis } from '../../genesis/build.js';
+import { assertAbsent } from '../../util/fs.js';
+import { DEV_MNEMONIC, newMnemonic } from '../../wallet/derivation.js';
+
+/** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
+export const DEVNET_PASSWORD = 'svc-devnet';
+
+const DEFAULTS = {
+  devnet: { chainId: 'svc-devnet', networkId: 1337, accounts: 10 },
+  mainnet: { chainId: 'svc-mainnet', networkId: 7000, accounts: 0 },
+} as const;
+
+export default class GenesisNew extends SvcCommand {
+  static override summary = 'Write a genesis document plus one encrypted keystore per validator, account and the faucet';
+  static override description = [
+    'devnet preset: keys come from the public dev mnemonic (printed, like anvil) and keystores use the password "svc-devnet" unless --password-file or SVC_PASSWORD is given.',
+    'mainnet preset: a fresh random mnemonic is generated (printed once) unless --mnemonic-file is given, and a password is required.',
+  ].join('\n');
+  static override examples = ['<%= config.bin %> genesis new --validators 4 --out ./net', '<%= config.bin %> genesis new --validators 16 --preset mainnet --out ./net --password-file pw.txt --json'];
+  static override flags = {
+    validators: Flags.integer({ description: 'number of genesis validators', required: true, min: 1, max: MAX_GENESIS_VALIDATORS }),
+    preset: Flags.string({ description: 'timing preset', options: ['devnet', 'mainnet'], default: 'devnet' }),
+    out: Flags.string({ description: 'output directory', default: '.' }),
+    'chain-id': Flags.string({ description: 'chain id (at most 12 bytes); default svc-devnet or svc-mainnet' }),
+    'network-id': Flags.integer({ description: 'numeric id for Ethereum tooling; default 1337 (devnet) or 7000', min: 1 }),
+    accounts: Flags.integer({ description: 'prefunded accounts; default 10 (devnet) or 0', min: 0, max: 1000 }),
+    'genesis-time': Flags.integer({ description: 'Unix seconds of slot 0; default now', min: 0 }),
+    'mnemonic-file': Flags.string({ description: 'derive every key from the mnemonic in this file' }),
+    force: Flags.boolean({ description: 'overwrite existing files' }),
+    'password-file': passwordFileFlag,
+    'kdf-memory': kdfMemoryFlag,
+  };
+
+  async run() {
+    const { flags } = await this.parse(GenesisNew);
+    const preset = flags.preset as 'devnet' | 'mainnet';
+    const defaults = DEFAULTS[preset];
+    const mnemonic = flags['mnemonic-file']
+      ? await readSecret({ file: flags['mnemonic-file'], envVar: 'SVC_MNEMONIC', prompt: '', what: 'mnemonic', fileFlag: '--mnemonic-file' })
+      : preset === 'devnet'
+        ? DEV_MNEMONIC
+        : newMnemonic();
+    const out = resolve(flags.out);
+    const accounts = flags.accounts ?? defaults.accounts;
+    // Refuse before deriving keys, building RANDAO chains and asking for a password.
+    if (!flags.force) assertAbsent(plannedGenesisFiles(out, flags.validators, accounts));
+    const built = buildGenesis({
+      validators: flags.validators,
+      accounts,
+      preset,
+      chainId: flags['chain-id'] ?? defaults.chainId,
+      networkId: flags['network-id'] ?? defaults.networkId,
+      genesisTime: flags['genesis-time'] ?? Math.floor(Date.now() / 1000),
+      mnemonic,
+    });
+    const devPassword = preset === 'devnet' && !flags['password-file'] && process.env.SVC_PASSWORD === undefined;
+    const password = devPassword ? DEVNET_PASSWORD : await readPassword(flags['password-file'], { confirm: true, prompt: 'Keystore password: ' });
+    const files = await writeGenesis(out, built, mnemonic, password, { force: flags.force, kdfMemoryKib: kdfMemory(flags['kdf-memory']) });
+    const g = built.genesis;
+    const hash = toHex(genesisHash(g));
+    const balanceOf = (address: string) => g.alloc.find((a) => a.address === address)?.balance ?? '0';
+    const keystores = files.keystores.map((k) => ({ ...k, balance: balanceOf(k.address) }));
+
+    this.say(`Genesis:        ${files.genesis}`);
+    this.say(`Genesis hash:   ${hash}`);
+    this.say(`Chain id:       ${g.chain_id} (network id ${g.network_id}), preset ${g.preset}: ${g.config.slot_seconds}s slots, ${g.config.slots_per_epoch}-slot epochs`);
+    this.say(`Genesis time:   ${new Date(g.genesis_time * 1000).toISOString()}`);
+    this.say('');
+    for (const role of ['validator', 'account', 'faucet'] as const) {
+      const rows = keystores.filter((k) => k.role === role);
+      if (rows.length === 0) continue;
+      this.say(role === 'validator' ? 'Validators' : role === 'account' ? 'Prefunded accounts' : 'Faucet');
+      for (const k of rows) this.say(`  (${k.index}) ${k.address}  ${k.path}`);
+    }
+    this.say('');
+    this.say(`Mnemonic:       ${mnemonic}`);
+    if (mnemonic === DEV_MNEMONIC) this.say('                (the public dev mnemonic: never use these keys on a real network)');
+    if (devPassword) this.say(`Keystore password: ${DEVNET_PASSWORD}`);
+    return {
+      genesis: files.genesis,
+      genesis_hash: hash,
+      chain_id: g.chain_id,
+      network_id: g.network_id,
+      preset: g.preset,
+      genesis_time: g.genesis_time,
+      mnemonic,
+      keystore_password: devPassword ? DEVNET_PASSWORD : null,
+      keystores,
+    };
+  }
+}

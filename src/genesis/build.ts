@@ -1,0 +1,130 @@
+/**
+ * Builds a genesis document and its keystores from one mnemonic: validators, prefunded accounts
+ * and the faucet each get a wallet file (the same encrypted seed, a different derivation path).
+ */
+import { join } from 'node:path';
+import { toHex } from '../core/codec/bytes.js';
+import { GenesisError } from '../core/errors.js';
+import { randaoCommitment } from '../core/crypto/randao.js';
+import { chainIdBytes } from '../core/crypto/domain.js';
+import { WEI_PER_TOKEN } from '../core/constants.js';
+import { type Genesis, type PresetName, PRESETS, parseGenesis } from '../core/genesis/genesis.js';
+import { Branch, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../wallet/derivation.js';
+import { encryptSeed, walletFileFor } from '../wallet/keystore.js';
+import { assertAbsent, writeFileAtomic } from '../util/fs.js';
+
+/** Inputs of `svc genesis new`. */
+export interface GenesisPlan {
+  validators: number;
+  accounts: number;
+  preset: PresetName;
+  chainId: string;
+  networkId: number;
+  /** Unix seconds of slot 0. */
+  genesisTime: number;
+  mnemonic: string;
+}
+
+/** Default balances, in tokens: generous like anvil's, and a faucet that outlasts any devnet. */
+const ACCOUNT_BALANCE = 1_000_000n * WEI_PER_TOKEN;
+const VALIDATOR_BALANCE = 1_000n * WEI_PER_TOKEN;
+const FAUCET_BALANCE = 1_000_000_000n * WEI_PER_TOKEN;
+const FAUCET_CLAIM = 10n * WEI_PER_TOKEN;
+const FAUCET_COOLDOWN_SECONDS = 24 * 60 * 60;
+/** Upper bound on validators one command creates, to keep key generation and RANDAO chains bounded. */
+export const MAX_GENESIS_VALIDATORS = 1024;
+
+/** Keys derived for a genesis, with their role. */
+export interface GenesisKey {
+  role: 'validator' | 'account' | 'faucet';
+  index: number;
+  keys: WalletKeys;
+}
+
+/** Derives every key and assembles the (validated) genesis document. */
+export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: GenesisKey[] } {
+  if (!Number.isInteger(plan.validators) || plan.validators < 1 || plan.validators > MAX_GENESIS_VALIDATORS) {
+    throw new GenesisError(`--validators must be 1..${MAX_GENESIS_VALIDATORS}`);
+  }
+  chainIdBytes(plan.chainId);
+  const seed = mnemonicToSeed(plan.mnemonic);
+  const preset = PRESETS[plan.preset];
+  const keys: GenesisKey[] = [
+    ...Array.from({ length: plan.validators }, (_, i) => ({ role: 'validator' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Validators, i)) })),
+    ...Array.from({ length: plan.accounts }, (_, i) => ({ role: 'account' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Accounts, i)) })),
+    { role: 'faucet', index: 0, keys: deriveWalletKeys(seed, walletPath(Branch.Faucet, 0)) },
+  ];
+  seed.fill(0);
+  const faucet = keys[keys.length - 1]!.keys;
+  const validators = keys.filter((k) => k.role === 'validator');
+  const genesis: Genesis = {
+    chain_id: plan.chainId,
+    network_id: plan.networkId,
+    preset: plan.preset,
+    genesis_time: plan.genesisTime,
+    config: {
+      ...preset,
+      faucet: { address: faucet.address, amount: FAUCET_CLAIM.toString(), cooldown_seconds: FAUCET_COOLDOWN_SECONDS },
+    },
+    forks: [{ name: 'genesis', epoch: 0, version: '0x00000001' }],
+    alloc: keys.map((k) => ({
+      address: k.keys.address,
+      balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
+    })),
+    validators: validators.map((v) => ({
+      index: v.index,
+      address: v.keys.address,
+      public_key: toHex(v.keys.mldsa.publicKey),
+      stake: preset.min_validator_stake,
+      randao_commitment: toHex(randaoCommitment(v.keys.mldsaSeed, preset.randao_chain_length)),
+    })),
+  };
+  return { genesis: parseGenesis(genesis), keys };
+}
+
+/** Where `writeGenesis` put things. */
+export interface GenesisFiles {
+  genesis: string;
+  keystores: Array<{ role: GenesisKey['role']; index: number; address: string; path: string }>;
+}
+
+/** File name of a key's wallet file inside the output directory. */
+export function keystorePath(outDir: string, role: GenesisKey['role'], index: number): string {
+  return role === 'account' ? join(outDir, 'accounts', `account-${index}.json`) : join(outDir, 'keystores', role === 'faucet' ? 'faucet.json' : `validator-${index}.json`);
+}
+
+/** Every file `writeGenesis` would create for `validators` validators and `accounts` accounts. */
+export function plannedGenesisFiles(outDir: string, validators: number, accounts: number): string[] {
+  return [
+    join(outDir, 'genesis.json'),
+    ...Array.from({ length: validators }, (_, i) => keystorePath(outDir, 'validator', i)),
+    ...Array.from({ length: accounts }, (_, i) => keystorePath(outDir, 'account', i)),
+    keystorePath(outDir, 'faucet', 0),
+  ];
+}
+
+/**
+ * Writes genesis.json and one encrypted wallet file per key. The seed is encrypted once: every
+ * file carries the same ciphertext and differs only in its derivation path and addresses.
+ */
+export async function writeGenesis(
+  outDir: string,
+  built: { genesis: Genesis; keys: GenesisKey[] },
+  mnemonic: string,
+  password: string,
+  opts: { force?: boolean; kdfMemoryKib?: number } = {},
+): Promise<GenesisFiles> {
+  const genesisPath = join(outDir, 'genesis.json');
+  if (!opts.force) assertAbsent(plannedGenesisFiles(outDir, built.genesis.validators.length, built.keys.length - built.genesis.validators.length - 1));
+  const seed = mnemonicToSeed(mnemonic);
+  const encrypted = await encryptSeed(seed, password, opts.kdfMemoryKib);
+  seed.fill(0);
+  await writeFileAtomic(genesisPath, JSON.stringify(built.genesis, null, 2) + '\n', { force: true, mode: 0o644 });
+  const keystores: GenesisFiles['keystores'] = [];
+  for (const k of built.keys) {
+    const path = keystorePath(outDir, k.role, k.index);
+    await writeFileAtomic(path, JSON.stringify(walletFileFor(encrypted, k.keys), null, 2) + '\n', { force: true });
+    keystores.push({ role: k.role, index: k.index, address: k.keys.address, path });
+  }
+  return { genesis: genesisPath, keystores };
+}

@@ -1,0 +1,95 @@
+/**
+ * Mnemonic → keys. One BIP-39 seed yields both keys of a wallet at the same BIP-44 style path:
+ * the ML-DSA-65 key through a SLIP-10 style hardened HMAC-SHA512 chain (lattice keys have no
+ * public derivation, so every level is hardened), the secp256k1 key through standard BIP-32.
+ */
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { HDKey } from '@scure/bip32';
+import { entropyToMnemonic, generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { concatBytes, toHex, utf8 } from '../core/codec/bytes.js';
+import { WalletError } from '../core/errors.js';
+import { addressFromPublicKey, ecdsaAddressFromPublicKey } from '../core/crypto/address.js';
+import { keygenFromSeed, type MlDsaKeyPair } from '../core/crypto/mldsa.js';
+
+/** SLIP-44 coin type 1 ("testnet, all coins") until the chain registers its own. */
+export const COIN_TYPE = 1;
+/** Account branches used by `svc genesis new` for its deterministic keys. */
+export const Branch = { Accounts: 0, Validators: 1, Faucet: 2 } as const;
+
+const HARDENED = 0x80000000;
+const MLDSA_MASTER_KEY = utf8('svc ML-DSA-65 seed');
+
+/** The 24-word mnemonic of 32 zero bytes of entropy: public, for devnets only (like anvil's). */
+export const DEV_MNEMONIC = entropyToMnemonic(new Uint8Array(32), wordlist);
+
+/** `m/44'/1'/{account}'/0'/{index}'`. */
+export function walletPath(account: number, index: number): string {
+  return `m/44'/${COIN_TYPE}'/${account}'/0'/${index}'`;
+}
+
+/** Parses a fully hardened BIP-44 style path into child indices (hardened bit set). */
+export function parsePath(path: string): number[] {
+  const parts = path.split('/');
+  if (parts[0] !== 'm' || parts.length < 2) throw new WalletError('INVALID_PATH', `derivation path must start with m/, got ${JSON.stringify(path)}`);
+  return parts.slice(1).map((p) => {
+    const m = /^(0|[1-9][0-9]*)'$/.exec(p);
+    if (!m) throw new WalletError('INVALID_PATH', `derivation path ${path}: every level must be hardened (like 44'), got ${JSON.stringify(p)}`);
+    const n = Number(m[1]);
+    if (n >= HARDENED) throw new WalletError('INVALID_PATH', `derivation path ${path}: index ${n} out of range`);
+    return n + HARDENED;
+  });
+}
+
+/** Generates a fresh 24-word (256-bit) mnemonic. */
+export function newMnemonic(): string {
+  return generateMnemonic(wordlist, 256);
+}
+
+/** Normalises and validates a 24-word English BIP-39 mnemonic, returning its 64-byte seed. */
+export function mnemonicToSeed(mnemonic: string): Uint8Array {
+  const words = mnemonic.trim().toLowerCase().split(/\s+/);
+  if (words.length !== 24) throw new WalletError('INVALID_MNEMONIC', `mnemonic must have 24 words, got ${words.length}`);
+  const normal = words.join(' ');
+  if (!validateMnemonic(normal, wordlist)) throw new WalletError('INVALID_MNEMONIC', 'mnemonic has an unknown word or a bad checksum');
+  return mnemonicToSeedSync(normal);
+}
+
+/** The 32-byte ML-DSA-65 key seed ξ at `path`. */
+export function deriveMlDsaSeed(seed: Uint8Array, path: string): Uint8Array {
+  let node = hmac(sha512, MLDSA_MASTER_KEY, seed);
+  for (const index of parsePath(path)) {
+    const ser = new Uint8Array(4);
+    new DataView(ser.buffer).setUint32(0, index, false);
+    node = hmac(sha512, node.subarray(32), concatBytes(Uint8Array.of(0), node.subarray(0, 32), ser));
+  }
+  return node.slice(0, 32);
+}
+
+/** Everything a wallet derives from its seed. The secret parts never leave memory. */
+export interface WalletKeys {
+  path: string;
+  mldsaSeed: Uint8Array;
+  mldsa: MlDsaKeyPair;
+  address: string;
+  ecdsaPrivateKey: Uint8Array;
+  ecdsaAddress: string;
+}
+
+/** Derives both keys of a wallet at `path`. */
+export function deriveWalletKeys(seed: Uint8Array, path: string): WalletKeys {
+  const mldsaSeed = deriveMlDsaSeed(seed, path);
+  const mldsa = keygenFromSeed(mldsaSeed);
+  const ecdsaPrivateKey = HDKey.fromMasterSeed(seed).derive(path).privateKey;
+  if (!ecdsaPrivateKey) throw new WalletError('INVALID_PATH', `no secp256k1 key at ${path}`);
+  return {
+    path,
+    mldsaSeed,
+    mldsa,
+    address: toHex(addressFromPublicKey(mldsa.publicKey)),
+    ecdsaPrivateKey,
+    ecdsaAddress: toHex(ecdsaAddressFromPublicKey(secp256k1.getPublicKey(ecdsaPrivateKey, false))),
+  };
+}
