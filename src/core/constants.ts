@@ -41,3 +41,8 @@ export const DILITHIUM_VERIFY_GAS = 50_000n;
 export const WEI_PER_TOKEN = 10n ** 18n;
 /** 1 gwei in wei. */
 export const GWEI = 10n ** 9n;
+
+/** System address receiving validator deposits (value = stake, data = 32-byte RANDAO commitment). */
+export const DEPOSIT_ADDRESS = '0x0000000000000000000000000000000000001000';
+/** System address receiving validator exits (value 0, no data, sent by the validator). */
+export const EXIT_ADDRESS = '0x0000000000000000000000000000000000001001';

@@ -78,6 +78,10 @@ export const BLOCK_ERRORS = {
   SIGNED_HEADER_FAILED: 'Failed to create SignedHeader',
   MISSING_VRF_PROOF: 'Block missing VRF proof',
   INVALID_VRF_PROOF: 'VRF proof verification failed',
+  // Not in the spec's list: structural checks every importer needs before the six steps.
+  UNKNOWN_PARENT: 'Unknown parent block',
+  INVALID_HEIGHT: 'Block index does not follow its parent',
+  INVALID_TIMESTAMP: 'Block timestamp does not follow its parent',
 } as const;
 
 export type BlockErrorCode = keyof typeof BLOCK_ERRORS;

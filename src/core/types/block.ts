@@ -10,6 +10,7 @@ import { chainIdBytes, Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { merkleRoot } from './merkle.js';
+import { vrfProve } from '../crypto/vrf.js';
 import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
 import { type Transaction, decodeTx, encodeTx, txHash } from './transaction.js';
 import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
@@ -176,4 +177,33 @@ export function blockFromJson(input: unknown): Block {
 function requirePresent(value: unknown, code: 'MISSING_SIGNATURE' | 'MISSING_VRF_PROOF', parse: () => Uint8Array): Uint8Array {
   if (value === undefined || value === null || value === '' || value === '0x') throw new BlockError(code);
   return parse();
+}
+
+/** Everything a proposer decides for a block. */
+export interface BlockProposal {
+  chainId: string;
+  index: number;
+  timestampMs: number;
+  parentHash: Uint8Array;
+  transactions: Transaction[];
+  key: MlDsaKeyPair;
+  validatorIndex: number;
+  validatorId: Uint8Array;
+  vrfSeed: Uint8Array;
+  randaoReveal: Uint8Array;
+}
+
+/** Assembles and signs a block: Merkle root, VRF proof over the seed, deterministic signature. */
+export function buildSignedBlock(p: BlockProposal): Block {
+  const header: BlockHeader = {
+    index: p.index,
+    timestampMs: p.timestampMs,
+    parentHash: p.parentHash,
+    merkleRoot: txMerkleRoot(p.transactions),
+    validatorId: p.validatorId,
+    vrfProof: vrfProve(p.key, p.vrfSeed, p.chainId),
+    vrfSeed: p.vrfSeed,
+    randaoReveal: p.randaoReveal,
+  };
+  return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex);
 }

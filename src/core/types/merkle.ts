@@ -23,3 +23,40 @@ export function merkleRoot(leaves: readonly Uint8Array[]): Uint8Array {
   length.set(u64LE(leaves.length));
   return sha3(level[0]!, length);
 }
+
+/** Sibling hashes from leaf `index` up to the tree root (before the length mix-in). */
+export function merkleProof(leaves: readonly Uint8Array[], index: number): Uint8Array[] {
+  if (!Number.isInteger(index) || index < 0 || index >= leaves.length) throw new RangeError(`leaf index ${index} out of range`);
+  let level: Uint8Array[] = [...leaves];
+  let width = 1;
+  while (width < level.length) width <<= 1;
+  while (level.length < width) level.push(ZERO);
+  const siblings: Uint8Array[] = [];
+  let i = index;
+  while (level.length > 1) {
+    siblings.push(level[i ^ 1]!);
+    const next: Uint8Array[] = [];
+    for (let j = 0; j < level.length; j += 2) next.push(sha3(level[j]!, level[j + 1]!));
+    level = next;
+    i >>= 1;
+  }
+  return siblings;
+}
+
+/** True when `leaf` sits at `index` of a `count`-leaf tree whose (length-mixed) root is `root`. */
+export function verifyMerkleProof(leaf: Uint8Array, index: number, count: number, siblings: readonly Uint8Array[], root: Uint8Array): boolean {
+  if (!Number.isInteger(index) || index < 0 || index >= count) return false;
+  let depth = 0;
+  while (1 << depth < count) depth++;
+  if (siblings.length !== depth) return false;
+  let node = leaf;
+  let i = index;
+  for (const s of siblings) {
+    node = i & 1 ? sha3(s, node) : sha3(node, s);
+    i >>= 1;
+  }
+  const length = new Uint8Array(HASH_BYTES);
+  length.set(u64LE(count));
+  const got = sha3(node, length);
+  return got.every((b, k) => b === root[k]);
+}

@@ -1,0 +1,89 @@
+import { Flags } from '@oclif/core';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { SvcCommand } from '../../cli/base.js';
+import { readSecret } from '../../cli/secrets.js';
+import { parseHex } from '../../core/codec/bytes.js';
+import { SvcError, WalletError } from '../../core/errors.js';
+import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { ExecutionNode } from '../../node/execution/node.js';
+import { createLogger, isLogLevel } from '../../util/log.js';
+import { unlockWallet } from '../../wallet/keystore.js';
+import { readWallet } from '../../wallet/store.js';
+import { DEVNET_PASSWORD } from '../genesis/new.js';
+
+export default class NodeExecution extends SvcCommand {
+  static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';
+  static override description =
+    'Logs one JSON line per block and per rejection on stderr. Stops cleanly on SIGINT/SIGTERM and resumes from --data-dir on restart. The faucet uses the genesis faucet keystore (default: keystores/faucet.json beside the genesis file).';
+  static override examples = ['<%= config.bin %> node execution --genesis ./devnet/genesis.json --data-dir ./devnet/execution'];
+  static override enableJsonFlag = false;
+  static override flags = {
+    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    'data-dir': Flags.string({ description: 'LevelDB data directory', required: true }),
+    host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
+    'rest-port': Flags.integer({ description: 'REST port', default: 8546, min: 0, max: 65535 }),
+    'rpc-port': Flags.integer({ description: 'JSON-RPC port', default: 8545, min: 0, max: 65535 }),
+    'engine-jwt-secret': Flags.string({ description: 'file with a 32-byte hex secret: non-loopback engine callers must send an HS256 JWT made with it' }),
+    'faucet-keystore': Flags.string({ description: 'genesis faucet wallet file (default: keystores/faucet.json beside the genesis, if present)' }),
+    'faucet-password-file': Flags.string({ description: 'password of the faucet keystore (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
+    'pool-capacity': Flags.integer({ description: 'most transactions the pool holds before evicting the cheapest', default: 50_000, min: 1 }),
+    'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
+    'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
+    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+  };
+
+  async run() {
+    const { flags } = await this.parse(NodeExecution);
+    if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
+    const log = createLogger('execution', flags['log-level']);
+    const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
+    const genesis = await loadGenesisFile(genesisPath);
+    let engineJwtSecret: Uint8Array | undefined;
+    if (flags['engine-jwt-secret']) {
+      const text = (await readFile(flags['engine-jwt-secret'], 'utf8').catch(() => {
+        throw new SvcError('USAGE', `cannot read --engine-jwt-secret file ${flags['engine-jwt-secret']}`);
+      })).trim();
+      engineJwtSecret = parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
+    }
+    const faucetPath = flags['faucet-keystore'] ?? join(dirname(genesisPath), 'keystores', 'faucet.json');
+    let faucet;
+    if (flags['faucet-keystore'] || existsSync(faucetPath)) {
+      const stored = await readWallet(faucetPath);
+      if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${faucetPath} is watch-only and cannot sign faucet transfers`);
+      const password =
+        flags['faucet-password-file'] || process.env.SVC_FAUCET_PASSWORD !== undefined || genesis.preset !== 'devnet'
+          ? await readSecret({ file: flags['faucet-password-file'], envVar: 'SVC_FAUCET_PASSWORD', prompt: 'Faucet keystore password: ', what: 'faucet password', fileFlag: '--faucet-password-file' })
+          : DEVNET_PASSWORD;
+      const keys = await unlockWallet(stored.wallet.file, password);
+      faucet = { key: keys.mldsa, address: keys.address };
+    } else {
+      log.warn('faucet disabled: no faucet keystore', { looked_for: faucetPath });
+    }
+    const node = await ExecutionNode.start({
+      genesis,
+      dataDir: resolve(flags['data-dir']),
+      host: flags.host,
+      restPort: flags['rest-port'],
+      rpcPort: flags['rpc-port'],
+      engineJwtSecret,
+      faucet,
+      log,
+      verifierThreads: flags['verifier-threads'],
+      poolCapacity: flags['pool-capacity'],
+      submitRatePerIp: flags['rate-limit'],
+    });
+    await new Promise<void>((done) => {
+      const stop = (signal: string) => {
+        log.info('shutting down', { signal });
+        node.stop().then(done, (err: Error) => {
+          log.error('shutdown failed', { error: err.message });
+          done();
+        });
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+  }
+}

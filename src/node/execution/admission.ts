@@ -1,0 +1,138 @@
+/**
+ * The transaction admission pipeline (spec order, first failure rejects, spec messages), shared
+ * by every ingress path: REST, JSON-RPC, the faucet and (later) gossip.
+ */
+import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
+import { SvcError, TxError } from '../../core/errors.js';
+import { toHex, toBase64 } from '../../core/codec/bytes.js';
+import { type Transaction, checkGasLimit, checkGasPrice, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import type { Logger } from '../../util/log.js';
+import type { ExecutionChain } from './chain.js';
+import type { ExecutionMetrics } from './metrics.js';
+import { PoolError, type PoolEntry, type PoolStatus, TxPool } from './txpool.js';
+import type { SignatureVerifier } from './verifier.js';
+
+/** Where a transaction came from (for logs and metrics). */
+export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg';
+
+/** An admitted transaction. */
+export interface Admitted {
+  hash: string;
+  status: PoolStatus;
+  replaced?: string;
+}
+
+/** Spec mempool view of an entry. */
+export interface MempoolEntryJson {
+  hash: string;
+  from: string;
+  to: string | null;
+  value: string;
+  gas: number;
+  gas_price: string;
+  nonce: number;
+  signature: string;
+  public_key: string;
+  status: PoolStatus;
+}
+
+export class Admission {
+  private readonly maxGas: bigint;
+  private readonly minGasPrice: bigint;
+
+  constructor(
+    private readonly chain: ExecutionChain,
+    readonly pool: TxPool,
+    private readonly verifier: SignatureVerifier,
+    private readonly metrics: ExecutionMetrics,
+    private readonly log: Logger,
+  ) {
+    this.maxGas = BigInt(chain.genesis.config.max_gas_per_block);
+    this.minGasPrice = BigInt(chain.genesis.config.min_gas_price);
+  }
+
+  /** Account nonce at the head. */
+  accountNonce = (sender: string): bigint => this.chain.world.account(sender).nonce;
+
+  /** Runs the pipeline and pools the transaction; throws the first failing rule's error. */
+  async submit(tx: Transaction, source: TxSource): Promise<Admitted> {
+    try {
+      const admitted = await this.check(tx);
+      this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
+      return admitted;
+    } catch (err) {
+      const reason = err instanceof SvcError ? err.code : 'INTERNAL';
+      this.metrics.txRejected.inc({ reason });
+      this.log.info('tx rejected', { source, reason, error: (err as Error).message });
+      throw err;
+    } finally {
+      this.metrics.mempoolSize.set(this.pool.size);
+    }
+  }
+
+  private async check(tx: Transaction): Promise<Admitted> {
+    // Step 1: the ECDSA authorisation path (no balance or gas checks) needs account state for
+    // authorised keys, which execution does not keep yet: refuse clearly instead of pooling.
+    if (isAuthorization(tx) || tx.type === 3) {
+      throw new SvcError('UNSUPPORTED_TX_TYPE', `transaction type ${tx.type} (ECDSA authorisation) is not supported yet`, 400);
+    }
+    // Step 2: signature (cached by hash; workers do the work).
+    const [v] = await this.verifier.verifyMany([tx]);
+    if (!v || v.signer === null) throw new TxError('ErrInvalidSignature');
+    const sender = v.signer;
+    if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
+    const account = this.chain.world.account(sender);
+    // Step 3: nonce.
+    if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
+    // Step 4: gas limit bounds.
+    checkGasLimit(tx, this.maxGas);
+    // Step 5: balance covers value + gas × gasPrice.
+    if (account.balance < maxCost(tx)) throw new TxError('ErrInsufficientFunds');
+    // Step 6: minimum gas price.
+    checkGasPrice(tx, this.minGasPrice);
+    // Step 7: only what execution can run goes into the pool.
+    const to = tx.to === null ? null : toHex(tx.to);
+    const kind = txKind(tx);
+    if ((kind === 'contract_deploy' || kind === 'contract_call') && to !== DEPOSIT_ADDRESS && to !== EXIT_ADDRESS) {
+      throw new SvcError('CONTRACTS_UNSUPPORTED', 'contract deployment and calls are not supported yet: the WebAssembly contract VM is not built', 400);
+    }
+    const { entry, replaced, evicted } = this.pool.add({
+      tx,
+      hash: v.hash,
+      sender,
+      nonce: tx.nonce,
+      gasPrice: tx.gasPrice,
+      gasLimit: tx.gasLimit,
+      size: encodeTx(tx).length,
+      receivedAt: Date.now(),
+    });
+    for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
+    return { hash: entry.hash, status: this.pool.status(entry, account.nonce), ...(replaced ? { replaced: replaced.hash } : {}) };
+  }
+
+  /** Pool status of a pooled transaction. */
+  statusOf(entry: PoolEntry): PoolStatus {
+    return this.pool.status(entry, this.accountNonce(entry.sender));
+  }
+
+  /** Build order for the proposer, packed under MaxGasPerBlock. */
+  pending(maxGas: bigint = this.maxGas): PoolEntry[] {
+    return this.pool.buildOrder(this.accountNonce, maxGas);
+  }
+
+  /** Spec mempool entry. */
+  view(e: PoolEntry): MempoolEntryJson {
+    return {
+      hash: e.hash,
+      from: e.sender,
+      to: e.tx.to === null ? null : toHex(e.tx.to),
+      value: e.tx.value.toString(),
+      gas: Number(e.gasLimit),
+      gas_price: e.gasPrice.toString(),
+      nonce: Number(e.nonce),
+      signature: toBase64(e.tx.signature),
+      public_key: toBase64(e.tx.publicKey),
+      status: this.statusOf(e),
+    };
+  }
+}

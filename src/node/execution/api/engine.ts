@@ -1,0 +1,66 @@
+/**
+ * Engine API (beacon → execution). Answers loopback callers, or callers with a valid HS256 JWT
+ * when the node has an engine secret; everyone else gets 403. POST /api/v1/blocks is the
+ * spec's alias of newPayload and shares the rule, since accepted blocks move the head.
+ */
+import type { FastifyInstance } from 'fastify';
+import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
+import { normalizeAddress } from '../../../core/crypto/address.js';
+import { MalformedError, SvcError } from '../../../core/errors.js';
+import { blockFromJson } from '../../../core/types/block.js';
+import { txToJson } from '../../../core/types/transaction-json.js';
+import type { ExecutionNode } from '../node.js';
+import { clientIp, errorBody, isLoopback, ok } from './http.js';
+import { verifyEngineJwt } from './jwt.js';
+import { parseHashParam } from './rest.js';
+
+/** Most reward credits one call may carry. */
+const MAX_CREDITS = 100_000;
+
+/** Registers the engine routes behind the loopback/JWT guard. */
+export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, jwtSecret: Uint8Array | undefined): void {
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0]!;
+    if (!path.startsWith('/api/v1/engine/') && path !== '/api/v1/blocks') return;
+    if (isLoopback(clientIp(req))) return;
+    if (jwtSecret && verifyEngineJwt(req.headers.authorization, jwtSecret)) return;
+    return reply.status(403).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
+  });
+
+  const newPayload = async (body: unknown) => node.chain.importBlock(blockFromJson(body));
+  app.post('/api/v1/engine/newPayload', async (req, reply) => ok(reply, await newPayload(req.body)));
+  app.post('/api/v1/blocks', async (req, reply) => ok(reply, await newPayload(req.body)));
+
+  app.post('/api/v1/engine/forkchoiceUpdated', async (req, reply) => {
+    const o = requireObject(req.body, 'request');
+    rejectUnknownKeys(o, ['head_block_hash', 'finalized_block_hash'], 'request');
+    if (typeof o.head_block_hash !== 'string') throw new MalformedError('request.head_block_hash', 'required');
+    const head = parseHashParam(o.head_block_hash, 'head_block_hash');
+    const finalized = o.finalized_block_hash === undefined ? undefined : parseHashParam(String(o.finalized_block_hash), 'finalized_block_hash');
+    return ok(reply, await node.chain.forkchoiceUpdated(head, finalized));
+  });
+
+  app.get<{ Querystring: { max_gas?: string } }>('/api/v1/engine/getPendingTransactions', async (req, reply) => {
+    const cap = BigInt(node.chain.genesis.config.max_gas_per_block);
+    const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
+    if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
+    const entries = node.admission.pending(maxGas);
+    const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
+    return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
+  });
+
+  app.post('/api/v1/engine/creditRewards', async (req, reply) => {
+    const o = requireObject(req.body, 'request');
+    rejectUnknownKeys(o, ['epoch', 'credits'], 'request');
+    const epoch = parseUint(o.epoch, 'request.epoch');
+    if (!Array.isArray(o.credits) || o.credits.length > MAX_CREDITS) throw new MalformedError('request.credits', `expected an array of at most ${MAX_CREDITS} credits`);
+    const credits = o.credits.map((c, i) => {
+      const e = requireObject(c, `request.credits[${i}]`);
+      rejectUnknownKeys(e, ['address', 'amount'], `request.credits[${i}]`);
+      return { address: normalizeAddress(e.address, `request.credits[${i}].address`), amount: parseDecimal(e.amount, `request.credits[${i}].amount`, 256) };
+    });
+    return ok(reply, await node.chain.creditRewards(epoch, credits));
+  });
+
+  app.get('/api/v1/engine/registry', async (_req, reply) => ok(reply, { validators: node.chain.registry.all() }));
+}

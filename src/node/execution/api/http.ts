@@ -1,0 +1,64 @@
+/** Fastify plumbing shared by the REST and JSON-RPC servers: error envelope, limits, client address. */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { SvcError } from '../../../core/errors.js';
+import type { Logger } from '../../../util/log.js';
+
+/** Default request body limit: a transaction at the size cap in hex JSON fits several times over. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Engine block bodies: a 30M-gas block of transfers is about 1,430 × 10.7 KB of hex JSON ≈ 15 MB. */
+export const ENGINE_BODY_LIMIT = 32 * 1024 * 1024;
+
+/** The DECISIONS.md error envelope. */
+export function errorBody(code: string, message: string): { success: false; error: { code: string; message: string } } {
+  return { success: false, error: { code, message } };
+}
+
+/** Maps any thrown value to (status, code, message); bad input is never a 500. */
+export function classify(err: unknown): { status: number; code: string; message: string } {
+  if (err instanceof SvcError) return { status: err.status, code: err.code, message: err.message };
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'BODY_TOO_LARGE', message: e.message ?? 'request body is too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send JSON with Content-Type: application/json' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: 'INVALID_JSON', message: 'request body is empty' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, code: 'INVALID_REQUEST', message: 'Content-Length does not match the body' };
+  }
+  if (err instanceof SyntaxError || (e.statusCode === 400 && /JSON/i.test(e.message ?? ''))) return { status: 400, code: 'INVALID_JSON', message: `request body is not valid JSON: ${e.message}` };
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return { status: e.statusCode, code: 'INVALID_REQUEST', message: e.message ?? 'bad request' };
+  return { status: 500, code: 'INTERNAL', message: 'internal error' };
+}
+
+/** A Fastify instance with the envelope on every error and on unknown routes. */
+export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit, trustProxy: false, return503OnClosing: true });
+  app.setErrorHandler((err, req, reply) => {
+    const c = classify(err);
+    if (c.status >= 500) log.error('request failed', { method: req.method, url: req.url, error: (err as Error).stack ?? String(err) });
+    void reply.status(c.status).send(errorBody(c.code, c.message));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send(errorBody('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`));
+  });
+  return app;
+}
+
+/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
+}
+
+/** The peer address of a request (no proxy headers are trusted). */
+export function clientIp(req: FastifyRequest): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** Sends `{ success: true, data }`. */
+export function ok<T>(reply: FastifyReply, data: T, status = 200): FastifyReply {
+  return reply.status(status).send({ success: true, data });
+}

@@ -1,0 +1,33 @@
+/** Token-bucket rate limits per key (client IP, sender address). */
+import { SvcError } from '../../../core/errors.js';
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  /** `perSecond` sustained, bursts up to `burst`; `perSecond` 0 disables the limit. */
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    private readonly what: string,
+  ) {}
+
+  /** Takes one token for `key` or throws 429 RATE_LIMITED. */
+  take(key: string, now = Date.now()): void {
+    if (this.perSecond <= 0) return;
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
+    b.at = now;
+    if (b.tokens < 1) {
+      this.buckets.set(key, b);
+      throw new SvcError('RATE_LIMITED', `rate limit exceeded for ${this.what} ${key}: at most ${this.perSecond} per second`, 429);
+    }
+    b.tokens -= 1;
+    this.buckets.set(key, b);
+    if (this.buckets.size > 100_000) this.prune(now);
+  }
+
+  // Full buckets carry no information; dropping them bounds memory under address spraying.
+  private prune(now: number): void {
+    for (const [k, b] of this.buckets) if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(k);
+  }
+}

@@ -1,0 +1,87 @@
+/** Public REST routes of the execution layer (`{execution_url}`, default port 8546). */
+import type { FastifyInstance } from 'fastify';
+import { normalizeAddress } from '../../../core/crypto/address.js';
+import { SvcError } from '../../../core/errors.js';
+import { requireObject } from '../../../core/codec/json.js';
+import type { ExecutionNode } from '../node.js';
+import { DEFAULT_BODY_LIMIT, clientIp, ok } from './http.js';
+import { RateLimiter } from './rate-limit.js';
+import { parseSubmission } from './submission.js';
+import { toHex } from '../../../core/codec/bytes.js';
+import { txSender } from '../../../core/types/transaction.js';
+
+const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+
+/** Validates a 32-byte hash path parameter. */
+export function parseHashParam(v: string, what = 'transaction hash'): string {
+  if (!HASH_RE.test(v)) throw new SvcError('MALFORMED_INPUT', `malformed ${what}: expected 0x and 64 hex digits`, 400);
+  return v.toLowerCase();
+}
+
+export interface RestLimits {
+  submitRatePerIp: number;
+  faucetRatePerIpPerMinute: number;
+}
+
+/** Registers /health, faucet, mempool, transactions, accounts, blocks and /metrics. */
+export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits): void {
+  const submitPerIp = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'client');
+  const submitPerSender = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'sender');
+  const faucetPerIp = new RateLimiter(limits.faucetRatePerIpPerMinute / 60, limits.faucetRatePerIpPerMinute, 'client');
+  const small = { bodyLimit: DEFAULT_BODY_LIMIT };
+
+  app.get('/health', async () => node.health());
+
+  const claim = async (body: unknown, ip: string) => {
+    faucetPerIp.take(ip);
+    return node.faucet.claim(requireObject(body, 'request').address);
+  };
+  app.post('/api/v1/faucet/claim', small, async (req) => {
+    const c = await claim(req.body, clientIp(req));
+    return { success: true, tx_hash: c.tx_hash, amount: c.amount, address: c.address };
+  });
+  // The older variant of the claim endpoint, with its own response shape.
+  app.post('/faucet', small, async (req) => {
+    const c = await claim(req.body, clientIp(req));
+    return { tx_hash: c.tx_hash, amount: c.amount, address: c.address };
+  });
+
+  app.get('/api/v1/execution/mempool', async () => {
+    const entries = node.admission.pool.entries().map((e) => node.admission.view(e));
+    return { success: true, count: entries.length, transactions: entries };
+  });
+
+  app.post('/api/v1/transactions', small, async (req, reply) => {
+    submitPerIp.take(clientIp(req));
+    const tx = parseSubmission(req.body);
+    submitPerSender.take(toHex(txSender(tx)));
+    return ok(reply, await node.submit(tx, 'rest'), 202);
+  });
+
+  app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
+
+  const receipt = async (hash: string) => {
+    const s = await node.txStatus(parseHashParam(hash));
+    if (!s.receipt) throw new SvcError('NOT_FOUND', `no receipt for ${hash}: transaction is ${s.state}`, 404);
+    return s.receipt;
+  };
+  app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash/receipt', async (req, reply) => ok(reply, await receipt(req.params.hash)));
+  app.get<{ Params: { hash: string } }>('/api/v1/receipts/:hash', async (req, reply) => ok(reply, await receipt(req.params.hash)));
+
+  app.get<{ Params: { address: string } }>('/api/v1/accounts/:address', async (req, reply) => ok(reply, node.account(normalizeAddress(req.params.address))));
+
+  app.get<{ Params: { address: string } }>('/api/v1/accounts/:address/proof', async (req, reply) => {
+    const address = normalizeAddress(req.params.address);
+    const head = (await node.chain.record(node.chain.head().hash))!;
+    const proof = node.chain.world.proof(address);
+    return ok(reply, { address, block_number: head.index, block_hash: head.hash, state_root: proof.root, matches_head_block: proof.root === head.state_root, proof });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/blocks/:id', async (req, reply) => {
+    const r = await node.resolveBlock(req.params.id);
+    if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
+    return ok(reply, await node.blockView(r));
+  });
+
+  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
+}

@@ -1,0 +1,272 @@
+/**
+ * JSON-RPC 2.0 (`{jsonrpc_url}`, default port 8545), with batches. Quantities and objects follow
+ * Ethereum's conventions where the svc transaction format allows, so Ethereum client libraries
+ * can read chain id, height, balances, nonces and blocks.
+ */
+import type { FastifyInstance } from 'fastify';
+import { parseHex, toHex } from '../../../core/codec/bytes.js';
+import { normalizeAddress } from '../../../core/crypto/address.js';
+import { SvcError, TxError, MalformedError } from '../../../core/errors.js';
+import { decodeTx, type Transaction } from '../../../core/types/transaction.js';
+import { txFromJson, txToJson, type TxJson, type ValueTxJson } from '../../../core/types/transaction-json.js';
+import type { BlockRecord, Receipt } from '../chain.js';
+import type { ExecutionNode } from '../node.js';
+import { PoolError } from '../txpool.js';
+import { DEFAULT_BODY_LIMIT } from './http.js';
+
+/** Standard JSON-RPC error codes (DECISIONS.md). */
+export const RpcCode = { Parse: -32700, InvalidRequest: -32600, MethodNotFound: -32601, InvalidParams: -32602, Internal: -32603, Server: -32000 } as const;
+
+/** An error with a JSON-RPC code. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Most requests one batch may carry. */
+const MAX_BATCH = 100;
+const ZERO_HASH = '0x' + '00'.repeat(32);
+const EMPTY_BLOOM = '0x' + '00'.repeat(256);
+
+const qty = (n: bigint | number): string => '0x' + BigInt(n).toString(16);
+
+type Params = unknown[];
+type Method = (params: Params, node: ExecutionNode) => unknown;
+
+function param<T>(params: Params, i: number, parse: (v: unknown) => T, name: string, optional = false): T | undefined {
+  const v = params[i];
+  if (v === undefined && optional) return undefined;
+  try {
+    return parse(v);
+  } catch (err) {
+    throw new RpcError(RpcCode.InvalidParams, `invalid ${name}: ${(err as Error).message}`);
+  }
+}
+
+const address = (v: unknown) => normalizeAddress(v, 'address');
+const hash32 = (v: unknown) => toHex(parseHex(v, 'hash', 32));
+const bool = (v: unknown) => {
+  if (typeof v !== 'boolean') throw new Error('expected true or false');
+  return v;
+};
+
+/** Only the head state is kept: historical tags are refused rather than answered wrongly. */
+function stateTag(v: unknown): void {
+  if (v === undefined || v === 'latest' || v === 'pending') return;
+  if (typeof v === 'string' && /^(earliest|finalized|safe|0x[0-9a-fA-F]+)$/.test(v)) {
+    throw new RpcError(RpcCode.Server, `historical state is not available: this node keeps only the latest state (use "latest" or "pending")`);
+  }
+  throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(v)}`);
+}
+
+async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecord | undefined> {
+  if (typeof tag !== 'string') throw new RpcError(RpcCode.InvalidParams, 'block tag must be a string');
+  if (/^0x[0-9a-fA-F]+$/.test(tag)) {
+    const n = BigInt(tag);
+    if (n > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+    return node.resolveBlock(n.toString());
+  }
+  if (['latest', 'pending', 'finalized', 'safe', 'earliest'].includes(tag)) return node.resolveBlock(tag);
+  throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(tag)}`);
+}
+
+function rpcTx(node: ExecutionNode, record: BlockRecord | undefined, index: number | undefined, json: TxJson) {
+  const v = json as Partial<ValueTxJson>;
+  return {
+    hash: json.hash,
+    type: qty(json.type),
+    nonce: qty(json.nonce),
+    from: json.from,
+    to: v.to ?? null,
+    value: qty(BigInt(v.value ?? '0')),
+    gas: qty(v.gasLimit ?? 0),
+    gasPrice: qty(BigInt(v.gasPrice ?? '0')),
+    input: v.data ?? '0x',
+    chainId: qty(node.chain.genesis.network_id),
+    blockHash: record?.hash ?? null,
+    blockNumber: record ? qty(record.index) : null,
+    transactionIndex: index === undefined ? null : qty(index),
+  };
+}
+
+function rpcReceipt(r: Receipt) {
+  return {
+    transactionHash: r.transactionHash,
+    transactionIndex: qty(r.transactionIndex),
+    blockHash: r.blockHash,
+    blockNumber: qty(r.blockNumber),
+    from: r.from,
+    to: r.to,
+    cumulativeGasUsed: qty(r.cumulativeGasUsed),
+    gasUsed: qty(r.gasUsed),
+    effectiveGasPrice: qty(BigInt(r.effectiveGasPrice)),
+    contractAddress: null,
+    logs: [],
+    logsBloom: EMPTY_BLOOM,
+    status: qty(r.status),
+    type: '0x0',
+  };
+}
+
+async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
+  const block = node.chain.blockOf(r);
+  const header = block?.header;
+  const txs = full && block ? block.transactions.map((t, i) => rpcTx(node, r, i, txToJson(t))) : r.tx_hashes;
+  return {
+    number: qty(r.index),
+    hash: r.hash,
+    parentHash: r.parent,
+    timestamp: qty(Math.floor(r.timestamp / 1000)),
+    miner: r.proposer,
+    stateRoot: r.state_root,
+    transactionsRoot: header ? toHex(header.merkleRoot) : ZERO_HASH,
+    receiptsRoot: ZERO_HASH,
+    gasUsed: qty(r.gas_used),
+    gasLimit: qty(node.chain.genesis.config.max_gas_per_block),
+    baseFeePerGas: null,
+    difficulty: '0x0',
+    totalDifficulty: '0x0',
+    nonce: '0x0000000000000000',
+    mixHash: header ? toHex(header.randaoReveal) : ZERO_HASH,
+    sha3Uncles: ZERO_HASH,
+    uncles: [],
+    logsBloom: EMPTY_BLOOM,
+    extraData: '0x',
+    size: qty(r.ssz ? Math.floor((r.ssz.length * 3) / 4) : 0),
+    transactions: txs,
+  };
+}
+
+async function submit(node: ExecutionNode, parse: () => Transaction): Promise<string> {
+  let tx;
+  try {
+    tx = parse();
+  } catch (err) {
+    throw new RpcError(RpcCode.InvalidParams, (err as Error).message, err instanceof SvcError ? { code: err.code } : undefined);
+  }
+  return (await node.submit(tx, 'rpc')).hash;
+}
+
+const METHODS: Record<string, Method> = {
+  web3_clientVersion: () => `svc/${process.env.npm_package_version ?? '0.1.0'}/node-${process.version}`,
+  net_version: (_p, n) => String(n.chain.genesis.network_id),
+  eth_chainId: (_p, n) => qty(n.chain.genesis.network_id),
+  eth_blockNumber: (_p, n) => qty(n.chain.head().index),
+  eth_gasPrice: (_p, n) => qty(BigInt(n.chain.genesis.config.min_gas_price)),
+  eth_getBalance: (p, n) => {
+    const a = param(p, 0, address, 'address')!;
+    stateTag(p[1]);
+    return qty(BigInt(n.account(a).balance));
+  },
+  eth_getTransactionCount: (p, n) => {
+    const a = param(p, 0, address, 'address')!;
+    stateTag(p[1]);
+    const acc = n.account(a);
+    return qty(p[1] === 'pending' ? acc.pending_nonce : acc.nonce);
+  },
+  svc_getNonce: (p, n) => {
+    const a = param(p, 0, address, 'address')!;
+    const acc = n.account(a);
+    return { address: a, nonce: acc.nonce, pendingNonce: acc.pending_nonce };
+  },
+  eth_getBlockByNumber: async (p, n) => {
+    const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
+    const r = await blockByTag(n, p[0]);
+    return r ? rpcBlock(n, r, full) : null;
+  },
+  eth_getBlockByHash: async (p, n) => {
+    const h = param(p, 0, hash32, 'block hash')!;
+    const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
+    const r = await n.chain.record(h);
+    return r ? rpcBlock(n, r, full) : null;
+  },
+  eth_getTransactionByHash: async (p, n) => {
+    const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
+    if (!s.tx) return null;
+    const r = s.block ? await n.chain.record(s.block.hash) : undefined;
+    return rpcTx(n, r, s.receipt?.transactionIndex, s.tx);
+  },
+  eth_getTransactionReceipt: async (p, n) => {
+    const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
+    return s.receipt ? rpcReceipt(s.receipt) : null;
+  },
+  eth_sendRawTransaction: (p, n) => submit(n, () => decodeTx(parseHex(p[0], 'raw transaction'))),
+  svc_sendTransaction: (p, n) => submit(n, () => txFromJson(p[0])),
+  txpool_status: (_p, n) => {
+    const c = n.admission.pool.counts(n.admission.accountNonce);
+    return { pending: qty(c.pending), queued: qty(c.queued) };
+  },
+  txpool_content: (_p, n) => {
+    const out: { pending: Record<string, Record<string, unknown>>; queued: Record<string, Record<string, unknown>> } = { pending: {}, queued: {} };
+    for (const e of n.admission.pool.entries()) {
+      const bucket = out[n.admission.statusOf(e) === 'ready' ? 'pending' : 'queued'];
+      (bucket[e.sender] ??= {})[e.nonce.toString()] = rpcTx(n, undefined, undefined, txToJson(e.tx));
+    }
+    return out;
+  },
+  eth_subscribe: () => {
+    throw new RpcError(RpcCode.MethodNotFound, 'eth_subscribe is not available on the execution layer: subscribe to the beacon event stream at ws://<beacon-host>:8080/ws instead');
+  },
+};
+
+interface RpcRequest {
+  jsonrpc: '2.0';
+  method: string;
+  params?: unknown;
+  id?: unknown;
+}
+
+function errorResponse(id: unknown, code: number, message: string, data?: unknown) {
+  return { jsonrpc: '2.0' as const, id: id ?? null, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+/** Handles one request object; returns undefined for notifications (no id). */
+export async function handleRpc(req: unknown, node: ExecutionNode): Promise<object | undefined> {
+  if (typeof req !== 'object' || req === null || Array.isArray(req)) return errorResponse(null, RpcCode.InvalidRequest, 'invalid request: expected an object');
+  const r = req as Partial<RpcRequest>;
+  const id = r.id;
+  const validId = id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  if (r.jsonrpc !== '2.0' || typeof r.method !== 'string' || !validId) {
+    return errorResponse(validId ? id : null, RpcCode.InvalidRequest, 'invalid request: need jsonrpc "2.0", a string method and a string or number id');
+  }
+  if (r.params !== undefined && !Array.isArray(r.params)) return errorResponse(id, RpcCode.InvalidParams, 'params must be an array');
+  const method = Object.hasOwn(METHODS, r.method) ? METHODS[r.method] : undefined;
+  if (!method) return errorResponse(id, RpcCode.MethodNotFound, `the method ${r.method} does not exist/is not available`);
+  try {
+    const result = await method((r.params as Params | undefined) ?? [], node);
+    return id === undefined ? undefined : { jsonrpc: '2.0', id, result };
+  } catch (err) {
+    if (err instanceof RpcError) return errorResponse(id, err.code, err.message, err.data);
+    if (err instanceof TxError || err instanceof PoolError || err instanceof MalformedError || err instanceof SvcError) {
+      return errorResponse(id, err.status >= 500 ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
+    }
+    return errorResponse(id, RpcCode.Internal, 'internal error');
+  }
+}
+
+/** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  app.post('/', async (req, reply) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(String(req.body ?? ''));
+    } catch {
+      return reply.send(errorResponse(null, RpcCode.Parse, 'parse error: body is not valid JSON'));
+    }
+    if (Array.isArray(parsed)) {
+      if (parsed.length === 0) return reply.send(errorResponse(null, RpcCode.InvalidRequest, 'invalid request: empty batch'));
+      if (parsed.length > MAX_BATCH) return reply.send(errorResponse(null, RpcCode.InvalidRequest, `invalid request: batch larger than ${MAX_BATCH}`));
+      const out = (await Promise.all(parsed.map((p) => handleRpc(p, node)))).filter((x) => x !== undefined);
+      return out.length ? reply.send(out) : reply.status(204).send();
+    }
+    const res = await handleRpc(parsed, node);
+    return res ? reply.send(res) : reply.status(204).send();
+  });
+}

@@ -1,0 +1,545 @@
+/**
+ * The execution chain: block validation (the spec's six steps, in order), application against
+ * the parent's state, canonical-chain bookkeeping, reorganisation by forkchoiceUpdated, and
+ * reward credits. Every state change is one LevelDB batch.
+ */
+import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
+import { BlockError, SvcError, TxError } from '../../core/errors.js';
+import { parseBase64, toBase64, toHex } from '../../core/codec/bytes.js';
+import { vrfVerify } from '../../core/crypto/vrf.js';
+import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
+import {
+  type Block,
+  blockHash,
+  canonicalHeaderBytes,
+  decodeBlock,
+  encodeBlock,
+  headerSigningHash,
+  signedHeaderOf,
+  txMerkleRoot,
+} from '../../core/types/block.js';
+import { verify } from '../../core/crypto/mldsa.js';
+import { type StandardTx, type Transaction, checkGasLimit, maxCost, txKind } from '../../core/types/transaction.js';
+import type { Logger } from '../../util/log.js';
+import { Mutex } from '../../util/mutex.js';
+import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
+import { type Account, Overlay, type StateDiff, type StateReader, WorldState, diffFromJson, diffToJson, type StateDiffJson } from './state.js';
+import { ChainStore, Keys, WriteBatch } from './store.js';
+import type { SignatureVerifier } from './verifier.js';
+
+/** A transaction's outcome, stored with its block. */
+export interface Receipt {
+  transactionHash: string;
+  transactionIndex: number;
+  blockHash: string;
+  blockNumber: number;
+  from: string;
+  to: string | null;
+  kind: string;
+  /** 1 success, 0 failure (gas still consumed). */
+  status: 0 | 1;
+  gasUsed: number;
+  cumulativeGasUsed: number;
+  effectiveGasPrice: string;
+  fee: string;
+  error?: string;
+}
+
+/** What the store keeps per block (canonical or not). */
+export interface BlockRecord {
+  hash: string;
+  index: number;
+  parent: string;
+  timestamp: number;
+  proposer: string;
+  state_root: string;
+  gas_used: number;
+  fees: string;
+  tx_hashes: string[];
+  receipts: Receipt[];
+  diff: StateDiffJson;
+  registry: RegistryChanges;
+  /** base64 SSZ of the block; empty for the genesis block. */
+  ssz: string;
+}
+
+/** A pointer to a block. */
+export interface BlockRef {
+  hash: string;
+  index: number;
+}
+
+/** Result of newPayload. */
+export interface ImportResult {
+  status: 'VALID';
+  block_hash: string;
+  block_number: number;
+  state_root: string;
+  gas_used: number;
+  receipts: Receipt[];
+  canonical: boolean;
+  already_known: boolean;
+}
+
+/** Canonical-chain change, for the pool and the metrics. */
+export interface CanonicalChange {
+  applied: BlockRecord[];
+  reverted: BlockRecord[];
+}
+
+/** Hooks into the node. */
+export interface ChainObserver {
+  canonicalChanged(change: CanonicalChange): void;
+  blockRejected(code: string, message: string): void;
+  signatureChecked(kind: 'block' | 'vrf', ms: number, ok: boolean, canonicalBytes?: number): void;
+}
+
+const ZERO_HASH = '0x' + '00'.repeat(HASH_BYTES);
+const ZERO_ADDRESS = '0x' + '00'.repeat(20);
+const RECORD_CACHE = 512;
+
+function txFail(hash: string, reason: string): BlockError {
+  return new BlockError('INVALID_TRANSACTION', `tx ${hash}: ${reason}`);
+}
+
+export class ExecutionChain {
+  readonly world = new WorldState();
+  readonly registry = new Registry();
+  private readonly mutex = new Mutex();
+  private readonly records = new Map<string, BlockRecord>();
+  private headRef!: BlockRef;
+  private finalizedRef!: BlockRef;
+  readonly genesisHash: string;
+  private readonly maxGas: bigint;
+  private readonly minGasPrice: bigint;
+  private readonly minStake: bigint;
+
+  private constructor(
+    readonly genesis: Genesis,
+    readonly store: ChainStore,
+    private readonly verifier: SignatureVerifier,
+    private readonly log: Logger,
+    private readonly observer: ChainObserver,
+  ) {
+    this.genesisHash = toHex(genesisHash(genesis));
+    this.maxGas = BigInt(genesis.config.max_gas_per_block);
+    this.minGasPrice = BigInt(genesis.config.min_gas_price);
+    this.minStake = BigInt(genesis.config.min_validator_stake);
+  }
+
+  /** Opens the chain in `store`, initialising it from genesis on first use. */
+  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver): Promise<ExecutionChain> {
+    const chain = new ExecutionChain(genesis, store, verifier, log, observer);
+    const stored = await store.get<string>(Keys.meta('genesis'));
+    if (stored === undefined) await chain.initGenesis();
+    else if (stored !== chain.genesisHash) {
+      throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
+    }
+    const accounts = await store.scan<{ balance: string; nonce: number }>('a:');
+    chain.world.load(accounts.map(({ key, value }) => [key.slice(2), { balance: BigInt(value.balance), nonce: BigInt(value.nonce) }]));
+    chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
+    chain.headRef = (await store.get<BlockRef>(Keys.meta('head')))!;
+    chain.finalizedRef = (await store.get<BlockRef>(Keys.meta('finalized')))!;
+    return chain;
+  }
+
+  private async initGenesis(): Promise<void> {
+    const g = this.genesis;
+    const diff: StateDiff = new Map(g.alloc.map((a) => [a.address, { balance: BigInt(a.balance), nonce: 0n }]));
+    const updated = this.world.preview(diff);
+    const validators = Registry.fromGenesis(g);
+    const record: BlockRecord = {
+      hash: this.genesisHash,
+      index: 0,
+      parent: ZERO_HASH,
+      timestamp: g.genesis_time * 1000,
+      proposer: ZERO_ADDRESS,
+      state_root: toHex(this.world.root(updated)),
+      gas_used: 0,
+      fees: '0',
+      tx_hashes: [],
+      receipts: [],
+      diff: diffToJson(diff),
+      registry: { added: validators, exited: [] },
+      ssz: '',
+    };
+    const ref: BlockRef = { hash: record.hash, index: 0 };
+    const batch = new WriteBatch();
+    this.putAccounts(batch, updated);
+    for (const v of validators) batch.put(Keys.validator(v.index), v);
+    batch.put(Keys.block(record.hash), record).put(Keys.canonical(0), record.hash);
+    batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash);
+    await this.store.write(batch);
+  }
+
+  private putAccounts(batch: WriteBatch, updated: Map<string, Account>): void {
+    for (const [a, acc] of updated) {
+      if (acc.balance === 0n && acc.nonce === 0n) batch.del(Keys.account(a));
+      else batch.put(Keys.account(a), { balance: acc.balance.toString(), nonce: Number(acc.nonce) });
+    }
+  }
+
+  /** Current canonical head. */
+  head(): BlockRef {
+    return this.headRef;
+  }
+
+  /** Latest finalised block. */
+  finalized(): BlockRef {
+    return this.finalizedRef;
+  }
+
+  /** A stored block record by hash (any branch). */
+  async record(hash: string): Promise<BlockRecord | undefined> {
+    const hit = this.records.get(hash);
+    if (hit) return hit;
+    const r = await this.store.get<BlockRecord>(Keys.block(hash));
+    if (r) this.cacheRecord(r);
+    return r;
+  }
+
+  private cacheRecord(r: BlockRecord): void {
+    if (this.records.size >= RECORD_CACHE) this.records.delete(this.records.keys().next().value!);
+    this.records.set(r.hash, r);
+  }
+
+  /** Canonical block hash at `height`. */
+  async canonicalHash(height: number): Promise<string | undefined> {
+    if (height > this.headRef.index || height < 0) return undefined;
+    return this.store.get<string>(Keys.canonical(height));
+  }
+
+  /** The decoded block of a record (undefined for genesis, which has no body). */
+  blockOf(record: BlockRecord): Block | undefined {
+    return record.ssz ? decodeBlock(parseBase64(record.ssz, 'ssz')) : undefined;
+  }
+
+  /** Where a transaction sits on the canonical chain. */
+  async txLocation(txHash: string): Promise<{ block: string; index: number } | undefined> {
+    return this.store.get<{ block: string; index: number }>(Keys.txLocation(txHash));
+  }
+
+  /** Validates and stores a block; it becomes the head when it extends the head. */
+  importBlock(block: Block): Promise<ImportResult> {
+    return this.mutex.run(async () => {
+      try {
+        return await this.importLocked(block);
+      } catch (err) {
+        if (err instanceof SvcError) this.observer.blockRejected(err.code, err.message);
+        throw err;
+      }
+    });
+  }
+
+  private summary(r: BlockRecord, canonical: boolean, already: boolean): ImportResult {
+    return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts: r.receipts, canonical, already_known: already };
+  }
+
+  private async importLocked(block: Block): Promise<ImportResult> {
+    const h = block.header;
+    const hash = toHex(blockHash(h));
+    const known = await this.record(hash);
+    if (known) return this.summary(known, (await this.canonicalHash(known.index)) === hash, true);
+    const parent = await this.record(toHex(h.parentHash));
+    if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
+    if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
+    if (h.timestampMs <= parent.timestamp) throw new BlockError('INVALID_TIMESTAMP', `${h.timestampMs} <= ${parent.timestamp}`);
+
+    // Step 1: Merkle root.
+    if (toHex(txMerkleRoot(block.transactions)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    // Step 2: every transaction signature (cached when admitted through the pool).
+    const verified = await this.verifier.verifyMany(block.transactions);
+    const bad = verified.find((v) => v.signer === null);
+    if (bad) throw txFail(bad.hash, new TxError('ErrInvalidSignature').message);
+    // Step 3: the proposer is registered.
+    const proposer = toHex(h.validatorId);
+    const validator = this.registry.get(proposer);
+    if (!validator) throw new BlockError('UNKNOWN_VALIDATOR', proposer);
+    const publicKey = this.registry.publicKey(validator);
+    // Step 4: block signature over the canonical SignedHeader.
+    let sh;
+    try {
+      sh = signedHeaderOf(h, this.genesis.chain_id, validator.index);
+    } catch (err) {
+      throw new BlockError('SIGNED_HEADER_FAILED', (err as Error).message);
+    }
+    let t = performance.now();
+    const sigOk = verify(publicKey, headerSigningHash(sh), block.signature);
+    this.observer.signatureChecked('block', performance.now() - t, sigOk, canonicalHeaderBytes(sh, block.signature).length);
+    if (!sigOk) throw new BlockError('INVALID_BLOCK_SIGNATURE');
+    // Step 5: VRF proof over the seed.
+    t = performance.now();
+    const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
+    this.observer.signatureChecked('vrf', performance.now() - t, vrfOk);
+    if (!vrfOk) throw new BlockError('INVALID_VRF_PROOF');
+
+    // Step 6: state transitions against the parent's state.
+    const parentState = await this.stateAt(parent);
+    const exec = this.execute(block, hash, verified, parentState.reader);
+    const combined = new Overlay(this.world);
+    combined.applyDiff(parentState.pathDiff, 1n);
+    combined.applyDiff(exec.diff, 1n);
+    const record: BlockRecord = {
+      hash,
+      index: h.index,
+      parent: parent.hash,
+      timestamp: h.timestampMs,
+      proposer,
+      state_root: toHex(this.world.root(this.world.preview(combined.diff))),
+      gas_used: exec.gasUsed,
+      fees: exec.fees.toString(),
+      tx_hashes: verified.map((v) => v.hash),
+      receipts: exec.receipts,
+      diff: diffToJson(exec.diff),
+      registry: exec.registry,
+      ssz: toBase64(encodeBlock(block)),
+    };
+    const extendsHead = parent.hash === this.headRef.hash;
+    const batch = new WriteBatch().put(Keys.block(hash), record);
+    if (extendsHead) {
+      const updated = this.world.preview(exec.diff);
+      this.putAccounts(batch, updated);
+      this.putCanonical(batch, record);
+      this.persistRegistry(batch, record.registry, 1);
+      const ref = { hash, index: record.index };
+      batch.put(Keys.meta('head'), ref);
+      await this.commitOrDie(batch);
+      this.world.commit(updated);
+      this.headRef = ref;
+    } else {
+      await this.store.write(batch);
+    }
+    this.cacheRecord(record);
+    this.log.info('block imported', { number: record.index, hash, txs: record.tx_hashes.length, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
+    if (extendsHead) this.observer.canonicalChanged({ applied: [record], reverted: [] });
+    return this.summary(record, extendsHead, false);
+  }
+
+  private putCanonical(batch: WriteBatch, r: BlockRecord): void {
+    batch.put(Keys.canonical(r.index), r.hash);
+    r.tx_hashes.forEach((tx, index) => batch.put(Keys.txLocation(tx), { block: r.hash, index }));
+  }
+
+  /** Applies registry changes in memory and queues their persistence; returns the batch. */
+  private persistRegistry(batch: WriteBatch, changes: RegistryChanges, sign: 1 | -1): WriteBatch {
+    const touched = this.registry.apply(changes, sign);
+    if (sign === -1) for (const e of changes.added) batch.del(Keys.validator(e.index));
+    for (const e of touched) if (sign === 1 || !changes.added.some((a) => a.index === e.index)) batch.put(Keys.validator(e.index), e);
+    return batch;
+  }
+
+  /** Reader of the state after `block`, and the diff from the head state to it. */
+  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff }> {
+    const overlay = new Overlay(this.world);
+    if (block.hash !== this.headRef.hash) {
+      const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
+      for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
+      for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
+    }
+    return { reader: overlay, pathDiff: overlay.diff };
+  }
+
+  /** Blocks to revert (newest first) and apply (oldest first) to move from `from` to `to`. */
+  private async path(from: string, to: string): Promise<{ reverted: BlockRecord[]; applied: BlockRecord[]; ancestor: BlockRecord }> {
+    let a = (await this.record(from))!;
+    let b = (await this.record(to))!;
+    const reverted: BlockRecord[] = [];
+    const applied: BlockRecord[] = [];
+    while (a.index > b.index) {
+      reverted.push(a);
+      a = (await this.record(a.parent))!;
+    }
+    while (b.index > a.index) {
+      applied.push(b);
+      b = (await this.record(b.parent))!;
+    }
+    while (a.hash !== b.hash) {
+      reverted.push(a);
+      applied.push(b);
+      a = (await this.record(a.parent))!;
+      b = (await this.record(b.parent))!;
+    }
+    return { reverted, applied: applied.reverse(), ancestor: a };
+  }
+
+  /** Executes a block's transactions (step 6); throws on the first invalid one. */
+  private execute(block: Block, blockHashHex: string, verified: Array<{ hash: string; signer: string | null }>, state: StateReader): { diff: StateDiff; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges } {
+    const overlay = new Overlay(state);
+    const proposer = toHex(block.header.validatorId);
+    const receipts: Receipt[] = [];
+    const registry: RegistryChanges = { added: [], exited: [] };
+    let cumulative = 0n;
+    let fees = 0n;
+    block.transactions.forEach((raw: Transaction, i) => {
+      const hash = verified[i]!.hash;
+      if (raw.type !== 0) throw txFail(hash, `transaction type ${raw.type} (ECDSA authorisation) is not supported yet`);
+      const tx: StandardTx = raw;
+      const sender = verified[i]!.signer!;
+      const to = tx.to === null ? null : toHex(tx.to);
+      const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : txKind(tx);
+      if (kind === 'contract_deploy' || kind === 'contract_call') throw txFail(hash, 'contract transactions are not supported yet: the WebAssembly contract VM is not built');
+      try {
+        checkGasLimit(tx, this.maxGas);
+      } catch (err) {
+        throw txFail(hash, (err as Error).message);
+      }
+      if (cumulative + tx.gasLimit > this.maxGas) throw txFail(hash, `block gas limit ${this.maxGas} exceeded`);
+      if (tx.gasPrice < this.minGasPrice) throw txFail(hash, new TxError('ErrGasPriceTooLow').message);
+      const acc = overlay.account(sender);
+      if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
+      if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
+      const gasUsed = TX_BASE_GAS;
+      const fee = gasUsed * tx.gasPrice;
+      overlay.addBalance(sender, -fee);
+      overlay.addBalance(proposer, fee);
+      overlay.incrementNonce(sender);
+      let error: string | undefined;
+      if (kind === 'deposit') error = this.deposit(tx, sender, registry);
+      else if (kind === 'exit') error = this.exit(tx, sender, registry);
+      if (error === undefined && tx.value > 0n) {
+        overlay.addBalance(sender, -tx.value);
+        overlay.addBalance(to!, tx.value);
+      }
+      cumulative += gasUsed;
+      fees += fee;
+      receipts.push({
+        transactionHash: hash,
+        transactionIndex: i,
+        blockHash: blockHashHex,
+        blockNumber: block.header.index,
+        from: sender,
+        to,
+        kind,
+        status: error === undefined ? 1 : 0,
+        gasUsed: Number(gasUsed),
+        cumulativeGasUsed: Number(cumulative),
+        effectiveGasPrice: tx.gasPrice.toString(),
+        fee: fee.toString(),
+        ...(error === undefined ? {} : { error }),
+      });
+    });
+    return { diff: overlay.diff, receipts, gasUsed: Number(cumulative), fees, registry };
+  }
+
+  /** A deposit registers the sender's key; returns a failure reason (tx status 0) or undefined. */
+  private deposit(tx: StandardTx, sender: string, changes: RegistryChanges): string | undefined {
+    if (tx.value < this.minStake) return `deposit below the minimum stake of ${this.minStake} wei`;
+    if (tx.data.length !== HASH_BYTES) return 'deposit data must be the 32-byte RANDAO commitment';
+    if (this.registry.get(sender) || changes.added.some((e) => e.address === sender)) return 'sender is already a validator';
+    changes.added.push({
+      index: this.registry.size + changes.added.length,
+      address: sender,
+      public_key: toHex(tx.publicKey),
+      stake: tx.value.toString(),
+      randao_commitment: toHex(tx.data),
+      active: true,
+    });
+    return undefined;
+  }
+
+  /** An exit deactivates the sender's validator; returns a failure reason or undefined. */
+  private exit(tx: StandardTx, sender: string, changes: RegistryChanges): string | undefined {
+    const v = this.registry.get(sender);
+    if (!v || !v.active || changes.exited.includes(v.index)) return 'sender is not an active validator';
+    if (tx.value !== 0n || tx.data.length !== 0) return 'an exit carries no value and no data';
+    changes.exited.push(v.index);
+    return undefined;
+  }
+
+  /**
+   * Makes `headHash` canonical (reorganising state through the common ancestor) and records
+   * `finalizedHash`. Finalised blocks are never reverted.
+   */
+  forkchoiceUpdated(headHash: string, finalizedHash?: string): Promise<{ head: BlockRef; finalized: BlockRef; reverted: number; applied: number }> {
+    return this.mutex.run(async () => {
+      const target = await this.record(headHash);
+      if (!target) throw new SvcError('UNKNOWN_BLOCK', `unknown head block ${headHash}`, 404);
+      let finalized = this.finalizedRef;
+      if (finalizedHash !== undefined && finalizedHash !== this.finalizedRef.hash) {
+        const f = await this.record(finalizedHash);
+        if (!f) throw new SvcError('UNKNOWN_BLOCK', `unknown finalized block ${finalizedHash}`, 404);
+        if (f.index < this.finalizedRef.index) throw new SvcError('FINALITY_REGRESSION', `finalized block ${f.index} is below the current finalized block ${this.finalizedRef.index}`, 409);
+        finalized = { hash: f.hash, index: f.index };
+      }
+      if (finalized.index > target.index || (await this.ancestorAt(target, finalized.index)).hash !== finalized.hash) {
+        throw new SvcError('FINALIZED_NOT_ANCESTOR', `finalized block ${finalized.hash} is not an ancestor of head ${target.hash}`, 409);
+      }
+      const batch = new WriteBatch();
+      let change: CanonicalChange = { applied: [], reverted: [] };
+      if (target.hash !== this.headRef.hash) {
+        const { reverted, applied, ancestor } = await this.path(this.headRef.hash, target.hash);
+        if (ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
+        const overlay = new Overlay(this.world);
+        for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
+        for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
+        const updated = this.world.preview(overlay.diff);
+        this.putAccounts(batch, updated);
+        for (const r of reverted) {
+          if (r.index > target.index) batch.del(Keys.canonical(r.index));
+          for (const tx of r.tx_hashes) batch.del(Keys.txLocation(tx));
+        }
+        for (const a of applied) this.putCanonical(batch, a);
+        const registryBatch = new WriteBatch();
+        for (const r of reverted) this.persistRegistry(registryBatch, r.registry, -1);
+        for (const a of applied) this.persistRegistry(registryBatch, a.registry, 1);
+        batch.ops.push(...registryBatch.ops);
+        batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
+        change = { applied, reverted };
+        await this.commitOrDie(batch);
+        this.world.commit(updated);
+        this.headRef = { hash: target.hash, index: target.index };
+      }
+      if (finalized !== this.finalizedRef) {
+        await this.store.write(new WriteBatch().put(Keys.meta('finalized'), finalized));
+        this.finalizedRef = finalized;
+      }
+      if (change.applied.length || change.reverted.length) {
+        this.log.info('reorganised', { head: this.headRef.hash, number: this.headRef.index, reverted: change.reverted.length, applied: change.applied.length });
+        this.observer.canonicalChanged(change);
+      }
+      return { head: this.headRef, finalized: this.finalizedRef, reverted: change.reverted.length, applied: change.applied.length };
+    });
+  }
+
+  /** The ancestor of `from` at height `index`. */
+  private async ancestorAt(from: BlockRecord, index: number): Promise<BlockRecord> {
+    let r = from;
+    while (r.index > index) r = (await this.record(r.parent))!;
+    return r;
+  }
+
+  // In-memory registry and state were already moved for this batch: a failed write leaves
+  // memory ahead of disk, so the process must restart from disk rather than continue.
+  private async commitOrDie(batch: WriteBatch): Promise<void> {
+    try {
+      await this.store.write(batch);
+    } catch (err) {
+      this.log.error('database write failed after in-memory changes; exiting to recover from disk', { error: (err as Error).message });
+      process.exit(70);
+    }
+  }
+
+  /** Credits consensus rewards for `epoch` once; a repeated call acknowledges without paying again. */
+  creditRewards(epoch: number, credits: Array<{ address: string; amount: bigint }>): Promise<{ epoch: number; acknowledged: true; already_applied: boolean; total: string }> {
+    return this.mutex.run(async () => {
+      const done = await this.store.get<{ total: string }>(Keys.rewardEpoch(epoch));
+      if (done) return { epoch, acknowledged: true, already_applied: true, total: done.total };
+      const diff: StateDiff = new Map();
+      let total = 0n;
+      for (const c of credits) {
+        const d = diff.get(c.address) ?? { balance: 0n, nonce: 0n };
+        d.balance += c.amount;
+        diff.set(c.address, d);
+        total += c.amount;
+      }
+      const updated = this.world.preview(diff);
+      const batch = new WriteBatch();
+      this.putAccounts(batch, updated);
+      batch.put(Keys.rewardEpoch(epoch), { total: total.toString(), credits: credits.map((c) => ({ address: c.address, amount: c.amount.toString() })) });
+      await this.store.write(batch);
+      this.world.commit(updated);
+      this.log.info('rewards credited', { epoch, total: total.toString(), accounts: diff.size });
+      return { epoch, acknowledged: true, already_applied: false, total: total.toString() };
+    });
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The testnet faucet: a real signed transfer from the genesis faucet account through the
+ * admission pipeline, at most one per address per cooldown; claims persist across restarts.
+ */
+import { SvcError } from '../../core/errors.js';
+import { normalizeAddress } from '../../core/crypto/address.js';
+import { parseAddress } from '../../core/codec/json.js';
+import { TX_BASE_GAS } from '../../core/constants.js';
+import { signStandardTx } from '../../core/types/transaction.js';
+import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
+import { Mutex } from '../../util/mutex.js';
+import type { Admission } from './admission.js';
+import type { ExecutionChain } from './chain.js';
+import { Keys, WriteBatch } from './store.js';
+
+/** A successful claim. */
+export interface FaucetClaim {
+  address: string;
+  tx_hash: string;
+  amount: string;
+}
+
+export class Faucet {
+  private readonly mutex = new Mutex();
+  readonly address: string;
+  private readonly amount: bigint;
+  private readonly cooldownMs: number;
+
+  constructor(
+    private readonly chain: ExecutionChain,
+    private readonly admission: Admission,
+    private readonly key: MlDsaKeyPair | undefined,
+    keyAddress: string | undefined,
+    private readonly onSign: () => void,
+  ) {
+    const f = chain.genesis.config.faucet;
+    this.address = f.address;
+    this.amount = BigInt(f.amount);
+    this.cooldownMs = f.cooldown_seconds * 1000;
+    if (key && keyAddress !== f.address) {
+      throw new SvcError('FAUCET_KEY_MISMATCH', `faucet keystore address ${keyAddress} is not the genesis faucet ${f.address}`, 400);
+    }
+  }
+
+  /** Whether a faucet key was loaded. */
+  get enabled(): boolean {
+    return this.key !== undefined;
+  }
+
+  /** Sends `amount` to `address` unless it claimed within the cooldown. */
+  claim(input: unknown, now = Date.now()): Promise<FaucetClaim> {
+    const address = normalizeAddress(input, 'address');
+    return this.mutex.run(async () => {
+      if (!this.key) throw new SvcError('FAUCET_DISABLED', 'faucet disabled: start the node with --faucet-keystore (svc genesis new writes keystores/faucet.json)', 503);
+      const last = await this.chain.store.get<number>(Keys.faucetClaim(address));
+      if (last !== undefined && now - last < this.cooldownMs) {
+        throw new SvcError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last + this.cooldownMs).toISOString()}`, 429);
+      }
+      const nonce = this.admission.pool.pendingNonce(this.address, this.admission.accountNonce(this.address));
+      const tx = signStandardTx(
+        { nonce, gasPrice: BigInt(this.chain.genesis.config.min_gas_price), gasLimit: TX_BASE_GAS, to: parseAddress(address, 'address'), value: this.amount, data: new Uint8Array(0) },
+        this.key,
+        this.chain.genesis.chain_id,
+      );
+      this.onSign();
+      const { hash } = await this.admission.submit(tx, 'faucet');
+      await this.chain.store.write(new WriteBatch().put(Keys.faucetClaim(address), now));
+      return { address, tx_hash: hash, amount: this.amount.toString() };
+    });
+  }
+}
+

@@ -1,0 +1,281 @@
+/**
+ * The execution node: opens the chain, starts the verifier workers, the pool, the faucet and the
+ * REST (8546) and JSON-RPC (8545) servers, and wires canonical-chain changes into the pool and
+ * the metrics.
+ */
+import type { FastifyInstance } from 'fastify';
+import { MemoryLevel } from 'memory-level';
+import { ClassicLevel } from 'classic-level';
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
+import { SvcError } from '../../core/errors.js';
+import type { Genesis } from '../../core/genesis/genesis.js';
+import { blockToJson, type BlockJson } from '../../core/types/block.js';
+import type { Transaction } from '../../core/types/transaction.js';
+import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
+import type { Logger } from '../../util/log.js';
+import { Admission, type TxSource } from './admission.js';
+import { type BlockRecord, type CanonicalChange, ExecutionChain, type Receipt } from './chain.js';
+import { Faucet } from './faucet.js';
+import { ExecutionMetrics } from './metrics.js';
+import { ChainStore, type Db } from './store.js';
+import { DEFAULT_POOL_OPTIONS, TxPool } from './txpool.js';
+import { SignatureVerifier } from './verifier.js';
+import { registerRestRoutes } from './api/rest.js';
+import { registerEngineRoutes } from './api/engine.js';
+import { registerRpcMethods } from './api/rpc.js';
+import { createServer, ENGINE_BODY_LIMIT } from './api/http.js';
+
+/** How to run an execution node. */
+export interface ExecutionNodeOptions {
+  genesis: Genesis;
+  /** LevelDB directory; omitted: in memory (tests only). */
+  dataDir?: string;
+  host: string;
+  restPort: number;
+  rpcPort: number;
+  /** HS256 secret for non-loopback engine callers. */
+  engineJwtSecret?: Uint8Array;
+  /** Unlocked genesis faucet key; without it the faucet answers 503. */
+  faucet?: { key: MlDsaKeyPair; address: string };
+  log: Logger;
+  verifierThreads?: number;
+  poolCapacity?: number;
+  /** Transaction submissions per second per client IP (0 = unlimited). */
+  submitRatePerIp?: number;
+  /** Faucet claims per minute per client IP (0 = unlimited). */
+  faucetRatePerIpPerMinute?: number;
+}
+
+/** Lifecycle state of a transaction as the spec names it. */
+export type TxLifecycle = 'Pending' | 'Confirmed' | 'Finalized' | 'unknown';
+
+/** Everything known about a transaction. */
+export interface TxStatus {
+  hash: string;
+  state: TxLifecycle;
+  pool_status?: 'ready' | 'queued';
+  tx?: TxJson;
+  receipt?: Receipt;
+  block?: { hash: string; number: number };
+}
+
+/** A block with its execution metadata. */
+export interface BlockView {
+  hash: string;
+  number: number;
+  parent_hash: string;
+  timestamp: number;
+  proposer: string;
+  state_root: string;
+  gas_used: number;
+  fees: string;
+  transactions: string[];
+  canonical: boolean;
+  finalized: boolean;
+  block: BlockJson | null;
+}
+
+export class ExecutionNode {
+  private constructor(
+    readonly chain: ExecutionChain,
+    readonly admission: Admission,
+    readonly faucet: Faucet,
+    readonly metrics: ExecutionMetrics,
+    private readonly verifier: SignatureVerifier,
+    private readonly db: Db,
+    readonly rest: FastifyInstance,
+    readonly rpc: FastifyInstance,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens storage, replays nothing (state is on disk), and starts serving. */
+  static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
+    const log = opts.log;
+    await initSignatureBackend('auto', (msg) => log.warn(msg));
+    const metrics = new ExecutionMetrics();
+    let db: Db;
+    if (opts.dataDir) {
+      await mkdir(opts.dataDir, { recursive: true });
+      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+    } else {
+      db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+    }
+    try {
+      await db.open();
+    } catch (err) {
+      const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
+      throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
+    }
+    const verifier = await SignatureVerifier.start(opts.genesis.chain_id, {
+      threads: opts.verifierThreads,
+      observer: { verified: (ms, okv) => metrics.signature(ms, okv), cacheHit: () => metrics.cacheHits.inc() },
+    });
+    let admission: Admission | undefined;
+    const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), verifier, log, {
+      canonicalChanged: (change) => admission && ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log),
+      blockRejected: (code, message) => {
+        metrics.blocksRejected.inc({ reason: code });
+        log.warn('block rejected', { code, error: message });
+      },
+      signatureChecked: (kind, ms, okv, bytes) => {
+        if (kind === 'vrf') {
+          metrics.vrfVerifyMs.observe(ms);
+          if (!okv) metrics.vrfFail.inc();
+        } else {
+          metrics.signature(ms, okv);
+          if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
+        }
+      },
+    });
+    const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
+    admission = new Admission(chain, pool, verifier, metrics, log);
+    const faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc());
+    const rest = createServer(log, ENGINE_BODY_LIMIT);
+    const rpc = createServer(log);
+    const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, db, rest, rpc, log);
+    registerRestRoutes(rest, node, { submitRatePerIp: opts.submitRatePerIp ?? 200, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
+    registerEngineRoutes(rest, node, opts.engineJwtSecret);
+    registerRpcMethods(rpc, node);
+    node.refreshGauges();
+    try {
+      await rest.listen({ host: opts.host, port: opts.restPort });
+      await rpc.listen({ host: opts.host, port: opts.rpcPort });
+    } catch (err) {
+      await node.stop();
+      throw new SvcError('LISTEN_FAILED', `cannot listen on ${opts.host}: ${(err as Error).message}`, 500);
+    }
+    log.info('execution node started', { chain_id: opts.genesis.chain_id, head: chain.head().index, rest: node.restUrl, rpc: node.rpcUrl, faucet: faucet.enabled });
+    return node;
+  }
+
+  private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
+    const pool = admission.pool;
+    const senders = new Set<string>();
+    for (const r of change.applied) {
+      for (const h of r.tx_hashes) pool.remove(h);
+      for (const rc of r.receipts) senders.add(rc.from);
+      metrics.txProcessed.inc(r.tx_hashes.length);
+      metrics.gasUsed.inc(r.gas_used);
+      metrics.gasFees.inc(Number(BigInt(r.fees)));
+    }
+    for (const s of senders) pool.dropStale(s, chain.world.account(s).nonce);
+    const reapplied = new Set(change.applied.flatMap((r) => r.tx_hashes));
+    for (const r of change.reverted) {
+      const block = chain.blockOf(r);
+      block?.transactions.forEach((tx, i) => {
+        if (reapplied.has(r.tx_hashes[i]!)) return;
+        admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
+      });
+    }
+    metrics.chainHeight.set(chain.head().index);
+    metrics.accounts.set(chain.world.size);
+    metrics.mempoolSize.set(pool.size);
+  }
+
+  /** Sets gauges that do not change with events (start-up). */
+  refreshGauges(): void {
+    this.metrics.chainHeight.set(this.chain.head().index);
+    this.metrics.accounts.set(this.chain.world.size);
+    this.metrics.mempoolSize.set(this.admission.pool.size);
+    this.metrics.peers.set(0);
+  }
+
+  /** Base URL of the REST server. */
+  get restUrl(): string {
+    return urlOf(this.rest);
+  }
+
+  /** Base URL of the JSON-RPC server. */
+  get rpcUrl(): string {
+    return urlOf(this.rpc);
+  }
+
+  /** Runs the admission pipeline. */
+  submit(tx: Transaction, source: TxSource) {
+    return this.admission.submit(tx, source);
+  }
+
+  /** Lifecycle of a transaction by hash. */
+  async txStatus(hash: string): Promise<TxStatus> {
+    const loc = await this.chain.txLocation(hash);
+    if (loc) {
+      const record = (await this.chain.record(loc.block))!;
+      const tx = this.chain.blockOf(record)!.transactions[loc.index]!;
+      const finalized = record.index <= this.chain.finalized().index;
+      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt: record.receipts[loc.index]!, block: { hash: record.hash, number: record.index } };
+    }
+    const entry = this.admission.pool.get(hash);
+    if (entry) return { hash, state: 'Pending', pool_status: this.admission.statusOf(entry), tx: txToJson(entry.tx) };
+    return { hash, state: 'unknown' };
+  }
+
+  /** Balance and nonces of an address at the head. */
+  account(address: string): { address: string; balance: string; nonce: number; pending_nonce: number } {
+    const acc = this.chain.world.account(address);
+    return { address, balance: acc.balance.toString(), nonce: Number(acc.nonce), pending_nonce: Number(this.admission.pool.pendingNonce(address, acc.nonce)) };
+  }
+
+  /** Resolves `latest`, `finalized`, `earliest`, a height or a hash to a block record. */
+  async resolveBlock(id: string): Promise<BlockRecord | undefined> {
+    if (id === 'latest' || id === 'pending') return this.chain.record(this.chain.head().hash);
+    if (id === 'finalized' || id === 'safe') return this.chain.record(this.chain.finalized().hash);
+    if (id === 'earliest') return this.chain.record(this.chain.genesisHash);
+    if (/^0x[0-9a-fA-F]{64}$/.test(id)) return this.chain.record(id.toLowerCase());
+    if (/^(0|[1-9][0-9]{0,15})$/.test(id)) {
+      const h = await this.chain.canonicalHash(Number(id));
+      return h ? this.chain.record(h) : undefined;
+    }
+    throw new SvcError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`, 400);
+  }
+
+  /** A block with metadata. */
+  async blockView(r: BlockRecord): Promise<BlockView> {
+    const block = this.chain.blockOf(r);
+    return {
+      hash: r.hash,
+      number: r.index,
+      parent_hash: r.parent,
+      timestamp: r.timestamp,
+      proposer: r.proposer,
+      state_root: r.state_root,
+      gas_used: r.gas_used,
+      fees: r.fees,
+      transactions: r.tx_hashes,
+      canonical: (await this.chain.canonicalHash(r.index)) === r.hash,
+      finalized: r.index <= this.chain.finalized().index && (await this.chain.canonicalHash(r.index)) === r.hash,
+      block: block ? blockToJson(block) : null,
+    };
+  }
+
+  /** Health summary (spec fields plus chain id and finality). */
+  health() {
+    const head = this.chain.head();
+    return {
+      status: 'healthy',
+      layer: 'execution',
+      latest_block: head.index,
+      peers: 0,
+      chain_id: this.chain.genesis.chain_id,
+      head_hash: head.hash,
+      finalized_block: this.chain.finalized().index,
+      mempool: this.admission.pool.size,
+    };
+  }
+
+  /** Stops serving and closes storage; safe to call twice. */
+  async stop(): Promise<void> {
+    await Promise.allSettled([this.rest.close(), this.rpc.close()]);
+    await this.verifier.close();
+    if (this.db.status === 'open') await this.db.close();
+    this.log.info('execution node stopped');
+  }
+}
+
+function urlOf(app: FastifyInstance): string {
+  const a = app.server.address() as AddressInfo | null;
+  if (!a) return '';
+  const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return `http://${host}:${a.port}`;
+}

@@ -1,0 +1,94 @@
+/**
+ * The validator registry as execution sees it: genesis validators plus deposit and exit
+ * transactions to the system addresses. Execution keeps its own copy so it never has to trust
+ * the beacon for a proposer's key.
+ */
+import { parseHex } from '../../core/codec/bytes.js';
+import type { Genesis } from '../../core/genesis/genesis.js';
+
+/** One registered validator. */
+export interface RegistryEntry {
+  index: number;
+  address: string;
+  public_key: string;
+  stake: string;
+  randao_commitment: string;
+  active: boolean;
+}
+
+/** Registry changes made by one block, enough to undo them. */
+export interface RegistryChanges {
+  added: RegistryEntry[];
+  exited: number[];
+}
+
+export class Registry {
+  private readonly entries: RegistryEntry[] = [];
+  private readonly byAddress = new Map<string, RegistryEntry>();
+  private readonly keys = new Map<number, Uint8Array>();
+
+  /** Registry of a genesis document. */
+  static fromGenesis(genesis: Genesis): RegistryEntry[] {
+    return genesis.validators.map((v) => ({ ...v, active: true }));
+  }
+
+  /** Replaces the contents (start-up). */
+  load(entries: RegistryEntry[]): void {
+    this.entries.length = 0;
+    this.byAddress.clear();
+    this.keys.clear();
+    for (const e of [...entries].sort((a, b) => a.index - b.index)) this.put(e);
+  }
+
+  private put(e: RegistryEntry): void {
+    this.entries[e.index] = e;
+    this.byAddress.set(e.address, e);
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** All validators in index order. */
+  all(): readonly RegistryEntry[] {
+    return this.entries;
+  }
+
+  /** The validator with this address, if registered. */
+  get(address: string): RegistryEntry | undefined {
+    return this.byAddress.get(address);
+  }
+
+  /** Decoded public key of a validator (cached). */
+  publicKey(e: RegistryEntry): Uint8Array {
+    let k = this.keys.get(e.index);
+    if (!k) this.keys.set(e.index, (k = parseHex(e.public_key, 'public_key')));
+    return k;
+  }
+
+  /** Applies (sign 1) or undoes (sign -1) a block's registry changes; returns the entries to persist. */
+  apply(changes: RegistryChanges, sign: 1 | -1): RegistryEntry[] {
+    const touched: RegistryEntry[] = [];
+    if (sign === 1) {
+      for (const e of changes.added) {
+        this.put(e);
+        touched.push(e);
+      }
+      for (const i of changes.exited) touched.push(this.setActive(i, false));
+    } else {
+      for (const i of changes.exited) touched.push(this.setActive(i, true));
+      for (const e of [...changes.added].reverse()) {
+        this.entries.length = e.index;
+        this.byAddress.delete(e.address);
+        this.keys.delete(e.index);
+      }
+    }
+    return touched;
+  }
+
+  private setActive(index: number, active: boolean): RegistryEntry {
+    const e = { ...this.entries[index]!, active };
+    this.put(e);
+    return e;
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The transaction pool: per-sender nonce-ordered queues, same-nonce replacement by a higher gas
+ * price, a capacity with eviction of the cheapest tail, and the validator's build order.
+ * Pure data structure: admission rules and state reads live in admission.ts.
+ */
+import { SvcError } from '../../core/errors.js';
+import type { StandardTx } from '../../core/types/transaction.js';
+
+/** A pooled transaction with the fields the pool orders by. */
+export interface PoolEntry {
+  tx: StandardTx;
+  hash: string;
+  sender: string;
+  nonce: bigint;
+  gasPrice: bigint;
+  gasLimit: bigint;
+  /** Encoded envelope size in bytes. */
+  size: number;
+  /** Submission order, the final tie-break. */
+  seq: number;
+  receivedAt: number;
+}
+
+/** Pool-internal status (spec: queued until every predecessor nonce is present). */
+export type PoolStatus = 'ready' | 'queued';
+
+/** Pool refusals (not admission-rule failures). */
+export class PoolError extends SvcError {}
+
+export interface PoolOptions {
+  /** Most transactions held; above it the cheapest tail is evicted. */
+  capacity: number;
+  /** Minimum gas price increase, in percent, for a same-nonce replacement. */
+  replaceBumpPercent: bigint;
+}
+
+export const DEFAULT_POOL_OPTIONS: PoolOptions = { capacity: 50_000, replaceBumpPercent: 10n };
+
+export class TxPool {
+  private readonly bySender = new Map<string, Map<bigint, PoolEntry>>();
+  private readonly byHash = new Map<string, PoolEntry>();
+  private seq = 0;
+
+  constructor(readonly options: PoolOptions = DEFAULT_POOL_OPTIONS) {}
+
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  has(hash: string): boolean {
+    return this.byHash.has(hash);
+  }
+
+  get(hash: string): PoolEntry | undefined {
+    return this.byHash.get(hash);
+  }
+
+  /** Every entry, in submission order. */
+  entries(): PoolEntry[] {
+    return [...this.byHash.values()].sort((a, b) => a.seq - b.seq);
+  }
+
+  /** The entry a sender has at `nonce`, if any. */
+  atNonce(sender: string, nonce: bigint): PoolEntry | undefined {
+    return this.bySender.get(sender)?.get(nonce);
+  }
+
+  /** Highest nonce + 1 of the sender's contiguous run from `accountNonce` (the "pending" nonce). */
+  pendingNonce(sender: string, accountNonce: bigint): bigint {
+    const q = this.bySender.get(sender);
+    let n = accountNonce;
+    while (q?.has(n)) n++;
+    return n;
+  }
+
+  /** ready when every nonce from the account nonce up to this one is pooled. */
+  status(entry: PoolEntry, accountNonce: bigint): PoolStatus {
+    return this.pendingNonce(entry.sender, accountNonce) > entry.nonce ? 'ready' : 'queued';
+  }
+
+  /**
+   * Adds an entry. A same-nonce entry is replaced only if the new gas price is at least
+   * `replaceBumpPercent` higher; at capacity the cheapest tail entry is evicted, or the new one
+   * is refused if it is not more valuable.
+   */
+  add(input: Omit<PoolEntry, 'seq'>): { entry: PoolEntry; replaced?: PoolEntry; evicted: PoolEntry[] } {
+    if (this.byHash.has(input.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
+    const entry: PoolEntry = { ...input, seq: this.seq++ };
+    const existing = this.atNonce(entry.sender, entry.nonce);
+    if (existing) {
+      const min = existing.gasPrice + (existing.gasPrice * this.options.replaceBumpPercent + 99n) / 100n;
+      if (entry.gasPrice < min) {
+        throw new PoolError('REPLACEMENT_UNDERPRICED', `replacement transaction underpriced: needs a gas price of at least ${min} wei (+${this.options.replaceBumpPercent}%)`, 409);
+      }
+      this.remove(existing.hash);
+      this.insert(entry);
+      return { entry, replaced: existing, evicted: [] };
+    }
+    const evicted: PoolEntry[] = [];
+    if (this.byHash.size >= this.options.capacity) {
+      const victim = this.cheapestTail();
+      if (!victim || victim.gasPrice >= entry.gasPrice) {
+        throw new PoolError('POOL_FULL', `transaction pool is full (${this.options.capacity}): gas price must exceed ${victim?.gasPrice ?? 0n} wei`, 409);
+      }
+      this.remove(victim.hash);
+      evicted.push(victim);
+    }
+    this.insert(entry);
+    return { entry, evicted };
+  }
+
+  private insert(entry: PoolEntry): void {
+    let q = this.bySender.get(entry.sender);
+    if (!q) this.bySender.set(entry.sender, (q = new Map()));
+    q.set(entry.nonce, entry);
+    this.byHash.set(entry.hash, entry);
+  }
+
+  /** Eviction candidate: the lowest-priced highest-nonce entry of any sender (newest on ties). */
+  private cheapestTail(): PoolEntry | undefined {
+    let victim: PoolEntry | undefined;
+    for (const q of this.bySender.values()) {
+      let last: PoolEntry | undefined;
+      for (const e of q.values()) if (!last || e.nonce > last.nonce) last = e;
+      if (last && (!victim || last.gasPrice < victim.gasPrice || (last.gasPrice === victim.gasPrice && last.seq > victim.seq))) victim = last;
+    }
+    return victim;
+  }
+
+  /** Removes an entry by hash; returns it if it was pooled. */
+  remove(hash: string): PoolEntry | undefined {
+    const e = this.byHash.get(hash);
+    if (!e) return undefined;
+    this.byHash.delete(hash);
+    const q = this.bySender.get(e.sender)!;
+    q.delete(e.nonce);
+    if (q.size === 0) this.bySender.delete(e.sender);
+    return e;
+  }
+
+  /** Drops a sender's entries whose nonce is now below the account nonce (they can never be included). */
+  dropStale(sender: string, accountNonce: bigint): PoolEntry[] {
+    const q = this.bySender.get(sender);
+    if (!q) return [];
+    const stale = [...q.values()].filter((e) => e.nonce < accountNonce);
+    for (const e of stale) this.remove(e.hash);
+    return stale;
+  }
+
+  /** Senders with pooled transactions. */
+  senders(): string[] {
+    return [...this.bySender.keys()];
+  }
+
+  /** Pending (ready) and queued counts given each sender's account nonce. */
+  counts(nonceOf: (sender: string) => bigint): { pending: number; queued: number } {
+    let pending = 0;
+    for (const s of this.bySender.keys()) pending += Number(this.pendingNonce(s, nonceOf(s)) - nonceOf(s));
+    return { pending, queued: this.byHash.size - pending };
+  }
+
+  /**
+   * Build order (spec): nonce ascending per sender, gas price descending across senders,
+   * submission order as tie-break; only ready transactions, packed greedily under `maxGas`.
+   * A sender whose next transaction does not fit is skipped from then on (its later nonces
+   * could not be valid without it).
+   */
+  buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint): PoolEntry[] {
+    const heads: PoolEntry[] = [];
+    for (const [s, q] of this.bySender) {
+      const e = q.get(nonceOf(s));
+      if (e) heads.push(e);
+    }
+    const better = (a: PoolEntry, b: PoolEntry) => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq);
+    const out: PoolEntry[] = [];
+    let gas = 0n;
+    while (heads.length > 0) {
+      let bi = 0;
+      for (let i = 1; i < heads.length; i++) if (better(heads[i]!, heads[bi]!)) bi = i;
+      const e = heads[bi]!;
+      heads.splice(bi, 1);
+      if (gas + e.gasLimit > maxGas) continue;
+      gas += e.gasLimit;
+      out.push(e);
+      const next = this.bySender.get(e.sender)?.get(e.nonce + 1n);
+      if (next) heads.push(next);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Transaction signature verification on a pool of worker threads, so the HTTP loop stays
+ * responsive, with a cache keyed by transaction hash: the hash commits to the signature, so a
+ * transaction verified at admission is not verified again at block import.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { toHex } from '../../core/codec/bytes.js';
+import { SvcError } from '../../core/errors.js';
+import { encodeTx, type Transaction } from '../../core/types/transaction.js';
+import { sha3 } from '../../core/crypto/hash.js';
+
+/** Outcome of one verification. `signer` is null when the signature is invalid. */
+export interface VerifyResult {
+  hash: string;
+  signer: string | null;
+  cached: boolean;
+}
+
+/** Hooks for metrics. */
+export interface VerifierObserver {
+  verified(ms: number, ok: boolean): void;
+  cacheHit(): void;
+}
+
+interface Pending {
+  resolve: (r: Array<{ signer: string | null; ms: number }>) => void;
+  reject: (e: Error) => void;
+}
+
+const CACHE_LIMIT = 200_000;
+
+export class SignatureVerifier {
+  private readonly workers: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private readonly cache = new Map<string, string>();
+  private nextId = 0;
+  private rr = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly chainId: string,
+    private readonly observer?: VerifierObserver,
+  ) {}
+
+  /** Starts `threads` workers (default: one per core) and waits until each has loaded its backend. */
+  static async start(chainId: string, opts: { threads?: number; observer?: VerifierObserver } = {}): Promise<SignatureVerifier> {
+    const v = new SignatureVerifier(chainId, opts.observer);
+    const n = Math.max(1, opts.threads ?? availableParallelism());
+    await Promise.all(Array.from({ length: n }, () => v.spawn()));
+    return v;
+  }
+
+  private spawn(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { chainId: this.chainId } });
+      w.on('message', (msg: { ready?: boolean; id?: number; results?: Array<{ signer: string | null; ms: number }> }) => {
+        if (msg.ready) return resolve();
+        const p = this.pending.get(msg.id!);
+        if (p) {
+          this.pending.delete(msg.id!);
+          p.resolve(msg.results!);
+        }
+      });
+      w.on('error', (err) => {
+        reject(err);
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+      });
+      this.workers.push(w);
+    });
+  }
+
+  private run(envelopes: Uint8Array[]): Promise<Array<{ signer: string | null; ms: number }>> {
+    if (this.closed) return Promise.reject(new SvcError('SHUTTING_DOWN', 'node is shutting down', 503));
+    const id = this.nextId++;
+    const w = this.workers[this.rr++ % this.workers.length]!;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      w.postMessage({ id, envelopes });
+    });
+  }
+
+  private remember(hash: string, signer: string): void {
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(hash, signer);
+  }
+
+  /** Signer already proven for this hash, if any. */
+  cached(hash: string): string | undefined {
+    return this.cache.get(hash);
+  }
+
+  /** Verifies many transactions, spreading uncached ones across all workers. */
+  async verifyMany(txs: Transaction[]): Promise<VerifyResult[]> {
+    const envelopes = txs.map(encodeTx);
+    const hashes = envelopes.map((e) => toHex(sha3(e)));
+    const results: VerifyResult[] = hashes.map((hash) => {
+      const signer = this.cache.get(hash);
+      if (signer) this.observer?.cacheHit();
+      return { hash, signer: signer ?? null, cached: signer !== undefined };
+    });
+    const todo = results.map((r, i) => (r.cached ? -1 : i)).filter((i) => i >= 0);
+    if (todo.length === 0) return results;
+    const chunks = Math.min(this.workers.length, todo.length);
+    const size = Math.ceil(todo.length / chunks);
+    await Promise.all(
+      Array.from({ length: chunks }, async (_, c) => {
+        const idx = todo.slice(c * size, (c + 1) * size);
+        const out = await this.run(idx.map((i) => envelopes[i]!));
+        out.forEach((o, k) => {
+          const i = idx[k]!;
+          this.observer?.verified(o.ms, o.signer !== null);
+          results[i]!.signer = o.signer;
+          if (o.signer) this.remember(results[i]!.hash, o.signer);
+        });
+      }),
+    );
+    return results;
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
