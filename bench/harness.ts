@@ -5,7 +5,7 @@ import os from 'node:os';
 export interface BenchResult {
   readonly name: string;
   readonly backend: string;
-  readonly unit: 'ops/s' | 'MB/s';
+  readonly unit: 'ops/s' | 'MB/s' | 'tx/s' | 'MB' | 'ms';
   readonly value: number;
   /** Speed relative to the row's reference (e.g. liboqs / noble, tx verify / raw verify). */
   readonly ratio?: number;
@@ -71,7 +71,7 @@ function formatRate(v: number): string {
 /** Renders results as an aligned plain-text table. */
 export function formatTable(title: string, results: readonly BenchResult[]): string {
   const rows = [
-    ['benchmark', 'backend', 'rate', 'unit', 'limit/reference'],
+    ['benchmark', 'backend', 'value', 'unit', 'limit/reference'],
     ...results.map((r) => [r.name, r.backend, formatRate(r.value), r.unit, r.note ?? '']),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));

@@ -1,25 +1,62 @@
-/** Benchmark entry (`npm run bench -- [--seconds N] [--json]`): prints tables, or one JSON document with --json. */
+/**
+ * Benchmark entry (`npm run bench -- [--only crypto|execution] [--seconds N] [--profile DIR]
+ * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
+ */
 import { runCryptoBench } from './crypto.js';
+import { type RestClient, runExecutionBench } from './execution.js';
 import { formatMachine, machineInfo } from './harness.js';
+
+const SUITES = ['crypto', 'execution'] as const;
+type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
   seconds: number;
   json: boolean;
+  only: Set<Suite>;
+  profileDir?: string;
+  restClient: RestClient;
 }
 
-/** Parses `--seconds N` (or `--seconds=N`, default 1) and `--json`. */
+/**
+ * Parses `--seconds N` (default 1), `--only crypto|execution` (repeatable or comma-separated;
+ * default all), `--profile DIR` (CPU profiles of the execution phases), `--rest-client http|fetch`
+ * (the admission load generator) and `--json`.
+ */
 function parseBenchArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { seconds: 1, json: false };
+  const args: BenchArgs = { seconds: 1, json: false, only: new Set(), restClient: 'http' };
+  const value = (i: number, name: string): [string | undefined, number] => {
+    const arg = argv[i]!;
+    return arg === name ? [argv[i + 1], i + 1] : [arg.slice(name.length + 1), i];
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') args.json = true;
     else if (arg === '--seconds' || arg.startsWith('--seconds=')) {
-      const raw = arg === '--seconds' ? argv[++i] : arg.slice('--seconds='.length);
+      const [raw, j] = value(i, '--seconds');
+      i = j;
       const n = Number(raw);
       if (!Number.isFinite(n) || n <= 0) throw new Error(`--seconds needs a positive number, got ${raw ?? 'nothing'}`);
       args.seconds = n;
-    } else throw new Error(`unknown argument ${arg} (expected --seconds N, --json)`);
+    } else if (arg === '--only' || arg.startsWith('--only=')) {
+      const [raw, j] = value(i, '--only');
+      i = j;
+      for (const s of (raw ?? '').split(',')) {
+        if (!(SUITES as readonly string[]).includes(s)) throw new Error(`--only needs ${SUITES.join(' or ')}, got ${s || 'nothing'}`);
+        args.only.add(s as Suite);
+      }
+    } else if (arg === '--profile' || arg.startsWith('--profile=')) {
+      const [raw, j] = value(i, '--profile');
+      i = j;
+      if (!raw) throw new Error('--profile needs a directory');
+      args.profileDir = raw;
+    } else if (arg === '--rest-client' || arg.startsWith('--rest-client=')) {
+      const [raw, j] = value(i, '--rest-client');
+      i = j;
+      if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
+      args.restClient = raw;
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
+  if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
 }
 
@@ -32,5 +69,14 @@ try {
 }
 const machine = machineInfo();
 if (!args.json) console.log(`${formatMachine(machine)}\n`);
-const crypto = await runCryptoBench({ seconds: args.seconds, print: !args.json });
-if (args.json) console.log(JSON.stringify({ date: new Date().toISOString(), machine, seconds: args.seconds, crypto }, null, 2));
+const report: Record<string, unknown> = { date: new Date().toISOString(), machine, seconds: args.seconds };
+if (args.only.has('crypto')) {
+  report.crypto = await runCryptoBench({ seconds: args.seconds, print: !args.json });
+  if (!args.json && args.only.has('execution')) console.log('');
+}
+if (args.only.has('execution')) {
+  const { results, details } = await runExecutionBench({ seconds: args.seconds, print: !args.json, profileDir: args.profileDir, restClient: args.restClient });
+  report.execution = results;
+  report.executionDetails = details;
+}
+if (args.json) console.log(JSON.stringify(report, null, 2));

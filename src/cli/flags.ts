@@ -2,6 +2,7 @@
 import { Flags } from '@oclif/core';
 import { SvcError } from '../core/errors.js';
 import { PRODUCTION_KDF } from '../wallet/kdf.js';
+import { DEFAULT_EXECUTION_URL } from '../client/execution.js';
 
 /** `--password-file`. */
 export const passwordFileFlag = Flags.string({ description: 'read the wallet password from this file (else SVC_PASSWORD, else a hidden prompt)' });
@@ -22,3 +23,9 @@ export function kdfMemory(flag: number | undefined): number {
   if (!/^[1-9][0-9]*$/.test(env) || Number(env) < 64) throw new SvcError('USAGE', `SVC_KDF_MEMORY_KIB must be an integer of at least 64, got ${JSON.stringify(env)}`);
   return Number(env);
 }
+
+/** `--execution-url`: REST URL of the execution node (resolved by resolveExecutionUrl). */
+export const executionUrlFlag = Flags.string({
+  description: `execution node REST URL (default: SVC_EXECUTION_URL, else ${DEFAULT_EXECUTION_URL})`,
+  helpValue: 'URL',
+});

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { WalletError } from '../core/errors.js';
+import { normalizeAddress } from '../core/crypto/address.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { parseWalletFile, type WalletFile } from './keystore.js';
 
@@ -90,4 +91,10 @@ export async function saveWallet(name: string, contents: object, opts: { force?:
   const path = walletFilePath(name);
   await writeFileAtomic(path, JSON.stringify(contents, null, 2) + '\n', opts);
   return path;
+}
+
+/** An address argument: a 0x address (any case), or the name, address or path of a wallet in the store. */
+export async function resolveAddress(ref: string): Promise<string> {
+  if (ref.startsWith('0x') || ref.startsWith('0X')) return normalizeAddress(ref, 'address');
+  return (await resolveWallet(ref)).wallet.file.address;
 }

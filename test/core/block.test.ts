@@ -294,6 +294,9 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     SIGNED_HEADER_FAILED: 'Failed to create SignedHeader',
     MISSING_VRF_PROOF: 'Block missing VRF proof',
     INVALID_VRF_PROOF: 'VRF proof verification failed',
+    UNKNOWN_PARENT: 'Unknown parent block',
+    INVALID_HEIGHT: 'Block index does not follow its parent',
+    INVALID_TIMESTAMP: 'Block timestamp does not follow its parent',
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');
   assert.ok(e instanceof SvcError);

@@ -56,7 +56,9 @@ export default class NodeExecution extends SvcCommand {
         flags['faucet-password-file'] || process.env.SVC_FAUCET_PASSWORD !== undefined || genesis.preset !== 'devnet'
           ? await readSecret({ file: flags['faucet-password-file'], envVar: 'SVC_FAUCET_PASSWORD', prompt: 'Faucet keystore password: ', what: 'faucet password', fileFlag: '--faucet-password-file' })
           : DEVNET_PASSWORD;
-      const keys = await unlockWallet(stored.wallet.file, password);
+      const keys = await unlockWallet(stored.wallet.file, password).catch((err: Error) => {
+        throw new WalletError('FAUCET_UNLOCK_FAILED', `cannot unlock the faucet keystore ${faucetPath}: ${err.message} (give its password with --faucet-password-file or SVC_FAUCET_PASSWORD)`);
+      });
       faucet = { key: keys.mldsa, address: keys.address };
     } else {
       log.warn('faucet disabled: no faucet keystore', { looked_for: faucetPath });

@@ -149,8 +149,12 @@ export function blockToJson(block: Block): BlockJson {
   };
 }
 
-/** Parses wire JSON strictly. Validation (Merkle root, signatures) is the importer's job. */
-export function blockFromJson(input: unknown): Block {
+/**
+ * Parses wire JSON strictly. Validation (Merkle root, signatures) is the importer's job.
+ * With `deferMissing`, an absent signature or VRF proof parses as zero bytes so the importer can
+ * report it at its own step of the spec's order (after the Merkle root and the transactions).
+ */
+export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } = {}): Block {
   const o = requireObject(input, 'block');
   rejectUnknownKeys(o, ['header', 'transactions', 'signature'], 'block');
   const h = requireObject(o.header, 'block.header');
@@ -164,18 +168,21 @@ export function blockFromJson(input: unknown): Block {
       parentHash: parseHex(h.parent_hash, 'block.header.parent_hash', HASH_BYTES),
       merkleRoot: parseHex(h.merkle_root, 'block.header.merkle_root', HASH_BYTES),
       validatorId: parseAddress(h.validator_id, 'block.header.validator_id'),
-      vrfProof: requirePresent(h.vrf_proof, 'MISSING_VRF_PROOF', () => parseHex(h.vrf_proof, 'block.header.vrf_proof', SIGNATURE_BYTES)),
+      vrfProof: requirePresent(h.vrf_proof, 'MISSING_VRF_PROOF', opts, () => parseHex(h.vrf_proof, 'block.header.vrf_proof', SIGNATURE_BYTES)),
       vrfSeed: parseHex(h.vrf_seed, 'block.header.vrf_seed', HASH_BYTES),
       randaoReveal: parseHex(h.randao_reveal, 'block.header.randao_reveal', HASH_BYTES),
     },
     transactions: o.transactions.map((t) => txFromJson(t)),
-    signature: requirePresent(o.signature, 'MISSING_SIGNATURE', () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
+    signature: requirePresent(o.signature, 'MISSING_SIGNATURE', opts, () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
   };
 }
 
 // The spec names an absent signature or VRF proof as its own rejection reason, distinct from a malformed one.
-function requirePresent(value: unknown, code: 'MISSING_SIGNATURE' | 'MISSING_VRF_PROOF', parse: () => Uint8Array): Uint8Array {
-  if (value === undefined || value === null || value === '' || value === '0x') throw new BlockError(code);
+function requirePresent(value: unknown, code: 'MISSING_SIGNATURE' | 'MISSING_VRF_PROOF', opts: { deferMissing?: boolean }, parse: () => Uint8Array): Uint8Array {
+  if (value === undefined || value === null || value === '' || value === '0x') {
+    if (opts.deferMissing) return new Uint8Array(0);
+    throw new BlockError(code);
+  }
   return parse();
 }
 

@@ -54,10 +54,14 @@ export class Admission {
   /** Account nonce at the head. */
   accountNonce = (sender: string): bigint => this.chain.world.account(sender).nonce;
 
-  /** Runs the pipeline and pools the transaction; throws the first failing rule's error. */
-  async submit(tx: Transaction, source: TxSource): Promise<Admitted> {
+  /**
+   * Runs the pipeline and pools the transaction; throws the first failing rule's error.
+   * `limitSender` runs right after the signature check, so a rate limit keyed on the sender
+   * cannot be spent by someone else's forged transactions.
+   */
+  async submit(tx: Transaction, source: TxSource, opts: { limitSender?: (sender: string) => void } = {}): Promise<Admitted> {
     try {
-      const admitted = await this.check(tx);
+      const admitted = await this.check(tx, opts.limitSender);
       this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
       return admitted;
     } catch (err) {
@@ -70,7 +74,7 @@ export class Admission {
     }
   }
 
-  private async check(tx: Transaction): Promise<Admitted> {
+  private async check(tx: Transaction, limitSender?: (sender: string) => void): Promise<Admitted> {
     // Step 1: the ECDSA authorisation path (no balance or gas checks) needs account state for
     // authorised keys, which execution does not keep yet: refuse clearly instead of pooling.
     if (isAuthorization(tx) || tx.type === 3) {
@@ -80,6 +84,7 @@ export class Admission {
     const [v] = await this.verifier.verifyMany([tx]);
     if (!v || v.signer === null) throw new TxError('ErrInvalidSignature');
     const sender = v.signer;
+    limitSender?.(sender);
     if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
     const account = this.chain.world.account(sender);
     // Step 3: nonce.
@@ -115,9 +120,22 @@ export class Admission {
     return this.pool.status(entry, this.accountNonce(entry.sender));
   }
 
-  /** Build order for the proposer, packed under MaxGasPerBlock. */
+  /**
+   * Build order for the proposer, packed under MaxGasPerBlock. Admission checks each transaction
+   * against the balance alone, so a sender's pooled run can overdraw it, and one such transaction
+   * would make block validation reject the whole block: a sender's run stops at the first
+   * transaction its balance, less the cost (value + gasLimit × gasPrice) of its earlier ones in
+   * this block, cannot cover.
+   */
   pending(maxGas: bigint = this.maxGas): PoolEntry[] {
-    return this.pool.buildOrder(this.accountNonce, maxGas);
+    const left = new Map<string, bigint>();
+    return this.pool.buildOrder(this.accountNonce, maxGas, (e) => {
+      const balance = left.get(e.sender) ?? this.chain.world.account(e.sender).balance;
+      const cost = maxCost(e.tx);
+      if (cost > balance) return false;
+      left.set(e.sender, balance - cost);
+      return true;
+    });
   }
 
   /** Spec mempool entry. */

@@ -257,6 +257,7 @@ export class ExecutionChain {
     if (!validator) throw new BlockError('UNKNOWN_VALIDATOR', proposer);
     const publicKey = this.registry.publicKey(validator);
     // Step 4: block signature over the canonical SignedHeader.
+    if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
     let sh;
     try {
       sh = signedHeaderOf(h, this.genesis.chain_id, validator.index);
@@ -268,6 +269,7 @@ export class ExecutionChain {
     this.observer.signatureChecked('block', performance.now() - t, sigOk, canonicalHeaderBytes(sh, block.signature).length);
     if (!sigOk) throw new BlockError('INVALID_BLOCK_SIGNATURE');
     // Step 5: VRF proof over the seed.
+    if (h.vrfProof.length === 0) throw new BlockError('MISSING_VRF_PROOF');
     t = performance.now();
     const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
     this.observer.signatureChecked('vrf', performance.now() - t, vrfOk);
@@ -454,6 +456,10 @@ export class ExecutionChain {
     return this.mutex.run(async () => {
       const target = await this.record(headHash);
       if (!target) throw new SvcError('UNKNOWN_BLOCK', `unknown head block ${headHash}`, 404);
+      // A head that does not descend from the current finalized block would revert it.
+      if (target.index < this.finalizedRef.index || (await this.ancestorAt(target, this.finalizedRef.index)).hash !== this.finalizedRef.hash) {
+        throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
+      }
       let finalized = this.finalizedRef;
       if (finalizedHash !== undefined && finalizedHash !== this.finalizedRef.hash) {
         const f = await this.record(finalizedHash);

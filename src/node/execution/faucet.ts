@@ -52,9 +52,11 @@ export class Faucet {
     const address = normalizeAddress(input, 'address');
     return this.mutex.run(async () => {
       if (!this.key) throw new SvcError('FAUCET_DISABLED', 'faucet disabled: start the node with --faucet-keystore (svc genesis new writes keystores/faucet.json)', 503);
-      const last = await this.chain.store.get<number>(Keys.faucetClaim(address));
-      if (last !== undefined && now - last < this.cooldownMs) {
-        throw new SvcError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last + this.cooldownMs).toISOString()}`, 429);
+      const last = await this.chain.store.get<{ at: number; tx_hash: string }>(Keys.faucetClaim(address));
+      // The pool is not persisted and may evict: a claim whose transfer is neither pooled nor on
+      // chain was lost, so it does not hold the address to its cooldown.
+      if (last && now - last.at < this.cooldownMs && (this.admission.pool.has(last.tx_hash) || (await this.chain.txLocation(last.tx_hash)))) {
+        throw new SvcError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last.at + this.cooldownMs).toISOString()}`, 429);
       }
       const nonce = this.admission.pool.pendingNonce(this.address, this.admission.accountNonce(this.address));
       const tx = signStandardTx(
@@ -64,7 +66,7 @@ export class Faucet {
       );
       this.onSign();
       const { hash } = await this.admission.submit(tx, 'faucet');
-      await this.chain.store.write(new WriteBatch().put(Keys.faucetClaim(address), now));
+      await this.chain.store.write(new WriteBatch().put(Keys.faucetClaim(address), { at: now, tx_hash: hash }));
       return { address, tx_hash: hash, amount: this.amount.toString() };
     });
   }

@@ -108,10 +108,18 @@ export class ExecutionNode {
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
       throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
     }
+    // Until the node exists, a failure (GENESIS_MISMATCH, FAUCET_KEY_MISMATCH, ...) must release the
+    // database and the worker threads, or they keep the process alive after the error.
+    const release: Array<() => Promise<unknown>> = [() => db.close()];
+    const failed = async (err: unknown): Promise<never> => {
+      for (const r of release.reverse()) await r().catch(() => undefined);
+      throw err;
+    };
     const verifier = await SignatureVerifier.start(opts.genesis.chain_id, {
       threads: opts.verifierThreads,
       observer: { verified: (ms, okv) => metrics.signature(ms, okv), cacheHit: () => metrics.cacheHits.inc() },
-    });
+    }).catch(failed);
+    release.push(() => verifier.close());
     let admission: Admission | undefined;
     const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), verifier, log, {
       canonicalChanged: (change) => admission && ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log),
@@ -128,16 +136,22 @@ export class ExecutionNode {
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
         }
       },
-    });
+    }).catch(failed);
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     admission = new Admission(chain, pool, verifier, metrics, log);
-    const faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc());
+    let faucet: Faucet;
+    try {
+      faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc());
+    } catch (err) {
+      return failed(err);
+    }
     const rest = createServer(log, ENGINE_BODY_LIMIT);
     const rpc = createServer(log);
     const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, db, rest, rpc, log);
-    registerRestRoutes(rest, node, { submitRatePerIp: opts.submitRatePerIp ?? 200, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
+    const submitRatePerIp = opts.submitRatePerIp ?? 200;
+    registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
-    registerRpcMethods(rpc, node);
+    registerRpcMethods(rpc, node, submitRatePerIp);
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
@@ -193,8 +207,8 @@ export class ExecutionNode {
   }
 
   /** Runs the admission pipeline. */
-  submit(tx: Transaction, source: TxSource) {
-    return this.admission.submit(tx, source);
+  submit(tx: Transaction, source: TxSource, opts?: { limitSender?: (sender: string) => void }) {
+    return this.admission.submit(tx, source, opts);
   }
 
   /** Lifecycle of a transaction by hash. */

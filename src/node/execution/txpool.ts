@@ -163,9 +163,10 @@ export class TxPool {
    * Build order (spec): nonce ascending per sender, gas price descending across senders,
    * submission order as tie-break; only ready transactions, packed greedily under `maxGas`.
    * A sender whose next transaction does not fit is skipped from then on (its later nonces
-   * could not be valid without it).
+   * could not be valid without it). `take`, when given, is asked about each entry that fits and
+   * may refuse it (e.g. the sender cannot pay for it), with the same effect on the sender.
    */
-  buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint): PoolEntry[] {
+  buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
     const heads: PoolEntry[] = [];
     for (const [s, q] of this.bySender) {
       const e = q.get(nonceOf(s));
@@ -180,6 +181,7 @@ export class TxPool {
       const e = heads[bi]!;
       heads.splice(bi, 1);
       if (gas + e.gasLimit > maxGas) continue;
+      if (take && !take(e)) continue;
       gas += e.gasLimit;
       out.push(e);
       const next = this.bySender.get(e.sender)?.get(e.nonce + 1n);

@@ -20,23 +20,29 @@ const MAX_CREDITS = 100_000;
 /** Registers the engine routes behind the loopback/JWT guard. */
 export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, jwtSecret: Uint8Array | undefined): void {
   app.addHook('onRequest', async (req, reply) => {
-    const path = req.url.split('?')[0]!;
-    if (!path.startsWith('/api/v1/engine/') && path !== '/api/v1/blocks') return;
+    // Decide on the matched route, not the raw URL: the router percent-decodes paths, so
+    // `/api/v1/%65ngine/newPayload` reaches the engine handler while its raw URL does not
+    // start with `/api/v1/engine/`.
+    const route = req.routeOptions.url;
+    if (route === undefined || (!route.startsWith('/api/v1/engine/') && route !== '/api/v1/blocks')) return;
     if (isLoopback(clientIp(req))) return;
     if (jwtSecret && verifyEngineJwt(req.headers.authorization, jwtSecret)) return;
     return reply.status(403).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
   });
 
-  const newPayload = async (body: unknown) => node.chain.importBlock(blockFromJson(body));
+  const newPayload = async (body: unknown) => node.chain.importBlock(blockFromJson(body, { deferMissing: true }));
   app.post('/api/v1/engine/newPayload', async (req, reply) => ok(reply, await newPayload(req.body)));
   app.post('/api/v1/blocks', async (req, reply) => ok(reply, await newPayload(req.body)));
 
   app.post('/api/v1/engine/forkchoiceUpdated', async (req, reply) => {
     const o = requireObject(req.body, 'request');
     rejectUnknownKeys(o, ['head_block_hash', 'finalized_block_hash'], 'request');
-    if (typeof o.head_block_hash !== 'string') throw new MalformedError('request.head_block_hash', 'required');
+    if (o.head_block_hash === undefined) throw new MalformedError('request.head_block_hash', 'required');
+    if (typeof o.head_block_hash !== 'string') throw new MalformedError('request.head_block_hash', 'expected a 0x-prefixed 32-byte hash');
     const head = parseHashParam(o.head_block_hash, 'head_block_hash');
-    const finalized = o.finalized_block_hash === undefined ? undefined : parseHashParam(String(o.finalized_block_hash), 'finalized_block_hash');
+    const f = o.finalized_block_hash;
+    if (f !== undefined && f !== null && typeof f !== 'string') throw new MalformedError('request.finalized_block_hash', 'expected a 0x-prefixed 32-byte hash');
+    const finalized = f === undefined || f === null ? undefined : parseHashParam(f, 'finalized_block_hash');
     return ok(reply, await node.chain.forkchoiceUpdated(head, finalized));
   });
 

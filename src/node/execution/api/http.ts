@@ -34,7 +34,18 @@ export function classify(err: unknown): { status: number; code: string; message:
 
 /** A Fastify instance with the envelope on every error and on unknown routes. */
 export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit, trustProxy: false, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit,
+    trustProxy: false,
+    return503OnClosing: true,
+    // Errors raised before routing (bad percent-encoding, over-long path parameters) bypass the
+    // error handler; without this they answer Fastify's own body instead of the envelope.
+    frameworkErrors: (err, _req, reply) => {
+      const c = classify(err);
+      void (reply as FastifyReply).status(c.status).send(errorBody(c.code, c.message));
+    },
+  });
   app.setErrorHandler((err, req, reply) => {
     const c = classify(err);
     if (c.status >= 500) log.error('request failed', { method: req.method, url: req.url, error: (err as Error).stack ?? String(err) });

@@ -7,8 +7,6 @@ import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from './http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseSubmission } from './submission.js';
-import { toHex } from '../../../core/codec/bytes.js';
-import { txSender } from '../../../core/types/transaction.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 
@@ -54,8 +52,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   app.post('/api/v1/transactions', small, async (req, reply) => {
     submitPerIp.take(clientIp(req));
     const tx = parseSubmission(req.body);
-    submitPerSender.take(toHex(txSender(tx)));
-    return ok(reply, await node.submit(tx, 'rest'), 202);
+    return ok(reply, await node.submit(tx, 'rest', { limitSender: (sender) => submitPerSender.take(sender) }), 202);
   });
 
   app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));

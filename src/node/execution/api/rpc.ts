@@ -12,7 +12,8 @@ import { txFromJson, txToJson, type TxJson, type ValueTxJson } from '../../../co
 import type { BlockRecord, Receipt } from '../chain.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool.js';
-import { DEFAULT_BODY_LIMIT } from './http.js';
+import { DEFAULT_BODY_LIMIT, clientIp } from './http.js';
+import { RateLimiter } from './rate-limit.js';
 
 /** Standard JSON-RPC error codes (DECISIONS.md). */
 export const RpcCode = { Parse: -32700, InvalidRequest: -32600, MethodNotFound: -32601, InvalidParams: -32602, Internal: -32603, Server: -32000 } as const;
@@ -36,7 +37,15 @@ const EMPTY_BLOOM = '0x' + '00'.repeat(256);
 const qty = (n: bigint | number): string => '0x' + BigInt(n).toString(16);
 
 type Params = unknown[];
-type Method = (params: Params, node: ExecutionNode) => unknown;
+/** Per-request context: the submission limits bound to the caller. */
+export interface RpcContext {
+  limitIp(): void;
+  limitSender(sender: string): void;
+}
+
+const UNLIMITED: RpcContext = { limitIp() {}, limitSender() {} };
+
+type Method = (params: Params, node: ExecutionNode, ctx: RpcContext) => unknown;
 
 function param<T>(params: Params, i: number, parse: (v: unknown) => T, name: string, optional = false): T | undefined {
   const v = params[i];
@@ -142,14 +151,15 @@ async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
   };
 }
 
-async function submit(node: ExecutionNode, parse: () => Transaction): Promise<string> {
+async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => Transaction): Promise<string> {
+  ctx.limitIp();
   let tx;
   try {
     tx = parse();
   } catch (err) {
     throw new RpcError(RpcCode.InvalidParams, (err as Error).message, err instanceof SvcError ? { code: err.code } : undefined);
   }
-  return (await node.submit(tx, 'rpc')).hash;
+  return (await node.submit(tx, 'rpc', { limitSender: (sender) => ctx.limitSender(sender) })).hash;
 }
 
 const METHODS: Record<string, Method> = {
@@ -195,8 +205,8 @@ const METHODS: Record<string, Method> = {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
     return s.receipt ? rpcReceipt(s.receipt) : null;
   },
-  eth_sendRawTransaction: (p, n) => submit(n, () => decodeTx(parseHex(p[0], 'raw transaction'))),
-  svc_sendTransaction: (p, n) => submit(n, () => txFromJson(p[0])),
+  eth_sendRawTransaction: (p, n, ctx) => submit(n, ctx, () => decodeTx(parseHex(p[0], 'raw transaction'))),
+  svc_sendTransaction: (p, n, ctx) => submit(n, ctx, () => txFromJson(p[0])),
   txpool_status: (_p, n) => {
     const c = n.admission.pool.counts(n.admission.accountNonce);
     return { pending: qty(c.pending), queued: qty(c.queued) };
@@ -226,7 +236,7 @@ function errorResponse(id: unknown, code: number, message: string, data?: unknow
 }
 
 /** Handles one request object; returns undefined for notifications (no id). */
-export async function handleRpc(req: unknown, node: ExecutionNode): Promise<object | undefined> {
+export async function handleRpc(req: unknown, node: ExecutionNode, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
   if (typeof req !== 'object' || req === null || Array.isArray(req)) return errorResponse(null, RpcCode.InvalidRequest, 'invalid request: expected an object');
   const r = req as Partial<RpcRequest>;
   const id = r.id;
@@ -238,7 +248,7 @@ export async function handleRpc(req: unknown, node: ExecutionNode): Promise<obje
   const method = Object.hasOwn(METHODS, r.method) ? METHODS[r.method] : undefined;
   if (!method) return errorResponse(id, RpcCode.MethodNotFound, `the method ${r.method} does not exist/is not available`);
   try {
-    const result = await method((r.params as Params | undefined) ?? [], node);
+    const result = await method((r.params as Params | undefined) ?? [], node, ctx);
     return id === undefined ? undefined : { jsonrpc: '2.0', id, result };
   } catch (err) {
     if (err instanceof RpcError) return errorResponse(id, err.code, err.message, err.data);
@@ -250,10 +260,14 @@ export async function handleRpc(req: unknown, node: ExecutionNode): Promise<obje
 }
 
 /** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
-export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode): void {
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
+  const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
+  const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
   app.post('/', async (req, reply) => {
+    const ip = clientIp(req);
+    const ctx: RpcContext = { limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) };
     let parsed: unknown;
     try {
       parsed = JSON.parse(String(req.body ?? ''));
@@ -263,10 +277,10 @@ export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode): v
     if (Array.isArray(parsed)) {
       if (parsed.length === 0) return reply.send(errorResponse(null, RpcCode.InvalidRequest, 'invalid request: empty batch'));
       if (parsed.length > MAX_BATCH) return reply.send(errorResponse(null, RpcCode.InvalidRequest, `invalid request: batch larger than ${MAX_BATCH}`));
-      const out = (await Promise.all(parsed.map((p) => handleRpc(p, node)))).filter((x) => x !== undefined);
+      const out = (await Promise.all(parsed.map((p) => handleRpc(p, node, ctx)))).filter((x) => x !== undefined);
       return out.length ? reply.send(out) : reply.status(204).send();
     }
-    const res = await handleRpc(parsed, node);
+    const res = await handleRpc(parsed, node, ctx);
     return res ? reply.send(res) : reply.status(204).send();
   });
 }

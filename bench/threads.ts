@@ -1,0 +1,93 @@
+/**
+ * CPU accounting of a benchmark phase: this process's threads from /proc/self/task (Linux;
+ * elsewhere only the process total from process.cpuUsage), an optional load-generator child
+ * process, and what the rest of the machine used meanwhile (/proc/stat), which flags runs
+ * disturbed by other processes. Threads are attributed to roles by id: the main thread is the
+ * one whose id is the process id; callers name the threads a step created (the node's verifier
+ * workers); the rest are `other` (V8 GC and compiler helpers, libuv, the inspector).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+
+const TASKS = '/proc/self/task';
+const HAS_PROC = existsSync(TASKS);
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) per thread id; empty without /proc. */
+export function threadCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!HAS_PROC) return out;
+  for (const tid of readdirSync(TASKS)) {
+    try {
+      const stat = readFileSync(`${TASKS}/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND);
+    } catch {
+      // The thread exited between listing and reading.
+    }
+  }
+  return out;
+}
+
+/** Thread ids alive now. */
+export function threadIds(): Set<number> {
+  return new Set(threadCpu().keys());
+}
+
+/** Busy CPU seconds of the whole machine since boot, or undefined without /proc. */
+function machineBusy(): number | undefined {
+  if (!HAS_PROC) return undefined;
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: busy is everything but idle and iowait.
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - f[3]! - f[4]!) / TICKS_PER_SECOND;
+}
+
+/** CPU used during a phase. */
+export interface CpuSplit {
+  wallSeconds: number;
+  /** This process (all threads), in cores: CPU seconds / wall seconds. */
+  cores: number;
+  /** CPU seconds per role: main, verifiers, other (Linux only), and `load generator` (a child process) when given. */
+  seconds: Record<string, number>;
+  /** Cores the rest of the machine kept busy meanwhile (Linux only): above ~0.1 the figures are disturbed. */
+  otherProcessesCores?: number;
+}
+
+/**
+ * Starts measuring. `finish(wallSeconds, roles, clientSeconds)` returns the split; `roles` maps a
+ * role name to the thread ids it owns and `clientSeconds` is the CPU a load-generator child used.
+ */
+export function startCpu(): { finish(wallSeconds: number, roles: Record<string, Set<number>>, clientSeconds?: number): CpuSplit } {
+  const before = threadCpu();
+  const m0 = machineBusy();
+  const p0 = process.cpuUsage();
+  return {
+    finish(wallSeconds, roles, clientSeconds) {
+      const p = process.cpuUsage(p0);
+      const m1 = machineBusy();
+      const after = threadCpu();
+      const seconds: Record<string, number> = {};
+      if (HAS_PROC) {
+        for (const [tid, cpu] of after) {
+          const role = tid === process.pid ? 'main' : (Object.entries(roles).find(([, ids]) => ids.has(tid))?.[0] ?? 'other');
+          seconds[role] = (seconds[role] ?? 0) + cpu - (before.get(tid) ?? 0);
+        }
+      }
+      if (clientSeconds !== undefined) seconds['load generator'] = clientSeconds;
+      const cores = (p.user + p.system) / 1e6 / wallSeconds;
+      const split: CpuSplit = { wallSeconds, cores, seconds };
+      if (m0 !== undefined && m1 !== undefined) split.otherProcessesCores = Math.max(0, (m1 - m0 - (clientSeconds ?? 0)) / wallSeconds - cores);
+      return split;
+    },
+  };
+}
+
+/** `CPU µs/tx: main 228, verifiers 233, …; other processes 0.02 cores` (largest first). */
+export function formatCpu(c: CpuSplit, txs: number): string {
+  const parts = Object.entries(c.seconds)
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([role, s]) => `${role} ${((s * 1e6) / txs).toFixed(0)}`);
+  const body = parts.length ? `CPU µs/tx: ${parts.join(', ')}` : `process CPU ${c.cores.toFixed(2)} cores`;
+  return c.otherProcessesCores === undefined ? body : `${body}; other processes ${c.otherProcessesCores.toFixed(2)} cores`;
+}

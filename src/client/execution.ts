@@ -1,0 +1,312 @@
+/**
+ * A small typed client for the execution layer's REST API (`{execution_url}`, default port 8546),
+ * on the global fetch. Every request has a deadline; every failure is an ExecutionClientError
+ * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
+ */
+import { SvcError } from '../core/errors.js';
+
+/** Where the execution REST API listens when nothing else is configured. */
+export const DEFAULT_EXECUTION_URL = 'http://127.0.0.1:8546';
+
+/** Per-request deadline unless the caller sets another. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/** A failed call to the execution node. `httpStatus` is absent when no HTTP answer arrived. */
+export class ExecutionClientError extends SvcError {
+  readonly httpStatus: number | undefined;
+
+  constructor(code: string, message: string, httpStatus?: number, options?: { cause?: unknown }) {
+    super(code, message, httpStatus ?? 502, options);
+    this.httpStatus = httpStatus;
+  }
+}
+
+/**
+ * The execution URL in effect: `--execution-url`, else SVC_EXECUTION_URL, else the default.
+ * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
+ */
+export function resolveExecutionUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (flag !== undefined) return parseExecutionUrl(flag, '--execution-url');
+  const fromEnv = env.SVC_EXECUTION_URL;
+  if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_EXECUTION_URL');
+  return defaultExecutionUrl();
+}
+
+/** The fallback when neither the flag nor the environment names a node. The devnet manifest (issue #5) plugs in here. */
+function defaultExecutionUrl(): string {
+  return DEFAULT_EXECUTION_URL;
+}
+
+/** Validates an http(s) base URL (a path prefix is allowed, e.g. behind a proxy) and drops trailing slashes. */
+export function parseExecutionUrl(value: string, source: string): string {
+  const bad = (why: string) => new SvcError('INVALID_URL', `${source} must be an http:// or https:// URL${why}, got ${JSON.stringify(value)}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw bad('');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('');
+  if (url.username || url.password) throw bad(' without credentials');
+  if (url.search || url.hash) throw bad(' without a query or fragment');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes (docs/execution.md). Declared here rather than imported from the node so the client
+// depends on the HTTP interface only.
+
+/** GET /health */
+export interface HealthView {
+  status: string;
+  layer: string;
+  latest_block: number;
+  peers: number;
+  chain_id: string;
+  head_hash: string;
+  finalized_block: number;
+  mempool: number;
+}
+
+/** GET /api/v1/accounts/:address */
+export interface AccountView {
+  address: string;
+  /** Base-10 wei. */
+  balance: string;
+  nonce: number;
+  /** The next nonce after the sender's transactions in the pool. */
+  pending_nonce: number;
+}
+
+export type PoolStatus = 'ready' | 'queued';
+
+/** POST /api/v1/transactions (202) */
+export interface SubmitView {
+  hash: string;
+  status: PoolStatus;
+  /** Hash of the same-nonce transaction this one replaced. */
+  replaced?: string;
+}
+
+/** A transaction's outcome in a block. */
+export interface ReceiptView {
+  transactionHash: string;
+  transactionIndex: number;
+  blockHash: string;
+  blockNumber: number;
+  from: string;
+  to: string | null;
+  kind: string;
+  /** 1 success, 0 failure (gas still consumed). */
+  status: 0 | 1;
+  gasUsed: number;
+  cumulativeGasUsed: number;
+  effectiveGasPrice: string;
+  fee: string;
+  error?: string;
+}
+
+export type TxLifecycle = 'Pending' | 'Confirmed' | 'Finalized' | 'unknown';
+
+/** GET /api/v1/transactions/:hash */
+export interface TxStatusView {
+  hash: string;
+  state: TxLifecycle;
+  pool_status?: PoolStatus;
+  /** Transaction JSON (src/core/types/transaction-json.ts). */
+  tx?: { type: number; nonce: number; from: string; hash: string; to?: string | null; value?: string; gasPrice?: string; gasLimit?: number; [k: string]: unknown };
+  receipt?: ReceiptView;
+  block?: { hash: string; number: number };
+}
+
+/** One entry of GET /api/v1/execution/mempool (spec view plus status). */
+export interface MempoolEntryView {
+  hash: string;
+  from: string;
+  to: string | null;
+  value: string;
+  gas: number;
+  gas_price: string;
+  nonce: number;
+  signature: string;
+  public_key: string;
+  status: PoolStatus;
+}
+
+export interface MempoolView {
+  count: number;
+  transactions: MempoolEntryView[];
+}
+
+/** POST /api/v1/faucet/claim */
+export interface FaucetClaimView {
+  address: string;
+  tx_hash: string;
+  /** Base-10 wei. */
+  amount: string;
+}
+
+/** A block with metadata (GET /api/v1/blocks/:id); only the fields the CLI reads are typed. */
+export interface BlockView {
+  hash: string;
+  number: number;
+  parent_hash: string;
+  timestamp: number;
+  [k: string]: unknown;
+}
+
+const TX_HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+/** Validates a transaction hash before it goes on the wire (same message as the server's). */
+export function parseTxHash(value: string): string {
+  if (!TX_HASH_RE.test(value)) throw new SvcError('MALFORMED_INPUT', 'malformed transaction hash: expected 0x and 64 hex digits');
+  return value.toLowerCase();
+}
+
+export interface ExecutionClientOptions {
+  /** Deadline of each request in ms (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface RequestOptions {
+  /** Deadline of this request in ms, instead of the client's. */
+  timeoutMs?: number;
+}
+
+export class ExecutionClient {
+  readonly baseUrl: string;
+  private readonly timeoutMs: number;
+
+  constructor(baseUrl: string, opts: ExecutionClientOptions = {}) {
+    this.baseUrl = parseExecutionUrl(baseUrl, 'execution URL');
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  /** GET /health; refuses a server that is not an execution node. */
+  async health(opts?: RequestOptions): Promise<HealthView> {
+    const h = object(await this.request('GET', '/health', undefined, opts), 'GET /health');
+    if (h.layer !== 'execution' || typeof h.chain_id !== 'string') {
+      throw new ExecutionClientError('BAD_RESPONSE', `${this.baseUrl} is not an execution node (GET /health answered layer ${JSON.stringify(h.layer ?? null)})`);
+    }
+    return h as unknown as HealthView;
+  }
+
+  /** Balance and nonces of an address at the head. */
+  async account(address: string, opts?: RequestOptions): Promise<AccountView> {
+    if (!ADDRESS_RE.test(address)) throw new SvcError('MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
+    return this.data<AccountView>('GET', `/api/v1/accounts/${address.toLowerCase()}`, undefined, opts);
+  }
+
+  /** Submits a signed envelope (0x hex) to the pool. */
+  submitRaw(raw: string, opts?: RequestOptions): Promise<SubmitView> {
+    return this.data<SubmitView>('POST', '/api/v1/transactions', { raw }, opts);
+  }
+
+  /** Lifecycle state of a transaction. */
+  txStatus(hash: string, opts?: RequestOptions): Promise<TxStatusView> {
+    return this.data<TxStatusView>('GET', `/api/v1/transactions/${parseTxHash(hash)}`, undefined, opts);
+  }
+
+  /** The pool's contents. */
+  async mempool(opts?: RequestOptions): Promise<MempoolView> {
+    const o = object(await this.request('GET', '/api/v1/execution/mempool', undefined, opts), 'GET /api/v1/execution/mempool');
+    if (typeof o.count !== 'number' || !Array.isArray(o.transactions)) throw this.badResponse('GET /api/v1/execution/mempool', 'no count and transactions');
+    return { count: o.count, transactions: o.transactions as MempoolEntryView[] };
+  }
+
+  /** Asks the faucet for its fixed amount; a cooldown is FAUCET_COOLDOWN (HTTP 429). */
+  async faucetClaim(address: string, opts?: RequestOptions): Promise<FaucetClaimView> {
+    const o = object(await this.request('POST', '/api/v1/faucet/claim', { address }, opts), 'POST /api/v1/faucet/claim');
+    if (typeof o.tx_hash !== 'string' || typeof o.amount !== 'string') throw this.badResponse('POST /api/v1/faucet/claim', 'no tx_hash and amount');
+    return { address: typeof o.address === 'string' ? o.address : address.toLowerCase(), tx_hash: o.tx_hash, amount: o.amount };
+  }
+
+  /** A block by height, 0x hash, `latest`, `finalized` or `earliest`. */
+  block(id: string | number, opts?: RequestOptions): Promise<BlockView> {
+    return this.data<BlockView>('GET', `/api/v1/blocks/${encodeURIComponent(String(id))}`, undefined, opts);
+  }
+
+  /** A `{success: true, data}` route: returns `data`. */
+  private async data<T>(method: string, path: string, body: unknown, opts: RequestOptions | undefined): Promise<T> {
+    const o = object(await this.request(method, path, body, opts), `${method} ${path}`);
+    if (o.success !== true || !('data' in o)) throw this.badResponse(`${method} ${path}`, 'no {success: true, data} envelope');
+    return o.data as T;
+  }
+
+  /** One HTTP exchange: JSON in and out, the error envelope mapped to ExecutionClientError. */
+  private async request(method: string, path: string, body: unknown, opts: RequestOptions | undefined): Promise<unknown> {
+    const url = this.baseUrl + path;
+    const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
+    const init: RequestInit = { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+    }
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, init);
+      text = await res.text();
+    } catch (err) {
+      throw this.transportError(err, method, path, timeoutMs);
+    }
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) {
+      const env = envelopeError(json);
+      if (env) throw new ExecutionClientError(env.code, env.message, res.status);
+      throw new ExecutionClientError('HTTP_ERROR', `${method} ${url} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, res.status);
+    }
+    if (json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
+    return json;
+  }
+
+  private transportError(err: unknown, method: string, path: string, timeoutMs: number): ExecutionClientError {
+    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
+      return new ExecutionClientError('TIMEOUT', `the execution node at ${this.baseUrl} did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`, undefined, { cause: err });
+    }
+    const code = e.cause?.code;
+    const why =
+      code === 'ECONNREFUSED' ? 'connection refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found'
+      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset'
+      : code === 'EHOSTUNREACH' || code === 'ENETUNREACH' ? 'host unreachable'
+      : e.cause?.message === 'bad port' ? `fetch refuses port ${new URL(this.baseUrl).port || 'of this URL'}: it is on the blocked-ports list`
+      : (e.cause?.message ?? e.message ?? String(err));
+    return new ExecutionClientError(
+      'UNREACHABLE',
+      `cannot reach the execution node at ${this.baseUrl} (${why}): start one with \`svc node execution\`, or point --execution-url (or SVC_EXECUTION_URL) at a running node`,
+      undefined,
+      { cause: err },
+    );
+  }
+
+  private badResponse(what: string, why: string): ExecutionClientError {
+    return new ExecutionClientError('BAD_RESPONSE', `unexpected answer from ${this.baseUrl} to ${what}: ${why} (is this an svc execution node?)`);
+  }
+}
+
+function object(v: unknown, what: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ExecutionClientError('BAD_RESPONSE', `unexpected answer to ${what}: not a JSON object`);
+  return v as Record<string, unknown>;
+}
+
+/** `{success: false, error: {code, message}}` → its code and message. */
+function envelopeError(v: unknown): { code: string; message: string } | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const err = (v as { error?: unknown }).error;
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
+  return { code, message };
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,351 @@
+/**
+ * Block import through the engine API: application, the spec's validation steps in order with
+ * their phrases, failed transactions that still consume gas, deposits and the registry, account
+ * proofs and reward credits.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
+import { DEPOSIT_ADDRESS, GWEI } from '../../../src/core/constants.js';
+import { sha3 } from '../../../src/core/crypto/hash.js';
+import { vrfProve } from '../../../src/core/crypto/vrf.js';
+import { type Block, blockHash, blockToJson, signBlock } from '../../../src/core/types/block.js';
+import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { type AccountProof, verifyAccountProof } from '../../../src/node/execution/state.js';
+import { flipByte } from '../../helpers/assert.js';
+import {
+  account,
+  CHAIN_ID,
+  devnet,
+  expectEnvelope,
+  expectOk,
+  genesisRef,
+  get,
+  hashOf,
+  height,
+  importOk,
+  makeBlock,
+  mempoolHashes,
+  newPayload,
+  type ParentRef,
+  post,
+  startNode,
+  submitOk,
+  TOKEN,
+  transfer,
+} from './fixture.js';
+
+const { keys } = devnet();
+const acc0 = keys.accounts[0]!;
+const acc1 = keys.accounts[1]!;
+const val0 = keys.validators[0]!;
+const val1 = keys.validators[1]!;
+const broke = keys.unfunded[0]!;
+const R = '0x00000000000000000000000000000000000000bb';
+const STAKE = 32n * TOKEN;
+
+const hashHex = (b: Block) => toHex(blockHash(b.header));
+
+interface Ctx {
+  node: ExecutionNode;
+  head: ParentRef;
+}
+
+const blocks = suite<Ctx>('blocks: import and validation', { node: undefined as unknown as ExecutionNode, head: undefined as unknown as ParentRef });
+
+blocks.before(async (ctx) => {
+  ctx.node = await startNode();
+  ctx.head = await genesisRef(ctx.node);
+});
+blocks.after(async (ctx) => ctx.node?.stop());
+
+/** Asserts a block is rejected with the envelope, the height is unchanged and the block is not stored. */
+async function rejected(ctx: Ctx, block: Block | ReturnType<typeof blockToJson>, code: string, message: string, hash?: string): Promise<void> {
+  const before = await height(ctx.node);
+  expectEnvelope(await newPayload(ctx.node, block), 400, code, message);
+  assert.is(await height(ctx.node), before, 'a rejected block leaves the height unchanged');
+  assert.is(ctx.node.chain.head().hash, ctx.head.hash);
+  if (hash) expectEnvelope(await get(ctx.node, `/api/v1/blocks/${hash}`), 404, 'NOT_FOUND', `no block ${hash}`);
+}
+
+blocks('a valid block applies: receipts, 21,000 gas, fee to the proposer, nonce, value, pool, lifecycle', async (ctx) => {
+  const { node } = ctx;
+  const tx = transfer(acc0, { nonce: 0, to: R, value: 5n * TOKEN, gasPrice: 2n * GWEI, gasLimit: 50_000n });
+  const hash = await submitOk(node, tx);
+  assert.is(expectOk(await get(node, `/api/v1/transactions/${hash}`)).state, 'Pending');
+  const before = { a: await account(node, acc0.address), r: await account(node, R), v: await account(node, val0.address) };
+  const block = makeBlock(ctx.head, { txs: [tx] });
+  const { result, ref } = await importOk(node, block);
+  const fee = 21_000n * 2n * GWEI;
+  assert.is(result.block_hash, hashHex(block));
+  assert.is(result.block_number, 1);
+  assert.is(result.canonical, true);
+  assert.is(result.already_known, false);
+  assert.is(result.gas_used, 21_000);
+  assert.match(result.state_root, /^0x[0-9a-f]{64}$/);
+  assert.equal(result.receipts, [
+    {
+      transactionHash: hash,
+      transactionIndex: 0,
+      blockHash: result.block_hash,
+      blockNumber: 1,
+      from: acc0.address,
+      to: R,
+      kind: 'transfer',
+      status: 1,
+      gasUsed: 21_000,
+      cumulativeGasUsed: 21_000,
+      effectiveGasPrice: (2n * GWEI).toString(),
+      fee: fee.toString(),
+    },
+  ]);
+  assert.is(await height(node), 1);
+  const a = await account(node, acc0.address);
+  assert.is(a.balance, before.a.balance - 5n * TOKEN - fee, 'sender pays value + gasUsed × gasPrice (not gasLimit × gasPrice)');
+  assert.is(a.nonce, 1);
+  assert.is((await account(node, R)).balance, before.r.balance + 5n * TOKEN);
+  assert.is((await account(node, val0.address)).balance, before.v.balance + fee, 'the fee goes to the proposer');
+  assert.not.ok((await mempoolHashes(node)).includes(hash), 'removed from the pool on application');
+  const status = expectOk(await get(node, `/api/v1/transactions/${hash}`));
+  assert.is(status.state, 'Confirmed');
+  assert.equal(status.block, { hash: result.block_hash, number: 1 });
+  assert.equal(status.receipt, result.receipts[0]);
+  assert.equal(expectOk(await get(node, `/api/v1/transactions/${hash}/receipt`)), result.receipts[0]);
+  const view = expectOk(await get(node, '/api/v1/blocks/1'));
+  assert.is(view.hash, result.block_hash);
+  assert.is(view.state_root, result.state_root);
+  assert.is(view.canonical, true);
+  assert.is(view.proposer, val0.address);
+  assert.equal(view.transactions, [hash]);
+  assert.equal(view.block, blockToJson(block), 'the stored block round-trips to the same wire JSON');
+  assert.equal(expectOk(await get(node, '/api/v1/blocks/latest')), view);
+  ctx.head = ref;
+});
+
+blocks('importing the same block again is acknowledged as already known and applies nothing', async (ctx) => {
+  const block = expectOk(await get(ctx.node, '/api/v1/blocks/1')).block;
+  const before = await account(ctx.node, acc0.address);
+  const again = expectOk(await newPayload(ctx.node, block));
+  assert.is(again.already_known, true);
+  assert.is(again.block_hash, ctx.head.hash);
+  // POST /api/v1/blocks is the same import.
+  const alias = expectOk(await post(ctx.node, '/api/v1/blocks', block));
+  assert.is(alias.already_known, true);
+  assert.is(alias.block_hash, ctx.head.hash);
+  assert.equal(await account(ctx.node, acc0.address), before);
+  assert.is(await height(ctx.node), 1);
+});
+
+blocks('step 1: "Block Merkle root mismatch"', async (ctx) => {
+  const tx = transfer(acc0, { nonce: 1 });
+  const block = makeBlock(ctx.head, { txs: [tx] });
+  const dropped = { ...block, transactions: [] };
+  await rejected(ctx, dropped, 'MERKLE_ROOT_MISMATCH', 'Block Merkle root mismatch', hashHex(block));
+  // Checked before everything else: also an unknown proposer with a bad signature.
+  const worst = makeBlock(ctx.head, { txs: [tx], proposer: acc1 });
+  await rejected(ctx, { ...worst, transactions: [], signature: flipByte(worst.signature, 0) }, 'MERKLE_ROOT_MISMATCH', 'Block Merkle root mismatch');
+});
+
+blocks('step 2: a tampered transaction signature is "Transaction verification failed"', async (ctx) => {
+  const tx = transfer(acc0, { nonce: 1 });
+  const tampered = { ...tx, signature: flipByte(tx.signature, 42) };
+  const block = makeBlock(ctx.head, { txs: [tampered] });
+  await rejected(ctx, block, 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(tampered)}: invalid transaction signature`, hashHex(block));
+  // Before the proposer checks.
+  await rejected(ctx, makeBlock(ctx.head, { txs: [tampered], proposer: acc1 }), 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(tampered)}: invalid transaction signature`);
+});
+
+blocks('step 3: a proposer outside the registry is "Unknown validator"', async (ctx) => {
+  const block = makeBlock(ctx.head, { proposer: acc1 });
+  await rejected(ctx, block, 'UNKNOWN_VALIDATOR', `Unknown validator: ${acc1.address}`, hashHex(block));
+});
+
+blocks('step 4: a bad block signature is "DILITHIUM SIGNATURE VERIFICATION FAILED"', async (ctx) => {
+  const good = makeBlock(ctx.head);
+  const msg = 'DILITHIUM SIGNATURE VERIFICATION FAILED';
+  await rejected(ctx, { ...good, signature: flipByte(good.signature, 1000) }, 'INVALID_BLOCK_SIGNATURE', msg, hashHex(good));
+  // Signed over the wrong registry index (the SignedHeader carries the index, not the id).
+  await rejected(ctx, makeBlock(ctx.head, { validatorIndex: 1 }), 'INVALID_BLOCK_SIGNATURE', msg);
+  // Signed by another validator's key while naming validator 0.
+  await rejected(ctx, makeBlock(ctx.head, { proposer: val1, validatorId: val0.address, validatorIndex: 0 }), 'INVALID_BLOCK_SIGNATURE', msg);
+});
+
+blocks('step 4: signature "0x" or empty is "Block missing Dilithium signature"', async (ctx) => {
+  const json = blockToJson(makeBlock(ctx.head));
+  for (const signature of ['0x', '']) {
+    await rejected(ctx, { ...json, signature }, 'MISSING_SIGNATURE', 'Block missing Dilithium signature');
+  }
+});
+
+blocks('step 5: an absent VRF proof is "Block missing VRF proof"; a wrong one "VRF proof verification failed"', async (ctx) => {
+  const good = makeBlock(ctx.head);
+  const json = blockToJson(good);
+  await rejected(ctx, { ...json, header: { ...json.header, vrf_proof: '0x' } }, 'MISSING_VRF_PROOF', 'Block missing VRF proof');
+  // The signature covers the SignedHeader, not the VRF fields: only the VRF check can catch these.
+  const otherSeed = { ...good, header: { ...good.header, vrfSeed: sha3(Uint8Array.of(9)) } };
+  await rejected(ctx, otherSeed, 'INVALID_VRF_PROOF', 'VRF proof verification failed', hashHex(otherSeed));
+  const foreignProof = { ...good, header: { ...good.header, vrfProof: vrfProve(val1.mldsa, good.header.vrfSeed, CHAIN_ID) } };
+  await rejected(ctx, foreignProof, 'INVALID_VRF_PROOF', 'VRF proof verification failed');
+  const otherChain = signBlock({ ...good.header, vrfProof: vrfProve(val0.mldsa, good.header.vrfSeed, 'other') }, [], val0.mldsa, CHAIN_ID, 0);
+  await rejected(ctx, otherChain, 'INVALID_VRF_PROOF', 'VRF proof verification failed');
+});
+
+blocks('step 6: wrong nonce and insufficient balance reject the whole block; nothing is applied', async (ctx) => {
+  const { node } = ctx;
+  const future = transfer(acc0, { nonce: 5 });
+  await rejected(ctx, makeBlock(ctx.head, { txs: [future] }), 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(future)}: invalid nonce: transaction nonce 5, account nonce 1`);
+  const poor = transfer(broke, { nonce: 0 });
+  await rejected(ctx, makeBlock(ctx.head, { txs: [poor] }), 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(poor)}: insufficient balance for value + gas`);
+  // A valid first transaction is not applied when a later one fails.
+  const before = await account(node, acc0.address);
+  const ok1 = transfer(acc0, { nonce: 1, to: R, value: 7n });
+  const dup = transfer(acc0, { nonce: 1, to: R, value: 8n });
+  await rejected(ctx, makeBlock(ctx.head, { txs: [ok1, dup] }), 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(dup)}: invalid nonce: transaction nonce 1, account nonce 2`);
+  assert.equal(await account(node, acc0.address), before);
+  const cheap = transfer(acc0, { nonce: 1, gasPrice: GWEI - 1n });
+  await rejected(ctx, makeBlock(ctx.head, { txs: [cheap] }), 'INVALID_TRANSACTION', `Transaction verification failed: tx ${hashOf(cheap)}: gas price below minimum`);
+});
+
+blocks('structure: unknown parent, wrong index, timestamp not after the parent', async (ctx) => {
+  const parent = '0x' + '12'.repeat(32);
+  await rejected(ctx, makeBlock({ ...ctx.head, hash: parent }), 'UNKNOWN_PARENT', `Unknown parent block: ${parent}`);
+  await rejected(ctx, makeBlock({ ...ctx.head, index: 5 }), 'INVALID_HEIGHT', 'Block index does not follow its parent: index 6, parent index 1');
+  await rejected(ctx, makeBlock(ctx.head, { timestampMs: ctx.head.timestamp }), 'INVALID_TIMESTAMP', `Block timestamp does not follow its parent: ${ctx.head.timestamp} <= ${ctx.head.timestamp}`);
+});
+
+blocks('a deposit below the 32-token minimum stake fails with status 0: gas consumed, fee paid, value not moved', async (ctx) => {
+  const { node } = ctx;
+  const commitment = sha3(Uint8Array.of(1));
+  const low = transfer(acc1, { nonce: 0, to: DEPOSIT_ADDRESS, value: STAKE - 1n, data: commitment, gasLimit: 60_000n });
+  const shortData = transfer(acc1, { nonce: 1, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment.subarray(0, 31), gasLimit: 60_000n });
+  await submitOk(node, low);
+  await submitOk(node, shortData);
+  const before = { a: await account(node, acc1.address), v: await account(node, val0.address), d: await account(node, DEPOSIT_ADDRESS) };
+  const block = makeBlock(ctx.head, { txs: [low, shortData] });
+  const { result, ref } = await importOk(node, block);
+  const fee = 21_000n * GWEI;
+  assert.equal(
+    result.receipts.map((r: any) => [r.status, r.gasUsed, r.cumulativeGasUsed, r.fee, r.kind, r.error]),
+    [
+      [0, 21_000, 21_000, fee.toString(), 'deposit', 'deposit below the minimum stake of 32000000000000000000 wei'],
+      [0, 21_000, 42_000, fee.toString(), 'deposit', 'deposit data must be the 32-byte RANDAO commitment'],
+    ],
+  );
+  assert.is(result.gas_used, 42_000);
+  const a = await account(node, acc1.address);
+  assert.is(a.balance, before.a.balance - 2n * fee, 'only the fees left the sender');
+  assert.is(a.nonce, 2, 'a failed transaction still uses its nonce');
+  assert.is((await account(node, val0.address)).balance, before.v.balance + 2n * fee);
+  assert.is((await account(node, DEPOSIT_ADDRESS)).balance, before.d.balance, 'value not moved');
+  assert.is(expectOk(await get(node, '/api/v1/engine/registry')).validators.length, 2);
+  const s = expectOk(await get(node, `/api/v1/transactions/${hashOf(low)}`));
+  assert.is(s.state, 'Confirmed');
+  assert.is(s.receipt.status, 0);
+  ctx.head = ref;
+});
+
+blocks('a valid deposit registers a validator, which can then propose', async (ctx) => {
+  const { node } = ctx;
+  const commitment = sha3(Uint8Array.of(2));
+  const deposit = transfer(acc1, { nonce: 2, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment, gasLimit: 60_000n });
+  await submitOk(node, deposit);
+  const { result, ref } = await importOk(node, makeBlock(ctx.head, { txs: [deposit] }));
+  assert.is(result.receipts[0].status, 1, JSON.stringify(result.receipts[0]));
+  assert.is((await account(node, DEPOSIT_ADDRESS)).balance, STAKE);
+  const registry = expectOk(await get(node, '/api/v1/engine/registry')).validators;
+  assert.is(registry.length, 3);
+  assert.equal(registry[2], {
+    index: 2,
+    address: acc1.address,
+    public_key: toHex(acc1.mldsa.publicKey),
+    stake: STAKE.toString(),
+    randao_commitment: toHex(commitment),
+    active: true,
+  });
+  ctx.head = ref;
+  // The new validator's block verifies against the key execution learned from the deposit.
+  const tip = transfer(acc0, { nonce: 1, gasPrice: 3n * GWEI });
+  await submitOk(node, tip);
+  const before = await account(node, acc1.address);
+  const own = makeBlock(ctx.head, { proposer: acc1, validatorIndex: 2, txs: [tip] });
+  ctx.head = (await importOk(node, own)).ref;
+  assert.is((await account(node, acc1.address)).balance, before.balance + 21_000n * 3n * GWEI);
+  // Registering twice fails (status 0).
+  const again = transfer(acc1, { nonce: 3, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment, gasLimit: 60_000n });
+  const { result: r2, ref: ref2 } = await importOk(node, makeBlock(ctx.head, { txs: [again] }));
+  assert.is(r2.receipts[0].status, 0);
+  assert.is(r2.receipts[0].error, 'sender is already a validator');
+  ctx.head = ref2;
+});
+
+blocks('account proofs verify against the state root for present and absent accounts; tampering fails', async (ctx) => {
+  const { node } = ctx;
+  const head = expectOk(await get(node, '/api/v1/blocks/latest'));
+  const absentLow = '0x0000000000000000000000000000000000000001';
+  const absentHigh = '0xffffffffffffffffffffffffffffffffffffffff';
+  const absentMid = '0x8000000000000000000000000000000000000000';
+  for (const address of [acc0.address, R, DEPOSIT_ADDRESS, absentLow, absentMid, absentHigh]) {
+    const d = expectOk(await get(node, `/api/v1/accounts/${address}/proof`));
+    assert.is(d.state_root, head.state_root);
+    assert.is(d.matches_head_block, true);
+    assert.is(d.block_number, head.number);
+    const proof: AccountProof = d.proof;
+    const root = parseHex(d.state_root, 'root', 32);
+    assert.ok(verifyAccountProof(address, proof, root), `proof for ${address}`);
+    const present = ![absentLow, absentMid, absentHigh].includes(address);
+    assert.is(proof.exists, present);
+    if (present) {
+      const acc = await account(node, address);
+      assert.is(proof.account!.balance, acc.balance.toString());
+      const tampered = { ...proof, account: { ...proof.account!, balance: (acc.balance + 1n).toString() } };
+      assert.not.ok(verifyAccountProof(address, tampered, root), 'a tampered balance fails');
+      const nonce = { ...proof, account: { ...proof.account!, nonce: proof.account!.nonce + 1 } };
+      assert.not.ok(verifyAccountProof(address, nonce, root), 'a tampered nonce fails');
+      assert.not.ok(verifyAccountProof(address, { ...proof, exists: false, account: null, neighbours: [] }, root), 'a present account cannot be proven absent without neighbours');
+    } else {
+      assert.ok(proof.neighbours.length >= 1);
+      const n0 = proof.neighbours[0]!;
+      const tampered = { ...proof, neighbours: [{ ...n0, balance: (BigInt(n0.balance) + 1n).toString() }, ...proof.neighbours.slice(1)] };
+      assert.not.ok(verifyAccountProof(address, tampered, root), 'a tampered neighbour fails');
+      // The absence proof of one address does not prove another one absent.
+      assert.not.ok(verifyAccountProof(acc0.address, proof, root));
+    }
+    assert.not.ok(verifyAccountProof(address, proof, sha3(root)), 'another root fails');
+  }
+  expectEnvelope(await get(node, '/api/v1/accounts/0x12/proof'), 400, 'MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
+});
+
+blocks('creditRewards credits balances once per epoch; a repeat acknowledges with already_applied', async (ctx) => {
+  const { node } = ctx;
+  const X = '0x00000000000000000000000000000000000000c1';
+  const before = { x: await account(node, X), v: await account(node, val1.address) };
+  const credits = [
+    { address: X, amount: '1000' },
+    { address: X.toUpperCase().replace('0X', '0x'), amount: '500' },
+    { address: val1.address, amount: (3n * TOKEN).toString() },
+  ];
+  const first = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 7, credits }));
+  assert.equal(first, { epoch: 7, acknowledged: true, already_applied: false, total: (1500n + 3n * TOKEN).toString() });
+  assert.is((await account(node, X)).balance, before.x.balance + 1500n);
+  assert.is((await account(node, val1.address)).balance, before.v.balance + 3n * TOKEN);
+  const repeat = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 7, credits: [{ address: X, amount: '999999' }] }));
+  assert.equal(repeat, { epoch: 7, acknowledged: true, already_applied: true, total: (1500n + 3n * TOKEN).toString() });
+  assert.is((await account(node, X)).balance, before.x.balance + 1500n, 'a repeat pays nothing more');
+  const other = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 8, credits: [{ address: X, amount: '1' }] }));
+  assert.is(other.already_applied, false);
+  assert.is((await account(node, X)).balance, before.x.balance + 1501n);
+  // Credits change state between blocks: proofs say so and still verify.
+  const p = expectOk(await get(node, `/api/v1/accounts/${X}/proof`));
+  assert.is(p.matches_head_block, false);
+  assert.ok(verifyAccountProof(X, p.proof, parseHex(p.state_root, 'root', 32)));
+  // Bad input.
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [{ address: X, amount: 5 }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].amount');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: -1, credits: [] }), 400, 'MALFORMED_INPUT', 'malformed request.epoch: expected a non-negative integer');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: {} }), 400, 'MALFORMED_INPUT', 'malformed request.credits: expected an array of at most 100000 credits');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [], extra: 1 }), 400, 'MALFORMED_INPUT', 'malformed request.extra: unknown field');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [{ address: '0x1', amount: '1' }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].address: expected a 0x-prefixed 20-byte hex address');
+  assert.is((await account(node, X)).balance, before.x.balance + 1501n);
+});
+
+blocks.run();
+

@@ -1,0 +1,257 @@
+/**
+ * TxPool as a pure data structure: queued/ready, same-nonce replacement, capacity eviction,
+ * build order, stale drops, pending nonces and counts.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { StandardTx } from '../../../src/core/types/transaction.js';
+import { DEFAULT_POOL_OPTIONS, PoolError, type PoolEntry, TxPool } from '../../../src/node/execution/txpool.js';
+import { expectError } from '../../helpers/assert.js';
+
+const A = '0x' + 'aa'.repeat(20);
+const B = '0x' + 'bb'.repeat(20);
+const C = '0x' + 'cc'.repeat(20);
+const D = '0x' + 'dd'.repeat(20);
+
+let counter = 0;
+/** A pool input; the pool never looks inside `tx`. */
+function entry(sender: string, nonce: number, gasPrice: bigint | number, gasLimit: bigint | number = 21_000n, tag = ''): Omit<PoolEntry, 'seq'> {
+  return {
+    tx: {} as StandardTx,
+    hash: `0x${sender.slice(2, 6)}-${nonce}-${gasPrice}-${tag}-${counter++}`,
+    sender,
+    nonce: BigInt(nonce),
+    gasPrice: BigInt(gasPrice),
+    gasLimit: BigInt(gasLimit),
+    size: 5000,
+    receivedAt: 0,
+  };
+}
+
+const zero = () => 0n;
+const label = (es: PoolEntry[]) => es.map((e) => `${e.sender.slice(2, 3)}${e.nonce}`);
+
+const pool = suite('txpool');
+
+pool('defaults: capacity 50,000 and a 10% replacement bump', () => {
+  assert.equal(DEFAULT_POOL_OPTIONS, { capacity: 50_000, replaceBumpPercent: 10n });
+});
+
+pool('a future nonce is queued, and becomes ready when its predecessor arrives', () => {
+  const p = new TxPool();
+  const n1 = p.add(entry(A, 1, 10)).entry;
+  assert.is(p.status(n1, 0n), 'queued');
+  assert.is(p.pendingNonce(A, 0n), 0n);
+  assert.equal(p.counts(zero), { pending: 0, queued: 1 });
+  assert.equal(p.buildOrder(zero, 30_000_000n), [], 'the builder does not include a queued transaction');
+
+  const n0 = p.add(entry(A, 0, 10)).entry;
+  assert.is(p.status(n0, 0n), 'ready');
+  assert.is(p.status(n1, 0n), 'ready');
+  assert.is(p.pendingNonce(A, 0n), 2n);
+  assert.equal(p.counts(zero), { pending: 2, queued: 0 });
+  assert.equal(label(p.buildOrder(zero, 30_000_000n)), ['a0', 'a1']);
+});
+
+pool('status follows the account nonce: an entry at the account nonce is ready', () => {
+  const p = new TxPool();
+  const e5 = p.add(entry(A, 5, 10)).entry;
+  assert.is(p.status(e5, 0n), 'queued');
+  assert.is(p.status(e5, 5n), 'ready');
+  assert.equal(label(p.buildOrder(() => 5n, 30_000_000n)), ['a5']);
+});
+
+pool('same nonce: below +10% is REPLACEMENT_UNDERPRICED and the pool is unchanged; exactly +10% replaces', () => {
+  const p = new TxPool();
+  const old = p.add(entry(A, 0, 1000)).entry;
+  expectError(() => p.add(entry(A, 0, 1099)), PoolError, {
+    code: 'REPLACEMENT_UNDERPRICED',
+    message: 'replacement transaction underpriced: needs a gas price of at least 1100 wei (+10%)',
+    status: 409,
+  });
+  expectError(() => p.add(entry(A, 0, 1000)), PoolError, { code: 'REPLACEMENT_UNDERPRICED' });
+  assert.is(p.size, 1);
+  assert.is(p.atNonce(A, 0n), old);
+
+  const next = entry(A, 0, 1100);
+  const r = p.add(next);
+  assert.is(r.replaced, old);
+  assert.equal(r.evicted, []);
+  assert.is(p.size, 1);
+  assert.not.ok(p.has(old.hash), 'the replaced entry is gone');
+  assert.is(p.atNonce(A, 0n)?.hash, next.hash);
+});
+
+pool('replacement bump rounds up: 1001 wei needs 1102', () => {
+  const p = new TxPool();
+  p.add(entry(A, 0, 1001));
+  expectError(() => p.add(entry(A, 0, 1101)), PoolError, {
+    code: 'REPLACEMENT_UNDERPRICED',
+    message: 'replacement transaction underpriced: needs a gas price of at least 1102 wei (+10%)',
+  });
+  assert.is(p.add(entry(A, 0, 1102)).entry.gasPrice, 1102n);
+});
+
+pool('replacement at 1 gwei needs 1.1 gwei; a replacement keeps the pool size at capacity', () => {
+  const p = new TxPool({ capacity: 1, replaceBumpPercent: 10n });
+  p.add(entry(A, 0, 1_000_000_000n));
+  expectError(() => p.add(entry(A, 0, 1_099_999_999n)), PoolError, {
+    message: 'replacement transaction underpriced: needs a gas price of at least 1100000000 wei (+10%)',
+  });
+  const r = p.add(entry(A, 0, 1_100_000_000n));
+  assert.ok(r.replaced);
+  assert.equal(r.evicted, [], 'a replacement at capacity evicts nothing');
+  assert.is(p.size, 1);
+});
+
+pool('the same hash twice is ALREADY_KNOWN', () => {
+  const p = new TxPool();
+  const e = entry(A, 0, 10);
+  p.add(e);
+  expectError(() => p.add(e), PoolError, { code: 'ALREADY_KNOWN', message: 'already known', status: 409 });
+  assert.is(p.size, 1);
+});
+
+pool('at capacity the cheapest tail is evicted (a tail, not a cheaper middle entry)', () => {
+  const p = new TxPool({ capacity: 3, replaceBumpPercent: 10n });
+  p.add(entry(A, 0, 5));
+  const b0 = p.add(entry(B, 0, 2)).entry; // cheapest overall, but not a tail
+  const b1 = p.add(entry(B, 1, 3)).entry; // B's tail
+  const c0 = entry(C, 0, 4);
+  const r = p.add(c0);
+  assert.equal(r.evicted.map((e) => e.hash), [b1.hash]);
+  assert.is(p.size, 3);
+  assert.ok(p.has(b0.hash));
+  assert.not.ok(p.has(b1.hash));
+  assert.ok(p.has(c0.hash));
+});
+
+pool('at capacity a newcomer that is not pricier than the cheapest tail is refused with POOL_FULL', () => {
+  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const a0 = p.add(entry(A, 0, 7)).entry;
+  const b0 = p.add(entry(B, 0, 3)).entry;
+  for (const price of [3, 1]) {
+    expectError(() => p.add(entry(C, 0, price)), PoolError, {
+      code: 'POOL_FULL',
+      message: 'transaction pool is full (2): gas price must exceed 3 wei',
+      status: 409,
+    });
+  }
+  assert.equal(p.entries().map((e) => e.hash), [a0.hash, b0.hash], 'nothing was evicted');
+  const r = p.add(entry(C, 0, 4));
+  assert.equal(r.evicted.map((e) => e.hash), [b0.hash]);
+});
+
+pool('eviction tie on price: the newest tail goes', () => {
+  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const a0 = p.add(entry(A, 0, 3)).entry;
+  const b0 = p.add(entry(B, 0, 3)).entry;
+  const r = p.add(entry(C, 0, 9));
+  assert.equal(r.evicted.map((e) => e.hash), [b0.hash]);
+  assert.ok(p.has(a0.hash));
+});
+
+pool('build order: gas price descending across senders, submission order on ties, nonce ascending per sender', () => {
+  const p = new TxPool();
+  p.add(entry(A, 0, 10)); // seq 0
+  p.add(entry(C, 0, 10)); // seq 1
+  p.add(entry(B, 0, 20)); // seq 2
+  p.add(entry(A, 1, 10)); // seq 3
+  p.add(entry(D, 1, 1000)); // pricier, but D's nonce 1 waits for nonce 0
+  p.add(entry(D, 0, 1)); // seq 5: cheapest head, then its pricey successor
+  assert.equal(label(p.buildOrder(zero, 30_000_000n)), ['b0', 'a0', 'c0', 'a1', 'd0', 'd1']);
+});
+
+pool('build order starts at each sender account nonce and leaves out queued gaps', () => {
+  const p = new TxPool();
+  p.add(entry(A, 3, 10)); // below A's account nonce 4: never built
+  p.add(entry(A, 4, 10));
+  p.add(entry(A, 6, 50)); // gap at 5
+  p.add(entry(B, 0, 5));
+  const nonceOf = (s: string) => (s === A ? 4n : 0n);
+  assert.equal(label(p.buildOrder(nonceOf, 30_000_000n)), ['a4', 'b0']);
+});
+
+pool('packing under maxGas: a sender whose next transaction does not fit is skipped from then on', () => {
+  const p = new TxPool();
+  p.add(entry(A, 0, 30, 21_000));
+  p.add(entry(A, 1, 25, 21_000));
+  p.add(entry(B, 0, 20, 50_000)); // does not fit after A0 + A1
+  p.add(entry(B, 1, 19, 1)); // would fit, but B0 is missing from the block
+  p.add(entry(C, 0, 10, 21_000)); // fits
+  const maxGas = 21_000n * 3n + 10_000n;
+  const out = p.buildOrder(zero, maxGas);
+  assert.equal(label(out), ['a0', 'a1', 'c0']);
+  assert.ok(out.reduce((g, e) => g + e.gasLimit, 0n) <= maxGas);
+  assert.equal(label(p.buildOrder(zero, 21_000n)), ['a0']);
+  assert.equal(label(p.buildOrder(zero, 20_999n)), []);
+});
+
+pool('packing with a take callback: a refused entry uses no gas and skips its sender from then on', () => {
+  const p = new TxPool();
+  p.add(entry(A, 0, 30, 21_000));
+  p.add(entry(A, 1, 29, 21_000)); // refused
+  p.add(entry(A, 2, 28, 21_000)); // never asked: its predecessor is missing
+  p.add(entry(B, 0, 20, 21_000));
+  p.add(entry(C, 0, 10, 21_000));
+  const asked: string[] = [];
+  const out = p.buildOrder(zero, 63_000n, (e) => {
+    asked.push(`${e.sender.slice(2, 3)}${e.nonce}`);
+    return !(e.sender === A && e.nonce === 1n);
+  });
+  assert.equal(label(out), ['a0', 'b0', 'c0'], 'the refused entry left room for C');
+  assert.equal(asked, ['a0', 'a1', 'b0', 'c0']);
+  // Entries that do not fit are not offered to take.
+  const offered: string[] = [];
+  p.buildOrder(zero, 21_000n, (e) => (offered.push(e.hash), true));
+  assert.is(offered.length, 1);
+});
+
+pool('dropStale removes only the sender entries below the account nonce and returns them', () => {
+  const p = new TxPool();
+  for (let n = 0; n < 4; n++) p.add(entry(A, n, 10));
+  const b0 = p.add(entry(B, 0, 10)).entry;
+  const dropped = p.dropStale(A, 2n);
+  assert.equal(dropped.map((e) => Number(e.nonce)).sort(), [0, 1]);
+  assert.is(p.size, 3);
+  assert.is(p.atNonce(A, 0n), undefined);
+  assert.ok(p.atNonce(A, 2n));
+  assert.ok(p.has(b0.hash));
+  assert.equal(p.dropStale(C, 10n), [], 'unknown sender');
+  assert.equal(p.dropStale(A, 2n), [], 'nothing more to drop');
+  assert.equal(p.dropStale(B, 5n).map((e) => e.hash), [b0.hash]);
+  assert.equal(p.senders(), [A], 'a sender with no entries is forgotten');
+});
+
+pool('pendingNonce: highest contiguous nonce + 1 from the account nonce', () => {
+  const p = new TxPool();
+  for (const n of [0, 1, 3]) p.add(entry(A, n, 10));
+  assert.is(p.pendingNonce(A, 0n), 2n);
+  assert.is(p.pendingNonce(A, 2n), 2n);
+  assert.is(p.pendingNonce(A, 3n), 4n);
+  assert.is(p.pendingNonce(B, 7n), 7n, 'no entries: the account nonce');
+});
+
+pool('counts: pending = contiguous from each account nonce, queued = the rest', () => {
+  const p = new TxPool();
+  for (const n of [0, 1, 3]) p.add(entry(A, n, 10)); // 2 pending, 1 queued
+  for (const n of [5, 6]) p.add(entry(B, n, 10)); // account nonce 5: 2 pending
+  p.add(entry(C, 2, 10)); // account nonce 0: queued
+  const nonceOf = (s: string) => (s === B ? 5n : 0n);
+  assert.equal(p.counts(nonceOf), { pending: 4, queued: 2 });
+  assert.equal(new TxPool().counts(zero), { pending: 0, queued: 0 });
+});
+
+pool('remove, get, has and entries in submission order', () => {
+  const p = new TxPool();
+  const b = p.add(entry(B, 0, 1)).entry;
+  const a = p.add(entry(A, 0, 99)).entry;
+  assert.equal(p.entries().map((e) => e.hash), [b.hash, a.hash]);
+  assert.is(p.get(a.hash), a);
+  assert.is(p.remove(a.hash), a);
+  assert.is(p.remove(a.hash), undefined);
+  assert.not.ok(p.has(a.hash));
+  assert.is(p.size, 1);
+});
+
+pool.run();
