@@ -40,6 +40,7 @@ import {
   txKind,
   txSender,
   txSigningHash,
+  verifyEnvelope,
   verifyTxSignature,
 } from '../../src/core/types/transaction.js';
 import { type ValueTxJson, txFromJson, txToJson } from '../../src/core/types/transaction-json.js';
@@ -683,6 +684,20 @@ test('deployment: to = null round-trips through SSZ (empty ByteList) and JSON', 
   assert.is(j.to, null);
   bytesIs(encodeTx(txFromJson(JSON.parse(JSON.stringify(j)))), env);
   bytesIs(verifyTxSignature(back, CHAIN), sender);
+});
+
+test('verifyEnvelope (no decode) agrees with verifyTxSignature: signer, tampering, chain id, other types', () => {
+  const env = encodeTx(transfer);
+  bytesIs(verifyEnvelope(env, CHAIN)!, sender);
+  assert.is(verifyEnvelope(env, 'svc-other'), null);
+  for (const at of [1, 40, 70, 3380, env.length - 1]) assert.is(verifyEnvelope(flipByte(env, at), CHAIN), null, `flipped byte ${at}`);
+  // A Node Buffer view must verify exactly like a plain Uint8Array (liboqs-js refuses Buffers).
+  bytesIs(verifyEnvelope(Buffer.from(env), CHAIN)!, sender);
+  const deploy = signStandardTx({ ...transferFields, to: null, gasLimit: 40_000n, data: filled(7, 9) }, key, CHAIN);
+  bytesIs(verifyEnvelope(encodeTx(deploy), CHAIN)!, sender);
+  const t3 = signEcdsaAuthorizedTx({ ...transferFields, from: sender }, new Uint8Array(32).fill(3), CHAIN);
+  bytesIs(verifyEnvelope(encodeTx(t3), CHAIN)!, verifyTxSignature(t3, CHAIN));
+  assert.is(verifyEnvelope(Uint8Array.of(9, 9, 9), CHAIN), null);
 });
 
 test.run();

@@ -48,6 +48,12 @@ export const nobleBackend: SignatureBackend = {
   },
 };
 
+// liboqs-js refuses Node Buffers (a Uint8Array subclass) and would report them as invalid,
+// where noble accepts them: present plain views so the two backends always agree.
+function plain(bytes: Uint8Array): Uint8Array {
+  return Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
+}
+
 /** Loads the liboqs WebAssembly backend; rejects if the module cannot be instantiated. */
 export async function loadLiboqsBackend(): Promise<SignatureBackend> {
   const { createMLDSA65 } = await import('@oqs/liboqs-js');
@@ -56,12 +62,12 @@ export async function loadLiboqsBackend(): Promise<SignatureBackend> {
     name: 'liboqs',
     sign(secretKey, message) {
       checkSecretKey(secretKey);
-      return oqs.sign(message, secretKey);
+      return oqs.sign(plain(message), plain(secretKey));
     },
     verify(publicKey, message, signature) {
       if (!sizesOk(publicKey, signature)) return false;
       try {
-        return oqs.verify(message, signature, publicKey);
+        return oqs.verify(plain(message), plain(signature), plain(publicKey));
       } catch {
         return false;
       }

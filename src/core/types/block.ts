@@ -95,9 +95,9 @@ export function verifyBlockSignature(block: Block, chainId: string, validatorInd
   return verify(publicKey, headerSigningHash(signedHeaderOf(block.header, chainId, validatorIndex)), block.signature);
 }
 
-/** SSZ encoding of a block (transactions as typed envelopes). */
-export function encodeBlock(block: Block): Uint8Array {
-  return BlockSsz.serialize({ header: block.header, transactions: block.transactions.map(encodeTx), signature: block.signature });
+/** SSZ encoding of a block (transactions as typed envelopes, passed in when already encoded). */
+export function encodeBlock(block: Block, envelopes: Uint8Array[] = block.transactions.map(encodeTx)): Uint8Array {
+  return BlockSsz.serialize({ header: block.header, transactions: envelopes, signature: block.signature });
 }
 
 /** Decodes an SSZ block; structural faults are `malformed block`. */

@@ -308,3 +308,30 @@ export function maxCost(tx: Transaction): bigint {
   if (isAuthorization(tx)) return 0n;
   return tx.value + tx.gasLimit * tx.gasPrice;
 }
+
+// Type 0 layout: type byte, then the fixed SSZ part: nonce, gasPrice, gasLimit (8 each), the
+// To offset (4), Value (32), the Data offset (4), then the signature and the public key.
+const STD_SIG_START = 1 + 8 + 8 + 8 + 4 + 32 + 4;
+const STD_PK_START = STD_SIG_START + SIGNATURE_BYTES;
+const STD_PK_END = STD_PK_START + PUBLIC_KEY_BYTES;
+
+/**
+ * Verifies a canonical signed envelope without decoding it: for type 0 the unsigned form is the
+ * same bytes with the signature and key zeroed, so the signing hash needs one copy and one hash.
+ * Returns the signer address, or null when the signature does not verify.
+ */
+export function verifyEnvelope(envelope: Uint8Array, chainId: string): Uint8Array | null {
+  if (envelope[0] !== TxType.Standard || envelope.length < STD_PK_END) {
+    try {
+      return verifyTxSignature(decodeTx(envelope), chainId);
+    } catch {
+      return null;
+    }
+  }
+  // A copy, never slice(): on a Node Buffer slice() is a view and would zero the caller's bytes.
+  const unsigned = new Uint8Array(envelope);
+  unsigned.fill(0, STD_SIG_START, STD_PK_END);
+  const publicKey = envelope.subarray(STD_PK_START, STD_PK_END);
+  if (!verify(publicKey, signingHash(Domain.Tx, chainId, unsigned), envelope.subarray(STD_SIG_START, STD_PK_START))) return null;
+  return addressFromPublicKey(publicKey);
+}

@@ -5,7 +5,7 @@
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
 import { SvcError, TxError } from '../../core/errors.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
-import { type Transaction, checkGasLimit, checkGasPrice, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { type Transaction, checkGasLimit, checkGasPrice, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import type { ExecutionChain } from './chain.js';
 import type { ExecutionMetrics } from './metrics.js';
@@ -14,6 +14,14 @@ import type { SignatureVerifier } from './verifier.js';
 
 /** Where a transaction came from (for logs and metrics). */
 export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg';
+
+/** Optional inputs of a submission. */
+export interface SubmitOptions {
+  /** The canonical signed envelope, when the caller received it (saves re-encoding). */
+  envelope?: Uint8Array;
+  /** Rate limit keyed on the verified sender, run right after the signature check. */
+  limitSender?: (sender: string) => void;
+}
 
 /** An admitted transaction. */
 export interface Admitted {
@@ -59,9 +67,9 @@ export class Admission {
    * `limitSender` runs right after the signature check, so a rate limit keyed on the sender
    * cannot be spent by someone else's forged transactions.
    */
-  async submit(tx: Transaction, source: TxSource, opts: { limitSender?: (sender: string) => void } = {}): Promise<Admitted> {
+  async submit(tx: Transaction, source: TxSource, opts: SubmitOptions = {}): Promise<Admitted> {
     try {
-      const admitted = await this.check(tx, opts.limitSender);
+      const admitted = await this.check(tx, opts);
       this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
       return admitted;
     } catch (err) {
@@ -74,17 +82,17 @@ export class Admission {
     }
   }
 
-  private async check(tx: Transaction, limitSender?: (sender: string) => void): Promise<Admitted> {
+  private async check(tx: Transaction, opts: SubmitOptions): Promise<Admitted> {
     // Step 1: the ECDSA authorisation path (no balance or gas checks) needs account state for
     // authorised keys, which execution does not keep yet: refuse clearly instead of pooling.
     if (isAuthorization(tx) || tx.type === 3) {
       throw new SvcError('UNSUPPORTED_TX_TYPE', `transaction type ${tx.type} (ECDSA authorisation) is not supported yet`, 400);
     }
     // Step 2: signature (cached by hash; workers do the work).
-    const [v] = await this.verifier.verifyMany([tx]);
+    const [v] = await this.verifier.verifyMany([tx], opts.envelope ? { envelopes: [opts.envelope] } : {});
     if (!v || v.signer === null) throw new TxError('ErrInvalidSignature');
     const sender = v.signer;
-    limitSender?.(sender);
+    opts.limitSender?.(sender);
     if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
     const account = this.chain.world.account(sender);
     // Step 3: nonce.
@@ -108,7 +116,7 @@ export class Admission {
       nonce: tx.nonce,
       gasPrice: tx.gasPrice,
       gasLimit: tx.gasLimit,
-      size: encodeTx(tx).length,
+      size: v.size,
       receivedAt: Date.now(),
     });
     for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
@@ -138,8 +146,18 @@ export class Admission {
     });
   }
 
+  /** Spec mempool entries of `entries`, computing each sender's ready run once. */
+  views(entries: PoolEntry[]): MempoolEntryJson[] {
+    const pending = new Map<string, bigint>();
+    return entries.map((e) => {
+      let p = pending.get(e.sender);
+      if (p === undefined) pending.set(e.sender, (p = this.pool.pendingNonce(e.sender, this.accountNonce(e.sender))));
+      return this.view(e, p > e.nonce ? 'ready' : 'queued');
+    });
+  }
+
   /** Spec mempool entry. */
-  view(e: PoolEntry): MempoolEntryJson {
+  view(e: PoolEntry, status: PoolStatus = this.statusOf(e)): MempoolEntryJson {
     return {
       hash: e.hash,
       from: e.sender,
@@ -150,7 +168,7 @@ export class Admission {
       nonce: Number(e.nonce),
       signature: toBase64(e.tx.signature),
       public_key: toBase64(e.tx.publicKey),
-      status: this.statusOf(e),
+      status,
     };
   }
 }

@@ -16,10 +16,11 @@ import {
   encodeBlock,
   headerSigningHash,
   signedHeaderOf,
-  txMerkleRoot,
 } from '../../core/types/block.js';
+import { merkleRoot } from '../../core/types/merkle.js';
+import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
-import { type StandardTx, type Transaction, checkGasLimit, maxCost, txKind } from '../../core/types/transaction.js';
+import { type StandardTx, type Transaction, checkGasLimit, encodeTx, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
@@ -245,10 +246,13 @@ export class ExecutionChain {
     if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
     if (h.timestampMs <= parent.timestamp) throw new BlockError('INVALID_TIMESTAMP', `${h.timestampMs} <= ${parent.timestamp}`);
 
+    // Each envelope is encoded and hashed once, then reused for the root, the cache and storage.
+    const envelopes = block.transactions.map(encodeTx);
+    const txHashes = envelopes.map((e) => sha3(e));
     // Step 1: Merkle root.
-    if (toHex(txMerkleRoot(block.transactions)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (toHex(merkleRoot(txHashes)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     // Step 2: every transaction signature (cached when admitted through the pool).
-    const verified = await this.verifier.verifyMany(block.transactions);
+    const verified = await this.verifier.verifyMany(block.transactions, { envelopes, hashes: txHashes });
     const bad = verified.find((v) => v.signer === null);
     if (bad) throw txFail(bad.hash, new TxError('ErrInvalidSignature').message);
     // Step 3: the proposer is registered.
@@ -294,7 +298,7 @@ export class ExecutionChain {
       receipts: exec.receipts,
       diff: diffToJson(exec.diff),
       registry: exec.registry,
-      ssz: toBase64(encodeBlock(block)),
+      ssz: toBase64(encodeBlock(block, envelopes)),
     };
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch().put(Keys.block(hash), record);

@@ -15,7 +15,7 @@ import { blockToJson, type BlockJson } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
-import { Admission, type TxSource } from './admission.js';
+import { Admission, type SubmitOptions, type TxSource } from './admission.js';
 import { type BlockRecord, type CanonicalChange, ExecutionChain, type Receipt } from './chain.js';
 import { Faucet } from './faucet.js';
 import { ExecutionMetrics } from './metrics.js';
@@ -207,7 +207,7 @@ export class ExecutionNode {
   }
 
   /** Runs the admission pipeline. */
-  submit(tx: Transaction, source: TxSource, opts?: { limitSender?: (sender: string) => void }) {
+  submit(tx: Transaction, source: TxSource, opts?: SubmitOptions) {
     return this.admission.submit(tx, source, opts);
   }
 

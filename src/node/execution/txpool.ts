@@ -5,6 +5,8 @@
  */
 import { SvcError } from '../../core/errors.js';
 import type { StandardTx } from '../../core/types/transaction.js';
+import { TX_BASE_GAS } from '../../core/constants.js';
+import { Heap } from '../../util/heap.js';
 
 /** A pooled transaction with the fields the pool orders by. */
 export interface PoolEntry {
@@ -39,6 +41,8 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = { capacity: 50_000, replaceBump
 export class TxPool {
   private readonly bySender = new Map<string, Map<bigint, PoolEntry>>();
   private readonly byHash = new Map<string, PoolEntry>();
+  /** Highest-nonce entry of each sender: the eviction candidates. */
+  private readonly tails = new Map<string, PoolEntry>();
   private seq = 0;
 
   constructor(readonly options: PoolOptions = DEFAULT_POOL_OPTIONS) {}
@@ -114,18 +118,19 @@ export class TxPool {
     if (!q) this.bySender.set(entry.sender, (q = new Map()));
     q.set(entry.nonce, entry);
     this.byHash.set(entry.hash, entry);
+    const tail = this.tails.get(entry.sender);
+    if (!tail || entry.nonce > tail.nonce) this.tails.set(entry.sender, entry);
   }
 
   /** Eviction candidate: the lowest-priced highest-nonce entry of any sender (newest on ties). */
   private cheapestTail(): PoolEntry | undefined {
     let victim: PoolEntry | undefined;
-    for (const q of this.bySender.values()) {
-      let last: PoolEntry | undefined;
-      for (const e of q.values()) if (!last || e.nonce > last.nonce) last = e;
-      if (last && (!victim || last.gasPrice < victim.gasPrice || (last.gasPrice === victim.gasPrice && last.seq > victim.seq))) victim = last;
+    for (const t of this.tails.values()) {
+      if (!victim || t.gasPrice < victim.gasPrice || (t.gasPrice === victim.gasPrice && t.seq > victim.seq)) victim = t;
     }
     return victim;
   }
+
 
   /** Removes an entry by hash; returns it if it was pooled. */
   remove(hash: string): PoolEntry | undefined {
@@ -134,7 +139,14 @@ export class TxPool {
     this.byHash.delete(hash);
     const q = this.bySender.get(e.sender)!;
     q.delete(e.nonce);
-    if (q.size === 0) this.bySender.delete(e.sender);
+    if (q.size === 0) {
+      this.bySender.delete(e.sender);
+      this.tails.delete(e.sender);
+    } else if (this.tails.get(e.sender) === e) {
+      let tail: PoolEntry | undefined;
+      for (const x of q.values()) if (!tail || x.nonce > tail.nonce) tail = x;
+      this.tails.set(e.sender, tail!);
+    }
     return e;
   }
 
@@ -167,26 +179,24 @@ export class TxPool {
    * may refuse it (e.g. the sender cannot pay for it), with the same effect on the sender.
    */
   buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
-    const heads: PoolEntry[] = [];
+    const heads = new Heap<PoolEntry>((a, b) => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq));
     for (const [s, q] of this.bySender) {
       const e = q.get(nonceOf(s));
       if (e) heads.push(e);
     }
-    const better = (a: PoolEntry, b: PoolEntry) => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq);
     const out: PoolEntry[] = [];
     let gas = 0n;
-    while (heads.length > 0) {
-      let bi = 0;
-      for (let i = 1; i < heads.length; i++) if (better(heads[i]!, heads[bi]!)) bi = i;
-      const e = heads[bi]!;
-      heads.splice(bi, 1);
+    for (let e = heads.pop(); e; e = heads.pop()) {
       if (gas + e.gasLimit > maxGas) continue;
       if (take && !take(e)) continue;
       gas += e.gasLimit;
       out.push(e);
+      // Admission guarantees every entry needs at least the intrinsic 21,000 gas.
+      if (maxGas - gas < TX_BASE_GAS) break;
       const next = this.bySender.get(e.sender)?.get(e.nonce + 1n);
       if (next) heads.push(next);
     }
     return out;
   }
+
 }

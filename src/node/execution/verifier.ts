@@ -15,6 +15,8 @@ export interface VerifyResult {
   hash: string;
   signer: string | null;
   cached: boolean;
+  /** Envelope length in bytes. */
+  size: number;
 }
 
 /** Hooks for metrics. */
@@ -91,14 +93,17 @@ export class SignatureVerifier {
     return this.cache.get(hash);
   }
 
-  /** Verifies many transactions, spreading uncached ones across all workers. */
-  async verifyMany(txs: Transaction[]): Promise<VerifyResult[]> {
-    const envelopes = txs.map(encodeTx);
-    const hashes = envelopes.map((e) => toHex(sha3(e)));
-    const results: VerifyResult[] = hashes.map((hash) => {
+  /**
+   * Verifies many transactions, spreading uncached ones across all workers. Callers that hold
+   * the canonical envelopes (and their hashes) pass them so nothing is encoded twice.
+   */
+  async verifyMany(txs: Transaction[], known: { envelopes?: Uint8Array[]; hashes?: Uint8Array[] } = {}): Promise<VerifyResult[]> {
+    const envelopes = known.envelopes ?? txs.map(encodeTx);
+    const hashes = (known.hashes ?? envelopes.map((e) => sha3(e))).map(toHex);
+    const results: VerifyResult[] = hashes.map((hash, i) => {
       const signer = this.cache.get(hash);
       if (signer) this.observer?.cacheHit();
-      return { hash, signer: signer ?? null, cached: signer !== undefined };
+      return { hash, signer: signer ?? null, cached: signer !== undefined, size: envelopes[i]!.length };
     });
     const todo = results.map((r, i) => (r.cached ? -1 : i)).filter((i) => i >= 0);
     if (todo.length === 0) return results;

@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { toHex } from '../../core/codec/bytes.js';
 import { initSignatureBackend } from '../../core/crypto/mldsa.js';
-import { decodeTx, verifyTxSignature } from '../../core/types/transaction.js';
+import { verifyEnvelope } from '../../core/types/transaction.js';
 
 interface Job {
   id: number;
@@ -14,12 +14,8 @@ await initSignatureBackend('auto', () => undefined);
 parentPort!.on('message', (job: Job) => {
   const results = job.envelopes.map((env) => {
     const start = performance.now();
-    try {
-      const signer = toHex(verifyTxSignature(decodeTx(env), chainId));
-      return { signer, ms: performance.now() - start };
-    } catch {
-      return { signer: null, ms: performance.now() - start };
-    }
+    const signer = verifyEnvelope(env, chainId);
+    return { signer: signer && toHex(signer), ms: performance.now() - start };
   });
   parentPort!.postMessage({ id: job.id, results });
 });

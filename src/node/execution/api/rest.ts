@@ -2,13 +2,16 @@
 import type { FastifyInstance } from 'fastify';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
-import { requireObject } from '../../../core/codec/json.js';
+import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from './http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseSubmission } from './submission.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+/** Mempool page size by default and at most. */
+const MEMPOOL_PAGE = 1000;
+const MEMPOOL_PAGE_MAX = 10_000;
 
 /** Validates a 32-byte hash path parameter. */
 export function parseHashParam(v: string, what = 'transaction hash'): string {
@@ -44,15 +47,20 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return { tx_hash: c.tx_hash, amount: c.amount, address: c.address };
   });
 
-  app.get('/api/v1/execution/mempool', async () => {
-    const entries = node.admission.pool.entries().map((e) => node.admission.view(e));
-    return { success: true, count: entries.length, transactions: entries };
+  // Paged (default and maximum page sizes below): 50,000 entries with their signatures would be a ~350 MB answer.
+  app.get<{ Querystring: { limit?: string; offset?: string } }>('/api/v1/execution/mempool', async (req) => {
+    const limit = req.query.limit === undefined ? MEMPOOL_PAGE : Number(parseDecimal(req.query.limit, 'limit', 32));
+    const offset = req.query.offset === undefined ? 0 : Number(parseDecimal(req.query.offset, 'offset', 32));
+    if (limit < 1 || limit > MEMPOOL_PAGE_MAX) throw new SvcError('MALFORMED_INPUT', `malformed limit: must be 1..${MEMPOOL_PAGE_MAX}`, 400);
+    const all = node.admission.pool.entries();
+    const entries = node.admission.views(all.slice(offset, offset + limit));
+    return { success: true, count: all.length, offset, transactions: entries };
   });
 
   app.post('/api/v1/transactions', small, async (req, reply) => {
     submitPerIp.take(clientIp(req));
-    const tx = parseSubmission(req.body);
-    return ok(reply, await node.submit(tx, 'rest', { limitSender: (sender) => submitPerSender.take(sender) }), 202);
+    const { tx, envelope } = parseSubmission(req.body);
+    return ok(reply, await node.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender: (sender) => submitPerSender.take(sender) }), 202);
   });
 
   app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));

@@ -7,12 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError, TxError, MalformedError } from '../../../core/errors.js';
-import { decodeTx, type Transaction } from '../../../core/types/transaction.js';
+import type { Transaction } from '../../../core/types/transaction.js';
 import { txFromJson, txToJson, type TxJson, type ValueTxJson } from '../../../core/types/transaction-json.js';
 import type { BlockRecord, Receipt } from '../chain.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from './http.js';
+import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 
 /** Standard JSON-RPC error codes (DECISIONS.md). */
@@ -151,15 +152,16 @@ async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
   };
 }
 
-async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => Transaction): Promise<string> {
+async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
   ctx.limitIp();
-  let tx;
+  let parsed;
   try {
-    tx = parse();
+    parsed = parse();
   } catch (err) {
     throw new RpcError(RpcCode.InvalidParams, (err as Error).message, err instanceof SvcError ? { code: err.code } : undefined);
   }
-  return (await node.submit(tx, 'rpc', { limitSender: (sender) => ctx.limitSender(sender) })).hash;
+  const { tx, envelope } = parsed;
+  return (await node.submit(tx, 'rpc', { ...(envelope ? { envelope } : {}), limitSender: (sender) => ctx.limitSender(sender) })).hash;
 }
 
 const METHODS: Record<string, Method> = {
@@ -205,18 +207,20 @@ const METHODS: Record<string, Method> = {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
     return s.receipt ? rpcReceipt(s.receipt) : null;
   },
-  eth_sendRawTransaction: (p, n, ctx) => submit(n, ctx, () => decodeTx(parseHex(p[0], 'raw transaction'))),
-  svc_sendTransaction: (p, n, ctx) => submit(n, ctx, () => txFromJson(p[0])),
+  eth_sendRawTransaction: (p, n, ctx) => submit(n, ctx, () => parseRaw(p[0], 'raw transaction')),
+  svc_sendTransaction: (p, n, ctx) => submit(n, ctx, () => ({ tx: txFromJson(p[0]) })),
   txpool_status: (_p, n) => {
     const c = n.admission.pool.counts(n.admission.accountNonce);
     return { pending: qty(c.pending), queued: qty(c.queued) };
   },
   txpool_content: (_p, n) => {
     const out: { pending: Record<string, Record<string, unknown>>; queued: Record<string, Record<string, unknown>> } = { pending: {}, queued: {} };
-    for (const e of n.admission.pool.entries()) {
-      const bucket = out[n.admission.statusOf(e) === 'ready' ? 'pending' : 'queued'];
+    const entries = n.admission.pool.entries();
+    n.admission.views(entries).forEach((v, i) => {
+      const e = entries[i]!;
+      const bucket = out[v.status === 'ready' ? 'pending' : 'queued'];
       (bucket[e.sender] ??= {})[e.nonce.toString()] = rpcTx(n, undefined, undefined, txToJson(e.tx));
-    }
+    });
     return out;
   },
   eth_subscribe: () => {
