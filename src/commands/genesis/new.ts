@@ -20,7 +20,7 @@ const DEFAULTS = {
 export default class GenesisNew extends SvcCommand {
   static override summary = 'Write a genesis document plus one encrypted keystore per validator, account and the faucet';
   static override description = [
-    'devnet preset: keys come from the public dev mnemonic (printed, like anvil) and keystores use the password "svc-devnet" unless --password-file or SVC_PASSWORD is given.',
+    'devnet preset: keys come from the public dev mnemonic (printed, like anvil) and keystores use the password "svc-devnet" unless --password-file is given (SVC_PASSWORD, usually set for your own wallets, is not used here, so nodes started on this genesis find the same default).',
     'mainnet preset: a fresh random mnemonic is generated (printed once) unless --mnemonic-file is given, and a password is required.',
   ].join('\n');
   static override examples = ['<%= config.bin %> genesis new --validators 4 --out ./net', '<%= config.bin %> genesis new --validators 16 --preset mainnet --out ./net --password-file pw.txt --json'];
@@ -60,7 +60,7 @@ export default class GenesisNew extends SvcCommand {
       genesisTime: flags['genesis-time'] ?? Math.floor(Date.now() / 1000),
       mnemonic,
     });
-    const devPassword = preset === 'devnet' && !flags['password-file'] && process.env.SVC_PASSWORD === undefined;
+    const devPassword = preset === 'devnet' && !flags['password-file'];
     const password = devPassword ? DEVNET_PASSWORD : await readPassword(flags['password-file'], { confirm: true, prompt: 'Keystore password: ' });
     const files = await writeGenesis(out, built, mnemonic, password, { force: flags.force, kdfMemoryKib: kdfMemory(flags['kdf-memory']) });
     const g = built.genesis;

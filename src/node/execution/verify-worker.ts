@@ -6,13 +6,17 @@ import { verifyEnvelope } from '../../core/types/transaction.js';
 
 interface Job {
   id: number;
-  envelopes: Uint8Array[];
+  /** Envelopes back to back; `lengths` splits them. */
+  packed: Uint8Array;
+  lengths: number[];
 }
 
 const { chainId } = workerData as { chainId: string };
 await initSignatureBackend('auto', () => undefined);
 parentPort!.on('message', (job: Job) => {
-  const results = job.envelopes.map((env) => {
+  let off = 0;
+  const envelopes = job.lengths.map((n) => job.packed.subarray(off, (off += n)));
+  const results = envelopes.map((env) => {
     const start = performance.now();
     const signer = verifyEnvelope(env, chainId);
     return { signer: signer && toHex(signer), ms: performance.now() - start };
