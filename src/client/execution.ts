@@ -4,6 +4,10 @@
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
+import type { MempoolEntryJson } from '../node/execution/admission.js';
+import type { Receipt } from '../node/execution/chain.js';
+import type { TxLifecycle } from '../node/execution/node.js';
+import type { PoolStatus } from '../node/execution/txpool.js';
 
 /** Where the execution REST API listens when nothing else is configured. */
 export const DEFAULT_EXECUTION_URL = 'http://127.0.0.1:8546';
@@ -53,8 +57,8 @@ export function parseExecutionUrl(value: string, source: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Wire shapes (docs/execution.md). Declared here rather than imported from the node so the client
-// depends on the HTTP interface only.
+// Wire shapes (docs/execution.md). Where the node declares a shape, it is imported as a type only:
+// erased at compile time, so the client still depends on nothing but the HTTP interface.
 
 /** GET /health */
 export interface HealthView {
@@ -78,7 +82,7 @@ export interface AccountView {
   pending_nonce: number;
 }
 
-export type PoolStatus = 'ready' | 'queued';
+export type { PoolStatus };
 
 /** POST /api/v1/transactions (202) */
 export interface SubmitView {
@@ -88,25 +92,10 @@ export interface SubmitView {
   replaced?: string;
 }
 
-/** A transaction's outcome in a block. */
-export interface ReceiptView {
-  transactionHash: string;
-  transactionIndex: number;
-  blockHash: string;
-  blockNumber: number;
-  from: string;
-  to: string | null;
-  kind: string;
-  /** 1 success, 0 failure (gas still consumed). */
-  status: 0 | 1;
-  gasUsed: number;
-  cumulativeGasUsed: number;
-  effectiveGasPrice: string;
-  fee: string;
-  error?: string;
-}
 
-export type TxLifecycle = 'Pending' | 'Confirmed' | 'Finalized' | 'unknown';
+export type { TxLifecycle };
+/** A transaction's outcome in a block. */
+export type ReceiptView = Receipt;
 
 /** GET /api/v1/transactions/:hash */
 export interface TxStatusView {
@@ -119,19 +108,9 @@ export interface TxStatusView {
   block?: { hash: string; number: number };
 }
 
+
 /** One entry of GET /api/v1/execution/mempool (spec view plus status). */
-export interface MempoolEntryView {
-  hash: string;
-  from: string;
-  to: string | null;
-  value: string;
-  gas: number;
-  gas_price: string;
-  nonce: number;
-  signature: string;
-  public_key: string;
-  status: PoolStatus;
-}
+export type MempoolEntryView = MempoolEntryJson;
 
 export interface MempoolView {
   count: number;

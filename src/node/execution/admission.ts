@@ -5,7 +5,7 @@
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
 import { SvcError, TxError } from '../../core/errors.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
-import { type Transaction, checkGasLimit, checkGasPrice, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { type Transaction, TxType, checkGasLimit, checkGasPrice, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import type { ExecutionChain } from './chain.js';
 import type { ExecutionMetrics } from './metrics.js';
@@ -33,14 +33,18 @@ export interface Admitted {
 /** Spec mempool view of an entry. */
 export interface MempoolEntryJson {
   hash: string;
+  /** Envelope type: 0 standard, 1/2 ECDSA (de)authorisation, 3 ECDSA-authorised. */
+  type: number;
   from: string;
   to: string | null;
   value: string;
   gas: number;
   gas_price: string;
   nonce: number;
+  /** Dilithium signature, or for type 3 the 65-byte ECDSA signature. */
   signature: string;
-  public_key: string;
+  /** null for type 3 (signed by an authorised ECDSA key). */
+  public_key: string | null;
   status: PoolStatus;
 }
 
@@ -83,20 +87,20 @@ export class Admission {
   }
 
   private async check(tx: Transaction, opts: SubmitOptions): Promise<Admitted> {
-    // Step 1: the ECDSA authorisation path (no balance or gas checks) needs account state for
-    // authorised keys, which execution does not keep yet: refuse clearly instead of pooling.
-    if (isAuthorization(tx) || tx.type === 3) {
-      throw new SvcError('UNSUPPORTED_TX_TYPE', `transaction type ${tx.type} (ECDSA authorisation) is not supported yet`, 400);
-    }
-    // Step 2: signature (cached by hash; workers do the work).
+    // Step 2 runs first in code because step 1's path needs the verified signer too; a failing
+    // signature rejects every type, so the observable order is the spec's.
     const [v] = await this.verifier.verifyMany([tx], opts.envelope ? { envelopes: [opts.envelope] } : {});
     if (!v || v.signer === null) throw new TxError('ErrInvalidSignature');
-    const sender = v.signer;
+    // Type 3 acts for `from`: the recovered ECDSA key must be one `from` authorised.
+    const sender = tx.type === TxType.EcdsaAuthorized ? toHex(tx.from) : v.signer;
+    if (tx.type === TxType.EcdsaAuthorized && !this.chain.auth.has(sender, v.signer)) throw new TxError('ErrInvalidSignature');
     opts.limitSender?.(sender);
     if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
     const account = this.chain.world.account(sender);
-    // Step 3: nonce.
+    // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
+    // Step 1: the authorisation path has no balance or gas checks and pays no fee.
+    if (isAuthorization(tx)) return this.pooled({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt: Date.now() }, account.nonce);
     // Step 4: gas limit bounds.
     checkGasLimit(tx, this.maxGas);
     // Step 5: balance covers value + gas × gasPrice.
@@ -109,19 +113,15 @@ export class Admission {
     if ((kind === 'contract_deploy' || kind === 'contract_call') && to !== DEPOSIT_ADDRESS && to !== EXIT_ADDRESS) {
       throw new SvcError('CONTRACTS_UNSUPPORTED', 'contract deployment and calls are not supported yet: the WebAssembly contract VM is not built', 400);
     }
-    const { entry, replaced, evicted } = this.pool.add({
-      tx,
-      hash: v.hash,
-      sender,
-      nonce: tx.nonce,
-      gasPrice: tx.gasPrice,
-      gasLimit: tx.gasLimit,
-      size: v.size,
-      receivedAt: Date.now(),
-    });
-    for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
-    return { hash: entry.hash, status: this.pool.status(entry, account.nonce), ...(replaced ? { replaced: replaced.hash } : {}) };
+    return this.pooled({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt: Date.now() }, account.nonce);
   }
+
+  private pooled(input: Omit<PoolEntry, 'seq'>, accountNonce: bigint): Admitted {
+    const { entry, replaced, evicted } = this.pool.add(input);
+    for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
+    return { hash: entry.hash, status: this.pool.status(entry, accountNonce), ...(replaced ? { replaced: replaced.hash } : {}) };
+  }
+
 
   /** Pool status of a pooled transaction. */
   statusOf(entry: PoolEntry): PoolStatus {
@@ -158,17 +158,21 @@ export class Admission {
 
   /** Spec mempool entry. */
   view(e: PoolEntry, status: PoolStatus = this.statusOf(e)): MempoolEntryJson {
+    const tx = e.tx;
+    const auth = isAuthorization(tx);
     return {
       hash: e.hash,
+      type: tx.type,
       from: e.sender,
-      to: e.tx.to === null ? null : toHex(e.tx.to),
-      value: e.tx.value.toString(),
+      to: auth || tx.to === null ? null : toHex(tx.to),
+      value: auth ? '0' : tx.value.toString(),
       gas: Number(e.gasLimit),
       gas_price: e.gasPrice.toString(),
       nonce: Number(e.nonce),
-      signature: toBase64(e.tx.signature),
-      public_key: toBase64(e.tx.publicKey),
+      signature: toBase64(tx.type === TxType.EcdsaAuthorized ? tx.ecdsaSignature : tx.signature),
+      public_key: tx.type === TxType.EcdsaAuthorized ? null : toBase64(tx.publicKey),
       status,
     };
   }
+
 }

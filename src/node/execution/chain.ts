@@ -20,7 +20,8 @@ import {
 import { merkleRoot } from '../../core/types/merkle.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
-import { type StandardTx, type Transaction, checkGasLimit, encodeTx, maxCost, txKind } from '../../core/types/transaction.js';
+import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
@@ -60,6 +61,8 @@ export interface BlockRecord {
   receipts: Receipt[];
   diff: StateDiffJson;
   registry: RegistryChanges;
+  /** ECDSA authorisation changes, in order. */
+  authorizations: AuthChanges;
   /** base64 SSZ of the block; empty for the genesis block. */
   ssz: string;
 }
@@ -106,6 +109,7 @@ function txFail(hash: string, reason: string): BlockError {
 export class ExecutionChain {
   readonly world = new WorldState();
   readonly registry = new Registry();
+  readonly auth = new Authorizations();
   private readonly mutex = new Mutex();
   private readonly records = new Map<string, BlockRecord>();
   private headRef!: BlockRef;
@@ -139,6 +143,7 @@ export class ExecutionChain {
     const accounts = await store.scan<{ balance: string; nonce: number }>('a:');
     chain.world.load(accounts.map(({ key, value }) => [key.slice(2), { balance: BigInt(value.balance), nonce: BigInt(value.nonce) }]));
     chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
+    chain.auth.load((await store.scan<string[]>('e:')).map((e) => ({ account: e.key.slice(2), keys: e.value })));
     chain.headRef = (await store.get<BlockRef>(Keys.meta('head')))!;
     chain.finalizedRef = (await store.get<BlockRef>(Keys.meta('finalized')))!;
     return chain;
@@ -162,6 +167,7 @@ export class ExecutionChain {
       receipts: [],
       diff: diffToJson(diff),
       registry: { added: validators, exited: [] },
+      authorizations: [],
       ssz: '',
     };
     const ref: BlockRef = { hash: record.hash, index: 0 };
@@ -298,6 +304,7 @@ export class ExecutionChain {
       receipts: exec.receipts,
       diff: diffToJson(exec.diff),
       registry: exec.registry,
+      authorizations: exec.authorizations,
       ssz: toBase64(encodeBlock(block, envelopes)),
     };
     const extendsHead = parent.hash === this.headRef.hash;
@@ -307,6 +314,7 @@ export class ExecutionChain {
       this.putAccounts(batch, updated);
       this.putCanonical(batch, record);
       this.persistRegistry(batch, record.registry, 1);
+      this.auth.apply(record.authorizations, 1, batch);
       const ref = { hash, index: record.index };
       batch.put(Keys.meta('head'), ref);
       await this.commitOrDie(batch);
@@ -369,18 +377,30 @@ export class ExecutionChain {
   }
 
   /** Executes a block's transactions (step 6); throws on the first invalid one. */
-  private execute(block: Block, blockHashHex: string, verified: Array<{ hash: string; signer: string | null }>, state: StateReader): { diff: StateDiff; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges } {
+  private execute(
+    block: Block,
+    blockHashHex: string,
+    verified: Array<{ hash: string; signer: string | null }>,
+    state: StateReader,
+  ): { diff: StateDiff; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
     const overlay = new Overlay(state);
     const proposer = toHex(block.header.validatorId);
     const receipts: Receipt[] = [];
     const registry: RegistryChanges = { added: [], exited: [] };
+    const auth = new AuthOverlay(this.auth);
     let cumulative = 0n;
     let fees = 0n;
     block.transactions.forEach((raw: Transaction, i) => {
       const hash = verified[i]!.hash;
-      if (raw.type !== 0) throw txFail(hash, `transaction type ${raw.type} (ECDSA authorisation) is not supported yet`);
-      const tx: StandardTx = raw;
-      const sender = verified[i]!.signer!;
+      const signer = verified[i]!.signer!;
+      if (isAuthorization(raw)) {
+        receipts.push(this.authorize(raw, signer, overlay, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
+        return;
+      }
+      const tx: StandardTx | EcdsaAuthorizedTx = raw;
+      // Type 3 acts for `from`; its signature only proves the ECDSA key, which `from` must have authorised.
+      const sender = tx.type === 3 ? toHex(tx.from) : signer;
+      if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = tx.to === null ? null : toHex(tx.to);
       const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : txKind(tx);
       if (kind === 'contract_deploy' || kind === 'contract_call') throw txFail(hash, 'contract transactions are not supported yet: the WebAssembly contract VM is not built');
@@ -400,7 +420,7 @@ export class ExecutionChain {
       overlay.addBalance(proposer, fee);
       overlay.incrementNonce(sender);
       let error: string | undefined;
-      if (kind === 'deposit') error = this.deposit(tx, sender, registry);
+      if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
       else if (kind === 'exit') error = this.exit(tx, sender, registry);
       if (error === undefined && tx.value > 0n) {
         overlay.addBalance(sender, -tx.value);
@@ -424,7 +444,32 @@ export class ExecutionChain {
         ...(error === undefined ? {} : { error }),
       });
     });
-    return { diff: overlay.diff, receipts, gasUsed: Number(cumulative), fees, registry };
+    return { diff: overlay.diff, receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
+  }
+
+  /** Executes a gas-free ECDSA authorisation or revocation (nonce consumed, no fee). */
+  private authorize(tx: AuthorizationTx, sender: string, overlay: Overlay, auth: AuthOverlay, at: { hash: string; index: number; blockHash: string; blockNumber: number; cumulative: bigint }): Receipt {
+    const acc = overlay.account(sender);
+    if (tx.nonce !== acc.nonce) throw txFail(at.hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
+    overlay.incrementNonce(sender);
+    const ecdsa = toHex(tx.ecdsaAddress);
+    const revoke = tx.type === TxType.EcdsaRevocation;
+    const done = revoke ? auth.remove(sender, ecdsa) : auth.add(sender, ecdsa);
+    return {
+      transactionHash: at.hash,
+      transactionIndex: at.index,
+      blockHash: at.blockHash,
+      blockNumber: at.blockNumber,
+      from: sender,
+      to: null,
+      kind: revoke ? 'ecdsa_revocation' : 'ecdsa_authorization',
+      status: done ? 1 : 0,
+      gasUsed: 0,
+      cumulativeGasUsed: Number(at.cumulative),
+      effectiveGasPrice: '0',
+      fee: '0',
+      ...(done ? {} : { error: revoke ? `ECDSA key ${ecdsa} is not authorised` : `ECDSA key ${ecdsa} is already authorised` }),
+    };
   }
 
   /** A deposit registers the sender's key; returns a failure reason (tx status 0) or undefined. */
@@ -444,7 +489,7 @@ export class ExecutionChain {
   }
 
   /** An exit deactivates the sender's validator; returns a failure reason or undefined. */
-  private exit(tx: StandardTx, sender: string, changes: RegistryChanges): string | undefined {
+  private exit(tx: StandardTx | EcdsaAuthorizedTx, sender: string, changes: RegistryChanges): string | undefined {
     const v = this.registry.get(sender);
     if (!v || !v.active || changes.exited.includes(v.index)) return 'sender is not an active validator';
     if (tx.value !== 0n || tx.data.length !== 0) return 'an exit carries no value and no data';
@@ -490,8 +535,14 @@ export class ExecutionChain {
         }
         for (const a of applied) this.putCanonical(batch, a);
         const registryBatch = new WriteBatch();
-        for (const r of reverted) this.persistRegistry(registryBatch, r.registry, -1);
-        for (const a of applied) this.persistRegistry(registryBatch, a.registry, 1);
+        for (const r of reverted) {
+          this.persistRegistry(registryBatch, r.registry, -1);
+          this.auth.apply(r.authorizations, -1, registryBatch);
+        }
+        for (const a of applied) {
+          this.persistRegistry(registryBatch, a.registry, 1);
+          this.auth.apply(a.authorizations, 1, registryBatch);
+        }
         batch.ops.push(...registryBatch.ops);
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = { applied, reverted };

@@ -19,6 +19,7 @@ export const Keys = {
   txLocation: (txHash: string) => `t:${txHash}`,
   faucetClaim: (address: string) => `f:${address}`,
   rewardEpoch: (epoch: number) => `c:${String(epoch).padStart(12, '0')}`,
+  authorizations: (account: string) => `e:${account}`,
 } as const;
 
 /** A batch of puts and deletes applied atomically. */

@@ -4,13 +4,13 @@
  * Pure data structure: admission rules and state reads live in admission.ts.
  */
 import { SvcError } from '../../core/errors.js';
-import type { StandardTx } from '../../core/types/transaction.js';
+import type { Transaction } from '../../core/types/transaction.js';
 import { TX_BASE_GAS } from '../../core/constants.js';
 import { Heap } from '../../util/heap.js';
 
 /** A pooled transaction with the fields the pool orders by. */
 export interface PoolEntry {
-  tx: StandardTx;
+  tx: Transaction;
   hash: string;
   sender: string;
   nonce: bigint;
@@ -191,7 +191,7 @@ export class TxPool {
       if (take && !take(e)) continue;
       gas += e.gasLimit;
       out.push(e);
-      // Admission guarantees every entry needs at least the intrinsic 21,000 gas.
+      // Every value transaction needs the intrinsic 21,000 gas; gas-free authorisations wait for a block with room.
       if (maxGas - gas < TX_BASE_GAS) break;
       const next = this.bySender.get(e.sender)?.get(e.nonce + 1n);
       if (next) heads.push(next);

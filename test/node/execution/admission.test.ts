@@ -201,7 +201,8 @@ pool('the mempool view has the spec fields and types', async ({ node }) => {
   assert.is(r.body.count, r.body.transactions.length);
   const e = r.body.transactions.find((t: { hash: string }) => t.hash === hashOf(tx));
   assert.ok(e, 'the entry is listed');
-  assert.equal(Object.keys(e).sort(), ['from', 'gas', 'gas_price', 'hash', 'nonce', 'public_key', 'signature', 'status', 'to', 'value']);
+  assert.equal(Object.keys(e).sort(), ['from', 'gas', 'gas_price', 'hash', 'nonce', 'public_key', 'signature', 'status', 'to', 'type', 'value']);
+  assert.is(e.type, 0);
   assert.match(e.hash, /^0x[0-9a-f]{64}$/);
   assert.is(e.from, acc1.address);
   assert.is(e.to, '0x00000000000000000000000000000000000000aa');

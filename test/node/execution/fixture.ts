@@ -12,7 +12,7 @@ import { GWEI, TX_BASE_GAS, WEI_PER_TOKEN } from '../../../src/core/constants.js
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import type { Genesis } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockToJson, type BlockJson, buildSignedBlock } from '../../../src/core/types/block.js';
-import { encodeTx, signStandardTx, type StandardTx, txHash } from '../../../src/core/types/transaction.js';
+import { encodeTx, signStandardTx, type StandardTx, type Transaction, txHash } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/execution/node.js';
 import { silentLogger } from '../../../src/util/log.js';
@@ -225,7 +225,7 @@ export async function genesisRef(node: ExecutionNode): Promise<ParentRef> {
 }
 
 export interface BlockOpts {
-  txs?: StandardTx[];
+  txs?: Transaction[];
   /** Signing key and registry index; default validator 0. */
   proposer?: WalletKeys;
   validatorIndex?: number;
