@@ -68,11 +68,24 @@ export class SignatureVerifier {
       });
       w.on('error', (err) => {
         reject(err);
-        for (const p of this.pending.values()) p.reject(err);
-        this.pending.clear();
+        this.failPending(err);
+      });
+      // A worker that dies (crash, out of memory) is replaced, so verification never hangs on
+      // a dead thread; the jobs it held fail and their callers see an internal error.
+      w.on('exit', (code) => {
+        const i = this.workers.indexOf(w);
+        if (i >= 0) this.workers.splice(i, 1);
+        if (this.closed) return;
+        this.failPending(new SvcError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`, 500));
+        this.spawn().catch(() => undefined);
       });
       this.workers.push(w);
     });
+  }
+
+  private failPending(err: Error): void {
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
   }
 
   /**
@@ -93,6 +106,12 @@ export class SignatureVerifier {
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.workers.length === 0) {
+      // Every thread died and replacements are starting: try again shortly.
+      this.flushScheduled = true;
+      setTimeout(() => this.flush(), 10);
+      return;
+    }
     const jobs = this.queued.splice(0);
     const perWorker: Array<typeof jobs> = this.workers.map(() => []);
     for (const job of jobs) perWorker[this.rr++ % this.workers.length]!.push(job);
@@ -146,7 +165,7 @@ export class SignatureVerifier {
     });
     const todo = results.map((r, i) => (r.cached ? -1 : i)).filter((i) => i >= 0);
     if (todo.length === 0) return results;
-    const chunks = Math.min(this.workers.length, todo.length);
+    const chunks = Math.max(1, Math.min(this.workers.length, todo.length));
     const size = Math.ceil(todo.length / chunks);
     await Promise.all(
       Array.from({ length: chunks }, async (_, c) => {
