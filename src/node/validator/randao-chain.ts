@@ -1,0 +1,118 @@
+/**
+ * The validator's side of its RANDAO hash chain: chain values v_j = H^j(secret) for j = 0..n,
+ * commitment v_n, k-th reveal v_(n-k). Recomputing a reveal from the secret costs up to n
+ * hashes (2^20 on mainnet, about 2 s), so the chain keeps every 2^c-th value and walks at most
+ * 2^c - 1 hashes from the nearest one below.
+ *
+ * Resuming: the client does not store its own position. `next(lastAccepted)` takes the value
+ * the beacon holds for this validator and finds its position by hashing it forward until it
+ * meets a checkpoint (at most 2^c - 1 hashes). The beacon's value is the one that counts, so a
+ * restart, a lost local file or a block that never made it on chain cannot put the client out
+ * of step with it.
+ */
+import { toHex } from '../../core/codec/bytes.js';
+import { sha3 } from '../../core/crypto/hash.js';
+import { randaoSecret } from '../../core/crypto/randao.js';
+import { SvcError } from '../../core/errors.js';
+
+export type RandaoChainErrorCode = 'RANDAO_CHAIN_EXHAUSTED' | 'RANDAO_VALUE_NOT_ON_CHAIN' | 'INVALID_RANDAO_CHAIN_ARGUMENT';
+
+/** A reveal the chain cannot produce; `code` is a RandaoChainErrorCode. */
+export class RandaoChainError extends SvcError {
+  declare readonly code: RandaoChainErrorCode;
+
+  constructor(code: RandaoChainErrorCode, message: string) {
+    // Exhaustion and a foreign value are conflicts with the beacon's state, not malformed input.
+    super(code, message, code === 'INVALID_RANDAO_CHAIN_ARGUMENT' ? 400 : 409);
+  }
+}
+
+/** Default checkpoint spacing exponent: 1,025 stored values and at most 1,023 hashes per reveal for n = 2^20. */
+export const DEFAULT_CHECKPOINT_BITS = 10;
+
+/** One validator's RANDAO hash chain with checkpoints for fast reveals. */
+export class RandaoChain {
+  /** Chain length n (genesis `randao_chain_length`). */
+  readonly length: number;
+  private readonly step: number;
+  /** checkpoints[i] = v_(i * step); the commitment v_n is kept separately when n is not a multiple. */
+  private readonly checkpoints: Uint8Array[] = [];
+  private readonly commitmentValue: Uint8Array;
+  /** Hex of every stored value (the commitment included) to its position j. */
+  private readonly positions = new Map<string, number>();
+
+  /**
+   * Builds the chain from the 32-byte ML-DSA key seed: one pass of n hashes (about 2 s for
+   * n = 2^20), which is why a client builds it once at start-up and keeps it.
+   */
+  constructor(keySeed: Uint8Array, length: number, checkpointBits = DEFAULT_CHECKPOINT_BITS) {
+    if (!Number.isSafeInteger(length) || length < 1) throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `RANDAO chain length must be a positive integer, got ${length}`);
+    if (!Number.isInteger(checkpointBits) || checkpointBits < 0 || checkpointBits > 30) {
+      throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `checkpoint bits must be an integer in 0..30, got ${checkpointBits}`);
+    }
+    this.length = length;
+    this.step = 2 ** checkpointBits;
+    let v = randaoSecret(keySeed);
+    for (let j = 0; ; j++) {
+      if (j % this.step === 0) {
+        this.checkpoints.push(v);
+        this.positions.set(toHex(v), j);
+      }
+      if (j === length) break;
+      v = sha3(v);
+    }
+    this.commitmentValue = v;
+    this.positions.set(toHex(v), length);
+  }
+
+  /** H^n(secret): the value registered at genesis or deposit. */
+  commitment(): Uint8Array {
+    return this.commitmentValue.slice();
+  }
+
+  /** The k-th reveal (k = 1 for the first proposal): H^(n-k)(secret), in at most 2^c - 1 hashes. */
+  reveal(k: number): Uint8Array {
+    if (!Number.isSafeInteger(k) || k < 1) throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `reveal number must be a positive integer, got ${k}`);
+    if (k > this.length) throw new RandaoChainError('RANDAO_CHAIN_EXHAUSTED', `RANDAO chain exhausted: reveal ${k} asked of a chain of length ${this.length}; register a new commitment`);
+    return this.valueAt(this.length - k);
+  }
+
+  /**
+   * How many reveals the beacon has accepted, given the value it last accepted (0 for the
+   * commitment). Throws RANDAO_VALUE_NOT_ON_CHAIN when the value is not on this chain.
+   */
+  revealsUsed(lastAccepted: Uint8Array): number {
+    let v = lastAccepted;
+    // Position p reaches the next multiple of step (or n) after fewer than step hashes, so
+    // step - 1 hashes without a hit prove the value is not on this chain.
+    for (let m = 0; m < this.step; m++) {
+      // The key is the full 32-byte value, so a hit means H^m(lastAccepted) = v_j, hence
+      // lastAccepted = v_(j-m): anything else (j < m included) needs a SHA3-256 collision or a
+      // preimage of the secret.
+      const j = this.positions.get(toHex(v));
+      if (j !== undefined) return this.length - (j - m);
+      v = sha3(v);
+    }
+    throw new RandaoChainError('RANDAO_VALUE_NOT_ON_CHAIN', `value ${toHex(lastAccepted)} is not on this validator's RANDAO chain (another key, or a replaced commitment?)`);
+  }
+
+  /** The reveal that follows `lastAccepted` (the beacon's stored value for this validator). */
+  next(lastAccepted: Uint8Array): Uint8Array {
+    const used = this.revealsUsed(lastAccepted);
+    if (used >= this.length) throw new RandaoChainError('RANDAO_CHAIN_EXHAUSTED', `RANDAO chain exhausted: all ${this.length} reveals used; register a new commitment`);
+    return this.reveal(used + 1);
+  }
+
+  /** Reveals left after `lastAccepted`. */
+  remaining(lastAccepted: Uint8Array): number {
+    return this.length - this.revealsUsed(lastAccepted);
+  }
+
+  private valueAt(j: number): Uint8Array {
+    const base = Math.floor(j / this.step);
+    let v = this.checkpoints[base]!;
+    for (let i = base * this.step; i < j; i++) v = sha3(v);
+    // A checkpoint itself is returned as a copy so callers cannot alter the stored chain.
+    return v === this.checkpoints[base] ? v.slice() : v;
+  }
+}
