@@ -23,6 +23,10 @@ export interface ChainConfig {
   min_validator_stake: string;
   /** Length n of each validator's RANDAO hash chain. */
   randao_chain_length: number;
+  /** Consensus reward per proposed block, wei. */
+  proposer_reward: string;
+  /** Consensus reward per validator per epoch with a counted attestation, wei. */
+  attester_reward: string;
   faucet: { address: string; amount: string; cooldown_seconds: number };
 }
 
@@ -71,6 +75,8 @@ export const PRESETS: Record<PresetName, Omit<ChainConfig, 'faucet'>> = {
     min_gas_price: GWEI.toString(),
     min_validator_stake: (32n * WEI_PER_TOKEN).toString(),
     randao_chain_length: 1 << 20,
+    proposer_reward: WEI_PER_TOKEN.toString(),
+    attester_reward: (WEI_PER_TOKEN / 10n).toString(),
   },
   devnet: {
     slot_seconds: 2,
@@ -80,6 +86,8 @@ export const PRESETS: Record<PresetName, Omit<ChainConfig, 'faucet'>> = {
     min_gas_price: GWEI.toString(),
     min_validator_stake: (32n * WEI_PER_TOKEN).toString(),
     randao_chain_length: 1 << 16,
+    proposer_reward: WEI_PER_TOKEN.toString(),
+    attester_reward: (WEI_PER_TOKEN / 10n).toString(),
   },
 };
 
@@ -87,7 +95,7 @@ const MAX_GAS_CAP = 1_000_000_000;
 
 function parseConfig(input: unknown): ChainConfig {
   const c = requireObject(input, 'genesis.config');
-  rejectUnknownKeys(c, ['slot_seconds', 'slots_per_epoch', 'finality_epochs', 'max_gas_per_block', 'min_gas_price', 'min_validator_stake', 'randao_chain_length', 'faucet'], 'genesis.config');
+  rejectUnknownKeys(c, ['slot_seconds', 'slots_per_epoch', 'finality_epochs', 'max_gas_per_block', 'min_gas_price', 'min_validator_stake', 'randao_chain_length', 'proposer_reward', 'attester_reward', 'faucet'], 'genesis.config');
   const f = requireObject(c.faucet, 'genesis.config.faucet');
   rejectUnknownKeys(f, ['address', 'amount', 'cooldown_seconds'], 'genesis.config.faucet');
   const positive = (v: unknown, field: string, max?: number) => {
@@ -103,6 +111,8 @@ function parseConfig(input: unknown): ChainConfig {
     min_gas_price: parseDecimal(c.min_gas_price, 'genesis.config.min_gas_price', 64).toString(),
     min_validator_stake: parseDecimal(c.min_validator_stake, 'genesis.config.min_validator_stake', 256).toString(),
     randao_chain_length: positive(c.randao_chain_length, 'genesis.config.randao_chain_length', 1 << 24),
+    proposer_reward: parseDecimal(c.proposer_reward, 'genesis.config.proposer_reward', 256).toString(),
+    attester_reward: parseDecimal(c.attester_reward, 'genesis.config.attester_reward', 256).toString(),
     faucet: {
       address: normalizeAddress(f.address, 'genesis.config.faucet.address'),
       amount: parseDecimal(f.amount, 'genesis.config.faucet.amount', 256).toString(),

@@ -1,0 +1,383 @@
+/**
+ * A small typed client for the beacon node's REST API (`{beacon_url}`, default port 8080) as the
+ * validator client uses it, on the global fetch; plus the one execution engine call a proposer
+ * makes (getPendingTransactions). Every request has a deadline; every failure is a
+ * BeaconClientError whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT /
+ * BAD_RESPONSE / HTTP_ERROR. Answers are checked for the fields the validator relies on (extra
+ * fields are allowed, so the server may grow them); hex is returned lowercase.
+ */
+import { SvcError } from '../core/errors.js';
+import type { AttestationJson } from '../core/types/attestation.js';
+import type { BlockJson } from '../core/types/block.js';
+import type { TxJson } from '../core/types/transaction-json.js';
+import { parseExecutionUrl } from './execution.js';
+
+/** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
+export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
+
+/** Per-request deadline unless the caller sets another. */
+export const DEFAULT_BEACON_TIMEOUT_MS = 10_000;
+
+/** A failed call to the beacon (or execution) node. `httpStatus` is absent when no HTTP answer arrived. */
+export class BeaconClientError extends SvcError {
+  readonly httpStatus: number | undefined;
+
+  constructor(code: string, message: string, httpStatus?: number, options?: { cause?: unknown }) {
+    super(code, message, httpStatus ?? 502, options);
+    this.httpStatus = httpStatus;
+  }
+
+  /** True when no HTTP answer arrived (connection refused, reset, DNS, deadline). */
+  get transport(): boolean {
+    return this.httpStatus === undefined && (this.code === 'UNREACHABLE' || this.code === 'TIMEOUT');
+  }
+}
+
+/**
+ * The beacon URL in effect: `--beacon-url`, else SVC_BEACON_URL, else the default.
+ * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
+ */
+export function resolveBeaconUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (flag !== undefined) return parseExecutionUrl(flag, '--beacon-url');
+  const fromEnv = env.SVC_BEACON_URL;
+  if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_BEACON_URL');
+  return DEFAULT_BEACON_URL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes (the beacon API contract).
+
+/** An FFG checkpoint. */
+export interface CheckpointView {
+  epoch: number;
+  /** 0x hex, 32 bytes. */
+  root: string;
+}
+
+/** GET /api/v1/beacon/head */
+export interface HeadView {
+  /** Block hash of the head. */
+  root: string;
+  slot: number;
+  /** Block height of the head. */
+  index: number;
+  justified: CheckpointView;
+  finalized: CheckpointView;
+}
+
+/** One entry of GET /api/v1/validator/duties/proposer/:epoch */
+export interface ProposerDutyView {
+  slot: number;
+  validator_index: number;
+  address: string;
+  /** The seed the proposer must put in header.vrf_seed (0x hex, 32 bytes). */
+  vrf_seed: string;
+}
+
+export interface ProposerDutiesView {
+  epoch: number;
+  duties: ProposerDutyView[];
+}
+
+/** GET /api/v1/validators/:id (fields the validator client reads; the beacon may send more). */
+export interface ValidatorView {
+  index: number;
+  address: string;
+  active: boolean;
+  /** Base-10 wei. */
+  stake: string;
+  /**
+   * The last RANDAO value the beacon accepted for this validator on the head's branch, or null
+   * when the beacon holds none yet (a deposit-registered validator before its first proposal:
+   * its registered commitment is the last value).
+   */
+  randao_last: string | null;
+  [k: string]: unknown;
+}
+
+/** GET /api/v1/validator/attestation_data?slot=N */
+export interface AttestationDataView {
+  slot: number;
+  beacon_block_root: string;
+  source: CheckpointView;
+  target: CheckpointView;
+}
+
+/** POST /api/v1/validator/blocks/propose */
+export interface ProposeResultView {
+  block_hash: string;
+  slot: number;
+  [k: string]: unknown;
+}
+
+/** POST /api/v1/attestation */
+export interface AttestResultView {
+  status: string;
+  [k: string]: unknown;
+}
+
+/** GET {execution}/api/v1/engine/getPendingTransactions */
+export interface PendingTransactionsView {
+  count: number;
+  gas: number;
+  transactions: TxJson[];
+}
+
+export interface ApiClientOptions {
+  /** Deadline of each request in ms (default 10 s). */
+  timeoutMs?: number;
+  /** Sent as `Authorization: Bearer <token>` on requests that need it; a function is called per request. */
+  token?: string | (() => string);
+  /** How errors name the server, e.g. "beacon node". */
+  name?: string;
+  /** Hint appended to UNREACHABLE errors. */
+  unreachableHint?: string;
+}
+
+export interface RequestOptions {
+  /** Deadline of this request in ms, instead of the client's. */
+  timeoutMs?: number;
+}
+
+const TOKEN_RE = /^[\x21-\x7e]+$/;
+
+/** Validates a bearer token: visible ASCII only, so it can never break the header line. */
+export function parseBearerToken(token: string, source = 'token'): string {
+  const t = token.trim();
+  if (!TOKEN_RE.test(t)) throw new SvcError('INVALID_TOKEN', `${source} must be non-empty printable ASCII without spaces`);
+  return t;
+}
+
+/** JSON over HTTP with the DECISIONS.md envelope; the shared machinery of the clients below. */
+export class JsonApiClient {
+  readonly baseUrl: string;
+  protected readonly timeoutMs: number;
+  protected readonly name: string;
+  private readonly token: string | (() => string) | undefined;
+  private readonly unreachableHint: string;
+
+  constructor(baseUrl: string, opts: ApiClientOptions = {}) {
+    this.name = opts.name ?? 'server';
+    this.baseUrl = parseExecutionUrl(baseUrl, `${this.name} URL`);
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_BEACON_TIMEOUT_MS;
+    this.token = typeof opts.token === 'string' ? parseBearerToken(opts.token) : opts.token;
+    this.unreachableHint = opts.unreachableHint ?? '';
+  }
+
+  /** A `{success: true, data}` route: returns `data` as an object. */
+  protected async data(method: string, path: string, body: unknown, opts: { auth?: boolean; timeoutMs?: number } = {}): Promise<Record<string, unknown>> {
+    const o = object(await this.request(method, path, body, opts), `${method} ${path}`, this);
+    if (o.success !== true || !('data' in o)) throw this.badResponse(`${method} ${path}`, 'no {success: true, data} envelope');
+    return object(o.data, `${method} ${path}`, this);
+  }
+
+  /** One HTTP exchange: JSON in and out, the error envelope mapped to BeaconClientError. */
+  protected async request(method: string, path: string, body: unknown, opts: { auth?: boolean; timeoutMs?: number }): Promise<unknown> {
+    const url = this.baseUrl + path;
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.auth && this.token !== undefined) headers.authorization = `Bearer ${typeof this.token === 'string' ? this.token : this.token()}`;
+    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(timeoutMs) };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, init);
+      text = await res.text();
+    } catch (err) {
+      throw this.transportError(err, method, path, timeoutMs);
+    }
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) {
+      const env = envelopeError(json);
+      if (env) throw new BeaconClientError(env.code, env.message, res.status);
+      throw new BeaconClientError('HTTP_ERROR', `${method} ${url} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, res.status);
+    }
+    if (json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
+    return json;
+  }
+
+  private transportError(err: unknown, method: string, path: string, timeoutMs: number): BeaconClientError {
+    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
+      return new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${method} ${path} within ${timeoutMs} ms`, undefined, { cause: err });
+    }
+    const code = e.cause?.code;
+    const why =
+      code === 'ECONNREFUSED' ? 'connection refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found'
+      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset'
+      : code === 'EHOSTUNREACH' || code === 'ENETUNREACH' ? 'host unreachable'
+      : (e.cause?.message ?? e.message ?? String(err));
+    return new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${why})${this.unreachableHint}`, undefined, { cause: err });
+  }
+
+  /** BAD_RESPONSE naming the route and what was wrong. */
+  badResponse(what: string, why: string): BeaconClientError {
+    return new BeaconClientError('BAD_RESPONSE', `unexpected answer from the ${this.name} at ${this.baseUrl} to ${what}: ${why}`);
+  }
+}
+
+/** The beacon routes a validator client uses. */
+export class BeaconClient extends JsonApiClient {
+  constructor(baseUrl: string, opts: Omit<ApiClientOptions, 'name'> = {}) {
+    super(baseUrl, {
+      name: 'beacon node',
+      unreachableHint: ': start one with `svc node beacon`, or point --beacon-url (or SVC_BEACON_URL) at a running node',
+      ...opts,
+    });
+  }
+
+  /** The fork-choice head and the justified and finalised checkpoints. */
+  async head(opts?: RequestOptions): Promise<HeadView> {
+    const what = 'GET /api/v1/beacon/head';
+    const d = await this.data('GET', '/api/v1/beacon/head', undefined, opts);
+    return {
+      root: hash(d.root, `${what}: root`, this),
+      slot: uint(d.slot, `${what}: slot`, this),
+      index: uint(d.index, `${what}: index`, this),
+      justified: checkpoint(d.justified, `${what}: justified`, this),
+      finalized: checkpoint(d.finalized, `${what}: finalized`, this),
+    };
+  }
+
+  /** Proposer duties of `epoch` (the current one, or the next). */
+  async proposerDuties(epoch: number, opts?: RequestOptions): Promise<ProposerDutiesView> {
+    const path = `/api/v1/validator/duties/proposer/${checkUint(epoch, 'epoch')}`;
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, opts);
+    if (!Array.isArray(d.duties)) throw this.badResponse(what, 'duties is not an array');
+    return {
+      epoch: uint(d.epoch, `${what}: epoch`, this),
+      duties: d.duties.map((raw, i) => {
+        const o = object(raw, `${what}: duties[${i}]`, this);
+        return {
+          slot: uint(o.slot, `${what}: duties[${i}].slot`, this),
+          validator_index: uint(o.validator_index, `${what}: duties[${i}].validator_index`, this),
+          address: hex(o.address, `${what}: duties[${i}].address`, 20, this),
+          vrf_seed: hash(o.vrf_seed, `${what}: duties[${i}].vrf_seed`, this),
+        };
+      }),
+    };
+  }
+
+  /** A validator by registry index or 0x address; an unknown one is the server's NOT_FOUND (404). */
+  async validator(id: number | string, opts?: RequestOptions): Promise<ValidatorView> {
+    const ref = typeof id === 'number' ? String(checkUint(id, 'validator index')) : id.toLowerCase();
+    if (typeof id === 'string' && !/^0x[0-9a-f]{40}$/.test(ref)) throw new SvcError('MALFORMED_INPUT', 'malformed validator id: expected an index or a 0x address');
+    const path = `/api/v1/validators/${ref}`;
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, opts);
+    if (typeof d.active !== 'boolean') throw this.badResponse(what, 'active is not a boolean');
+    if (typeof d.stake !== 'string') throw this.badResponse(what, 'stake is not a string');
+    return {
+      ...d,
+      index: uint(d.index, `${what}: index`, this),
+      address: hex(d.address, `${what}: address`, 20, this),
+      active: d.active,
+      stake: d.stake,
+      randao_last: d.randao_last === null || d.randao_last === undefined ? null : hash(d.randao_last, `${what}: randao_last`, this),
+    };
+  }
+
+  /** What to vote for at `slot`: the head, and the FFG source and target. */
+  async attestationData(slot: number, opts?: RequestOptions): Promise<AttestationDataView> {
+    const path = `/api/v1/validator/attestation_data?slot=${checkUint(slot, 'slot')}`;
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, opts);
+    return {
+      slot: uint(d.slot, `${what}: slot`, this),
+      beacon_block_root: hash(d.beacon_block_root, `${what}: beacon_block_root`, this),
+      source: checkpoint(d.source, `${what}: source`, this),
+      target: checkpoint(d.target, `${what}: target`, this),
+    };
+  }
+
+  /** Submits a signed block (wire JSON); needs the bearer token. */
+  async proposeBlock(block: BlockJson, opts?: RequestOptions): Promise<ProposeResultView> {
+    const what = 'POST /api/v1/validator/blocks/propose';
+    const d = await this.data('POST', '/api/v1/validator/blocks/propose', block, { ...opts, auth: true });
+    return { ...d, block_hash: hash(d.block_hash, `${what}: block_hash`, this), slot: uint(d.slot, `${what}: slot`, this) };
+  }
+
+  /** Submits a signed attestation; needs the bearer token. */
+  async submitAttestation(att: AttestationJson, opts?: RequestOptions): Promise<AttestResultView> {
+    const what = 'POST /api/v1/attestation';
+    const d = await this.data('POST', '/api/v1/attestation', att, { ...opts, auth: true });
+    if (typeof d.status !== 'string') throw this.badResponse(what, 'status is not a string');
+    return { ...d, status: d.status };
+  }
+}
+
+/**
+ * The execution engine call a proposer makes. The engine API answers loopback callers, or
+ * callers with an HS256 JWT when execution has an engine secret (`jwt` makes a fresh one per call).
+ */
+export class ExecutionEngineClient extends JsonApiClient {
+  constructor(baseUrl: string, opts: { timeoutMs?: number; jwt?: () => string } = {}) {
+    super(baseUrl, {
+      name: 'execution node',
+      unreachableHint: ': start one with `svc node execution`, or point --execution-url at a running node',
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+      // The engine JWT is not the beacon token: it goes in the same header, minted per request.
+      ...(opts.jwt === undefined ? {} : { token: opts.jwt }),
+    });
+  }
+
+  /** Pending transactions in build order, packed under the gas cap (tx JSON, not yet parsed). */
+  async pendingTransactions(opts?: RequestOptions): Promise<PendingTransactionsView> {
+    const path = '/api/v1/engine/getPendingTransactions';
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, { ...opts, auth: true });
+    if (!Array.isArray(d.transactions)) throw this.badResponse(what, 'transactions is not an array');
+    return { count: uint(d.count, `${what}: count`, this), gas: uint(d.gas, `${what}: gas`, this), transactions: d.transactions as TxJson[] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response checks: each failure is BAD_RESPONSE naming the route and field.
+
+function object(v: unknown, what: string, c: JsonApiClient): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw c.badResponse(what, 'not a JSON object');
+  return v as Record<string, unknown>;
+}
+
+function uint(v: unknown, what: string, c: JsonApiClient): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw c.badResponse(what, 'expected a non-negative integer');
+  return v;
+}
+
+function hex(v: unknown, what: string, bytes: number, c: JsonApiClient): string {
+  if (typeof v !== 'string' || !new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`).test(v)) throw c.badResponse(what, `expected 0x and ${bytes * 2} hex digits`);
+  return v.toLowerCase();
+}
+
+function hash(v: unknown, what: string, c: JsonApiClient): string {
+  return hex(v, what, 32, c);
+}
+
+function checkpoint(v: unknown, what: string, c: JsonApiClient): CheckpointView {
+  const o = object(v, what, c);
+  return { epoch: uint(o.epoch, `${what}.epoch`, c), root: hash(o.root, `${what}.root`, c) };
+}
+
+function checkUint(n: number, field: string): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new SvcError('MALFORMED_INPUT', `malformed ${field}: expected a non-negative integer`);
+  return n;
+}
+
+/** `{success: false, error: {code, message}}` → its code and message. */
+function envelopeError(v: unknown): { code: string; message: string } | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const err = (v as { error?: unknown }).error;
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
+  return { code, message };
+}

@@ -1,0 +1,103 @@
+import { Flags } from '@oclif/core';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { SvcCommand } from '../../cli/base.js';
+import { readSecret } from '../../cli/secrets.js';
+import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
+import { resolveExecutionUrl } from '../../client/execution.js';
+import { parseHex } from '../../core/codec/bytes.js';
+import { SvcError, WalletError } from '../../core/errors.js';
+import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { signEngineJwt } from '../../node/execution/api/jwt.js';
+import { openValidatorDataDir, ValidatorClient } from '../../node/validator/client.js';
+import { createLogger, isLogLevel } from '../../util/log.js';
+import { unlockWallet } from '../../wallet/keystore.js';
+import { readWallet } from '../../wallet/store.js';
+import { DEVNET_PASSWORD } from '../genesis/new.js';
+
+export default class NodeValidator extends SvcCommand {
+  static override summary = 'Run a validator client: propose blocks and attest through the beacon API, with slashing protection';
+  static override description =
+    'Proposes at the slots the beacon assigns (transactions from execution\'s engine API), attests once per epoch, and records every message in the slashing-protection database under --data-dir before signing it. Polls the beacon (no WebSocket). Logs one JSON line per duty on stderr; serves Prometheus metrics on --metrics-port. Stops cleanly on SIGINT/SIGTERM. Export or import the slashing-protection history (EIP-3076) with `svc node validator slashing-protection export|import` while the client is stopped.';
+  static override examples = [
+    '<%= config.bin %> node validator --keystore ./devnet/keystores/validator-0.json --genesis ./devnet/genesis.json --token-file ./devnet/beacon/validator-token --data-dir ./devnet/validator-0',
+  ];
+  static override enableJsonFlag = false;
+  static override flags = {
+    keystore: Flags.string({ description: 'validator wallet file (version 2.0)', required: true }),
+    'password-file': Flags.string({ description: 'password of the keystore (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
+    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    'beacon-url': Flags.string({ description: 'beacon node REST URL (default: SVC_BEACON_URL, else http://127.0.0.1:8080)', helpValue: 'URL' }),
+    'execution-url': Flags.string({ description: 'execution node REST URL for pending transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
+    'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
+    'execution-jwt-secret': Flags.string({ description: 'file with execution\'s 32-byte hex engine secret (needed only when execution is not on loopback)' }),
+    'data-dir': Flags.string({ description: 'validator data directory (slashing-protection database)', required: true }),
+    'metrics-host': Flags.string({ description: 'interface of the metrics server', default: '127.0.0.1' }),
+    'metrics-port': Flags.integer({ description: 'Prometheus metrics port (0 = off)', default: 8547, min: 0, max: 65535 }),
+    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+  };
+
+  async run() {
+    const { flags } = await this.parse(NodeValidator);
+    if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
+    const log = createLogger('validator', flags['log-level']);
+    const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
+    const beaconUrl = resolveBeaconUrl(flags['beacon-url']);
+    const executionUrl = resolveExecutionUrl(flags['execution-url']);
+    const tokenText = await readFile(flags['token-file'], 'utf8').catch(() => {
+      throw new SvcError('SECRET_UNREADABLE', `cannot read --token-file ${flags['token-file']}`);
+    });
+    const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
+    let executionJwt: (() => string) | undefined;
+    if (flags['execution-jwt-secret']) {
+      const text = (await readFile(flags['execution-jwt-secret'], 'utf8').catch(() => {
+        throw new SvcError('USAGE', `cannot read --execution-jwt-secret file ${flags['execution-jwt-secret']}`);
+      })).trim();
+      const secret = parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
+      executionJwt = () => signEngineJwt(secret);
+    }
+
+    const stored = await readWallet(resolve(flags.keystore));
+    if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${flags.keystore} is watch-only and cannot sign`);
+    const password =
+      flags['password-file'] || process.env.SVC_VALIDATOR_PASSWORD !== undefined || genesis.preset !== 'devnet'
+        ? await readSecret({ file: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', prompt: 'Validator keystore password: ', what: 'validator password', fileFlag: '--password-file' })
+        : DEVNET_PASSWORD;
+    const keys = await unlockWallet(stored.wallet.file, password).catch((err: Error) => {
+      throw new WalletError('VALIDATOR_UNLOCK_FAILED', `cannot unlock the validator keystore ${flags.keystore}: ${err.message} (give its password with --password-file or SVC_VALIDATOR_PASSWORD)`);
+    });
+
+    const slashingDb = await openValidatorDataDir(resolve(flags['data-dir']), genesis);
+    const client = new ValidatorClient({
+      genesis,
+      keys,
+      beaconUrl,
+      executionUrl,
+      token,
+      slashingDb,
+      log,
+      ...(flags['metrics-port'] === 0 ? {} : { metricsPort: flags['metrics-port'], metricsHost: flags['metrics-host'] }),
+      ...(executionJwt ? { executionJwt } : {}),
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      await slashingDb.close();
+      throw err;
+    }
+    await new Promise<void>((done) => {
+      const stop = (signal: string) => {
+        log.info('shutting down', { signal });
+        client
+          .stop()
+          .then(() => slashingDb.close())
+          .then(done, (err: Error) => {
+            log.error('shutdown failed', { error: err.message });
+            done();
+          });
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+  }
+}

@@ -1,0 +1,103 @@
+/** Beacon REST routes (`{beacon_url}`, default port 8080). Validator POSTs need the bearer token. */
+import type { FastifyInstance } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import { parseDecimal } from '../../core/codec/json.js';
+import { SvcError } from '../../core/errors.js';
+import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
+import { attestationFromJson } from '../../core/types/attestation.js';
+import { blockFromJson } from '../../core/types/block.js';
+import { errorBody, ok } from '../execution/api/http.js';
+import type { BeaconChain } from './chain.js';
+import type { EngineClient } from './engine-client.js';
+import type { EventHub } from './events.js';
+import type { BeaconMetrics } from './metrics.js';
+
+const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+/** Constant-time bearer-token check. */
+export function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer (.+)$/.exec(header ?? '');
+  if (!m) return false;
+  const a = Buffer.from(m[1]!);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function epochParam(v: string): number {
+  return Number(parseDecimal(v, 'epoch', 32));
+}
+
+/** Registers every beacon route. */
+export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub }): void {
+  const { chain } = o;
+  const validatorRoute = { onRequest: async (req: { headers: { authorization?: string } }, reply: { status(n: number): { send(b: unknown): unknown } }) => {
+    if (!tokenMatches(req.headers.authorization, o.token)) return reply.status(401).send(errorBody('UNAUTHORIZED', 'validator calls need Authorization: Bearer <token> (the token file the beacon was started with)'));
+  } } as const;
+
+  app.get('/beacon/v1/node/syncing', async () => {
+    const head = chain.head();
+    const current = chain.currentSlot();
+    return { data: { head_slot: String(head.slot), sync_distance: String(Math.max(0, current - head.slot)), is_syncing: false } };
+  });
+
+  app.get('/beacon/v1/node/health', async () => {
+    const head = chain.head();
+    return { status: 'healthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
+  });
+
+  app.get('/api/v1/beacon/head', async (_req, reply) => {
+    const head = chain.head();
+    return ok(reply, { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() });
+  });
+
+  app.get('/api/v1/beacon/finality_checkpoints', async (_req, reply) => ok(reply, { justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() }));
+
+  app.get<{ Params: { id: string } }>('/api/v1/beacon/blocks/:id', async (req, reply) => {
+    const id = req.params.id;
+    const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(epochParam(id));
+    const record = root ? chain.record(root) : undefined;
+    if (!record) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
+    return ok(reply, { ...record, randao: undefined, block: (await chain.body(record.root)) ?? null });
+  });
+
+  app.get('/api/v1/validators', async (_req, reply) => ok(reply, { validators: chain.validators() }));
+
+  app.get<{ Params: { id: string } }>('/api/v1/validators/:id', async (req, reply) => {
+    const id = req.params.id;
+    const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[epochParam(id)];
+    if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
+    const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
+    const duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
+    const balance = await o.engine.balance(v.address).catch(() => null);
+    return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, duties });
+  });
+
+  app.get<{ Params: { epoch: string } }>('/api/v1/validator/duties/proposer/:epoch', async (req, reply) => {
+    const epoch = epochParam(req.params.epoch);
+    const current = epochOfSlot(chain.genesis, chain.currentSlot());
+    // One epoch of seed lookahead: duties are known for the current and the next epoch only.
+    if (epoch > current + 1) throw new SvcError('EPOCH_TOO_FAR', `proposer duties are known up to epoch ${current + 1}`, 400);
+    return ok(reply, { epoch, duties: chain.duties(epoch) });
+  });
+
+  app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/attestation_data', async (req, reply) => {
+    if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
+    return ok(reply, chain.attestationData(Number(parseDecimal(req.query.slot, 'slot', 32))));
+  });
+
+  const propose = async (body: unknown) => chain.propose(blockFromJson(body));
+  app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
+  app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
+  app.post('/api/v1/attestation', validatorRoute, async (req, reply) => ok(reply, await chain.attest(attestationFromJson(req.body))));
+
+  app.get('/api/v1/forks/state', async (_req, reply) => {
+    const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
+    return ok(reply, { epoch, forks: forkSchedule(chain.genesis, epoch) });
+  });
+
+  // P2P is not built yet: no peers, said plainly rather than faked.
+  app.get('/api/v1/p2p/peers', async () => ({ peers: [], note: 'P2P networking is not built yet' }));
+
+  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
+}

@@ -1,0 +1,378 @@
+/**
+ * The beacon chain: checks proposals (proposer draw, VRF seed and proof, signature, RANDAO
+ * reveal, slot timing, parent), forwards them to execution, runs fork choice over attestations,
+ * tells execution the head and the finalised block, and pays rewards per epoch.
+ * Records, fork-choice store and reward ledger persist in LevelDB.
+ */
+import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { verify } from '../../core/crypto/mldsa.js';
+import { vrfVerify } from '../../core/crypto/vrf.js';
+import { SvcError } from '../../core/errors.js';
+import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
+import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
+import { type Block, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf } from '../../core/types/block.js';
+import type { Logger } from '../../util/log.js';
+import { Mutex } from '../../util/mutex.js';
+import type { RegistryEntry } from '../execution/registry.js';
+import { ChainStore, WriteBatch } from '../execution/store.js';
+import type { EngineClient } from './engine-client.js';
+import type { EventHub } from './events.js';
+import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
+import type { BeaconMetrics } from './metrics.js';
+import { proposerDuties, proposerForSlot, type ProposerCandidate } from './proposer.js';
+import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from './randao.js';
+import { RewardLedger } from './rewards.js';
+
+/** A proposal or attestation the beacon refuses; `code` names the rule. */
+export class BeaconError extends SvcError {}
+
+/** What the beacon keeps per block. */
+export interface BeaconBlockRecord {
+  root: string;
+  parent: string;
+  slot: number;
+  index: number;
+  proposer: string;
+  proposer_index: number;
+  state_root: string;
+  transactions: number;
+  /** RANDAO state after this block. */
+  randao: RandaoJson;
+}
+
+/** A proposer duty with the seed the proposer must use. */
+export interface DutyView {
+  slot: number;
+  validator_index: number;
+  address: string;
+  vrf_seed: string;
+}
+
+const K = {
+  record: (root: string) => `b:${root}`,
+  body: (root: string) => `B:${root}`,
+  bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
+  forkChoice: 'm:forkchoice',
+  ledger: 'm:ledger',
+} as const;
+
+/** Half a slot of clock disparity tolerated for proposals from the future. */
+const CLOCK_DISPARITY_FRACTION = 0.5;
+
+export class BeaconChain {
+  private readonly records = new Map<string, BeaconBlockRecord & { randaoState: RandaoState }>();
+  private registry: RegistryEntry[] = [];
+  private readonly mutex = new Mutex();
+  private lastHead = '';
+  private lastFinalized = '';
+  readonly genesisRoot: string;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    readonly genesis: Genesis,
+    private readonly store: ChainStore,
+    private readonly engine: EngineClient,
+    readonly forkChoice: ForkChoice,
+    readonly ledger: RewardLedger,
+    private readonly events: EventHub | undefined,
+    private readonly metrics: BeaconMetrics,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {
+    this.genesisRoot = toHex(genesisHash(genesis));
+  }
+
+  /** Opens (or initialises) the beacon store and syncs the registry from execution. */
+  static async open(o: { genesis: Genesis; store: ChainStore; engine: EngineClient; events?: EventHub; metrics: BeaconMetrics; log: Logger; now?: () => number }): Promise<BeaconChain> {
+    const g = o.genesis;
+    const root = toHex(genesisHash(g));
+    const params = { proposerReward: BigInt(g.config.proposer_reward), attesterReward: BigInt(g.config.attester_reward) };
+    const fcJson = await o.store.get<unknown>(K.forkChoice);
+    const ledgerJson = await o.store.get<unknown>(K.ledger);
+    const chain = new BeaconChain(
+      g,
+      o.store,
+      o.engine,
+      fcJson ? ForkChoice.fromJson(fcJson) : new ForkChoice(root, g.config.slots_per_epoch),
+      ledgerJson ? RewardLedger.fromJson(ledgerJson, params) : new RewardLedger(params),
+      o.events,
+      o.metrics,
+      o.log,
+      o.now ?? Date.now,
+    );
+    const genesisRecord: BeaconBlockRecord = {
+      root,
+      parent: '0x' + '00'.repeat(32),
+      slot: 0,
+      index: 0,
+      proposer: '0x' + '00'.repeat(20),
+      proposer_index: -1,
+      state_root: '',
+      transactions: 0,
+      randao: randaoToJson(genesisRandao(parseHex(root, 'genesis', 32), g.validators)),
+    };
+    chain.remember(genesisRecord);
+    for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
+    await chain.refreshRegistry();
+    chain.lastHead = chain.forkChoice.head();
+    chain.lastFinalized = chain.forkChoice.finalized().root;
+    return chain;
+  }
+
+  private remember(r: BeaconBlockRecord): void {
+    this.records.set(r.root, { ...r, randaoState: randaoFromJson(r.randao) });
+  }
+
+  /** Re-reads execution's registry (deposits and exits) and the fork-choice balances. */
+  async refreshRegistry(): Promise<void> {
+    this.registry = await this.engine.registry();
+    const stakes = new Map(this.registry.filter((v) => v.active).map((v) => [v.index, BigInt(v.stake)]));
+    this.forkChoice.setBalances(stakes);
+    this.metrics.activeValidators.set(stakes.size);
+    this.metrics.totalValidators.set(this.registry.length);
+  }
+
+  private candidates(): ProposerCandidate[] {
+    const min = BigInt(this.genesis.config.min_validator_stake);
+    return this.registry.map((v) => ({ index: v.index, stake: BigInt(v.stake), active: v.active && BigInt(v.stake) >= min }));
+  }
+
+  /** Current slot by the wall clock. */
+  currentSlot(): number {
+    return slotAt(this.genesis, this.now());
+  }
+
+  /** The record of a block root. */
+  record(root: string): BeaconBlockRecord | undefined {
+    const r = this.records.get(root);
+    if (!r) return undefined;
+    const { randaoState: _unused, ...rest } = r;
+    return rest;
+  }
+
+  /** Head block record. */
+  head(): BeaconBlockRecord {
+    return this.record(this.forkChoice.head())!;
+  }
+
+  /** Registry entries (execution's view, refreshed on every block). */
+  validators(): readonly RegistryEntry[] {
+    return this.registry;
+  }
+
+  /** Stored wire JSON of a block. */
+  body(root: string): Promise<unknown> {
+    return this.store.get(K.body(root));
+  }
+
+  /** Canonical block root at `slot`, if a block was proposed there. */
+  rootAtSlot(slot: number): Promise<string | undefined> {
+    return this.store.get<string>(K.bySlot(slot));
+  }
+
+  /** The mix seeding epoch `epoch` on the branch ending at `parentRoot` (mix after epoch e-2). */
+  seedMix(parentRoot: string, epoch: number): Uint8Array {
+    const limit = (epoch - 1) * this.genesis.config.slots_per_epoch;
+    let r = this.records.get(parentRoot)!;
+    while (r.slot >= limit && r.index > 0) r = this.records.get(r.parent)!;
+    return r.randaoState.mix;
+  }
+
+  /** Proposer duties of `epoch` on the head's branch, with the seed each proposer must use. */
+  duties(epoch: number): DutyView[] {
+    const mix = this.seedMix(this.forkChoice.head(), epoch);
+    return proposerDuties(this.candidates(), mix, epoch, this.genesis.config.slots_per_epoch).map((d) => {
+      const { seed } = proposerForSlot(this.candidates(), mix, d.slot);
+      return { slot: d.slot, validator_index: d.index, address: this.registry[d.index]!.address, vrf_seed: toHex(seed) };
+    });
+  }
+
+  /** Last RANDAO value accepted for a validator on the head's branch. */
+  randaoLast(index: number): string | undefined {
+    const v = this.records.get(this.forkChoice.head())!.randaoState.last.get(index);
+    return v ? toHex(v) : undefined;
+  }
+
+  /** Validates a proposal, has execution apply it, and updates fork choice. */
+  propose(block: Block): Promise<{ block_hash: string; slot: number; index: number; state_root: string; transactions: number; already_known: boolean }> {
+    return this.mutex.run(async () => {
+      try {
+        return await this.proposeLocked(block);
+      } catch (err) {
+        if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
+        throw err;
+      }
+    });
+  }
+
+  private async proposeLocked(block: Block) {
+    const h = block.header;
+    const root = toHex(blockHash(h));
+    const known = this.records.get(root);
+    if (known) return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
+    const cfg = this.genesis.config;
+    const parent = this.records.get(toHex(h.parentHash));
+    if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
+    const sinceGenesis = h.timestampMs - this.genesis.genesis_time * 1000;
+    const slotMs = cfg.slot_seconds * 1000;
+    if (sinceGenesis <= 0 || sinceGenesis % slotMs !== 0) throw new BeaconError('INVALID_TIMESTAMP', `timestamp ${h.timestampMs} is not the start of a slot after genesis`, 400);
+    const slot = sinceGenesis / slotMs;
+    if (slot <= parent.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the parent's slot ${parent.slot}`, 400);
+    if (h.timestampMs > this.now() + slotMs * CLOCK_DISPARITY_FRACTION) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
+    if (h.index !== parent.index + 1) throw new BeaconError('INVALID_HEIGHT', `index ${h.index} does not follow the parent's ${parent.index}`, 400);
+    const proposer = toHex(h.validatorId);
+    const validator = this.registry.find((v) => v.address === proposer);
+    if (!validator) throw new BeaconError('UNKNOWN_VALIDATOR', `Unknown validator ${proposer}`, 400);
+    if (!validator.active || BigInt(validator.stake) < BigInt(cfg.min_validator_stake)) throw new BeaconError('INACTIVE_VALIDATOR', `validator ${validator.index} is not active and staked`, 400);
+    const epoch = epochOfSlot(this.genesis, slot);
+    const expected = proposerForSlot(this.candidates(), this.seedMix(parent.root, epoch), slot);
+    if (toHex(h.vrfSeed) !== toHex(expected.seed)) throw new BeaconError('WRONG_VRF_SEED', `vrf_seed ${toHex(h.vrfSeed)} is not the seed of slot ${slot} (${toHex(expected.seed)})`, 400);
+    if (expected.index !== validator.index) throw new BeaconError('WRONG_PROPOSER', `validator ${validator.index} is not the proposer of slot ${slot} (validator ${expected.index} is)`, 400);
+    const publicKey = parseHex(validator.public_key, 'public_key');
+    let t = performance.now();
+    const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
+    this.metrics.vrfVerifyMs.observe(performance.now() - t);
+    if (!vrfOk) {
+      this.metrics.vrfFail.inc();
+      throw new BeaconError('INVALID_VRF_PROOF', 'VRF proof verification failed', 400);
+    }
+    const sh = signedHeaderOf(h, this.genesis.chain_id, validator.index);
+    t = performance.now();
+    const sigOk = verify(publicKey, headerSigningHash(sh), block.signature);
+    this.metrics.signature(performance.now() - t, sigOk);
+    this.metrics.canonicalBytes.set(canonicalHeaderBytes(sh, block.signature).length);
+    if (!sigOk) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
+    let randao: RandaoState;
+    try {
+      randao = applyReveal(this.withDeposits(parent.randaoState), validator.index, h.randaoReveal);
+    } catch (err) {
+      throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
+    }
+    const json = blockToJson(block);
+    const result = await this.engine.newPayload(json).catch((err: SvcError) => {
+      throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
+    });
+    const record: BeaconBlockRecord = {
+      root,
+      parent: parent.root,
+      slot,
+      index: h.index,
+      proposer,
+      proposer_index: validator.index,
+      state_root: result.state_root,
+      transactions: block.transactions.length,
+      randao: randaoToJson(randao),
+    };
+    this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
+    this.ledger.recordProposal(epoch, proposer);
+    this.remember(record);
+    await this.store.write(
+      new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root).put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()),
+    );
+    this.metrics.blocksProposed.inc();
+    this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
+    this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
+    await this.refreshRegistry();
+    await this.updateHead();
+    return { block_hash: root, slot, index: h.index, state_root: record.state_root, transactions: record.transactions, already_known: false };
+  }
+
+  // Validators registered by deposits after the parent get their commitment added on first use.
+  private withDeposits(state: RandaoState): RandaoState {
+    let s = state;
+    for (const v of this.registry) if (!s.last.has(v.index)) s = registerCommitment(s, v.index, parseHex(v.randao_commitment, 'randao_commitment', 32));
+    return s;
+  }
+
+  /** Verifies and counts an attestation. */
+  attest(att: Attestation): Promise<{ status: string }> {
+    return this.mutex.run(async () => {
+      const v = this.registry[att.validatorIndex];
+      if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
+      if (att.data.slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
+      const t = performance.now();
+      const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.genesis.chain_id);
+      this.metrics.signature(performance.now() - t, ok);
+      if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
+      const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
+      this.metrics.attestationsReceived.inc();
+      if (outcome.status === 'slashable') {
+        this.log.warn('slashable attestation', { validator: att.validatorIndex, kind: outcome.evidence.kind });
+        this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
+        throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
+      }
+      if (outcome.status === 'applied') {
+        this.ledger.recordAttestation(att.data.target.epoch, v.address);
+        this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
+        await this.updateHead();
+      }
+      return { status: outcome.status };
+    });
+  }
+
+  /** What a validator attesting at `slot` votes for: the head, and the FFG source and target. */
+  attestationData(slot: number): { slot: number; beacon_block_root: string; source: CheckpointHex; target: CheckpointHex } {
+    if (slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
+    const head = this.forkChoice.head();
+    const epoch = epochOfSlot(this.genesis, slot);
+    return { slot, beacon_block_root: head, source: this.forkChoice.justified(), target: { epoch, root: this.forkChoice.checkpointFor(head, epoch) } };
+  }
+
+  // Tells execution about a new head or finalised block; emits finality.
+  private async updateHead(): Promise<void> {
+    const head = this.forkChoice.head();
+    const fin = this.forkChoice.finalized();
+    if (head === this.lastHead && fin.root === this.lastFinalized) return;
+    await this.engine.forkchoiceUpdated(head, fin.root);
+    if (fin.root !== this.lastFinalized) {
+      this.metrics.finalizedEpoch.set(fin.epoch);
+      this.metrics.blocksFinalized.inc();
+      this.events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
+      this.log.info('finalized', { epoch: fin.epoch, root: fin.root });
+      this.forkChoice.prune();
+    }
+    this.lastHead = head;
+    this.lastFinalized = fin.root;
+  }
+
+  /** Per-slot work: metrics, paying closed epochs, persisting the fork-choice store. */
+  async onSlot(): Promise<void> {
+    await this.mutex.run(async () => {
+      const slot = this.currentSlot();
+      const epoch = epochOfSlot(this.genesis, slot);
+      this.metrics.currentSlot.set(slot);
+      this.metrics.currentEpoch.set(epoch);
+      // Epoch e is paid once its attestations can no longer arrive: from epoch e + 2 on.
+      for (const e of this.ledger.unpaidEpochs(epoch - 1)) {
+        const req = this.ledger.creditRequest(e);
+        try {
+          await this.engine.creditRewards(req);
+          this.ledger.markPaid(e);
+          this.log.info('rewards paid', { epoch: e, credits: req.credits.length });
+        } catch (err) {
+          this.log.warn('reward payment failed; will retry', { epoch: e, error: (err as Error).message });
+          break;
+        }
+      }
+      await this.store.write(new WriteBatch().put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+    });
+  }
+
+  /** Starts the slot timer (aligned to slot starts). */
+  start(): void {
+    const tick = () => {
+      const slotMs = this.genesis.config.slot_seconds * 1000;
+      const next = slotStartMs(this.genesis, this.currentSlot() + 1) - this.now();
+      this.timer = setTimeout(() => {
+        this.onSlot().catch((err: Error) => this.log.error('slot processing failed', { error: err.message }));
+        tick();
+      }, Math.max(10, Math.min(next, slotMs)));
+    };
+    tick();
+  }
+
+  /** Stops the slot timer. */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

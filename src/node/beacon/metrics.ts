@@ -1,0 +1,81 @@
+/**
+ * Prometheus metrics of the beacon node (spec "Metrics"), served on the beacon port's `/metrics`,
+ * on a private registry: prom-client's default process metrics are not registered (their
+ * nodejs_active_*_total gauges fail promtool).
+ *
+ * Spec alerts these feed: LowValidatorParticipation (`service_beacon_active_validators` < 3),
+ * BlockProductionStalled (rate of `service_beacon_blocks_proposed_total` over 5m == 0),
+ * HighVRFFailureRate (rate of `quantum_canonical_vrf_fail_total` over 5m > 0.1) and
+ * CanonicalBytesLengthIncorrect (`quantum_canonical_bytes_len` != 3409). An unset gauge reads 0,
+ * so the node should set `canonicalBytes` at start-up from a real encoding (e.g. of the genesis
+ * SignedHeader) rather than let that alert fire until the first block.
+ *
+ * Beyond the spec: `service_beacon_ws_clients`, `service_beacon_ws_events_published_total{type}`,
+ * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound) and
+ * `service_beacon_proposals_rejected_total{reason}`.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Every metric the beacon node exports. */
+export class BeaconMetrics {
+  readonly registry = new Registry();
+  readonly currentSlot = new Gauge({ name: 'service_beacon_current_slot', help: 'Current slot by the wall clock', registers: [this.registry] });
+  readonly currentEpoch = new Gauge({ name: 'service_beacon_current_epoch', help: 'Current epoch by the wall clock', registers: [this.registry] });
+  readonly finalizedEpoch = new Gauge({ name: 'service_beacon_finalized_epoch', help: 'Epoch of the latest finalised checkpoint', registers: [this.registry] });
+  readonly activeValidators = new Gauge({ name: 'service_beacon_active_validators', help: 'Active, staked validators', registers: [this.registry] });
+  readonly totalValidators = new Gauge({ name: 'service_beacon_total_validators', help: 'Validators in the registry', registers: [this.registry] });
+  readonly blocksProposed = new Counter({ name: 'service_beacon_blocks_proposed_total', help: 'Block proposals accepted by the beacon', registers: [this.registry] });
+  readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final', registers: [this.registry] });
+  readonly attestationsReceived = new Counter({ name: 'service_beacon_attestations_received_total', help: 'Attestations accepted by the beacon', registers: [this.registry] });
+  readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });
+  readonly peers = new Gauge({ name: 'service_beacon_peer_count', help: 'Connected P2P peers (P2P is not built yet: always 0)', registers: [this.registry] });
+  readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
+
+  readonly wsClients = new Gauge({ name: 'service_beacon_ws_clients', help: 'Open /ws event-stream connections', registers: [this.registry] });
+  readonly wsEvents = new Counter({ name: 'service_beacon_ws_events_published_total', help: 'Events published on the /ws stream', labelNames: ['type'], registers: [this.registry] });
+  readonly wsDropped = new Counter({
+    name: 'service_beacon_ws_clients_dropped_total',
+    help: 'Event-stream clients terminated by the beacon (slow: backlog over the cap; unresponsive: no pong; inbound: sent data)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
+  readonly sigVerifyMs = new Histogram({
+    name: 'quantum_canonical_sig_verify_ms',
+    help: 'Dilithium (ML-DSA-65) signature verification latency in milliseconds',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 200],
+    registers: [this.registry],
+  });
+  readonly sigVerified = new Counter({ name: 'quantum_canonical_sig_verified_total', help: 'Signatures that verified', registers: [this.registry] });
+  readonly sigFail = new Counter({ name: 'quantum_canonical_sig_fail_total', help: 'Signatures that failed verification', registers: [this.registry] });
+  readonly vrfVerifyMs = new Histogram({
+    name: 'quantum_canonical_vrf_verify_ms',
+    help: 'VRF proof verification latency in milliseconds',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 150],
+    registers: [this.registry],
+  });
+  readonly vrfFail = new Counter({ name: 'quantum_canonical_vrf_fail_total', help: 'VRF proofs that failed verification', registers: [this.registry] });
+  readonly canonicalBytes = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding (expected 3409)', registers: [this.registry] });
+
+  /** Records one signature verification. */
+  signature(ms: number, ok: boolean): void {
+    this.sigVerifyMs.observe(ms);
+    (ok ? this.sigVerified : this.sigFail).inc();
+  }
+
+  /** Records one VRF proof verification. */
+  vrf(ms: number, ok: boolean): void {
+    this.vrfVerifyMs.observe(ms);
+    if (!ok) this.vrfFail.inc();
+  }
+
+  /** Text exposition. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The Content-Type header of `text()`. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

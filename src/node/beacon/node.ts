@@ -1,0 +1,108 @@
+/** The beacon node: storage, engine client, chain, REST routes, the /ws event stream, the slot timer. */
+import type { FastifyInstance } from 'fastify';
+import { ClassicLevel } from 'classic-level';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { initSignatureBackend } from '../../core/crypto/mldsa.js';
+import { SvcError } from '../../core/errors.js';
+import type { Genesis } from '../../core/genesis/genesis.js';
+import type { Logger } from '../../util/log.js';
+import { writeFileAtomic } from '../../util/fs.js';
+import { createServer, ENGINE_BODY_LIMIT } from '../execution/api/http.js';
+import { ChainStore, type Db } from '../execution/store.js';
+import { registerBeaconRoutes } from './api.js';
+import { BeaconChain } from './chain.js';
+import { EngineClient } from './engine-client.js';
+import { EventHub } from './events.js';
+import { BeaconMetrics } from './metrics.js';
+
+/** How to run a beacon node. */
+export interface BeaconNodeOptions {
+  genesis: Genesis;
+  dataDir: string;
+  host: string;
+  port: number;
+  executionUrl: string;
+  engineJwtSecret?: Uint8Array;
+  /** File holding the validators' bearer token; created (random, 0600) when absent. */
+  tokenFile?: string;
+  log: Logger;
+}
+
+/** Reads the validator token file, or issues a new random token into it. */
+export async function loadOrIssueToken(path: string): Promise<string> {
+  if (existsSync(path)) {
+    const token = (await readFile(path, 'utf8')).trim();
+    if (token.length < 16) throw new SvcError('INVALID_TOKEN', `validator token in ${path} is shorter than 16 characters`, 400);
+    return token;
+  }
+  const token = randomBytes(32).toString('hex');
+  await writeFileAtomic(path, token + '\n');
+  return token;
+}
+
+export class BeaconNode {
+  private constructor(
+    readonly chain: BeaconChain,
+    readonly app: FastifyInstance,
+    readonly events: EventHub,
+    private readonly db: Db,
+    readonly tokenFile: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts serving; the execution node must be reachable (its registry is read at start). */
+  static async start(o: BeaconNodeOptions): Promise<BeaconNode> {
+    await initSignatureBackend('auto', (m) => o.log.warn(m));
+    await mkdir(o.dataDir, { recursive: true });
+    const tokenFile = o.tokenFile ?? join(o.dataDir, 'validator-token');
+    const token = await loadOrIssueToken(tokenFile);
+    const db = new ClassicLevel<string, string>(join(o.dataDir, 'beacon'), { keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+    try {
+      await db.open();
+    } catch (err) {
+      throw new SvcError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`, 500);
+    }
+    const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), o.engineJwtSecret);
+    const metrics = new BeaconMetrics();
+    const app = createServer(o.log, ENGINE_BODY_LIMIT);
+    const events = EventHub.attach(app.server, { log: o.log });
+    let chain: BeaconChain;
+    try {
+      chain = await BeaconChain.open({ genesis: o.genesis, store: new ChainStore(db), engine, events, metrics, log: o.log });
+    } catch (err) {
+      events.close();
+      await db.close();
+      throw err;
+    }
+    registerBeaconRoutes(app, { chain, engine, token, metrics, events });
+    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log);
+    try {
+      await app.listen({ host: o.host, port: o.port });
+    } catch (err) {
+      await node.stop();
+      throw new SvcError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`, 500);
+    }
+    chain.start();
+    o.log.info('beacon node started', { url: node.url, head_slot: chain.head().slot, validators: chain.validators().length, token_file: tokenFile });
+    return node;
+  }
+
+  /** Base URL. */
+  get url(): string {
+    const a = this.app.server.address() as AddressInfo | null;
+    return a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : '';
+  }
+
+  /** Stops the timer, the stream and the server, then closes storage. */
+  async stop(): Promise<void> {
+    this.chain.stop();
+    this.events.close();
+    await this.app.close().catch(() => undefined);
+    if (this.db.status === 'open') await this.db.close();
+    this.log.info('beacon node stopped');
+  }
+}

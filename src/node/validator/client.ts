@@ -1,0 +1,592 @@
+/**
+ * The validator client: one validator key, driven by a timer aligned to slot starts, talking to
+ * the beacon REST API (polling; no WebSocket) and to execution's engine API for transactions.
+ *
+ * Per slot s (times from the slot start; a third of a slot is `slot_seconds / 3`):
+ * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached) name this
+ *   validator for s: head, pending transactions, RANDAO reveal (`RandaoChain.next` of the value
+ *   the beacon last accepted), header; slashing protection records the signing root **before**
+ *   the block is signed; then POST. The validator's own accepted block is the slot's block, so
+ *   it attests right away when s is its attestation slot.
+ * - 1/6: **head poll**: attest early when the head already holds a block for s.
+ * - 1/3: **attest** (whatever the head is).
+ *
+ * Attestations: one per epoch, not one per slot. Two different votes with the same target epoch
+ * are a double vote (slashable; the beacon refuses the second with SLASHABLE_ATTESTATION and
+ * slashing protection refuses to sign it), and the beacon's fork choice keeps one latest message
+ * per target epoch anyway. The validator attests at its attestation slot of each epoch
+ * (`epoch start + index mod slots_per_epoch`, which spreads validators over the epoch), or at
+ * the first later slot of the epoch where that works (beacon down, client started late). A vote
+ * signed but not delivered (beacon unreachable) is re-sent unchanged, never re-signed.
+ *
+ * Failures never stop the timer: an unreachable beacon is logged (once, then at debug until it
+ * is back) and the next phase or slot tries again. Phases run one at a time; a phase whose slot
+ * has passed when its turn comes is skipped.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Counter, Registry } from 'prom-client';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { MAX_BLOCK_TXS } from '../../core/constants.js';
+import { vrfProve } from '../../core/crypto/vrf.js';
+import { SvcError } from '../../core/errors.js';
+import { epochOfSlot, type Genesis, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
+import { type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
+import { type BlockHeader, blockToJson, headerSigningHash, signBlock, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
+import type { Transaction } from '../../core/types/transaction.js';
+import { txFromJson } from '../../core/types/transaction-json.js';
+import { BeaconClient, BeaconClientError, ExecutionEngineClient, type ProposerDutyView } from '../../client/beacon.js';
+import { writeFileAtomic } from '../../util/fs.js';
+import type { Logger } from '../../util/log.js';
+import type { WalletKeys } from '../../wallet/derivation.js';
+import { RandaoChain } from './randao-chain.js';
+import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+
+/** Timer functions (injectable so tests drive time without sleeping). */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** The key material the client needs from a wallet. */
+export type ValidatorKeys = Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;
+
+export interface ValidatorClientOptions {
+  genesis: Genesis;
+  keys: ValidatorKeys;
+  beaconUrl: string;
+  executionUrl: string;
+  /** Bearer token for the beacon's validator POSTs. */
+  token: string;
+  /** Opened by the caller, who also closes it after `stop()`. */
+  slashingDb: SlashingProtectionDb;
+  log: Logger;
+  /** Unix ms (default Date.now). */
+  clock?: () => number;
+  timers?: Timers;
+  /** Serve GET /metrics on this port (0 = an ephemeral port); absent = no metrics server. */
+  metricsPort?: number;
+  /** Interface of the metrics server (default 127.0.0.1). */
+  metricsHost?: string;
+  /** Makes an engine JWT per request, for an execution node that is not on loopback. */
+  executionJwt?: () => string;
+  /** Deadline of GET requests (default: half a slot, within 1 to 10 s). */
+  requestTimeoutMs?: number;
+  /** Deadline of the block POST, which the beacon forwards to execution (default: max(slot, 10 s)). */
+  proposeTimeoutMs?: number;
+  /** Stop packing transactions once the block JSON would exceed this (default 30 MiB). */
+  maxBlockJsonBytes?: number;
+  /** A chain already built for this key (tests; otherwise built at start, ~0.1 s for 2^16). */
+  randaoChain?: RandaoChain;
+}
+
+/** The validator's Prometheus metrics, on a private registry (no default process metrics). */
+export class ValidatorMetrics {
+  readonly registry = new Registry();
+  readonly blocksProposed = new Counter({ name: 'service_validator_blocks_proposed_total', help: 'Blocks this validator proposed and the beacon accepted', registers: [this.registry] });
+  readonly attestations = new Counter({ name: 'service_validator_attestations_total', help: 'Attestations this validator signed and the beacon accepted', registers: [this.registry] });
+  readonly slashingRefusals = new Counter({ name: 'service_validator_slashing_refusals_total', help: 'Blocks and attestations slashing protection refused to sign', registers: [this.registry] });
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+const PHASES = ['propose', 'poll', 'attest'] as const;
+type Phase = (typeof PHASES)[number];
+
+/** Codes with which the beacon says the cached duties were wrong for the block. */
+const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
+
+/** An attestation signed (so recorded by slashing protection) but not yet acknowledged. */
+interface PendingAttestation {
+  epoch: number;
+  slot: number;
+  json: AttestationJson;
+}
+
+export class ValidatorClient {
+  readonly metrics = new ValidatorMetrics();
+  readonly beacon: BeaconClient;
+  readonly execution: ExecutionEngineClient;
+  private readonly genesis: Genesis;
+  private readonly keys: ValidatorKeys;
+  private readonly sp: SlashingProtectionDb;
+  private readonly log: Logger;
+  private readonly clock: () => number;
+  private readonly timers: Timers;
+  private readonly pubkeyHex: string;
+  private readonly slotMs: number;
+  private readonly proposeTimeoutMs: number;
+  private readonly maxBlockJsonBytes: number;
+  private randao: RandaoChain | undefined;
+  private index: number | undefined;
+  private readonly duties = new Map<number, ProposerDutyView[]>();
+  /** Highest epoch whose attestation is settled (accepted, refused, or given up). */
+  private attestedEpoch = -1;
+  private pendingAtt: PendingAttestation | undefined;
+  private cursor = { slot: 0, phase: 0 };
+  private timer: unknown;
+  private running = false;
+  private work: Promise<void> = Promise.resolve();
+  private beaconDown = false;
+  private lastIndexProblem = '';
+  private server: Server | undefined;
+  private metricsAddress: AddressInfo | undefined;
+
+  constructor(private readonly opts: ValidatorClientOptions) {
+    this.genesis = opts.genesis;
+    this.keys = opts.keys;
+    this.sp = opts.slashingDb;
+    this.log = opts.log;
+    this.clock = opts.clock ?? Date.now;
+    this.timers = opts.timers ?? realTimers;
+    this.pubkeyHex = toHex(opts.keys.mldsa.publicKey);
+    this.slotMs = opts.genesis.config.slot_seconds * 1000;
+    const getTimeout = opts.requestTimeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(this.slotMs / 2)));
+    this.proposeTimeoutMs = opts.proposeTimeoutMs ?? Math.max(10_000, this.slotMs);
+    this.maxBlockJsonBytes = opts.maxBlockJsonBytes ?? 30 * 1024 * 1024;
+    this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
+    this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
+    this.randao = opts.randaoChain;
+  }
+
+  /** Registry index, once the beacon named it. */
+  get validatorIndex(): number | undefined {
+    return this.index;
+  }
+
+  /** `http://host:port` of the metrics server, when one runs. */
+  get metricsUrl(): string | undefined {
+    const a = this.metricsAddress;
+    if (!a) return undefined;
+    return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  /**
+   * Builds the RANDAO chain, starts the metrics server, asks the beacon for this validator's
+   * index (an unreachable beacon is logged and asked again each slot) and starts the slot timer.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.randao ??= new RandaoChain(this.keys.mldsaSeed, this.genesis.config.randao_chain_length);
+    if (this.opts.metricsPort !== undefined) await this.startMetrics(this.opts.metricsHost ?? '127.0.0.1', this.opts.metricsPort);
+    this.running = true;
+    await this.ensureIndex();
+    const now = this.clock();
+    this.cursor = { slot: slotAt(this.genesis, now), phase: 0 };
+    this.log.info('validator client started', {
+      address: this.keys.address,
+      index: this.index ?? null,
+      beacon: this.beacon.baseUrl,
+      execution: this.execution.baseUrl,
+      slot: this.cursor.slot,
+      metrics: this.metricsUrl ?? null,
+    });
+    this.schedule();
+  }
+
+  /** Stops the timer, waits for the phase in progress, closes the metrics server. */
+  async stop(): Promise<void> {
+    if (!this.running && !this.server) return;
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.idle();
+    const server = this.server;
+    this.server = undefined;
+    this.metricsAddress = undefined;
+    if (server) {
+      await new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      });
+    }
+    this.log.info('validator client stopped', {});
+  }
+
+  /** Resolves once no phase is running or queued (tests use it after moving the clock). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const w = this.work;
+      await w;
+      if (w === this.work) return;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Timing
+
+  /** Slot `slot`'s phase `phase` in Unix ms. */
+  private phaseTime(slot: number, phase: number): number {
+    const offset = PHASES[phase] === 'propose' ? 0 : PHASES[phase] === 'poll' ? Math.floor(this.slotMs / 6) : Math.floor(this.slotMs / 3);
+    return slotStartMs(this.genesis, slot) + offset;
+  }
+
+  /** Arms the timer for the cursor's phase; a cursor left behind jumps to the current slot. */
+  private schedule(): void {
+    if (!this.running) return;
+    const now = this.clock();
+    const current = slotAt(this.genesis, now);
+    if (this.cursor.slot < current) this.cursor = { slot: current, phase: 0 };
+    const delay = Math.max(0, this.phaseTime(this.cursor.slot, this.cursor.phase) - now);
+    this.timer = this.timers.setTimeout(() => this.fire(), delay);
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    if (!this.running) return;
+    const { slot, phase } = this.cursor;
+    this.cursor = phase + 1 < PHASES.length ? { slot, phase: phase + 1 } : { slot: slot + 1, phase: 0 };
+    this.enqueue(slot, PHASES[phase]!);
+    this.schedule();
+  }
+
+  private enqueue(slot: number, phase: Phase): void {
+    this.work = this.work.then(async () => {
+      if (!this.running) return;
+      const current = slotAt(this.genesis, this.clock());
+      if (current > slot) {
+        this.log.debug('phase skipped: its slot has passed', { slot, phase, current_slot: current });
+        return;
+      }
+      try {
+        if (phase === 'propose') await this.proposePhase(slot);
+        else await this.maybeAttest(slot, phase === 'poll' ? 'head-at-slot' : 'always');
+        if (phase === 'attest') this.prefetchNextDuties(slot);
+      } catch (err) {
+        this.failure(`${phase} at slot ${slot}`, err);
+      }
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Beacon bookkeeping
+
+  /** Awaits a beacon call; the first success after an outage is logged. */
+  private async b<T>(p: Promise<T>): Promise<T> {
+    const v = await p;
+    if (this.beaconDown) {
+      this.beaconDown = false;
+      this.log.info('beacon node reachable again', { beacon: this.beacon.baseUrl });
+    }
+    return v;
+  }
+
+  /** Logs a failed phase: an unreachable beacon once (then at debug), anything else as an error. */
+  private failure(what: string, err: unknown): void {
+    const e = err as Error;
+    const fields = { during: what, code: err instanceof SvcError ? err.code : 'ERROR', error: e.message };
+    // Execution failures never get here (a proposal goes on without its transactions).
+    if (err instanceof BeaconClientError && err.transport) {
+      if (this.beaconDown) this.log.debug('beacon node still unreachable', fields);
+      else this.log.warn('beacon node unreachable: retrying at the next slot', fields);
+      this.beaconDown = true;
+      return;
+    }
+    this.log.error('validator duty failed', fields);
+  }
+
+  /** The registry index from the beacon (by address); undefined while it cannot say. */
+  private async ensureIndex(): Promise<number | undefined> {
+    if (this.index !== undefined) return this.index;
+    try {
+      const v = await this.b(this.beacon.validator(this.keys.address));
+      if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${this.keys.address}`, `it answered validator ${v.address}`);
+      this.index = v.index;
+      this.log.info('validator registered on the beacon', { index: v.index, address: v.address, active: v.active, stake: v.stake });
+      if (!v.active) this.log.warn('validator is not active: the beacon will give it no duties', { index: v.index });
+      this.checkRandao(v.randao_last);
+      return v.index;
+    } catch (err) {
+      if (err instanceof BeaconClientError && err.code === 'NOT_FOUND') {
+        const problem = `not registered: ${err.message}`;
+        if (problem !== this.lastIndexProblem) this.log.warn('validator is not in the beacon registry (deposit not yet included?); asking again each slot', { address: this.keys.address });
+        this.lastIndexProblem = problem;
+        return undefined;
+      }
+      this.failure('looking up the validator index', err);
+      return undefined;
+    }
+  }
+
+  /** Says early when the beacon's RANDAO value is not on this key's chain, or the chain runs low. */
+  private checkRandao(randaoLast: string | null): void {
+    if (randaoLast === null) return;
+    try {
+      const left = this.randao!.remaining(parseHex(randaoLast, 'randao_last', 32));
+      if (left < this.randao!.length / 10) this.log.warn('RANDAO chain running low: register a new commitment before it is exhausted', { reveals_left: left });
+    } catch (err) {
+      this.log.error('the beacon\'s RANDAO value for this validator is not on this key\'s chain: proposals will fail (wrong keystore?)', { error: (err as Error).message });
+    }
+  }
+
+  /** Proposer duties of `epoch`, cached; older epochs are dropped. */
+  private async dutiesFor(epoch: number): Promise<ProposerDutyView[]> {
+    const cached = this.duties.get(epoch);
+    if (cached) return cached;
+    const d = await this.b(this.beacon.proposerDuties(epoch));
+    if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
+    for (const e of this.duties.keys()) if (e < epoch - 1) this.duties.delete(e);
+    this.duties.set(epoch, d.duties);
+    return d.duties;
+  }
+
+  /** At the attestation phase of an epoch's last slot, loads the next epoch's duties (best effort). */
+  private prefetchNextDuties(slot: number): void {
+    const spe = this.genesis.config.slots_per_epoch;
+    if ((slot + 1) % spe !== 0 || this.index === undefined) return;
+    const next = epochOfSlot(this.genesis, slot) + 1;
+    if (this.duties.has(next)) return;
+    this.work = this.work.then(() =>
+      this.dutiesFor(next).then(
+        () => undefined,
+        (err: Error) => this.log.debug('could not prefetch proposer duties; will fetch at the epoch start', { epoch: next, error: err.message }),
+      ),
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Proposals
+
+  private async proposePhase(slot: number): Promise<void> {
+    const index = await this.ensureIndex();
+    if (index === undefined || slot === 0) return;
+    const epoch = epochOfSlot(this.genesis, slot);
+    const duty = (await this.dutiesFor(epoch)).find((d) => d.slot === slot);
+    if (!duty || duty.validator_index !== index) return;
+    if (duty.address !== this.keys.address) {
+      this.log.error('proposer duty names this index with another address: not proposing', { slot, index, duty_address: duty.address, address: this.keys.address });
+      return;
+    }
+    await this.propose(slot, epoch, duty, index);
+  }
+
+  private async propose(slot: number, epoch: number, duty: ProposerDutyView, index: number): Promise<void> {
+    const chainId = this.genesis.chain_id;
+    const head = await this.b(this.beacon.head());
+    if (head.slot >= slot) {
+      this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
+      return;
+    }
+    const txs = await this.pendingTransactions(slot);
+    const v = await this.b(this.beacon.validator(index));
+    if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
+    const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
+    const randaoReveal = this.randao!.next(last);
+    const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
+    const header: BlockHeader = {
+      index: head.index + 1,
+      timestampMs: slotStartMs(this.genesis, slot),
+      parentHash: parseHex(head.root, 'head root', 32),
+      merkleRoot: txMerkleRoot(txs),
+      validatorId: parseHex(this.keys.address, 'address', 20),
+      vrfProof: vrfProve(this.keys.mldsa, vrfSeed, chainId),
+      vrfSeed,
+      randaoReveal,
+    };
+    const signingRoot = headerSigningHash(signedHeaderOf(header, chainId, index));
+    try {
+      // Durable before the signature exists: a crash after this line cannot forget the block.
+      await this.sp.checkAndRecordBlock(this.pubkeyHex, slot, signingRoot);
+    } catch (err) {
+      if (!(err instanceof SlashingProtectionError)) throw err;
+      this.metrics.slashingRefusals.inc();
+      this.log.warn('slashing protection refused to sign a block', { slot, rule: err.rule, reason: err.message, parent: head.root, signing_root: toHex(signingRoot) });
+      return;
+    }
+    const block = signBlock(header, txs, this.keys.mldsa, chainId, index);
+    let res;
+    try {
+      res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
+    } catch (err) {
+      if (!(err instanceof BeaconClientError) || err.transport) throw err;
+      if (STALE_DUTY_CODES.has(err.code)) this.duties.delete(epoch);
+      const hint = err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
+      this.log.warn(`the beacon refused the block${hint}`, { slot, code: err.code, reason: err.message, http_status: err.httpStatus });
+      return;
+    }
+    this.metrics.blocksProposed.inc();
+    this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, already_known: res.already_known ?? false });
+    // The validator's own block is the slot's block: no need to wait for the head poll.
+    await this.maybeAttest(slot, 'always');
+  }
+
+  /** Execution's pending transactions in build order, parsed; none if execution cannot say. */
+  private async pendingTransactions(slot: number): Promise<Transaction[]> {
+    let raw;
+    try {
+      raw = await this.execution.pendingTransactions();
+    } catch (err) {
+      this.log.warn('no transactions from execution: proposing an empty block', { slot, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
+      return [];
+    }
+    const txs: Transaction[] = [];
+    // Block JSON overhead (header, signature) is about 14 KB; count each transaction's JSON.
+    let bytes = 16 * 1024;
+    for (let i = 0; i < raw.transactions.length && txs.length < MAX_BLOCK_TXS; i++) {
+      const json = raw.transactions[i];
+      bytes += JSON.stringify(json).length + 1;
+      if (bytes > this.maxBlockJsonBytes) {
+        this.log.warn('block size cap reached: leaving the remaining transactions in the pool', { slot, packed: txs.length, offered: raw.transactions.length });
+        break;
+      }
+      try {
+        txs.push(txFromJson(json));
+      } catch (err) {
+        // A later transaction of the same sender may depend on this one's nonce: stop here.
+        this.log.error('execution sent a transaction that does not parse: packing only the ones before it', { slot, position: i, error: (err as Error).message });
+        break;
+      }
+    }
+    return txs;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Attestations
+
+  /** The slot of `epoch` at which this validator attests (it may attest later in the epoch). */
+  attestationSlot(epoch: number, index: number): number {
+    const spe = this.genesis.config.slots_per_epoch;
+    return epoch * spe + (index % spe);
+  }
+
+  private async maybeAttest(slot: number, when: 'head-at-slot' | 'always'): Promise<void> {
+    const index = this.index;
+    if (index === undefined) return;
+    const epoch = epochOfSlot(this.genesis, slot);
+    if (this.pendingAtt && this.pendingAtt.epoch < epoch) {
+      this.log.warn('attestation never delivered: its epoch is over', { slot: this.pendingAtt.slot, epoch: this.pendingAtt.epoch });
+      this.pendingAtt = undefined;
+    }
+    if (this.attestedEpoch >= epoch || slot < this.attestationSlot(epoch, index)) return;
+    if (this.pendingAtt) {
+      // Signed and recorded already: send the same bytes again, never a second vote.
+      await this.sendAttestation(this.pendingAtt);
+      return;
+    }
+    if (when === 'head-at-slot') {
+      const head = await this.b(this.beacon.head());
+      if (head.slot < slot) return;
+    }
+    const what = `GET /api/v1/validator/attestation_data?slot=${slot}`;
+    const d = await this.b(this.beacon.attestationData(slot));
+    if (d.slot !== slot) throw this.beacon.badResponse(what, `it answered slot ${d.slot}`);
+    if (d.target.epoch !== epoch) throw this.beacon.badResponse(what, `target epoch ${d.target.epoch} is not the slot's epoch ${epoch}`);
+    const data: AttestationData = {
+      slot,
+      beaconBlockRoot: parseHex(d.beacon_block_root, 'beacon_block_root', 32),
+      source: { epoch: d.source.epoch, root: parseHex(d.source.root, 'source.root', 32) },
+      target: { epoch: d.target.epoch, root: parseHex(d.target.root, 'target.root', 32) },
+    };
+    const chainId = this.genesis.chain_id;
+    const signingRoot = attestationSigningHash(index, data, chainId);
+    try {
+      await this.sp.checkAndRecordAttestation(this.pubkeyHex, data.source.epoch, data.target.epoch, signingRoot);
+    } catch (err) {
+      if (!(err instanceof SlashingProtectionError)) throw err;
+      this.metrics.slashingRefusals.inc();
+      this.attestedEpoch = epoch;
+      this.log.warn('slashing protection refused to sign an attestation', { slot, source: d.source.epoch, target: d.target.epoch, rule: err.rule, reason: err.message });
+      return;
+    }
+    const att = signAttestation(index, data, this.keys.mldsa, chainId);
+    this.pendingAtt = { epoch, slot, json: attestationToJson(att) };
+    await this.sendAttestation(this.pendingAtt);
+  }
+
+  private async sendAttestation(p: PendingAttestation): Promise<void> {
+    let res;
+    try {
+      res = await this.b(this.beacon.submitAttestation(p.json));
+    } catch (err) {
+      if (!(err instanceof BeaconClientError) || err.transport) throw err; // kept pending: re-sent next phase
+      // A beacon whose clock runs behind may find the slot in its future: the same vote later is fine.
+      if (err.code === 'FUTURE_SLOT') {
+        this.log.warn('the beacon refused the attestation as early: sending it again next phase', { slot: p.slot, reason: err.message });
+        return;
+      }
+      this.pendingAtt = undefined;
+      this.attestedEpoch = Math.max(this.attestedEpoch, p.epoch);
+      const hint = err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
+      this.log.warn(`the beacon refused the attestation${hint}`, { slot: p.slot, code: err.code, reason: err.message, http_status: err.httpStatus });
+      return;
+    }
+    this.pendingAtt = undefined;
+    this.attestedEpoch = Math.max(this.attestedEpoch, p.epoch);
+    this.metrics.attestations.inc();
+    this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, status: res.status });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Metrics server
+
+  private async startMetrics(host: string, port: number): Promise<void> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (req.method !== 'GET' || path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'only GET /metrics is served here' } }));
+        return;
+      }
+      this.metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(text),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err.message),
+      );
+    });
+    await new Promise<void>((ok, fail) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        fail(new SvcError('METRICS_LISTEN_FAILED', `cannot serve metrics on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --metrics-port, or 0 to turn metrics off)' : err.message}`, 500)),
+      );
+      server.listen(port, host, () => ok());
+    });
+    this.server = server;
+    this.metricsAddress = server.address() as AddressInfo;
+  }
+}
+
+/** Where a validator data directory keeps its slashing-protection LevelDB. */
+export function slashingDbDir(dataDir: string): string {
+  return join(dataDir, 'slashing-protection');
+}
+
+/**
+ * Opens the slashing-protection database of a validator data directory, bound to one genesis:
+ * the first use writes `genesis-hash` (the EIP-3076 genesis_validators_root), and a directory
+ * made for another chain is refused (GENESIS_MISMATCH) rather than mixed. With `create: false`
+ * a directory without a database is NOT_FOUND instead of being created.
+ */
+export async function openValidatorDataDir(dataDir: string, genesis: Genesis, opts: { create?: boolean } = {}): Promise<SlashingProtectionDb> {
+  const want = toHex(genesisHash(genesis));
+  const marker = join(dataDir, 'genesis-hash');
+  if (opts.create === false && !existsSync(slashingDbDir(dataDir))) {
+    throw new SvcError('NOT_FOUND', `${dataDir} holds no slashing-protection database (expected ${slashingDbDir(dataDir)})`, 404);
+  }
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  let have: string | undefined;
+  try {
+    have = (await readFile(marker, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${marker}: ${(err as Error).message}`, 500);
+  }
+  if (have !== undefined && have !== want) {
+    throw new SvcError('GENESIS_MISMATCH', `${dataDir} holds slashing protection for genesis ${have}, not ${want}: use another --data-dir (or export/import the history)`, 409);
+  }
+  const db = await SlashingProtectionDb.open({ dir: slashingDbDir(dataDir) });
+  if (have === undefined) {
+    try {
+      await writeFileAtomic(marker, want + '\n', { mode: 0o600 });
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+  }
+  return db;
+}

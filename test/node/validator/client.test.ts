@@ -1,0 +1,626 @@
+/**
+ * Validator client against a fake beacon (node:http on an ephemeral port, recording every
+ * request) that also serves execution's getPendingTransactions. Time is injected: a fake clock
+ * and fake timers, advanced by the test, so each slot phase runs exactly when the test says and
+ * `client.idle()` tells when its HTTP exchanges are over (no sleeps).
+ *
+ * Covered: a proposal at the duty slot that verifies (signature, Merkle root of the served
+ * transactions, VRF seed and proof, RANDAO reveal hashing to randao_last, height, parent,
+ * timestamp); the bearer token on POSTs; one attestation per epoch that verifies; slashing
+ * protection allowing an identical re-proposal after a restart and refusing a different block
+ * (and vote) for the same slot once the head changed; retrying after the beacon was down;
+ * re-sending, never re-signing, an attestation whose POST was lost; metrics (registry and the
+ * HTTP server); the typed client's error codes; the EIP-3076 export/import commands.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { toHex, u64LE } from '../../../src/core/codec/bytes.js';
+import { sha3 } from '../../../src/core/crypto/hash.js';
+import { vrfVerify } from '../../../src/core/crypto/vrf.js';
+import { epochOfSlot, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
+import { attestationFromJson, verifyAttestation } from '../../../src/core/types/attestation.js';
+import { blockFromJson, blockHash, txMerkleRoot, verifyBlockSignature } from '../../../src/core/types/block.js';
+import { txHash } from '../../../src/core/types/transaction.js';
+import { txToJson } from '../../../src/core/types/transaction-json.js';
+import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
+import { type Timers, ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
+import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
+import type { Logger } from '../../../src/util/log.js';
+import { cliEnv, runCli } from '../../helpers/cli.js';
+import { bytesIs } from '../../helpers/assert.js';
+import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
+
+const { genesis, keys } = devnet();
+/** The validator under test: registry index 1 (attestation slot: epoch start + 1). */
+const ME = keys.validators[1]!;
+const MY_INDEX = 1;
+const TOKEN = 'validator-token-0123456789';
+const SLOT_MS = genesis.config.slot_seconds * 1000;
+const SPE = genesis.config.slots_per_epoch;
+const GENESIS_ROOT = toHex(genesisHash(genesis));
+/** Built once (65,536 hashes). */
+const RANDAO = new RandaoChain(ME.mldsaSeed, genesis.config.randao_chain_length);
+const root = (n: number) => toHex(new Uint8Array(32).fill(n));
+const start = (slot: number) => slotStartMs(genesis, slot);
+/** Transactions the fake execution serves. */
+const TXS = [transfer(keys.accounts[0]!, { nonce: 0 }), transfer(keys.accounts[0]!, { nonce: 1 }), transfer(keys.accounts[1]!, { nonce: 0, value: 7n })];
+
+// ---------------------------------------------------------------------------------------------
+// Fake time
+
+/** A clock and timers that move only when the test says. */
+class FakeTime {
+  now: number;
+  private queue: Array<{ at: number; id: number; fn: () => void }> = [];
+  private ids = 0;
+  readonly clock = () => this.now;
+  readonly timers: Timers = {
+    setTimeout: (fn, ms) => {
+      const t = { at: this.now + ms, id: ++this.ids, fn };
+      this.queue.push(t);
+      return t;
+    },
+    clearTimeout: (h) => {
+      this.queue = this.queue.filter((t) => t !== h);
+    },
+  };
+
+  constructor(now: number) {
+    this.now = now;
+  }
+
+  /** Fires every timer due up to `t` in order, letting the client finish each phase's work. */
+  async advanceTo(t: number, client: ValidatorClient): Promise<void> {
+    for (;;) {
+      const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+      if (!due) break;
+      this.queue = this.queue.filter((x) => x !== due);
+      this.now = Math.max(this.now, due.at);
+      due.fn();
+      await client.idle();
+    }
+    this.now = Math.max(this.now, t);
+    await client.idle();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake beacon (+ execution's getPendingTransactions)
+
+interface Recorded {
+  method: string;
+  path: string;
+  auth: string | undefined;
+  body: any;
+}
+
+interface Duty {
+  slot: number;
+  validator_index: number;
+  address: string;
+  vrf_seed: string;
+}
+
+/** Duties of `epoch`: this validator at `mine`, validator 0 elsewhere; seeds distinct per slot. */
+function dutiesOf(epoch: number, mine: number[]): Duty[] {
+  return Array.from({ length: SPE }, (_, i) => {
+    const slot = epoch * SPE + i;
+    const v = mine.includes(slot) ? MY_INDEX : 0;
+    return { slot, validator_index: v, address: genesis.validators[v]!.address, vrf_seed: toHex(sha3(u64LE(slot), u64LE(0xfeed))) };
+  });
+}
+
+interface HeadState {
+  root: string;
+  slot: number;
+  index: number;
+}
+
+class FakeBeacon {
+  server: Server | undefined;
+  url = '';
+  requests: Recorded[] = [];
+  /** Every request's socket is destroyed (as if the node were down). */
+  down = false;
+  /** "METHOD path" of requests whose socket is destroyed once, after recording them. */
+  dropOnce = new Set<string>();
+  head: HeadState = { root: root(0xa3), slot: 3, index: 3 };
+  duties = new Map<number, Duty[]>();
+  randaoLast: string | null = toHex(RANDAO.commitment());
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((ok) => this.server!.listen(0, '127.0.0.1', () => ok()));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    await new Promise<void>((ok) => {
+      s.close(() => ok());
+      s.closeAllConnections();
+    });
+  }
+
+  posts(path: string): Recorded[] {
+    return this.requests.filter((r) => r.method === 'POST' && r.path === path);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (this.down) {
+      req.socket.destroy();
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://x');
+    const text = Buffer.concat(chunks).toString('utf8');
+    const rec: Recorded = { method: req.method ?? '', path: url.pathname, auth: req.headers.authorization, body: text ? JSON.parse(text) : undefined };
+    this.requests.push(rec);
+    const key = `${rec.method} ${rec.path}`;
+    if (this.dropOnce.delete(key)) {
+      req.socket.destroy();
+      return;
+    }
+    const send = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    const ok = (data: unknown) => send(200, { success: true, data });
+    const fail = (status: number, code: string, message: string) => send(status, { success: false, error: { code, message } });
+    const checkpoint = { epoch: 0, root: GENESIS_ROOT };
+    let m: RegExpExecArray | null;
+    if (key === 'GET /api/v1/beacon/head') return ok({ ...this.head, justified: checkpoint, finalized: checkpoint });
+    if ((m = /^GET \/api\/v1\/validator\/duties\/proposer\/(\d+)$/.exec(key))) {
+      const epoch = Number(m[1]);
+      return ok({ epoch, duties: this.duties.get(epoch) ?? dutiesOf(epoch, []) });
+    }
+    if ((m = /^GET \/api\/v1\/validators\/(\w+)$/.exec(key))) {
+      const id = m[1]!;
+      const v = id.startsWith('0x') ? genesis.validators.find((x) => x.address === id) : genesis.validators[Number(id)];
+      if (!v) return fail(404, 'NOT_FOUND', `no validator ${id}`);
+      return ok({ index: v.index, address: v.address, active: true, status: 'active', stake: v.stake, balance: null, randao_last: v.index === MY_INDEX ? this.randaoLast : null, duties: [] });
+    }
+    if (key === 'GET /api/v1/validator/attestation_data') {
+      const slot = Number(url.searchParams.get('slot'));
+      const epoch = epochOfSlot(genesis, slot);
+      return ok({ slot, beacon_block_root: this.head.root, source: checkpoint, target: { epoch, root: this.head.root } });
+    }
+    if (key === 'GET /api/v1/engine/getPendingTransactions') return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
+    if (rec.method === 'POST' && rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
+    if (key === 'POST /api/v1/validator/blocks/propose') {
+      // As the beacon would: accept, make it the head, advance the validator's RANDAO value.
+      const block = blockFromJson(rec.body);
+      const hash = toHex(blockHash(block.header));
+      const slot = (block.header.timestampMs - genesis.genesis_time * 1000) / SLOT_MS;
+      this.head = { root: hash, slot, index: block.header.index };
+      this.randaoLast = toHex(block.header.randaoReveal);
+      return ok({ block_hash: hash, slot, index: block.header.index, state_root: root(0x55), transactions: block.transactions.length, already_known: false });
+    }
+    if (key === 'POST /api/v1/attestation') return ok({ status: 'applied' });
+    return fail(404, 'NOT_FOUND', `no route ${key}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+
+interface LogLine {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+function captureLog(): { log: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
+  return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
+
+interface Harness {
+  client: ValidatorClient;
+  time: FakeTime;
+  lines: LogLine[];
+}
+
+async function startClient(beacon: FakeBeacon, sp: SlashingProtectionDb, now: number, extra: Partial<ValidatorClientOptions> = {}): Promise<Harness> {
+  const time = new FakeTime(now);
+  const { log, lines } = captureLog();
+  const client = new ValidatorClient({
+    genesis,
+    keys: ME,
+    beaconUrl: beacon.url,
+    executionUrl: beacon.url,
+    token: TOKEN,
+    slashingDb: sp,
+    log,
+    clock: time.clock,
+    timers: time.timers,
+    randaoChain: RANDAO,
+    ...extra,
+  });
+  await client.start();
+  await time.advanceTo(now, client);
+  return { client, time, lines };
+}
+
+async function withBeacon<T>(fn: (beacon: FakeBeacon, sp: SlashingProtectionDb) => Promise<T>): Promise<T> {
+  const beacon = new FakeBeacon();
+  await beacon.start();
+  const sp = await SlashingProtectionDb.open({ memory: true });
+  try {
+    return await fn(beacon, sp);
+  } finally {
+    await beacon.stop();
+    await sp.close();
+  }
+}
+
+/** The error a promise rejects with (fails the test if it resolves). */
+async function rejection(p: Promise<unknown>): Promise<BeaconClientError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.instance(err, BeaconClientError);
+    return err as BeaconClientError;
+  }
+  return assert.unreachable('expected a rejection') as never;
+}
+
+function metric(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+/** Checks everything a beacon checks about a proposal for `slot` on top of `parent`. */
+function assertValidBlock(json: unknown, slot: number, parent: HeadState, randaoLast: string, duty: Duty): void {
+  const block = blockFromJson(json);
+  const h = block.header;
+  assert.ok(verifyBlockSignature(block, CHAIN_ID, MY_INDEX, ME.mldsa.publicKey), 'block signature verifies under the validator key and index');
+  bytesIs(h.merkleRoot, txMerkleRoot(TXS), 'Merkle root of the served transactions');
+  assert.equal(block.transactions.map((t) => toHex(txHash(t))), TXS.map((t) => toHex(txHash(t))), 'the served transactions, in build order');
+  assert.is(toHex(h.vrfSeed), duty.vrf_seed, 'vrf_seed as the duty gave it');
+  assert.ok(vrfVerify(ME.mldsa.publicKey, h.vrfSeed, h.vrfProof, CHAIN_ID), 'VRF proof verifies');
+  assert.is(toHex(sha3(h.randaoReveal)), randaoLast, 'the RANDAO reveal hashes to randao_last');
+  assert.is(h.index, parent.index + 1, 'height = head + 1');
+  assert.is(toHex(h.parentHash), parent.root, 'parent = head');
+  assert.is(h.timestampMs, start(slot), 'timestamp = slot start');
+  assert.is(toHex(h.validatorId), ME.address);
+}
+
+// ---------------------------------------------------------------------------------------------
+const Duties = suite('validator client: duties');
+
+Duties('proposes a verifying block at its duty slot with the bearer token, then attests once per epoch', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    const parent = { ...beacon.head };
+    const randaoLast = beacon.randaoLast!;
+    // Start in slot 4 (epoch 1), after its attestation point: slot 4 belongs to validator 0.
+    const { client, time, lines } = await startClient(beacon, sp, start(4) + 1500, { metricsPort: 0 });
+    try {
+      assert.is(client.validatorIndex, MY_INDEX, 'index resolved from the beacon by address');
+      assert.equal(beacon.posts('/api/v1/validator/blocks/propose'), []);
+      assert.equal(beacon.posts('/api/v1/attestation'), [], 'slot 4 is before its attestation slot (5)');
+
+      await time.advanceTo(start(5), client);
+      const blocks = beacon.posts('/api/v1/validator/blocks/propose');
+      assert.is(blocks.length, 1, 'one proposal at slot 5');
+      assert.is(blocks[0]!.auth, `Bearer ${TOKEN}`);
+      assertValidBlock(blocks[0]!.body, 5, parent, randaoLast, beacon.duties.get(1)![1]!);
+      // Its own block is the slot's block: the attestation follows at once, on that block.
+      const atts = beacon.posts('/api/v1/attestation');
+      assert.is(atts.length, 1, 'attested right after its own block');
+      assert.is(atts[0]!.auth, `Bearer ${TOKEN}`);
+      const att = attestationFromJson(atts[0]!.body);
+      assert.ok(verifyAttestation(att, ME.mldsa.publicKey, CHAIN_ID), 'attestation signature verifies');
+      assert.is(att.validatorIndex, MY_INDEX);
+      assert.is(att.data.slot, 5);
+      assert.is(toHex(att.data.beaconBlockRoot), toHex(blockHash(blockFromJson(blocks[0]!.body).header)), 'votes for the block it proposed');
+      assert.equal([att.data.source.epoch, att.data.target.epoch], [0, 1]);
+      // No GET carried the token's absence as a problem, and every POST carried it.
+      assert.ok(beacon.requests.filter((r) => r.method === 'POST').every((r) => r.auth === `Bearer ${TOKEN}`));
+
+      // The rest of epoch 1: no more duties, no second vote for target epoch 1.
+      await time.advanceTo(start(8) - 1, client);
+      assert.is(beacon.posts('/api/v1/validator/blocks/propose').length, 1);
+      assert.is(beacon.posts('/api/v1/attestation').length, 1, 'one attestation per epoch');
+      // Epoch 2: attestation slot 9; the head (slot 5) is older, so it attests at a third of the slot.
+      await time.advanceTo(start(9) + Math.floor(SLOT_MS / 3) - 1, client);
+      assert.is(beacon.posts('/api/v1/attestation').length, 1, 'not before a third of slot 9');
+      await time.advanceTo(start(9) + Math.floor(SLOT_MS / 3), client);
+      const atts2 = beacon.posts('/api/v1/attestation');
+      assert.is(atts2.length, 2);
+      const att2 = attestationFromJson(atts2[1]!.body);
+      assert.ok(verifyAttestation(att2, ME.mldsa.publicKey, CHAIN_ID));
+      assert.equal([att2.data.slot, att2.data.target.epoch], [9, 2]);
+      // Epoch 3: another validator's block for slot 13 is the head by a sixth of the slot, so the
+      // head poll attests then, without waiting for the third.
+      await time.advanceTo(start(13), client);
+      beacon.head = { root: root(0xdd), slot: 13, index: 6 };
+      await time.advanceTo(start(13) + Math.floor(SLOT_MS / 6), client);
+      const atts3 = beacon.posts('/api/v1/attestation');
+      assert.is(atts3.length, 3, 'attested at the head poll');
+      const att3 = attestationFromJson(atts3[2]!.body);
+      assert.equal([att3.data.slot, toHex(att3.data.beaconBlockRoot), att3.data.target.epoch], [13, root(0xdd), 3]);
+      // Duties of epoch 2 were fetched once (prefetched at the end of epoch 1).
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/2').length, 1);
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/1').length, 1, 'duties cached per epoch');
+
+      const text = await client.metrics.text();
+      assert.is(metric(text, 'service_validator_blocks_proposed_total'), 1);
+      assert.is(metric(text, 'service_validator_attestations_total'), 3);
+      assert.is(metric(text, 'service_validator_slashing_refusals_total'), 0);
+      const res = await fetch(`${client.metricsUrl}/metrics`);
+      assert.is(res.status, 200);
+      assert.is(metric(await res.text(), 'service_validator_blocks_proposed_total'), 1, 'served over HTTP');
+      assert.is((await fetch(`${client.metricsUrl}/other`)).status, 404);
+      assert.ok(lines.some((l) => l.level === 'info' && l.msg === 'block proposed' && l.fields.slot === 5));
+      assert.equal(lines.filter((l) => l.level === 'warn' || l.level === 'error'), []);
+    } finally {
+      await client.stop();
+    }
+    assert.is(client.metricsUrl, undefined, 'metrics server closed');
+  });
+});
+
+Duties('waits for genesis, and never proposes at slot 0', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.head = { root: GENESIS_ROOT, slot: 0, index: 0 };
+    beacon.duties.set(0, dutiesOf(0, [0, 1, 2, 3]));
+    const { client, time } = await startClient(beacon, sp, start(0) - 5_000);
+    try {
+      assert.equal(beacon.requests.filter((r) => r.path.startsWith('/api/v1/validator/')), [], 'nothing before genesis');
+      await time.advanceTo(start(1), client);
+      const blocks = beacon.posts('/api/v1/validator/blocks/propose');
+      assert.is(blocks.length, 1, 'slot 1 only: slot 0 is the genesis block');
+      assertValidBlock(blocks[0]!.body, 1, { root: GENESIS_ROOT, slot: 0, index: 0 }, toHex(RANDAO.commitment()), beacon.duties.get(0)![1]!);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
+Duties.run();
+
+// ---------------------------------------------------------------------------------------------
+const Protection = suite('validator client: slashing protection');
+
+Protection('after a restart: the identical block is re-sent, a different one for the same slot is refused', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    const before = { head: { ...beacon.head }, randaoLast: beacon.randaoLast };
+    const a = await startClient(beacon, sp, start(5) - 100);
+    await a.time.advanceTo(start(5) + 100, a.client);
+    await a.client.stop();
+    const first = beacon.posts('/api/v1/validator/blocks/propose');
+    assert.is(first.length, 1);
+    assert.is(beacon.posts('/api/v1/attestation').length, 1);
+
+    // The block never made it (beacon restarted on the old head): a restarted client builds the
+    // same block, which slashing protection lets through as an exact repeat.
+    beacon.head = { ...before.head };
+    beacon.randaoLast = before.randaoLast;
+    const b = await startClient(beacon, sp, start(5) + 100);
+    await b.client.stop();
+    const second = beacon.posts('/api/v1/validator/blocks/propose');
+    assert.is(second.length, 2);
+    assert.equal(second[1]!.body, first[0]!.body, 'byte-identical re-proposal');
+    assert.is(beacon.posts('/api/v1/attestation').length, 2);
+    assert.equal(beacon.posts('/api/v1/attestation')[1]!.body, beacon.posts('/api/v1/attestation')[0]!.body, 'identical vote');
+
+    // Now the head changed (another parent at the same height): a different block for slot 5
+    // would be a double proposal, and a vote with another head a double vote.
+    beacon.head = { root: root(0xb3), slot: 3, index: 3 };
+    beacon.randaoLast = before.randaoLast;
+    const c = await startClient(beacon, sp, start(5) + 100);
+    await c.time.advanceTo(start(5) + Math.floor(SLOT_MS / 3), c.client);
+    await c.client.stop();
+    assert.is(beacon.posts('/api/v1/validator/blocks/propose').length, 2, 'no third proposal');
+    assert.is(beacon.posts('/api/v1/attestation').length, 2, 'no conflicting vote');
+    // It did go as far as reading the head, so the refusal came from slashing protection.
+    assert.ok(c.lines.some((l) => l.msg === 'slashing protection refused to sign a block' && l.fields.rule === 'DOUBLE_PROPOSAL' && l.fields.parent === root(0xb3)));
+    assert.ok(c.lines.some((l) => l.msg === 'slashing protection refused to sign an attestation' && l.fields.rule === 'DOUBLE_VOTE'));
+    const text = await c.client.metrics.text();
+    assert.is(metric(text, 'service_validator_slashing_refusals_total'), 2);
+    assert.is(metric(text, 'service_validator_blocks_proposed_total'), 0);
+  });
+});
+
+Protection.run();
+
+// ---------------------------------------------------------------------------------------------
+const Outage = suite('validator client: beacon outages');
+
+Outage('keeps its timer while the beacon is down and proposes and attests once it is back', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5, 6]));
+    beacon.down = true;
+    const { client, time, lines } = await startClient(beacon, sp, start(4) + 1500);
+    try {
+      assert.is(client.validatorIndex, undefined, 'index unknown while the beacon is down');
+      await time.advanceTo(start(5) + SLOT_MS - 1, client);
+      assert.equal(beacon.requests, [], 'slot 5 missed: nothing reached the beacon');
+      beacon.down = false;
+      const parent = { ...beacon.head };
+      const randaoLast = beacon.randaoLast!;
+      await time.advanceTo(start(6), client);
+      assert.is(client.validatorIndex, MY_INDEX);
+      const blocks = beacon.posts('/api/v1/validator/blocks/propose');
+      assert.is(blocks.length, 1, 'proposed at slot 6');
+      assertValidBlock(blocks[0]!.body, 6, parent, randaoLast, beacon.duties.get(1)![2]!);
+      const atts = beacon.posts('/api/v1/attestation');
+      assert.is(atts.length, 1, 'epoch 1 attestation made up at slot 6');
+      assert.is(attestationFromJson(atts[0]!.body).data.slot, 6);
+      const warns = lines.filter((l) => l.level === 'warn');
+      assert.is(warns.length, 1, `one warning for the whole outage: ${JSON.stringify(warns)}`);
+      assert.is(warns[0]!.msg, 'beacon node unreachable: retrying at the next slot');
+      assert.is(warns[0]!.fields.code, 'UNREACHABLE');
+      assert.ok(lines.some((l) => l.level === 'info' && l.msg === 'beacon node reachable again'));
+      assert.equal(lines.filter((l) => l.level === 'error'), []);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
+Outage('an attestation whose POST was lost is re-sent unchanged at the next phase, not re-signed', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.dropOnce.add('POST /api/v1/attestation');
+    const { client, time } = await startClient(beacon, sp, start(5) - 1);
+    try {
+      await time.advanceTo(start(5) + Math.floor(SLOT_MS / 3), client);
+      assert.is(beacon.posts('/api/v1/attestation').length, 1, 'sent once, lost');
+      assert.is(metric(await client.metrics.text(), 'service_validator_attestations_total'), 0);
+      // The head moves on, but the vote is already signed: the same bytes go out again.
+      beacon.head = { root: root(0xc6), slot: 6, index: 4 };
+      await time.advanceTo(start(6) + Math.floor(SLOT_MS / 6), client);
+      const atts = beacon.posts('/api/v1/attestation');
+      assert.is(atts.length, 2);
+      assert.equal(atts[1]!.body, atts[0]!.body);
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/attestation_data').length, 1, 'attestation data fetched once');
+      assert.is(metric(await client.metrics.text(), 'service_validator_attestations_total'), 1);
+      assert.is(metric(await client.metrics.text(), 'service_validator_slashing_refusals_total'), 0);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
+Outage('a refused proposal is logged with the beacon code; a wrong token is UNAUTHORIZED', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    const { client, time, lines } = await startClient(beacon, sp, start(5) - 1, { token: 'not-the-token' });
+    try {
+      await time.advanceTo(start(5) + Math.floor(SLOT_MS / 3), client);
+      assert.is(beacon.posts('/api/v1/validator/blocks/propose')[0]!.auth, 'Bearer not-the-token');
+      const refused = lines.find((l) => l.msg.startsWith('the beacon refused the block'));
+      assert.ok(refused, JSON.stringify(lines));
+      assert.is(refused!.fields.code, 'UNAUTHORIZED');
+      assert.is(refused!.fields.http_status, 401);
+      assert.match(refused!.msg, /--token-file/);
+      assert.is(metric(await client.metrics.text(), 'service_validator_blocks_proposed_total'), 0);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
+Outage.run();
+
+// ---------------------------------------------------------------------------------------------
+const Client = suite('beacon client');
+
+Client('typed answers, server codes, UNREACHABLE, BAD_RESPONSE, token validation', async () => {
+  await withBeacon(async (beacon) => {
+    const c = new BeaconClient(beacon.url + '/', { token: TOKEN });
+    assert.is(c.baseUrl, beacon.url);
+    const head = await c.head();
+    assert.equal(head, { root: root(0xa3), slot: 3, index: 3, justified: { epoch: 0, root: GENESIS_ROOT }, finalized: { epoch: 0, root: GENESIS_ROOT } });
+    const v = await c.validator(ME.address.toUpperCase().replace('0X', '0x'));
+    assert.equal([v.index, v.address, v.active, v.randao_last], [MY_INDEX, ME.address, true, beacon.randaoLast]);
+    assert.is((await c.validator(0)).randao_last, null);
+    const notFound = await rejection(c.validator(7));
+    assert.equal([notFound.code, notFound.httpStatus], ['NOT_FOUND', 404]);
+    assert.is((await c.proposerDuties(2)).duties.length, SPE);
+    assert.equal((await c.attestationData(6)).target.epoch, 1);
+    assert.equal(await c.submitAttestation({ validator_index: 0, data: { slot: 0, beacon_block_root: GENESIS_ROOT, source: { epoch: 0, root: GENESIS_ROOT }, target: { epoch: 0, root: GENESIS_ROOT } }, signature: '0x00' }), { status: 'applied' });
+    const pending = await new ExecutionEngineClient(beacon.url).pendingTransactions();
+    assert.is(pending.count, TXS.length);
+
+    const unauth = await rejection(new BeaconClient(beacon.url, { token: 'wrong' }).submitAttestation({} as never));
+    assert.equal([unauth.code, unauth.httpStatus, unauth.transport], ['UNAUTHORIZED', 401, false]);
+
+    beacon.down = true;
+    const down = await rejection(c.head());
+    assert.equal([down.code, down.httpStatus, down.transport], ['UNREACHABLE', undefined, true]);
+    assert.match(down.message, /cannot reach the beacon node at http:\/\/127\.0\.0\.1:\d+ \(connection reset\)/);
+    beacon.down = false;
+
+    // A server that is not a beacon: well-formed envelope, wrong shape.
+    beacon.head = { root: 'nope', slot: 1, index: 1 } as never;
+    const bad = await rejection(c.head());
+    assert.is(bad.code, 'BAD_RESPONSE');
+    assert.match(bad.message, /GET \/api\/v1\/beacon\/head: root: expected 0x and 64 hex digits/);
+
+    assert.throws(() => new BeaconClient(beacon.url, { token: 'two words' }), /printable ASCII without spaces/);
+    assert.throws(() => new BeaconClient('ftp://x'), /must be an http/);
+  });
+  const closed = new FakeBeacon();
+  await closed.start();
+  await closed.stop();
+  const refused = await rejection(new BeaconClient(closed.url).head());
+  assert.is(refused.code, 'UNREACHABLE');
+  assert.match(refused.message, /connection refused/);
+});
+
+Client.run();
+
+// ---------------------------------------------------------------------------------------------
+const Cli = suite('svc node validator slashing-protection');
+
+Cli('export and import EIP-3076 files through the CLI; another genesis is refused', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-validator-'));
+  try {
+    const env = cliEnv(dir);
+    const genesisFile = join(dir, 'genesis.json');
+    await writeFile(genesisFile, JSON.stringify(genesis));
+    const dataDir = join(dir, 'v1');
+    const pk = toHex(ME.mldsa.publicKey);
+    const gvr = GENESIS_ROOT;
+    const file = join(dir, 'in.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        metadata: { interchange_format_version: '5', genesis_validators_root: gvr },
+        data: [{ pubkey: pk, signed_blocks: [{ slot: '12', signing_root: root(0x12) }], signed_attestations: [{ source_epoch: '2', target_epoch: '3', signing_root: root(0x23) }] }],
+      }),
+    );
+    const missing = await runCli(['node', 'validator', 'slashing-protection', 'export', '--data-dir', dataDir, '--genesis', genesisFile], env);
+    assert.is(missing.code, 1);
+    assert.match(missing.stderr, /holds no slashing-protection database/);
+
+    const imp = await runCli(['node', 'validator', 'slashing-protection', 'import', file, '--data-dir', dataDir, '--genesis', genesisFile, '--json'], env);
+    assert.is(imp.code, 0, imp.stderr);
+    assert.equal(JSON.parse(imp.stdout), { file, validators: 1, blocks_added: 1, attestations_added: 1 });
+    const again = await runCli(['node', 'validator', 'slashing-protection', 'import', file, '--data-dir', dataDir, '--genesis', genesisFile, '--json'], env);
+    assert.equal(JSON.parse(again.stdout), { file, validators: 1, blocks_added: 0, attestations_added: 0 }, 'idempotent');
+
+    const out = join(dir, 'out.json');
+    const exp = await runCli(['node', 'validator', 'slashing-protection', 'export', '--data-dir', dataDir, '--genesis', genesisFile, '--out', out, '--json'], env);
+    assert.is(exp.code, 0, exp.stderr);
+    assert.equal(JSON.parse(exp.stdout), { file: out, genesis_validators_root: gvr, validators: 1, blocks: 1, attestations: 1 });
+    const doc = JSON.parse(await readFile(out, 'utf8'));
+    assert.equal(doc.data[0].signed_blocks, [{ slot: '12', signing_root: root(0x12) }]);
+    assert.equal(doc.data[0].signed_attestations, [{ source_epoch: '2', target_epoch: '3', signing_root: root(0x23) }]);
+
+    // The exported history protects a validator client using this data directory.
+    const sp = await SlashingProtectionDb.open({ dir: join(dataDir, 'slashing-protection') });
+    try {
+      assert.equal(sp.watermarks(pk), { slot: 12, sourceEpoch: 2, targetEpoch: 3 });
+    } finally {
+      await sp.close();
+    }
+
+    // Another chain's genesis: the data directory is bound to the first one.
+    const other = join(dir, 'other.json');
+    await writeFile(other, JSON.stringify({ ...genesis, chain_id: 'svc-other' }));
+    const wrong = await runCli(['node', 'validator', 'slashing-protection', 'import', file, '--data-dir', dataDir, '--genesis', other], env);
+    assert.is(wrong.code, 1);
+    assert.match(wrong.stderr, /holds slashing protection for genesis 0x[0-9a-f]{64}, not 0x/);
+    const wrongFile = await runCli(['node', 'validator', 'slashing-protection', 'import', file, '--data-dir', join(dir, 'v2'), '--genesis', other], env);
+    assert.is(wrongFile.code, 1);
+    assert.match(wrongFile.stderr, /interchange is for genesis validators root/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+Cli.run();
+
