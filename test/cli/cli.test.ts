@@ -24,7 +24,7 @@ import { cliEnv, expectCliError, expectJsonOk, mapLimit, runCli, withTempDir } f
 
 const COMMANDS = ['faucet claim', 'forks list', 'genesis new', 'tx send', 'tx sign', 'tx status', 'wallet import', 'wallet list', 'wallet new', 'wallet show'];
 /** Long-running commands: listed by --help, but they print logs, not one JSON document (no --json). */
-const DAEMONS = ['node beacon', 'node execution', 'node validator'];
+const DAEMONS = ['node all', 'node beacon', 'node execution', 'node validator'];
 const TO = '0x00000000000000000000000000000000000000aa';
 const PASSWORD = 'pw-for-tests';
 const NO_PASSWORD =

@@ -1,8 +1,7 @@
 import { Flags } from '@oclif/core';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { parseHex } from '../../core/codec/bytes.js';
+import { readJwtSecret } from '../../cli/node-setup.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { BeaconNode } from '../../node/beacon/node.js';
@@ -30,13 +29,7 @@ export default class NodeBeacon extends SvcCommand {
     if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
     const log = createLogger('beacon', flags['log-level']);
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
-    let engineJwtSecret: Uint8Array | undefined;
-    if (flags['engine-jwt-secret']) {
-      const text = (await readFile(flags['engine-jwt-secret'], 'utf8').catch(() => {
-        throw new SvcError('USAGE', `cannot read --engine-jwt-secret file ${flags['engine-jwt-secret']}`);
-      })).trim();
-      engineJwtSecret = parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
-    }
+    const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;
     const node = await BeaconNode.start({
       genesis,
       dataDir: resolve(flags['data-dir']),

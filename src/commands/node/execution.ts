@@ -1,17 +1,11 @@
 import { Flags } from '@oclif/core';
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { readSecret } from '../../cli/secrets.js';
-import { parseHex } from '../../core/codec/bytes.js';
-import { SvcError, WalletError } from '../../core/errors.js';
+import { loadFaucetKey, readJwtSecret } from '../../cli/node-setup.js';
+import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { createLogger, isLogLevel } from '../../util/log.js';
-import { unlockWallet } from '../../wallet/keystore.js';
-import { readWallet } from '../../wallet/store.js';
-import { DEVNET_PASSWORD } from '../genesis/new.js';
 
 export default class NodeExecution extends SvcCommand {
   static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';
@@ -40,29 +34,8 @@ export default class NodeExecution extends SvcCommand {
     const log = createLogger('execution', flags['log-level']);
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
-    let engineJwtSecret: Uint8Array | undefined;
-    if (flags['engine-jwt-secret']) {
-      const text = (await readFile(flags['engine-jwt-secret'], 'utf8').catch(() => {
-        throw new SvcError('USAGE', `cannot read --engine-jwt-secret file ${flags['engine-jwt-secret']}`);
-      })).trim();
-      engineJwtSecret = parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
-    }
-    const faucetPath = flags['faucet-keystore'] ?? join(dirname(genesisPath), 'keystores', 'faucet.json');
-    let faucet;
-    if (flags['faucet-keystore'] || existsSync(faucetPath)) {
-      const stored = await readWallet(faucetPath);
-      if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${faucetPath} is watch-only and cannot sign faucet transfers`);
-      const password =
-        flags['faucet-password-file'] || process.env.SVC_FAUCET_PASSWORD !== undefined || genesis.preset !== 'devnet'
-          ? await readSecret({ file: flags['faucet-password-file'], envVar: 'SVC_FAUCET_PASSWORD', prompt: 'Faucet keystore password: ', what: 'faucet password', fileFlag: '--faucet-password-file' })
-          : DEVNET_PASSWORD;
-      const keys = await unlockWallet(stored.wallet.file, password).catch((err: Error) => {
-        throw new WalletError('FAUCET_UNLOCK_FAILED', `cannot unlock the faucet keystore ${faucetPath}: ${err.message} (give its password with --faucet-password-file or SVC_FAUCET_PASSWORD)`);
-      });
-      faucet = { key: keys.mldsa, address: keys.address };
-    } else {
-      log.warn('faucet disabled: no faucet keystore', { looked_for: faucetPath });
-    }
+    const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;
+    const faucet = await loadFaucetKey(genesisPath, genesis, flags['faucet-keystore'], flags['faucet-password-file'], log);
     const node = await ExecutionNode.start({
       genesis,
       dataDir: resolve(flags['data-dir']),

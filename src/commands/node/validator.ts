@@ -2,18 +2,14 @@ import { Flags } from '@oclif/core';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { readSecret } from '../../cli/secrets.js';
+import { readJwtSecret, unlockKeystore } from '../../cli/node-setup.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
-import { parseHex } from '../../core/codec/bytes.js';
-import { SvcError, WalletError } from '../../core/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { signEngineJwt } from '../../node/execution/api/jwt.js';
 import { openValidatorDataDir, ValidatorClient } from '../../node/validator/client.js';
 import { createLogger, isLogLevel } from '../../util/log.js';
-import { unlockWallet } from '../../wallet/keystore.js';
-import { readWallet } from '../../wallet/store.js';
-import { DEVNET_PASSWORD } from '../genesis/new.js';
 
 export default class NodeValidator extends SvcCommand {
   static override summary = 'Run a validator client: propose blocks and attest through the beacon API, with slashing protection';
@@ -48,25 +44,9 @@ export default class NodeValidator extends SvcCommand {
       throw new SvcError('SECRET_UNREADABLE', `cannot read --token-file ${flags['token-file']}`);
     });
     const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
-    let executionJwt: (() => string) | undefined;
-    if (flags['execution-jwt-secret']) {
-      const text = (await readFile(flags['execution-jwt-secret'], 'utf8').catch(() => {
-        throw new SvcError('USAGE', `cannot read --execution-jwt-secret file ${flags['execution-jwt-secret']}`);
-      })).trim();
-      const secret = parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
-      executionJwt = () => signEngineJwt(secret);
-    }
-
-    const stored = await readWallet(resolve(flags.keystore));
-    if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${flags.keystore} is watch-only and cannot sign`);
-    const password =
-      flags['password-file'] || process.env.SVC_VALIDATOR_PASSWORD !== undefined || genesis.preset !== 'devnet'
-        ? await readSecret({ file: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', prompt: 'Validator keystore password: ', what: 'validator password', fileFlag: '--password-file' })
-        : DEVNET_PASSWORD;
-    const keys = await unlockWallet(stored.wallet.file, password).catch((err: Error) => {
-      throw new WalletError('VALIDATOR_UNLOCK_FAILED', `cannot unlock the validator keystore ${flags.keystore}: ${err.message} (give its password with --password-file or SVC_VALIDATOR_PASSWORD)`);
-    });
-
+    const secret = flags['execution-jwt-secret'] ? await readJwtSecret(flags['execution-jwt-secret'], '--execution-jwt-secret') : undefined;
+    const executionJwt = secret ? () => signEngineJwt(secret) : undefined;
+    const keys = await unlockKeystore(resolve(flags.keystore), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' });
     const slashingDb = await openValidatorDataDir(resolve(flags['data-dir']), genesis);
     const client = new ValidatorClient({
       genesis,

@@ -1,0 +1,50 @@
+/** Start-up pieces shared by the `svc node …` commands: secrets, keystores, the faucet key. */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parseHex } from '../core/codec/bytes.js';
+import { SvcError, WalletError } from '../core/errors.js';
+import type { Genesis } from '../core/genesis/genesis.js';
+import type { Logger } from '../util/log.js';
+import type { WalletKeys } from '../wallet/derivation.js';
+import { unlockWallet } from '../wallet/keystore.js';
+import { readWallet } from '../wallet/store.js';
+import { DEVNET_PASSWORD } from '../commands/genesis/new.js';
+import { readSecret } from './secrets.js';
+
+/** Reads a 32-byte hex engine JWT secret file (with or without 0x). */
+export async function readJwtSecret(file: string, flag: string): Promise<Uint8Array> {
+  const text = (
+    await readFile(file, 'utf8').catch(() => {
+      throw new SvcError('USAGE', `cannot read ${flag} file ${file}`);
+    })
+  ).trim();
+  return parseHex(text.startsWith('0x') ? text : `0x${text}`, 'engine JWT secret', 32);
+}
+
+/**
+ * Unlocks a keystore. The password comes from `passwordFile`, else `envVar`, else (devnet
+ * genesis only) the public devnet default; errors name the file and how to give the password.
+ */
+export async function unlockKeystore(path: string, genesis: Genesis, o: { passwordFile?: string | undefined; envVar: string; what: string; flag: string }): Promise<WalletKeys> {
+  const stored = await readWallet(path);
+  if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${path} is watch-only and cannot sign`);
+  const password =
+    o.passwordFile || process.env[o.envVar] !== undefined || genesis.preset !== 'devnet'
+      ? await readSecret({ file: o.passwordFile, envVar: o.envVar, prompt: `${o.what} password: `, what: `${o.what} password`, fileFlag: o.flag })
+      : DEVNET_PASSWORD;
+  return unlockWallet(stored.wallet.file, password).catch((err: Error) => {
+    throw new WalletError('KEYSTORE_UNLOCK_FAILED', `cannot unlock the ${o.what} keystore ${path}: ${err.message} (give its password with ${o.flag} or ${o.envVar})`);
+  });
+}
+
+/** The genesis faucet key from `keystore` (default: keystores/faucet.json beside the genesis), if present. */
+export async function loadFaucetKey(genesisPath: string, genesis: Genesis, keystore: string | undefined, passwordFile: string | undefined, log: Logger): Promise<{ key: WalletKeys['mldsa']; address: string } | undefined> {
+  const path = keystore ?? join(dirname(genesisPath), 'keystores', 'faucet.json');
+  if (!keystore && !existsSync(path)) {
+    log.warn('faucet disabled: no faucet keystore', { looked_for: path });
+    return undefined;
+  }
+  const keys = await unlockKeystore(path, genesis, { passwordFile, envVar: 'SVC_FAUCET_PASSWORD', what: 'faucet', flag: '--faucet-password-file' });
+  return { key: keys.mldsa, address: keys.address };
+}

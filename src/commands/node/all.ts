@@ -1,0 +1,64 @@
+import { Flags } from '@oclif/core';
+import { readdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { SvcCommand } from '../../cli/base.js';
+import { loadFaucetKey, unlockKeystore } from '../../cli/node-setup.js';
+import { SvcError } from '../../core/errors.js';
+import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { startAll } from '../../node/all.js';
+import { createLogger, isLogLevel } from '../../util/log.js';
+
+export default class NodeAll extends SvcCommand {
+  static override summary = 'Run execution, beacon and validator clients in one process (single-process deployment)';
+  static override description =
+    'The layers talk through the same HTTP interfaces as separate processes, on loopback. Validators: every keystores/validator-*.json beside the genesis (or --keystores DIR). Stops on SIGINT/SIGTERM and resumes from --data-dir.';
+  static override examples = ['<%= config.bin %> node all --genesis ./devnet/genesis.json --data-dir ./devnet/all'];
+  static override enableJsonFlag = false;
+  static override flags = {
+    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    'data-dir': Flags.string({ description: 'data directory (execution/, beacon/, validator-*/ inside)', required: true }),
+    host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
+    'rest-port': Flags.integer({ description: 'execution REST port', default: 8546, min: 0, max: 65535 }),
+    'rpc-port': Flags.integer({ description: 'JSON-RPC port', default: 8545, min: 0, max: 65535 }),
+    'beacon-port': Flags.integer({ description: 'beacon REST and WebSocket port', default: 8080, min: 0, max: 65535 }),
+    keystores: Flags.string({ description: 'directory of validator-*.json keystores (default: keystores/ beside the genesis)' }),
+    'password-file': Flags.string({ description: 'validator keystores password (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
+    'faucet-password-file': Flags.string({ description: 'faucet keystore password (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
+    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+  };
+
+  async run() {
+    const { flags } = await this.parse(NodeAll);
+    const level = flags['log-level'];
+    if (!isLogLevel(level)) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${level}`);
+    const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
+    const genesis = await loadGenesisFile(genesisPath);
+    const log = createLogger('all', level);
+    const dir = resolve(flags.keystores ?? join(dirname(genesisPath), 'keystores'));
+    const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort();
+    const validators = [];
+    for (const f of files) validators.push(await unlockKeystore(join(dir, f), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' }));
+    if (validators.length === 0) log.warn('no validator keystores: running a read-only node (execution + beacon)', { looked_in: dir });
+    const faucet = await loadFaucetKey(genesisPath, genesis, undefined, flags['faucet-password-file'], log);
+    const node = await startAll({
+      genesis,
+      dataDir: resolve(flags['data-dir']),
+      host: flags.host,
+      restPort: flags['rest-port'],
+      rpcPort: flags['rpc-port'],
+      beaconPort: flags['beacon-port'],
+      validators,
+      ...(faucet ? { faucet } : {}),
+      log: (component) => createLogger(component, level),
+    });
+    log.info('all layers started', { execution: node.execution.restUrl, rpc: node.execution.rpcUrl, beacon: node.beacon.url, validators: validators.length });
+    await new Promise<void>((done) => {
+      const stop = (signal: string) => {
+        log.info('shutting down', { signal });
+        node.stop().then(done, done);
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+  }
+}

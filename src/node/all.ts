@@ -1,0 +1,71 @@
+/**
+ * The single-process deployment: execution, beacon and validator clients in one process. They
+ * still talk only through their HTTP interfaces (on loopback), exactly as separate processes do.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';
+import type { Genesis } from '../core/genesis/genesis.js';
+import type { Logger } from '../util/log.js';
+import type { WalletKeys } from '../wallet/derivation.js';
+import { BeaconNode } from './beacon/node.js';
+import { ExecutionNode } from './execution/node.js';
+import { openValidatorDataDir, ValidatorClient } from './validator/client.js';
+import type { SlashingProtectionDb } from './validator/slashing-protection.js';
+
+/** How to run every layer in one process. */
+export interface AllOptions {
+  genesis: Genesis;
+  dataDir: string;
+  host: string;
+  restPort: number;
+  rpcPort: number;
+  beaconPort: number;
+  faucet?: { key: MlDsaKeyPair; address: string };
+  /** Unlocked validator keys run by this process. */
+  validators: WalletKeys[];
+  log: (component: string) => Logger;
+}
+
+/** Handles of a running single-process node. */
+export interface AllNode {
+  execution: ExecutionNode;
+  beacon: BeaconNode;
+  validators: ValidatorClient[];
+  stop(): Promise<void>;
+}
+
+/** Starts execution, then the beacon on it, then one validator client per key. */
+export async function startAll(o: AllOptions): Promise<AllNode> {
+  const execution = await ExecutionNode.start({
+    genesis: o.genesis,
+    dataDir: join(o.dataDir, 'execution'),
+    host: o.host,
+    restPort: o.restPort,
+    rpcPort: o.rpcPort,
+    log: o.log('execution'),
+    ...(o.faucet ? { faucet: o.faucet } : {}),
+  });
+  const started: { beacon?: BeaconNode; validators: ValidatorClient[]; dbs: SlashingProtectionDb[] } = { validators: [], dbs: [] };
+  const stop = async () => {
+    for (const v of started.validators) await v.stop().catch(() => undefined);
+    for (const db of started.dbs) await db.close().catch(() => undefined);
+    await started.beacon?.stop();
+    await execution.stop();
+  };
+  try {
+    started.beacon = await BeaconNode.start({ genesis: o.genesis, dataDir: join(o.dataDir, 'beacon'), host: o.host, port: o.beaconPort, executionUrl: execution.restUrl, log: o.log('beacon') });
+    const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
+    for (const keys of o.validators) {
+      const db = await openValidatorDataDir(join(o.dataDir, `validator-${keys.address}`), o.genesis);
+      started.dbs.push(db);
+      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator') });
+      await client.start();
+      started.validators.push(client);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { execution, beacon: started.beacon, validators: started.validators, stop };
+}
