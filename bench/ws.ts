@@ -125,6 +125,19 @@ export interface WsFanoutResult {
   /** Other processes on the machine meanwhile, in cores (Linux). */
   otherCores?: number;
   wallSeconds: number;
+  /** Hub-process heap + external memory per open connection (after GC when --expose-gc). */
+  bytesPerClient: number;
+}
+
+/** heapUsed + external, after two collections when node runs with --expose-gc. */
+function heapBytes(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
 }
 
 const HASH = '0x' + 'ab'.repeat(32);
@@ -200,6 +213,7 @@ async function fanout(clients: number, seconds: number): Promise<WsFanoutResult>
   const procs = Math.max(1, Math.min(4, os.availableParallelism() - 1));
   const kids = Array.from({ length: procs }, child);
   try {
+    const mem0 = heapBytes();
     const shares = kids.map((_, i) => Math.floor(clients / procs) + (i < clients % procs ? 1 : 0));
     const ready = await Promise.all(
       kids.map((k, i) => {
@@ -210,6 +224,7 @@ async function fanout(clients: number, seconds: number): Promise<WsFanoutResult>
     );
     const connected = ready.reduce((n, m) => n + (m as { ready: number }).ready, 0);
     if (connected !== clients || hub.clients !== clients) throw new Error(`only ${connected} of ${clients} clients connected (hub sees ${hub.clients})`);
+    const bytesPerClient = (heapBytes() - mem0) / clients;
 
     await publishFor(hub, Math.round(RATE * WARM_SECONDS), true, -1_000_000);
     const cpu = startCpu();
@@ -249,6 +264,7 @@ async function fanout(clients: number, seconds: number): Promise<WsFanoutResult>
       hubCores: split.cores,
       clientCores: clientSeconds / wallSeconds,
       wallSeconds,
+      bytesPerClient,
     };
     if (split.otherProcessesCores !== undefined) out.otherCores = split.otherProcessesCores;
     return out;
@@ -295,6 +311,8 @@ export async function runWsBench(o: { seconds: number; print: boolean }): Promis
   if (o.print) {
     console.log(formatWsTable(out));
     const r = out[0]!;
+    const gcNote = (globalThis as { gc?: unknown }).gc ? 'after GC' : 'no --expose-gc: noisy';
+    console.log(`hub memory per connection (heap + external, ${gcNote}): ${out.map((x) => `${x.clients} clients ${(x.bytesPerClient / 1024).toFixed(1)} KiB`).join(', ')}`);
     const others = out.map((x) => (x.otherCores === undefined ? '' : `${x.clients} clients: other processes ${x.otherCores.toFixed(2)} cores`)).filter(Boolean);
     console.log(
       `payload ${r.payloadBytes} B per event; latency = client receive − publish call (monotonic clock), over all deliveries of all clients; lag = publish call − due time at ${RATE}/s${others.length ? `; ${others.join(', ')}` : ''}`,

@@ -10,7 +10,7 @@ import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
-import { type Block, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf } from '../../core/types/block.js';
+import { type Block, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../execution/registry.js';
@@ -209,7 +209,10 @@ export class BeaconChain {
     const h = block.header;
     const root = toHex(blockHash(h));
     const known = this.records.get(root);
-    if (known) return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
+    if (known) {
+      await this.checkKnownCopy(block, known);
+      return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
+    }
     const cfg = this.genesis.config;
     const parent = this.records.get(toHex(h.parentHash));
     if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
@@ -275,6 +278,20 @@ export class BeaconChain {
     await this.refreshRegistry();
     await this.updateHead();
     return { block_hash: root, slot, index: h.index, state_root: record.state_root, transactions: record.transactions, already_known: false };
+  }
+
+  // The block hash covers neither the signature nor the transaction list, so a copy of an
+  // accepted header can carry a corrupted signature or other transactions: it is refused rather
+  // than reported as the known block.
+  private async checkKnownCopy(block: Block, known: BeaconBlockRecord): Promise<void> {
+    if (known.index === 0) return;
+    const stored = await this.store.get<{ signature?: string }>(K.body(known.root));
+    if (stored?.signature !== toHex(block.signature)) {
+      const v = this.registry.find((x) => x.index === known.proposer_index);
+      const sh = signedHeaderOf(block.header, this.genesis.chain_id, known.proposer_index);
+      if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
+    }
+    if (toHex(txMerkleRoot(block.transactions)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions do not match the header's merkle_root", 400);
   }
 
   // Validators registered by deposits after the parent get their commitment added on first use.

@@ -10,6 +10,7 @@ import { MalformedError, SvcError } from '../../../core/errors.js';
 import { blockFromJson } from '../../../core/types/block.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
+import { Keys } from '../store.js';
 import { clientIp, errorBody, isLoopback, ok } from './http.js';
 import { verifyEngineJwt } from './jwt.js';
 import { parseHashParam } from './rest.js';
@@ -66,6 +67,14 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
       return { address: normalizeAddress(e.address, `request.credits[${i}].address`), amount: parseDecimal(e.amount, `request.credits[${i}].amount`, 256) };
     });
     return ok(reply, await node.chain.creditRewards(epoch, credits));
+  });
+
+  // Read-only: the credit record creditRewards stored for an epoch (what was paid, once).
+  app.get<{ Params: { epoch: string } }>('/api/v1/engine/rewards/:epoch', async (req, reply) => {
+    const epoch = Number(parseDecimal(req.params.epoch, 'epoch', 32));
+    const record = await node.chain.store.get<{ total: string; credits: Array<{ address: string; amount: string }> }>(Keys.rewardEpoch(epoch));
+    if (!record) throw new SvcError('NOT_FOUND', `no rewards credited for epoch ${epoch}`, 404);
+    return ok(reply, { epoch, total: record.total, credits: record.credits });
   });
 
   app.get('/api/v1/engine/registry', async (_req, reply) => ok(reply, { validators: node.chain.registry.all() }));

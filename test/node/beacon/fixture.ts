@@ -1,0 +1,217 @@
+/**
+ * Shared fixture for beacon-node tests (not a test file itself): an in-process execution node
+ * (memory DB) and a beacon node (temp data dir) on ephemeral loopback ports, over a devnet
+ * genesis whose slot 0 lies in the past, plus helpers that build proposals the way a validator
+ * client does (duties from the beacon, keys from the derivation paths, RANDAO reveals from the
+ * validator's hash chain).
+ */
+import * as assert from 'uvu/assert';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseHex } from '../../../src/core/codec/bytes.js';
+import { type Genesis, PRESETS, epochOfSlot, slotAt, slotStartMs } from '../../../src/core/genesis/genesis.js';
+import { type Block, blockToJson, buildSignedBlock } from '../../../src/core/types/block.js';
+import type { Transaction } from '../../../src/core/types/transaction.js';
+import { buildGenesis } from '../../../src/genesis/build.js';
+import { BeaconNode } from '../../../src/node/beacon/node.js';
+import { ExecutionNode } from '../../../src/node/execution/node.js';
+import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { silentLogger } from '../../../src/util/log.js';
+import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
+import { http, type HttpResult } from '../execution/fixture.js';
+
+export const BEACON_CHAIN_ID = 'svc-beacon';
+export const BEACON_NETWORK_ID = 31338;
+
+/** A running execution + beacon pair and what a test needs to drive it. */
+export interface Harness {
+  genesis: Genesis;
+  exec: ExecutionNode;
+  beacon: BeaconNode;
+  /** The validators' bearer token (read back from the token file). */
+  token: string;
+  dir: string;
+  /** Validator keys by registry index, from walletPath(Branch.Validators, i). */
+  validators: WalletKeys[];
+  /** Funded account keys (Branch.Accounts). */
+  accounts: WalletKeys[];
+}
+
+/**
+ * Starts both nodes over a fresh genesis whose genesis_time is `slotsAgo` slots in the past
+ * (devnet preset: 2 s slots, 4 slots per epoch). Anything started is released if a later step fails.
+ */
+export async function startHarness(o: { validators?: number; slotsAgo?: number } = {}): Promise<Harness> {
+  const built = buildGenesis({
+    validators: o.validators ?? 2,
+    accounts: 1,
+    preset: 'devnet',
+    chainId: BEACON_CHAIN_ID,
+    networkId: BEACON_NETWORK_ID,
+    genesisTime: Math.floor(Date.now() / 1000) - (o.slotsAgo ?? 12) * PRESETS.devnet.slot_seconds,
+    mnemonic: DEV_MNEMONIC,
+  });
+  const genesis = built.genesis;
+  const seed = mnemonicToSeed(DEV_MNEMONIC);
+  const validators = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
+  const accounts = [deriveWalletKeys(seed, walletPath(Branch.Accounts, 0))];
+  validators.forEach((k, i) => assert.is(k.address, genesis.validators[i]!.address, `validator ${i} derives from walletPath(Branch.Validators, ${i})`));
+
+  const dir = await mkdtemp(join(tmpdir(), 'svc-beacon-'));
+  let exec: ExecutionNode | undefined;
+  try {
+    exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
+    const tokenFile = join(dir, 'validator-token');
+    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger });
+    const token = (await readFile(tokenFile, 'utf8')).trim();
+    return { genesis, exec, beacon, token, dir, validators, accounts };
+  } catch (err) {
+    await exec?.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Stops both nodes and removes the temp directory, whatever fails on the way. */
+export async function stopHarness(h: Harness): Promise<void> {
+  try {
+    await h.beacon.stop();
+  } finally {
+    try {
+      await h.exec.stop();
+    } finally {
+      await rm(h.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** GET on the beacon. */
+export const bget = (h: Harness, path: string, headers?: Record<string, string>): Promise<HttpResult> => http(h.beacon.url, path, { headers });
+
+/** POST JSON on the beacon, with the bearer token unless `token` says otherwise (null: no header). */
+export function bpost(h: Harness, path: string, json: unknown, token: string | null = h.token): Promise<HttpResult> {
+  return http(h.beacon.url, path, { json, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+}
+
+/** `data` of a `{success: true}` answer. */
+export function okData(r: HttpResult, status = 200): any {
+  assert.is(r.status, status, `expected HTTP ${status}, got ${r.status}: ${r.text}`);
+  assert.is(r.body?.success, true, r.text);
+  return r.body.data;
+}
+
+/** The beacon's head. */
+export async function beaconHead(h: Harness): Promise<{ root: string; slot: number; index: number }> {
+  return okData(await bget(h, '/api/v1/beacon/head'));
+}
+
+/** Execution's head height. */
+export async function execHeight(h: Harness): Promise<number> {
+  const r = await http(h.exec.restUrl, '/health');
+  assert.is(r.status, 200, r.text);
+  return r.body.latest_block;
+}
+
+/** The last RANDAO value the beacon accepted for validator `i` on the head's branch. */
+export async function randaoLast(h: Harness, i: number): Promise<string> {
+  const v = okData(await bget(h, `/api/v1/validators/${i}`));
+  assert.type(v.randao_last, 'string', `validator ${i} has a randao_last`);
+  return v.randao_last;
+}
+
+/** The wall-clock slot. */
+export const currentSlot = (h: Harness): number => slotAt(h.genesis, Date.now());
+
+/** One slot's proposer duty as the beacon publishes it. */
+export interface Duty {
+  slot: number;
+  validator_index: number;
+  address: string;
+  vrf_seed: string;
+}
+
+/** The duty of `slot`, from GET /api/v1/validator/duties/proposer/:epoch (on the head's branch). */
+export async function dutyOf(h: Harness, slot: number): Promise<Duty> {
+  const data = okData(await bget(h, `/api/v1/validator/duties/proposer/${epochOfSlot(h.genesis, slot)}`));
+  const d = (data.duties as Duty[]).find((x) => x.slot === slot);
+  assert.ok(d, `no duty for slot ${slot} in ${JSON.stringify(data)}`);
+  return d;
+}
+
+const chains = new Map<string, RandaoChain>();
+
+/** Validator `i`'s RANDAO hash chain (built once per key and length). */
+export function randaoChain(h: Harness, i: number): RandaoChain {
+  const k = h.validators[i]!;
+  const id = `${k.address}/${h.genesis.config.randao_chain_length}`;
+  let c = chains.get(id);
+  if (!c) chains.set(id, (c = new RandaoChain(k.mldsaSeed, h.genesis.config.randao_chain_length)));
+  return c;
+}
+
+/** The reveal validator `i` should carry next, from the beacon's randao_last. */
+export async function nextReveal(h: Harness, i: number): Promise<Uint8Array> {
+  return randaoChain(h, i).next(parseHex(await randaoLast(h, i), 'randao_last', 32));
+}
+
+/** Everything a test may override in a proposal; the rest is what an honest proposer sends. */
+export interface ProposalOpts {
+  slot: number;
+  /** Signing validator (registry index); default the slot's drawn proposer. */
+  validator?: number;
+  /** Registry index in the signed header; default `validator`. */
+  signedIndex?: number;
+  /** Key that signs the header and proves the seed; default the validator's. */
+  key?: WalletKeys;
+  vrfSeed?: Uint8Array;
+  randaoReveal?: Uint8Array;
+  parentHash?: Uint8Array;
+  index?: number;
+  timestampMs?: number;
+  transactions?: Transaction[];
+}
+
+/**
+ * A block extending the beacon's head at `slot`: the drawn proposer (or `validator`), the slot's
+ * vrf_seed from the duties route, the validator's next RANDAO reveal, timestamp = slot start,
+ * index = head + 1.
+ */
+export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ block: Block; duty: Duty; validator: number; reveal: Uint8Array }> {
+  const head = await beaconHead(h);
+  const duty = await dutyOf(h, o.slot);
+  const validator = o.validator ?? duty.validator_index;
+  const key = o.key ?? h.validators[validator]!;
+  const reveal = o.randaoReveal ?? (await nextReveal(h, validator));
+  const block = buildSignedBlock({
+    chainId: h.genesis.chain_id,
+    index: o.index ?? head.index + 1,
+    timestampMs: o.timestampMs ?? slotStartMs(h.genesis, o.slot),
+    parentHash: o.parentHash ?? parseHex(head.root, 'head', 32),
+    transactions: o.transactions ?? [],
+    key: key.mldsa,
+    validatorIndex: o.signedIndex ?? validator,
+    validatorId: parseHex(h.validators[validator]!.address, 'address', 20),
+    vrfSeed: o.vrfSeed ?? parseHex(duty.vrf_seed, 'vrf_seed', 32),
+    randaoReveal: reveal,
+  });
+  return { block, duty, validator, reveal };
+}
+
+/** POST a block to the validator proposal route. */
+export const proposeBlock = (h: Harness, block: Block, path = '/api/v1/validator/blocks/propose', token: string | null = h.token): Promise<HttpResult> =>
+  bpost(h, path, blockToJson(block), token);
+
+/** Value of one sample in a Prometheus text exposition (undefined when absent). */
+export function sample(text: string, name: string, labels = ''): number | undefined {
+  const prefix = labels ? `${name}{${labels}} ` : `${name} `;
+  const line = text.split('\n').find((l) => l.startsWith(prefix));
+  return line === undefined ? undefined : Number(line.slice(prefix.length));
+}
+
+/** The beacon's /metrics text. */
+export async function beaconMetrics(h: Harness): Promise<string> {
+  const r = await bget(h, '/metrics');
+  assert.is(r.status, 200);
+  return r.text;
+}
