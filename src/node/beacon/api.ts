@@ -24,8 +24,9 @@ export function tokenMatches(header: string | undefined, token: string): boolean
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function epochParam(v: string): number {
-  return Number(parseDecimal(v, 'epoch', 32));
+/** A decimal path parameter below 2^32; a bad one is `malformed <field>`. */
+function uintParam(v: string, field: 'epoch' | 'slot' | 'validator index'): number {
+  return Number(parseDecimal(v, field, 32));
 }
 
 /** Registers every beacon route. */
@@ -55,7 +56,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   app.get<{ Params: { id: string } }>('/api/v1/beacon/blocks/:id', async (req, reply) => {
     const id = req.params.id;
-    const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(epochParam(id));
+    const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(uintParam(id, 'slot'));
     const record = root ? chain.record(root) : undefined;
     if (!record) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
     return ok(reply, { ...record, randao: undefined, block: (await chain.body(record.root)) ?? null });
@@ -65,7 +66,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   app.get<{ Params: { id: string } }>('/api/v1/validators/:id', async (req, reply) => {
     const id = req.params.id;
-    const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[epochParam(id)];
+    const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[uintParam(id, 'validator index')];
     if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
     const duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
@@ -74,7 +75,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   app.get<{ Params: { epoch: string } }>('/api/v1/validator/duties/proposer/:epoch', async (req, reply) => {
-    const epoch = epochParam(req.params.epoch);
+    const epoch = uintParam(req.params.epoch, 'epoch');
     const current = epochOfSlot(chain.genesis, chain.currentSlot());
     // One epoch of seed lookahead: duties are known for the current and the next epoch only.
     if (epoch > current + 1) throw new SvcError('EPOCH_TOO_FAR', `proposer duties are known up to epoch ${current + 1}`, 400);
