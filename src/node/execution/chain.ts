@@ -246,7 +246,10 @@ export class ExecutionChain {
     const h = block.header;
     const hash = toHex(blockHash(h));
     const known = await this.record(hash);
-    if (known) return this.summary(known, (await this.canonicalHash(known.index)) === hash, true);
+    if (known) {
+      this.checkKnownCopy(block, known);
+      return this.summary(known, (await this.canonicalHash(known.index)) === hash, true);
+    }
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
     if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
@@ -327,6 +330,18 @@ export class ExecutionChain {
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_hashes.length, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.observer.canonicalChanged({ applied: [record], reverted: [] });
     return this.summary(record, extendsHead, false);
+  }
+
+  // The block hash covers neither the signature nor the transaction list: a copy that differs
+  // from the stored block must prove both before it is acknowledged as already known.
+  private checkKnownCopy(block: Block, known: BlockRecord): void {
+    if (!known.ssz || toBase64(encodeBlock(block)) === known.ssz) return;
+    if (toHex(merkleRoot(block.transactions.map((t) => sha3(encodeTx(t))))) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    const v = this.registry.get(known.proposer);
+    if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
+    if (!v || !verify(this.registry.publicKey(v), headerSigningHash(signedHeaderOf(block.header, this.genesis.chain_id, v.index)), block.signature)) {
+      throw new BlockError('INVALID_BLOCK_SIGNATURE');
+    }
   }
 
   private putCanonical(batch: WriteBatch, r: BlockRecord): void {

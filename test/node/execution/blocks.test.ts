@@ -134,6 +134,12 @@ blocks('importing the same block again is acknowledged as already known and appl
   assert.is(alias.block_hash, ctx.head.hash);
   assert.equal(await account(ctx.node, acc0.address), before);
   assert.is(await height(ctx.node), 1);
+  // A copy under the same header hash is not echoed: its signature and transactions must hold.
+  const sig = block.signature as string;
+  const flipped = sig.slice(0, 10) + (sig[10] === '0' ? '1' : '0') + sig.slice(11);
+  expectEnvelope(await newPayload(ctx.node, { ...block, signature: flipped }), 400, 'INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED');
+  expectEnvelope(await newPayload(ctx.node, { ...block, transactions: [] }), 400, 'MERKLE_ROOT_MISMATCH', 'Block Merkle root mismatch');
+  assert.is(await height(ctx.node), 1);
 });
 
 blocks('step 1: "Block Merkle root mismatch"', async (ctx) => {
