@@ -35,6 +35,15 @@ async function blockAt(d: Devnet, slot: number): Promise<{ proposer: string; pro
   return r.data;
 }
 
+/** Every "the beacon refused ..." line (a block or an attestation) of every validator run. */
+function refusals(d: Devnet): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < VALIDATORS; i++) {
+    for (const l of d.log(`validator-${i}`, { allRuns: true })) if (l.msg.startsWith('the beacon refused')) out.push(`validator-${i}: ${JSON.stringify(l)}`);
+  }
+  return out;
+}
+
 /** A validator log line at or after `sinceMs` whose msg is `msg`. */
 function loggedSince(d: Devnet, name: string, msg: string, sinceMs: number): boolean {
   return d.log(name).some((l) => l.msg === msg && Date.parse(l.ts) >= sinceMs);
@@ -42,6 +51,7 @@ function loggedSince(d: Devnet, name: string, msg: string, sinceMs: number): boo
 
 test('validators killed: 3 of 4 keep finalising, 2 of 4 make blocks but no finality, restarted ones resume it', async () => {
   await withDevnet({ validators: VALIDATORS }, async (d) => {
+    const epochMs = d.slotMs * d.slotsPerEpoch;
     await d.startAll();
     const idx = await Promise.all([0, 1, 2, 3].map((i) => indexOf(d, `validator-${i}`)));
     await d.waitHead('the first blocks', (h) => h.index >= 2, 40_000);
@@ -50,7 +60,7 @@ test('validators killed: 3 of 4 keep finalising, 2 of 4 make blocks but no final
     await d.kill('validator-3');
     const f0 = (await d.head()).finalized.epoch;
     // Finalising f0 + 2 needs epochs f0 + 2 and f0 + 3 justified: about four epochs from here.
-    const afterFirst = await d.waitHead(`finalized epoch ≥ ${f0 + 2} with 3 of 4 validators`, (h) => h.finalized.epoch >= f0 + 2, 6 * 8_000 + 20_000);
+    const afterFirst = await d.waitHead(`finalized epoch ≥ ${f0 + 2} with 3 of 4 validators`, (h) => h.finalized.epoch >= f0 + 2, 6 * epochMs + 20_000);
 
     // --- A second one dies: 2/4 < 2/3, nothing can be justified any more.
     await d.kill('validator-2');
@@ -72,7 +82,7 @@ test('validators killed: 3 of 4 keep finalising, 2 of 4 make blocks but no final
       const h = await d.head();
       samples.push(h);
       return d.slotNow() > stallEnd && h.index > settled.index ? h : undefined;
-    }, 2 * 8_000 + 40_000);
+    }, 2 * epochMs + 40_000);
     for (const h of samples) {
       assert.is(h.finalized.epoch, settled.finalized.epoch, `finality moved with 2 of 4 validators: ${JSON.stringify(h)}`);
       assert.is(h.justified.epoch, settled.justified.epoch, `justification moved with 2 of 4 validators: ${JSON.stringify(h)}`);
@@ -92,14 +102,16 @@ test('validators killed: 3 of 4 keep finalising, 2 of 4 make blocks but no final
     const restartMs = Date.now();
     d.startValidator(2);
     d.startValidator(3);
-    const resumed = await d.waitHead(`finality beyond epoch ${settled.finalized.epoch} after the restart`, (h) => h.finalized.epoch > settled.finalized.epoch, 5 * 8_000 + 30_000);
+    const resumed = await d.waitHead(`finality beyond epoch ${settled.finalized.epoch} after the restart`, (h) => h.finalized.epoch > settled.finalized.epoch, 5 * epochMs + 30_000);
     assert.ok(resumed.justified.epoch > settled.justified.epoch);
     for (const name of ['validator-2', 'validator-3']) {
       await waitFor(`${name} to attest after its restart`, async () => (loggedSince(d, name, 'attestation sent', restartMs) ? true : undefined), 20_000);
-      const refusals = d.log(name).filter((l) => /slashing protection refused/.test(l.msg));
-      assert.equal(refusals, [], `${name}: slashing protection refused after the restart`);
+      const spRefusals = d.log(name).filter((l) => /slashing protection refused/.test(l.msg));
+      assert.equal(spRefusals, [], `${name}: slashing protection refused after the restart`);
       assert.ok(!d.log(name).some((l) => l.level === 'error'), `${name} logged an error after its restart`);
     }
+    // Every block and vote the validators signed was accepted (before, during and after the kills).
+    assert.equal(refusals(d), []);
   });
 });
 
@@ -188,6 +200,7 @@ async function auditRewards(d: Devnet, validators: Array<{ index: number; addres
 
 test('beacon SIGKILLed and restarted: resumes at its head, validators reconnect, blocks and finality go on, rewards paid once', async () => {
   await withDevnet({ validators: VALIDATORS }, async (d) => {
+    const epochMs = d.slotMs * d.slotsPerEpoch;
     await d.startAll();
     const validators = (await getJson(`${d.beaconUrl}/api/v1/validators`)).data.validators as Array<{ index: number; address: string }>;
     assert.is(validators.length, VALIDATORS);
@@ -200,24 +213,32 @@ test('beacon SIGKILLed and restarted: resumes at its head, validators reconnect,
     const killMs = Date.now();
     await d.kill('beacon');
     const killEpoch = d.epochOf(d.slotNow());
+    // Stay down until a validator has found the beacon gone (a failed call), so that the
+    // reconnection below is a real one; each slot's proposer calls the beacon.
+    const noticed = await waitFor('a validator to notice that the beacon is down', async () => {
+      for (let i = 0; i < VALIDATORS; i++) if (loggedSince(d, `validator-${i}`, 'beacon node unreachable: retrying at the next slot', killMs)) return `validator-${i}`;
+      return undefined;
+    }, 3 * d.slotMs + 10_000);
 
     // Restart on the same data dir and port: it comes back at (at least) its last head.
     await d.startBeacon();
     const restarted = await d.head();
     assert.ok(restarted.index >= before.index, `head index ${restarted.index} < ${before.index} before the kill`);
     assert.ok(restarted.finalized.epoch >= before.finalized.epoch, 'finality survives the restart');
+    assert.is((await getJson(`${d.beaconUrl}/api/v1/beacon/blocks/${before.root}`)).data?.index, before.index, 'the head before the kill is still known');
 
     // The validators find the new process by themselves: each gets an attestation accepted.
     for (let i = 0; i < VALIDATORS; i++) {
-      await waitFor(`validator-${i} to attest to the restarted beacon`, async () => (loggedSince(d, `validator-${i}`, 'attestation sent', killMs) ? true : undefined), 4 * 8_000);
+      await waitFor(`validator-${i} to attest to the restarted beacon`, async () => (loggedSince(d, `validator-${i}`, 'attestation sent', killMs) ? true : undefined), 4 * epochMs);
     }
+    await waitFor(`${noticed} to find the beacon again`, async () => (loggedSince(d, noticed, 'beacon node reachable again', killMs) ? true : undefined), 10_000);
     // Blocks and finality continue.
-    const later = await d.waitHead('blocks and finality after the restart', (h) => h.index >= before.index + 3 && h.finalized.epoch >= Math.max(before.finalized.epoch + 1, killEpoch), 6 * 8_000 + 20_000);
+    const later = await d.waitHead('blocks and finality after the restart', (h) => h.index >= before.index + 3 && h.finalized.epoch >= Math.max(before.finalized.epoch + 1, killEpoch), 6 * epochMs + 20_000);
     assert.ok(later.slot > before.slot);
 
     // The epoch running at the kill (recorded partly before, partly after) is paid at the start of
     // epoch killEpoch + 2; then audit everything paid before and after the restart.
-    await waitFor(`the rewards of epoch ${killEpoch}`, () => creditRecord(d, killEpoch), 3 * 8_000 + 20_000);
+    await waitFor(`the rewards of epoch ${killEpoch}`, () => creditRecord(d, killEpoch), 3 * epochMs + 20_000);
     const paidAfter = await auditRewards(d, validators);
     for (let e = 0; e <= killEpoch; e++) {
       const slots = Array.from({ length: d.slotsPerEpoch }, (_, k) => e * d.slotsPerEpoch + k);
@@ -227,8 +248,9 @@ test('beacon SIGKILLed and restarted: resumes at its head, validators reconnect,
     // What was credited before the restart is untouched: the restarted beacon's retries (if any)
     // were acknowledged as already applied, not paid again.
     for (const [e, r] of paidBefore) assert.equal(paidAfter.get(e), r, `epoch ${e}'s credit record changed across the restart`);
+    assert.equal(refusals(d), [], 'every block and vote the validators signed was accepted, across the restart too');
     const retried = d.log('beacon').filter((l) => l.msg === 'rewards paid' && paidBefore.has(l.epoch as number));
-    process.stderr.write(`[resilience] beacon kill at head ${before.index} (epoch ${killEpoch}), restart at ${restarted.index}; epochs credited: ${[...paidAfter.keys()].join(',')}; re-sent after restart: ${retried.map((l) => l.epoch).join(',') || 'none'}\n`);
+    process.stderr.write(`[resilience] beacon killed at head ${before.index} (epoch ${killEpoch}), ${noticed} saw it down, restarted at ${restarted.index}; epochs credited: ${[...paidAfter.keys()].join(',')}; re-sent after restart: ${retried.map((l) => l.epoch).join(',') || 'none'}\n`);
   });
 });
 

@@ -3,7 +3,8 @@
  * and `svc node validator` processes on free loopback ports in a temp dir (not a test file itself).
  *
  * Every process started through a `Devnet` is SIGKILLed when `withDevnet` returns or throws; on
- * failure the tail of each process's stderr (JSON log lines) is printed.
+ * failure the tail of each process's stderr (JSON log lines) is printed (on success too when the
+ * environment has SVC_E2E_LOGS=<chars>).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -74,9 +75,9 @@ export class Devnet {
   /** The parsed genesis.json. */
   genesis: any;
   private readonly procs = new Map<string, Proc>();
-  /** Parsed log lines of each process's current run. */
-  private readonly lines = new Map<string, LogLine[]>();
-  /** Raw stderr tail of every run of each process, for failure reports. */
+  /** Parsed log lines of each run of each process (the last run last). */
+  private readonly runs = new Map<string, LogLine[][]>();
+  /** Raw stderr tail of every run of each process (the last 200,000 chars), for failure reports. */
   private readonly tails = new Map<string, string>();
 
   constructor(
@@ -111,11 +112,11 @@ export class Devnet {
     if (this.procs.has(name)) throw new Error(`${name} is already running`);
     const child = spawn(process.execPath, [RUN_JS, ...args], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
     const lines: LogLine[] = [];
-    this.lines.set(name, lines);
+    this.runs.set(name, [...(this.runs.get(name) ?? []), lines]);
     this.tails.set(name, (this.tails.get(name) ?? '') + (this.tails.has(name) ? `\n=== ${name} restarted ===\n` : ''));
     let partial = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      this.tails.set(name, (this.tails.get(name)! + d).slice(-20_000));
+      this.tails.set(name, (this.tails.get(name)! + d).slice(-200_000));
       partial += d;
       const parts = partial.split('\n');
       partial = parts.pop()!;
@@ -154,9 +155,10 @@ export class Devnet {
     await Promise.all([...this.procs.keys()].map((n) => this.kill(n)));
   }
 
-  /** Log lines of `name`'s current run (since its last start). */
-  log(name: string): readonly LogLine[] {
-    return this.lines.get(name) ?? [];
+  /** Log lines of `name`'s current run (since its last start), or of all its runs. */
+  log(name: string, opts: { allRuns?: boolean } = {}): readonly LogLine[] {
+    const runs = this.runs.get(name) ?? [];
+    return opts.allRuns ? runs.flat() : (runs[runs.length - 1] ?? []);
   }
 
   /** Prints the stderr tail of every process (all runs) to our stderr. */
@@ -228,7 +230,9 @@ export async function withDevnet<T>(opts: { validators: number }, fn: (net: Devn
     try {
       expectJsonOk(await runCli(['genesis', 'new', '--validators', String(opts.validators), '--out', net.net, '--accounts', '1', '--json'], { ...net.env, SVC_PASSWORD: '' }));
       net.genesis = JSON.parse(await readFile(net.genesisPath, 'utf8'));
-      return await fn(net);
+      const result = await fn(net);
+      if (process.env.SVC_E2E_LOGS) net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
+      return result;
     } catch (err) {
       net.dumpLogs();
       throw err;

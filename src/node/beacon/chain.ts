@@ -332,7 +332,25 @@ export class BeaconChain {
     if (slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
     const head = this.forkChoice.head();
     const epoch = epochOfSlot(this.genesis, slot);
-    return { slot, beacon_block_root: head, source: this.forkChoice.justified(), target: { epoch, root: this.forkChoice.checkpointFor(head, epoch) } };
+    return { slot, beacon_block_root: head, source: this.sourceFor(head, epoch), target: { epoch, root: this.forkChoice.checkpointFor(head, epoch) } };
+  }
+
+  /**
+   * FFG source for a vote with target `epoch`: the latest justified checkpoint before `epoch` on
+   * `head`'s branch. Justification takes effect as soon as the votes arrive (no epoch-boundary
+   * processing), so late in an epoch the best justified checkpoint may be that epoch itself, and a
+   * vote whose source equals its target is invalid; step back to the previous justified one (the
+   * finalized checkpoint is justified, so this ends there at the latest).
+   */
+  private sourceFor(head: string, epoch: number): CheckpointHex {
+    const best = this.forkChoice.justified();
+    if (best.epoch < epoch || epoch === 0) return best;
+    const fin = this.forkChoice.finalized();
+    for (let e = epoch - 1; e > fin.epoch; e--) {
+      const cp = { epoch: e, root: this.forkChoice.checkpointFor(head, e) };
+      if (this.forkChoice.isJustified(cp)) return cp;
+    }
+    return fin;
   }
 
   // Tells execution about a new head or finalised block; emits finality.
