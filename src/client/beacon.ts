@@ -11,6 +11,7 @@ import type { AttestationJson } from '../core/types/attestation.js';
 import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl } from './execution.js';
+import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
 export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
@@ -175,25 +176,16 @@ export class JsonApiClient {
   protected async request(method: string, path: string, body: unknown, opts: { auth?: boolean; timeoutMs?: number }): Promise<unknown> {
     const url = this.baseUrl + path;
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const headers: Record<string, string> = {};
     if (opts.auth && this.token !== undefined) headers.authorization = `Bearer ${typeof this.token === 'string' ? this.token : this.token()}`;
-    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(timeoutMs) };
-    if (body !== undefined) init.body = JSON.stringify(body);
-    let res: Response;
-    let text: string;
+    let x: JsonExchange;
     try {
-      res = await fetch(url, init);
-      text = await res.text();
+      x = await exchangeJson(url, method, body, headers, timeoutMs);
     } catch (err) {
-      throw this.transportError(err, method, path, timeoutMs);
+      if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${method} ${path} within ${timeoutMs} ms`, undefined, { cause: err });
+      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err, this.baseUrl)})${this.unreachableHint}`, undefined, { cause: err });
     }
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const { res, json } = x;
     if (!res.ok) {
       const env = envelopeError(json);
       if (env) throw new BeaconClientError(env.code, env.message, res.status);
@@ -201,21 +193,6 @@ export class JsonApiClient {
     }
     if (json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
     return json;
-  }
-
-  private transportError(err: unknown, method: string, path: string, timeoutMs: number): BeaconClientError {
-    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-      return new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${method} ${path} within ${timeoutMs} ms`, undefined, { cause: err });
-    }
-    const code = e.cause?.code;
-    const why =
-      code === 'ECONNREFUSED' ? 'connection refused'
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found'
-      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset'
-      : code === 'EHOSTUNREACH' || code === 'ENETUNREACH' ? 'host unreachable'
-      : (e.cause?.message ?? e.message ?? String(err));
-    return new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${why})${this.unreachableHint}`, undefined, { cause: err });
   }
 
   /** BAD_RESPONSE naming the route and what was wrong. */
@@ -372,12 +349,3 @@ function checkUint(n: number, field: string): number {
   return n;
 }
 
-/** `{success: false, error: {code, message}}` → its code and message. */
-function envelopeError(v: unknown): { code: string; message: string } | undefined {
-  if (typeof v !== 'object' || v === null) return undefined;
-  const err = (v as { error?: unknown }).error;
-  if (typeof err !== 'object' || err === null) return undefined;
-  const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-  return { code, message };
-}

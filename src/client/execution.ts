@@ -4,6 +4,7 @@
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
+import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 import type { MempoolEntryJson } from '../node/execution/admission.js';
 import type { Receipt } from '../node/execution/chain.js';
 import type { TxLifecycle } from '../node/execution/node.js';
@@ -217,25 +218,19 @@ export class ExecutionClient {
   private async request(method: string, path: string, body: unknown, opts: RequestOptions | undefined): Promise<unknown> {
     const url = this.baseUrl + path;
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
-    const init: RequestInit = { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { accept: 'application/json', 'content-type': 'application/json' };
-    }
-    let res: Response;
-    let text: string;
+    let x: JsonExchange;
     try {
-      res = await fetch(url, init);
-      text = await res.text();
+      x = await exchangeJson(url, method, body, {}, timeoutMs);
     } catch (err) {
-      throw this.transportError(err, method, path, timeoutMs);
+      if (isTimeout(err)) throw new ExecutionClientError('TIMEOUT', `the execution node at ${this.baseUrl} did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`, undefined, { cause: err });
+      throw new ExecutionClientError(
+        'UNREACHABLE',
+        `cannot reach the execution node at ${this.baseUrl} (${transportReason(err, this.baseUrl)}): start one with \`svc node execution\`, or point --execution-url (or SVC_EXECUTION_URL) at a running node`,
+        undefined,
+        { cause: err },
+      );
     }
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const { res, json } = x;
     if (!res.ok) {
       const env = envelopeError(json);
       if (env) throw new ExecutionClientError(env.code, env.message, res.status);
@@ -243,27 +238,6 @@ export class ExecutionClient {
     }
     if (json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
     return json;
-  }
-
-  private transportError(err: unknown, method: string, path: string, timeoutMs: number): ExecutionClientError {
-    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-      return new ExecutionClientError('TIMEOUT', `the execution node at ${this.baseUrl} did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`, undefined, { cause: err });
-    }
-    const code = e.cause?.code;
-    const why =
-      code === 'ECONNREFUSED' ? 'connection refused'
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found'
-      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset'
-      : code === 'EHOSTUNREACH' || code === 'ENETUNREACH' ? 'host unreachable'
-      : e.cause?.message === 'bad port' ? `fetch refuses port ${new URL(this.baseUrl).port || 'of this URL'}: it is on the blocked-ports list`
-      : (e.cause?.message ?? e.message ?? String(err));
-    return new ExecutionClientError(
-      'UNREACHABLE',
-      `cannot reach the execution node at ${this.baseUrl} (${why}): start one with \`svc node execution\`, or point --execution-url (or SVC_EXECUTION_URL) at a running node`,
-      undefined,
-      { cause: err },
-    );
   }
 
   private badResponse(what: string, why: string): ExecutionClientError {
@@ -274,16 +248,6 @@ export class ExecutionClient {
 function object(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ExecutionClientError('BAD_RESPONSE', `unexpected answer to ${what}: not a JSON object`);
   return v as Record<string, unknown>;
-}
-
-/** `{success: false, error: {code, message}}` → its code and message. */
-function envelopeError(v: unknown): { code: string; message: string } | undefined {
-  if (typeof v !== 'object' || v === null) return undefined;
-  const err = (v as { error?: unknown }).error;
-  if (typeof err !== 'object' || err === null) return undefined;
-  const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-  return { code, message };
 }
 
 function formatSeconds(ms: number): string {
