@@ -1,13 +1,14 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|ws] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
+import { runBeaconBench } from './beacon.js';
 import { runCryptoBench } from './crypto.js';
 import { type RestClient, runExecutionBench } from './execution.js';
 import { formatMachine, machineInfo } from './harness.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'ws'] as const;
+const SUITES = ['crypto', 'execution', 'ws', 'beacon'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -20,7 +21,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|ws` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|ws|beacon` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -56,7 +57,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -74,15 +75,21 @@ if (!args.json) console.log(`${formatMachine(machine)}\n`);
 const report: Record<string, unknown> = { date: new Date().toISOString(), machine, seconds: args.seconds };
 if (args.only.has('crypto')) {
   report.crypto = await runCryptoBench({ seconds: args.seconds, print: !args.json });
-  if (!args.json && (args.only.has('execution') || args.only.has('ws'))) console.log('');
+  if (!args.json && (args.only.has('execution') || args.only.has('ws') || args.only.has('beacon'))) console.log('');
 }
 if (args.only.has('execution')) {
   const { results, details } = await runExecutionBench({ seconds: args.seconds, print: !args.json, profileDir: args.profileDir, restClient: args.restClient });
   report.execution = results;
   report.executionDetails = details;
-  if (!args.json && args.only.has('ws')) console.log('');
+  if (!args.json && (args.only.has('ws') || args.only.has('beacon'))) console.log('');
 }
 if (args.only.has('ws')) {
   report.ws = await runWsBench({ seconds: args.seconds, print: !args.json });
+  if (!args.json && args.only.has('beacon')) console.log('');
+}
+if (args.only.has('beacon')) {
+  const { results, details } = await runBeaconBench({ seconds: args.seconds, print: !args.json });
+  report.beacon = results;
+  report.beaconDetails = details;
 }
 if (args.json) console.log(JSON.stringify(report, null, 2));
