@@ -234,9 +234,8 @@ export class BeaconChain {
     const publicKey = parseHex(validator.public_key, 'public_key');
     let t = performance.now();
     const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
-    this.metrics.vrfVerifyMs.observe(performance.now() - t);
+    this.metrics.vrf(performance.now() - t, vrfOk);
     if (!vrfOk) {
-      this.metrics.vrfFail.inc();
       throw new BeaconError('INVALID_VRF_PROOF', 'VRF proof verification failed', 400);
     }
     const sh = signedHeaderOf(h, this.genesis.chain_id, validator.index);

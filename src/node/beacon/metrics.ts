@@ -14,11 +14,11 @@
  * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound) and
  * `service_beacon_proposals_rejected_total{reason}`.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
+import { NodeMetrics } from '../metrics.js';
 
 /** Every metric the beacon node exports. */
-export class BeaconMetrics {
-  readonly registry = new Registry();
+export class BeaconMetrics extends NodeMetrics {
   readonly currentSlot = new Gauge({ name: 'service_beacon_current_slot', help: 'Current slot by the wall clock', registers: [this.registry] });
   readonly currentEpoch = new Gauge({ name: 'service_beacon_current_epoch', help: 'Current epoch by the wall clock', registers: [this.registry] });
   readonly finalizedEpoch = new Gauge({ name: 'service_beacon_finalized_epoch', help: 'Epoch of the latest finalised checkpoint', registers: [this.registry] });
@@ -39,43 +39,4 @@ export class BeaconMetrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
-
-  readonly sigVerifyMs = new Histogram({
-    name: 'quantum_canonical_sig_verify_ms',
-    help: 'Dilithium (ML-DSA-65) signature verification latency in milliseconds',
-    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 200],
-    registers: [this.registry],
-  });
-  readonly sigVerified = new Counter({ name: 'quantum_canonical_sig_verified_total', help: 'Signatures that verified', registers: [this.registry] });
-  readonly sigFail = new Counter({ name: 'quantum_canonical_sig_fail_total', help: 'Signatures that failed verification', registers: [this.registry] });
-  readonly vrfVerifyMs = new Histogram({
-    name: 'quantum_canonical_vrf_verify_ms',
-    help: 'VRF proof verification latency in milliseconds',
-    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 150],
-    registers: [this.registry],
-  });
-  readonly vrfFail = new Counter({ name: 'quantum_canonical_vrf_fail_total', help: 'VRF proofs that failed verification', registers: [this.registry] });
-  readonly canonicalBytes = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding (expected 3409)', registers: [this.registry] });
-
-  /** Records one signature verification. */
-  signature(ms: number, ok: boolean): void {
-    this.sigVerifyMs.observe(ms);
-    (ok ? this.sigVerified : this.sigFail).inc();
-  }
-
-  /** Records one VRF proof verification. */
-  vrf(ms: number, ok: boolean): void {
-    this.vrfVerifyMs.observe(ms);
-    if (!ok) this.vrfFail.inc();
-  }
-
-  /** Text exposition. */
-  text(): Promise<string> {
-    return this.registry.metrics();
-  }
-
-  /** The Content-Type header of `text()`. */
-  get contentType(): string {
-    return this.registry.contentType;
-  }
 }

@@ -129,8 +129,7 @@ export class ExecutionNode {
       },
       signatureChecked: (kind, ms, okv, bytes) => {
         if (kind === 'vrf') {
-          metrics.vrfVerifyMs.observe(ms);
-          if (!okv) metrics.vrfFail.inc();
+          metrics.vrf(ms, okv);
         } else {
           metrics.signature(ms, okv);
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
