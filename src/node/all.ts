@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';
+import { SvcError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
 import type { Logger } from '../util/log.js';
 import type { WalletKeys } from '../wallet/derivation.js';
@@ -12,6 +13,7 @@ import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
 import { openValidatorDataDir, ValidatorClient } from './validator/client.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
+import type { TlsPair } from './tls.js';
 
 /** How to run every layer in one process. */
 export interface AllOptions {
@@ -21,6 +23,8 @@ export interface AllOptions {
   restPort: number;
   rpcPort: number;
   beaconPort: number;
+  /** PEM certificate and key for the beacon: it then serves HTTPS/WSS only (see BeaconNode). */
+  beaconTls?: TlsPair;
   faucet?: { key: MlDsaKeyPair; address: string };
   /** Unlocked validator keys run by this process. */
   validators: WalletKeys[];
@@ -33,6 +37,24 @@ export interface AllNode {
   beacon: BeaconNode;
   validators: ValidatorClient[];
   stop(): Promise<void>;
+}
+
+/**
+ * The in-process validators reach a TLS beacon through fetch like any other client, so they
+ * must trust its certificate; one request now turns a validator retrying forever on a
+ * certificate error into one clear start-up failure.
+ */
+async function checkBeaconTrusted(url: string): Promise<void> {
+  try {
+    await (await fetch(`${url}/beacon/v1/node/health`, { signal: AbortSignal.timeout(10_000) })).arrayBuffer();
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+    throw new SvcError(
+      'TLS_UNTRUSTED',
+      `the validators cannot reach the beacon at ${url}: ${cause} (start svc with NODE_EXTRA_CA_CERTS=<the certificate or its CA> and a certificate naming --host)`,
+      500,
+    );
+  }
 }
 
 /** Starts execution, then the beacon on it, then one validator client per key. */
@@ -54,7 +76,16 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     await execution.stop();
   };
   try {
-    started.beacon = await BeaconNode.start({ genesis: o.genesis, dataDir: join(o.dataDir, 'beacon'), host: o.host, port: o.beaconPort, executionUrl: execution.restUrl, log: o.log('beacon') });
+    started.beacon = await BeaconNode.start({
+      genesis: o.genesis,
+      dataDir: join(o.dataDir, 'beacon'),
+      host: o.host,
+      port: o.beaconPort,
+      executionUrl: execution.restUrl,
+      log: o.log('beacon'),
+      ...(o.beaconTls ? { tls: o.beaconTls } : {}),
+    });
+    if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
     for (const keys of o.validators) {
       const db = await openValidatorDataDir(join(o.dataDir, `validator-${keys.address}`), o.genesis);

@@ -2,6 +2,7 @@
  * The metrics every node layer shares: a private prom-client registry (prom-client's default
  * process metrics are not registered: their nodejs_active_*_total gauges fail promtool) and the
  * spec's canonical-encoding metrics for signature and VRF verification.
+ * `quantum_canonical_bytes_len` has no sample until a layer sets it from an encoding it made.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -24,6 +25,13 @@ export class NodeMetrics {
   });
   readonly vrfFail = new Counter({ name: 'quantum_canonical_vrf_fail_total', help: 'VRF proofs that failed verification', registers: [this.registry] });
   readonly canonicalBytes = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding produced (expected 3409)', registers: [this.registry] });
+
+  constructor() {
+    // prom-client starts an unlabelled gauge at 0, which would read as a wrong encoding length
+    // (and fire CanonicalBytesLengthIncorrect) before any header was encoded. Without a sample
+    // the series is absent until the first real encoding sets it.
+    this.canonicalBytes.remove();
+  }
 
   /** Records one signature verification. */
   signature(ms: number, ok: boolean): void {

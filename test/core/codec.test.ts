@@ -120,6 +120,19 @@ test('parseBase64: rejects unpadded, url-safe, whitespace, non-canonical padding
   }
 });
 
+test('parseBase64: multi-megabyte input (a stored 30M-gas block) parses, and a bad character deep inside is refused', () => {
+  // The former regex check threw a RangeError (V8 regexp stack overflow) above about 5 MB, which
+  // turned execution's forkchoiceUpdated, block and transaction look-ups into HTTP 500s.
+  const big = Uint8Array.from({ length: 12 * 1024 * 1024 }, (_, i) => (i * 131) & 0xff);
+  const text = toBase64(big);
+  bytesIs(parseBase64(text, 'ssz', big.length), big);
+  const mid = text.length >> 1;
+  for (const c of ['-', ' ', '=']) {
+    expectError(() => parseBase64(text.slice(0, mid) + c + text.slice(mid + 1), 'ssz'), MalformedError, { field: 'ssz', message: 'malformed ssz: expected base64' });
+  }
+  expectError(() => parseBase64(text + '\n', 'ssz'), MalformedError, { field: 'ssz', message: 'malformed ssz: expected base64' });
+});
+
 test('parseBase64: wrong length says "expected N bytes, got M"', () => {
   expectError(() => parseBase64('AQID', 'B', 4), MalformedError, { field: 'B', message: 'malformed B: expected 4 bytes, got 3' });
 });

@@ -6,12 +6,15 @@ import { loadFaucetKey, unlockKeystore } from '../../cli/node-setup.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { startAll } from '../../node/all.js';
+import { loadTlsPair, tlsWarnings } from '../../node/tls.js';
 import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeAll extends SvcCommand {
   static override summary = 'Run execution, beacon and validator clients in one process (single-process deployment)';
   static override description =
-    'The layers talk through the same HTTP interfaces as separate processes, on loopback. Validators: every keystores/validator-*.json beside the genesis (or --keystores DIR). Stops on SIGINT/SIGTERM and resumes from --data-dir.';
+    'The layers talk through the same HTTP interfaces as separate processes, on loopback. Validators: every keystores/validator-*.json beside the genesis (or --keystores DIR). ' +
+    'With --tls-cert and --tls-key the beacon serves HTTPS/WSS only; the in-process validators then need the certificate trusted (NODE_EXTRA_CA_CERTS=<ca.pem>) and naming --host, which is checked at start. ' +
+    'Stops on SIGINT/SIGTERM and resumes from --data-dir.';
   static override examples = ['<%= config.bin %> node all --genesis ./devnet/genesis.json --data-dir ./devnet/all'];
   static override enableJsonFlag = false;
   static override flags = {
@@ -24,6 +27,8 @@ export default class NodeAll extends SvcCommand {
     keystores: Flags.string({ description: 'directory of validator-*.json keystores (default: keystores/ beside the genesis)' }),
     'password-file': Flags.string({ description: 'validator keystores password (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
     'faucet-password-file': Flags.string({ description: 'faucet keystore password (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
+    'tls-cert': Flags.string({ description: 'PEM certificate (chain) for the beacon: HTTPS and WSS (needs --tls-key)', dependsOn: ['tls-key'] }),
+    'tls-key': Flags.string({ description: 'PEM private key of --tls-cert (needs --tls-cert)', dependsOn: ['tls-cert'] }),
     'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
   };
 
@@ -31,9 +36,12 @@ export default class NodeAll extends SvcCommand {
     const { flags } = await this.parse(NodeAll);
     const level = flags['log-level'];
     if (!isLogLevel(level)) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${level}`);
+    // dependsOn has already refused one TLS flag without the other (exit 2).
+    const beaconTls = flags['tls-cert'] && flags['tls-key'] ? await loadTlsPair(resolve(flags['tls-cert']), resolve(flags['tls-key'])) : undefined;
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
     const log = createLogger('all', level);
+    if (beaconTls) for (const warning of tlsWarnings(beaconTls.certificate, flags.host)) log.warn(warning, { tls_cert: resolve(flags['tls-cert']!) });
     const dir = resolve(flags.keystores ?? join(dirname(genesisPath), 'keystores'));
     const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort();
     const validators = [];
@@ -47,6 +55,7 @@ export default class NodeAll extends SvcCommand {
       restPort: flags['rest-port'],
       rpcPort: flags['rpc-port'],
       beaconPort: flags['beacon-port'],
+      ...(beaconTls ? { beaconTls } : {}),
       validators,
       ...(faucet ? { faucet } : {}),
       log: (component) => createLogger(component, level),

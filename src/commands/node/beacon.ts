@@ -5,13 +5,20 @@ import { readJwtSecret } from '../../cli/node-setup.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { BeaconNode } from '../../node/beacon/node.js';
+import { loadTlsPair, tlsWarnings } from '../../node/tls.js';
 import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeBeacon extends SvcCommand {
   static override summary = 'Run the beacon layer: proposer selection, RANDAO, fork choice, finality, rewards, REST and /ws (8080)';
   static override description =
-    'Needs a running execution node (--execution-url). Validators authenticate with the bearer token in --validator-token-file (issued into the data directory when absent). Stops on SIGINT/SIGTERM and resumes from --data-dir.';
-  static override examples = ['<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon --execution-url http://127.0.0.1:8546'];
+    'Needs a running execution node (--execution-url). Validators authenticate with the bearer token in --validator-token-file (issued into the data directory when absent). ' +
+    'With --tls-cert and --tls-key (PEM, given together) REST and /ws are served over HTTPS/WSS only, so the token never crosses the network in clear; ' +
+    'the certificate should name the address clients use (subjectAltName). Clients (svc node validator, fetch, ws) trust a self-signed or private-CA certificate when started with NODE_EXTRA_CA_CERTS=<ca.pem> (read once at process start). ' +
+    'Stops on SIGINT/SIGTERM and resumes from --data-dir.';
+  static override examples = [
+    '<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon --execution-url http://127.0.0.1:8546',
+    '<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon --tls-cert ./tls/beacon.crt --tls-key ./tls/beacon.key',
+  ];
   static override enableJsonFlag = false;
   static override flags = {
     genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
@@ -21,6 +28,8 @@ export default class NodeBeacon extends SvcCommand {
     'execution-url': Flags.string({ description: 'execution node REST URL', default: 'http://127.0.0.1:8546' }),
     'engine-jwt-secret': Flags.string({ description: 'file with the 32-byte hex engine secret (when execution is not on loopback)' }),
     'validator-token-file': Flags.string({ description: 'bearer token file for validator calls (default: <data-dir>/validator-token, created if absent)' }),
+    'tls-cert': Flags.string({ description: 'PEM certificate (chain): serve HTTPS and WSS (needs --tls-key)', dependsOn: ['tls-key'] }),
+    'tls-key': Flags.string({ description: 'PEM private key of --tls-cert (needs --tls-cert)', dependsOn: ['tls-cert'] }),
     'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
   };
 
@@ -28,6 +37,10 @@ export default class NodeBeacon extends SvcCommand {
     const { flags } = await this.parse(NodeBeacon);
     if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
     const log = createLogger('beacon', flags['log-level']);
+    // dependsOn has already refused one TLS flag without the other (exit 2); the files are
+    // checked before anything else so a bad one is reported first and alone.
+    const tls = flags['tls-cert'] && flags['tls-key'] ? await loadTlsPair(resolve(flags['tls-cert']), resolve(flags['tls-key'])) : undefined;
+    if (tls) for (const warning of tlsWarnings(tls.certificate, flags.host)) log.warn(warning, { tls_cert: resolve(flags['tls-cert']!) });
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
     const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;
     const node = await BeaconNode.start({
@@ -38,6 +51,7 @@ export default class NodeBeacon extends SvcCommand {
       executionUrl: flags['execution-url'],
       engineJwtSecret,
       tokenFile: flags['validator-token-file'] ? resolve(flags['validator-token-file']) : undefined,
+      tls,
       log,
     });
     await new Promise<void>((done) => {

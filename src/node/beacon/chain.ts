@@ -10,7 +10,7 @@ import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
-import { type Block, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
+import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../execution/registry.js';
@@ -116,7 +116,25 @@ export class BeaconChain {
     await chain.refreshRegistry();
     chain.lastHead = chain.forkChoice.head();
     chain.lastFinalized = chain.forkChoice.finalized().root;
+    await chain.recordHeadEncoding();
     return chain;
+  }
+
+  // The canonical-length gauge otherwise waits for the next proposal; the alert on it
+  // (!= 3409) should judge a real encoding from start-up, so re-encode the head's stored
+  // SignedHeader. Genesis is unsigned: there is no encoding to report and the gauge stays absent.
+  private async recordHeadEncoding(): Promise<void> {
+    const head = this.head();
+    if (head.index === 0) return;
+    try {
+      const stored = await this.store.get<unknown>(K.body(head.root));
+      if (stored === undefined) throw new Error('no stored body');
+      const block = blockFromJson(stored);
+      this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(block.header, this.genesis.chain_id, head.proposer_index), block.signature).length);
+    } catch (err) {
+      // Only a metric: a store that cannot give the head's body back must not stop the node.
+      this.log.warn('cannot re-encode the head for quantum_canonical_bytes_len', { head: head.root, error: (err as Error).message });
+    }
   }
 
   private remember(r: BeaconBlockRecord): void {
@@ -352,12 +370,39 @@ export class BeaconChain {
     return fin;
   }
 
-  // Tells execution about a new head or finalised block; emits finality.
+  /**
+   * Tells execution about a new head or finalised block; emits finality once execution has it.
+   * Never throws: the block or attestation that moved fork choice is already accepted and
+   * stored, so execution refusing the update (or being unreachable) must not turn that into an
+   * error for its sender. lastHead/lastFinalized then stay behind, so the update is sent again
+   * on the next block, attestation or slot.
+   */
   private async updateHead(): Promise<void> {
     const head = this.forkChoice.head();
     const fin = this.forkChoice.finalized();
     if (head === this.lastHead && fin.root === this.lastFinalized) return;
-    await this.engine.forkchoiceUpdated(head, fin.root);
+    // Execution refuses a head that does not descend from the finalized block (409). Fork choice
+    // walks from the justified checkpoint, which agrees with the finalized one, so this pair is
+    // always consistent; checked anyway so a fork-choice bug shows up here, not as a reorg.
+    let consistent: boolean;
+    try {
+      consistent = this.forkChoice.isDescendant(fin.root, head);
+    } catch {
+      consistent = false;
+    }
+    if (!consistent) {
+      this.metrics.forkchoiceUpdatesFailed.inc({ reason: 'INCONSISTENT_FORK_CHOICE' });
+      this.log.error('fork choice head does not descend from the finalized checkpoint; not sent to execution', { head, finalized: fin.root, finalized_epoch: fin.epoch });
+      return;
+    }
+    try {
+      await this.engine.forkchoiceUpdated(head, fin.root);
+    } catch (err) {
+      const code = err instanceof SvcError ? err.code : 'INTERNAL';
+      this.metrics.forkchoiceUpdatesFailed.inc({ reason: code });
+      this.log.warn('execution refused forkchoiceUpdated; will retry', { head, finalized: fin.root, code, error: (err as Error).message });
+      return;
+    }
     if (fin.root !== this.lastFinalized) {
       this.metrics.finalizedEpoch.set(fin.epoch);
       this.metrics.blocksFinalized.inc();
@@ -376,6 +421,8 @@ export class BeaconChain {
       const epoch = epochOfSlot(this.genesis, slot);
       this.metrics.currentSlot.set(slot);
       this.metrics.currentEpoch.set(epoch);
+      // Retries a head or finality update execution refused or missed (a no-op when in sync).
+      await this.updateHead();
       // Epoch e is paid once its attestations can no longer arrive: from epoch e + 2 on.
       for (const e of this.ledger.unpaidEpochs(epoch - 1)) {
         const req = this.ledger.creditRequest(e);

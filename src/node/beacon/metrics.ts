@@ -6,13 +6,15 @@
  * Spec alerts these feed: LowValidatorParticipation (`service_beacon_active_validators` < 3),
  * BlockProductionStalled (rate of `service_beacon_blocks_proposed_total` over 5m == 0),
  * HighVRFFailureRate (rate of `quantum_canonical_vrf_fail_total` over 5m > 0.1) and
- * CanonicalBytesLengthIncorrect (`quantum_canonical_bytes_len` != 3409). An unset gauge reads 0,
- * so the node should set `canonicalBytes` at start-up from a real encoding (e.g. of the genesis
- * SignedHeader) rather than let that alert fire until the first block.
+ * CanonicalBytesLengthIncorrect (`quantum_canonical_bytes_len` != 3409). The gauge has no sample
+ * until an encoding exists (NodeMetrics), so the alert cannot fire on a placeholder 0: the chain
+ * sets it at start-up from the head's stored SignedHeader, and on every proposal it checks. At
+ * genesis (unsigned, nothing to encode) the series is absent until the first proposal.
  *
  * Beyond the spec: `service_beacon_ws_clients`, `service_beacon_ws_events_published_total{type}`,
- * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound) and
- * `service_beacon_proposals_rejected_total{reason}`.
+ * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound),
+ * `service_beacon_proposals_rejected_total{reason}` and
+ * `service_beacon_forkchoice_updates_failed_total{reason}`.
  */
 import { Counter, Gauge } from 'prom-client';
 import { NodeMetrics } from '../metrics.js';
@@ -30,6 +32,12 @@ export class BeaconMetrics extends NodeMetrics {
   readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });
   readonly peers = new Gauge({ name: 'service_beacon_peer_count', help: 'Connected P2P peers (P2P is not built yet: always 0)', registers: [this.registry] });
   readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
+  readonly forkchoiceUpdatesFailed = new Counter({
+    name: 'service_beacon_forkchoice_updates_failed_total',
+    help: 'Head/finality updates not delivered to execution (its error code, or INCONSISTENT_FORK_CHOICE when not sent); retried',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
 
   readonly wsClients = new Gauge({ name: 'service_beacon_ws_clients', help: 'Open /ws event-stream connections', registers: [this.registry] });
   readonly wsEvents = new Counter({ name: 'service_beacon_ws_events_published_total', help: 'Events published on the /ws stream', labelNames: ['type'], registers: [this.registry] });

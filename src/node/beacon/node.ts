@@ -13,6 +13,7 @@ import type { Logger } from '../../util/log.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { createServer, ENGINE_BODY_LIMIT } from '../execution/api/http.js';
 import { ChainStore, type Db } from '../execution/store.js';
+import type { TlsPair } from '../tls.js';
 import { registerBeaconRoutes } from './api.js';
 import { BeaconChain } from './chain.js';
 import { EngineClient } from './engine-client.js';
@@ -29,6 +30,8 @@ export interface BeaconNodeOptions {
   engineJwtSecret?: Uint8Array;
   /** File holding the validators' bearer token; created (random, 0600) when absent. */
   tokenFile?: string;
+  /** PEM certificate and key: REST and `/ws` are then served over HTTPS/WSS only (see loadTlsPair). */
+  tls?: TlsPair;
   log: Logger;
 }
 
@@ -52,11 +55,19 @@ export class BeaconNode {
     private readonly db: Db,
     readonly tokenFile: string,
     private readonly log: Logger,
+    private readonly scheme: 'http' | 'https',
   ) {}
 
   /** Starts serving; the execution node must be reachable (its registry is read at start). */
   static async start(o: BeaconNodeOptions): Promise<BeaconNode> {
     await initSignatureBackend('auto', (m) => o.log.warn(m));
+    // Built first: bad TLS material fails here, before anything is created or opened.
+    let app: FastifyInstance;
+    try {
+      app = createServer(o.log, ENGINE_BODY_LIMIT, o.tls);
+    } catch (err) {
+      throw new SvcError('TLS_INVALID', `cannot serve TLS with the given certificate and key: ${(err as Error).message}`, 400);
+    }
     await mkdir(o.dataDir, { recursive: true });
     const tokenFile = o.tokenFile ?? join(o.dataDir, 'validator-token');
     const token = await loadOrIssueToken(tokenFile);
@@ -68,8 +79,7 @@ export class BeaconNode {
     }
     const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), o.engineJwtSecret);
     const metrics = new BeaconMetrics();
-    const app = createServer(o.log, ENGINE_BODY_LIMIT);
-    const events = EventHub.attach(app.server, { log: o.log });
+    const events = EventHub.attach(app.server, { log: o.log, metrics });
     let chain: BeaconChain;
     try {
       chain = await BeaconChain.open({ genesis: o.genesis, store: new ChainStore(db), engine, events, metrics, log: o.log });
@@ -79,7 +89,7 @@ export class BeaconNode {
       throw err;
     }
     registerBeaconRoutes(app, { chain, engine, token, metrics, events });
-    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log);
+    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http');
     try {
       await app.listen({ host: o.host, port: o.port });
     } catch (err) {
@@ -91,10 +101,10 @@ export class BeaconNode {
     return node;
   }
 
-  /** Base URL. */
+  /** Base URL (`https://` when serving TLS; the event stream is then `wss://…/ws`). */
   get url(): string {
     const a = this.app.server.address() as AddressInfo | null;
-    return a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : '';
+    return a ? `${this.scheme}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : '';
   }
 
   /** Stops the timer, the stream and the server, then closes storage. */

@@ -328,7 +328,7 @@ export class ExecutionChain {
     }
     this.cacheRecord(record);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_hashes.length, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
-    if (extendsHead) this.observer.canonicalChanged({ applied: [record], reverted: [] });
+    if (extendsHead) this.notifyCanonical({ applied: [record], reverted: [] });
     return this.summary(record, extendsHead, false);
   }
 
@@ -370,23 +370,28 @@ export class ExecutionChain {
 
   /** Blocks to revert (newest first) and apply (oldest first) to move from `from` to `to`. */
   private async path(from: string, to: string): Promise<{ reverted: BlockRecord[]; applied: BlockRecord[]; ancestor: BlockRecord }> {
-    let a = (await this.record(from))!;
-    let b = (await this.record(to))!;
+    const load = async (hash: string): Promise<BlockRecord> => {
+      const r = await this.record(hash);
+      if (!r) throw new SvcError('CORRUPT_DB', `block ${hash} is not stored`, 500);
+      return r;
+    };
+    let a = await load(from);
+    let b = await load(to);
     const reverted: BlockRecord[] = [];
     const applied: BlockRecord[] = [];
     while (a.index > b.index) {
       reverted.push(a);
-      a = (await this.record(a.parent))!;
+      a = await this.parentOf(a);
     }
     while (b.index > a.index) {
       applied.push(b);
-      b = (await this.record(b.parent))!;
+      b = await this.parentOf(b);
     }
     while (a.hash !== b.hash) {
       reverted.push(a);
       applied.push(b);
-      a = (await this.record(a.parent))!;
-      b = (await this.record(b.parent))!;
+      a = await this.parentOf(a);
+      b = await this.parentOf(b);
     }
     return { reverted, applied: applied.reverse(), ancestor: a };
   }
@@ -514,7 +519,9 @@ export class ExecutionChain {
 
   /**
    * Makes `headHash` canonical (reorganising state through the common ancestor) and records
-   * `finalizedHash`. Finalised blocks are never reverted.
+   * `finalizedHash`. Finalised blocks are never reverted. Every refusal is a typed 4xx raised
+   * before anything is written; an accepted update is one batch (accounts, canonical index,
+   * transaction locations, registry, authorisations, head and finalised pointers).
    */
   forkchoiceUpdated(headHash: string, finalizedHash?: string): Promise<{ head: BlockRef; finalized: BlockRef; reverted: number; applied: number }> {
     return this.mutex.run(async () => {
@@ -532,56 +539,87 @@ export class ExecutionChain {
         finalized = { hash: f.hash, index: f.index };
       }
       if (finalized.index > target.index || (await this.ancestorAt(target, finalized.index)).hash !== finalized.hash) {
-        throw new SvcError('FINALIZED_NOT_ANCESTOR', `finalized block ${finalized.hash} is not an ancestor of head ${target.hash}`, 409);
+        throw new SvcError('FINALIZED_NOT_ANCESTOR', `finalized block ${finalized.hash} (${finalized.index}) is not an ancestor of head ${target.hash} (${target.index})`, 409);
       }
+      const moveHead = target.hash !== this.headRef.hash;
+      const moveFinalized = finalized !== this.finalizedRef;
+      if (!moveHead && !moveFinalized) return { head: this.headRef, finalized: this.finalizedRef, reverted: 0, applied: 0 };
+
       const batch = new WriteBatch();
       let change: CanonicalChange = { applied: [], reverted: [] };
-      if (target.hash !== this.headRef.hash) {
+      let updated: Map<string, Account> | undefined;
+      if (moveHead) {
+        // Everything that can fail (record reads, diff parsing) happens before the registry and
+        // authorisation sets are touched in memory below.
         const { reverted, applied, ancestor } = await this.path(this.headRef.hash, target.hash);
         if (ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
         const overlay = new Overlay(this.world);
         for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
         for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
-        const updated = this.world.preview(overlay.diff);
+        updated = this.world.preview(overlay.diff);
         this.putAccounts(batch, updated);
         for (const r of reverted) {
           if (r.index > target.index) batch.del(Keys.canonical(r.index));
           for (const tx of r.tx_hashes) batch.del(Keys.txLocation(tx));
         }
         for (const a of applied) this.putCanonical(batch, a);
-        const registryBatch = new WriteBatch();
         for (const r of reverted) {
-          this.persistRegistry(registryBatch, r.registry, -1);
-          this.auth.apply(r.authorizations, -1, registryBatch);
+          this.persistRegistry(batch, r.registry, -1);
+          this.auth.apply(r.authorizations, -1, batch);
         }
         for (const a of applied) {
-          this.persistRegistry(registryBatch, a.registry, 1);
-          this.auth.apply(a.authorizations, 1, registryBatch);
+          this.persistRegistry(batch, a.registry, 1);
+          this.auth.apply(a.authorizations, 1, batch);
         }
-        batch.ops.push(...registryBatch.ops);
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = { applied, reverted };
+      }
+      // The finalised pointer travels in the same batch as the head: a crash never leaves a head
+      // that moved without the finality it was sent with, or the reverse.
+      if (moveFinalized) batch.put(Keys.meta('finalized'), finalized);
+      if (moveHead) {
         await this.commitOrDie(batch);
-        this.world.commit(updated);
+        this.world.commit(updated!);
         this.headRef = { hash: target.hash, index: target.index };
+      } else {
+        // Nothing in memory moved yet, so a failed write can simply be reported.
+        await this.store.write(batch);
       }
-      if (finalized !== this.finalizedRef) {
-        await this.store.write(new WriteBatch().put(Keys.meta('finalized'), finalized));
-        this.finalizedRef = finalized;
-      }
-      if (change.applied.length || change.reverted.length) {
+      this.finalizedRef = finalized;
+      if (moveHead) {
         this.log.info('reorganised', { head: this.headRef.hash, number: this.headRef.index, reverted: change.reverted.length, applied: change.applied.length });
-        this.observer.canonicalChanged(change);
+        this.notifyCanonical(change);
       }
       return { head: this.headRef, finalized: this.finalizedRef, reverted: change.reverted.length, applied: change.applied.length };
     });
   }
 
+  /**
+   * Tells the node about a committed canonical change. The change is durable once its batch is
+   * written, so a failing observer (pool re-admission, metrics) must not turn an applied
+   * forkchoiceUpdated or newPayload into an error answer: the failure is logged instead.
+   */
+  private notifyCanonical(change: CanonicalChange): void {
+    try {
+      this.observer.canonicalChanged(change);
+    } catch (err) {
+      this.log.error('canonical-change observer failed after the change was committed', { error: (err as Error).stack ?? String(err) });
+    }
+  }
+
   /** The ancestor of `from` at height `index`. */
   private async ancestorAt(from: BlockRecord, index: number): Promise<BlockRecord> {
     let r = from;
-    while (r.index > index) r = (await this.record(r.parent))!;
+    while (r.index > index) r = await this.parentOf(r);
     return r;
+  }
+
+  // Every stored block's parent is stored (import requires it), so a missing one is a damaged
+  // database: a typed error naming it rather than a TypeError on undefined.
+  private async parentOf(r: BlockRecord): Promise<BlockRecord> {
+    const p = await this.record(r.parent);
+    if (!p) throw new SvcError('CORRUPT_DB', `block ${r.hash} (${r.index}) has no stored parent ${r.parent}`, 500);
+    return p;
   }
 
   // In-memory registry and state were already moved for this batch: a failed write leaves

@@ -16,6 +16,7 @@ import type { Transaction } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
+import type { TlsPair } from '../../../src/node/tls.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
@@ -40,9 +41,10 @@ export interface Harness {
 
 /**
  * Starts both nodes over a fresh genesis whose genesis_time is `slotsAgo` slots in the past
- * (devnet preset: 2 s slots, 4 slots per epoch). Anything started is released if a later step fails.
+ * (devnet preset: 2 s slots, 4 slots per epoch); with `tls` the beacon serves HTTPS/WSS (then `bget`
+ * and `bpost`, which use fetch, do not trust it). Anything started is released if a later step fails.
  */
-export async function startHarness(o: { validators?: number; slotsAgo?: number } = {}): Promise<Harness> {
+export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair } = {}): Promise<Harness> {
   const built = buildGenesis({
     validators: o.validators ?? 2,
     accounts: 1,
@@ -63,7 +65,7 @@ export async function startHarness(o: { validators?: number; slotsAgo?: number }
   try {
     exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
     const tokenFile = join(dir, 'validator-token');
-    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger });
+    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger, ...(o.tls ? { tls: o.tls } : {}) });
     const token = (await readFile(tokenFile, 'utf8')).trim();
     return { genesis, exec, beacon, token, dir, validators, accounts };
   } catch (err) {

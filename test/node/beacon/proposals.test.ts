@@ -10,6 +10,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { TX_BASE_GAS } from '../../../src/core/constants.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
@@ -19,6 +20,8 @@ import { epochOfSlot, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { type Block, blockFromJson, blockHash, blockToJson, headerSigningHash, signBlock, signedHeaderOf } from '../../../src/core/types/block.js';
 import { signStandardTx, type StandardTx } from '../../../src/core/types/transaction.js';
+import { BeaconNode } from '../../../src/node/beacon/node.js';
+import { silentLogger } from '../../../src/util/log.js';
 import type { WalletKeys } from '../../../src/wallet/derivation.js';
 import { flipByte } from '../../helpers/assert.js';
 import { expectEnvelope, http, type HttpResult } from '../execution/fixture.js';
@@ -164,7 +167,12 @@ proposals('validator routes answer 401 UNAUTHORIZED without the bearer token or 
   }
   assert.equal(await snapshot(h), before, 'nothing changed');
   assert.is((await execBlock(h, block)).status, 404, 'execution never received the block');
-  assert.is(sample(await beaconMetrics(h), 'service_beacon_blocks_proposed_total'), 0);
+  const metrics = await beaconMetrics(h);
+  assert.is(sample(metrics, 'service_beacon_blocks_proposed_total'), 0);
+  // The head is still genesis, which is unsigned: no canonical encoding exists, so the gauge has
+  // no sample (a 0 would read as a wrong length and fire CanonicalBytesLengthIncorrect).
+  assert.match(metrics, /^# TYPE quantum_canonical_bytes_len gauge$/m);
+  assert.is(sample(metrics, 'quantum_canonical_bytes_len'), undefined);
 });
 
 proposals('a valid proposal is accepted: head moves, execution height grows, randao_last advances; a repeat is already_known', async (ctx) => {
@@ -183,7 +191,9 @@ proposals('a valid proposal is accepted: head moves, execution height grows, ran
   assert.is(stored.proposer, h.validators[validator]!.address);
   assert.is(stored.proposer_index, validator);
   assert.equal(stored.block, blockToJson(block));
-  assert.is(sample(await beaconMetrics(h), 'service_beacon_blocks_proposed_total'), 1);
+  const metrics = await beaconMetrics(h);
+  assert.is(sample(metrics, 'service_beacon_blocks_proposed_total'), 1);
+  assert.is(sample(metrics, 'quantum_canonical_bytes_len'), 3409, 'the SignedHeader ‖ signature the beacon encoded');
 
   // The same block again changes nothing and says so.
   const before = await snapshot(h);
@@ -374,6 +384,18 @@ proposals('bad input on beacon routes: malformed JSON 400, malformed block 400, 
   expectEnvelope(await bget(h, '/api/v1/beacon/blocks/abc'), 400, 'MALFORMED_INPUT', 'malformed slot');
   expectEnvelope(await bget(h, `/api/v1/beacon/blocks/0x${'11'.repeat(32)}`), 404, 'NOT_FOUND');
   assert.equal(await snapshot(h), before, 'bad input changed nothing');
+});
+
+proposals('after a restart the beacon reports the head\'s canonical length before any new proposal', async (ctx) => {
+  const h = harness(ctx);
+  const head = await beaconHead(h);
+  assert.ok(head.index > 0, 'the head is a signed block');
+  await h.beacon.stop();
+  h.beacon = await BeaconNode.start({ genesis: h.genesis, dataDir: join(h.dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: h.exec.restUrl, tokenFile: join(h.dir, 'validator-token'), log: silentLogger });
+  assert.equal(await beaconHead(h), head, 'the same head after the restart');
+  const metrics = await beaconMetrics(h);
+  assert.is(sample(metrics, 'service_beacon_blocks_proposed_total'), 0, 'nothing proposed since the restart');
+  assert.is(sample(metrics, 'quantum_canonical_bytes_len'), 3409, "re-encoded from the head's stored SignedHeader");
 });
 
 proposals.run();

@@ -1,5 +1,6 @@
 /** Fastify plumbing shared by the REST and JSON-RPC servers: error envelope, limits, client address. */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Server as HttpsServer } from 'node:https';
 import { SvcError } from '../../../core/errors.js';
 import type { Logger } from '../../../util/log.js';
 
@@ -32,20 +33,26 @@ export function classify(err: unknown): { status: number; code: string; message:
   return { status: 500, code: 'INTERNAL', message: 'internal error' };
 }
 
-/** A Fastify instance with the envelope on every error and on unknown routes. */
-export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT): FastifyInstance {
-  const app = Fastify({
+/**
+ * A Fastify instance with the envelope on every error and on unknown routes; HTTPS when `tls`
+ * (PEM certificate and key) is given.
+ */
+export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: { cert: string; key: string }): FastifyInstance {
+  const options = {
     logger: false,
     bodyLimit,
     trustProxy: false,
     return503OnClosing: true,
     // Errors raised before routing (bad percent-encoding, over-long path parameters) bypass the
     // error handler; without this they answer Fastify's own body instead of the envelope.
-    frameworkErrors: (err, _req, reply) => {
+    frameworkErrors: (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
       const c = classify(err);
-      void (reply as FastifyReply).status(c.status).send(errorBody(c.code, c.message));
+      void reply.status(c.status).send(errorBody(c.code, c.message));
     },
-  });
+  };
+  // An https.Server is an http.Server to the type system (and to every route), so both
+  // instances are the one FastifyInstance type callers use.
+  const app: FastifyInstance = tls ? Fastify<HttpsServer>({ ...options, https: { cert: tls.cert, key: tls.key } }) : Fastify(options);
   app.setErrorHandler((err, req, reply) => {
     const c = classify(err);
     if (c.status >= 500) log.error('request failed', { method: req.method, url: req.url, error: (err as Error).stack ?? String(err) });
