@@ -1,15 +1,24 @@
 /**
  * The validator client: one validator key, driven by a timer aligned to slot starts, talking to
- * the beacon REST API (polling; no WebSocket) and to execution's engine API for transactions.
+ * the beacon REST API, subscribed to the beacon's `/ws` event stream (`event-stream.ts`), and to
+ * execution's engine API for transactions.
  *
  * Per slot s (times from the slot start; a third of a slot is `slot_seconds / 3`):
  * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached) name this
  *   validator for s: head, pending transactions, RANDAO reveal (`RandaoChain.next` of the value
  *   the beacon last accepted), header; slashing protection records the signing root **before**
  *   the block is signed; then POST. The validator's own accepted block is the slot's block, so
- *   it attests right away when s is its attestation slot.
- * - 1/6: **head poll**: attest early when the head already holds a block for s.
+ *   it attests right away when s is its attestation slot. Always timer-driven: a proposal never
+ *   waits for an event.
+ * - 1/6: **head poll**: attest early when the head already holds a block for s. Skipped while
+ *   the event stream is connected: `new_block` does the same job as soon as the block exists.
  * - 1/3: **attest** (whatever the head is).
+ *
+ * Events: a `new_block` for the current slot triggers the head check and early attestation at
+ * once (instead of at 1/6); the first block of a new epoch loads that epoch's and the next
+ * epoch's proposer duties when they are not cached yet. When the stream is down (or the beacon
+ * has none) the client polls as above and the stream reconnects with capped exponential backoff;
+ * `service_validator_beacon_ws_connected` says which mode it is in.
  *
  * Attestations: one per epoch, not one per slot. Two different votes with the same target epoch
  * are a double vote (slashable; the beacon refuses the second with SLASHABLE_ATTESTATION and
@@ -28,7 +37,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { MAX_BLOCK_TXS } from '../../core/constants.js';
 import { vrfProve } from '../../core/crypto/vrf.js';
@@ -42,19 +51,13 @@ import { BeaconClient, BeaconClientError, ExecutionEngineClient, type ProposerDu
 import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
+import type { NewBlockEvent } from '../beacon/events.js';
+import { BeaconEventStream } from './event-stream.js';
 import { RandaoChain } from './randao-chain.js';
 import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+import { realTimers, type Timers } from './timers.js';
 
-/** Timer functions (injectable so tests drive time without sleeping). */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
+export type { Timers } from './timers.js';
 
 /** The key material the client needs from a wallet. */
 export type ValidatorKeys = Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;
@@ -86,6 +89,8 @@ export interface ValidatorClientOptions {
   maxBlockJsonBytes?: number;
   /** A chain already built for this key (tests; otherwise built at start, ~0.1 s for 2^16). */
   randaoChain?: RandaoChain;
+  /** Reconnection backoff of the `/ws` subscription (default 250 ms doubling to 5 s, jittered). */
+  reconnectBackoffMs?: { min: number; max: number };
 }
 
 /** The validator's Prometheus metrics, on a private registry (no default process metrics). */
@@ -94,6 +99,10 @@ export class ValidatorMetrics {
   readonly blocksProposed = new Counter({ name: 'service_validator_blocks_proposed_total', help: 'Blocks this validator proposed and the beacon accepted', registers: [this.registry] });
   readonly attestations = new Counter({ name: 'service_validator_attestations_total', help: 'Attestations this validator signed and the beacon accepted', registers: [this.registry] });
   readonly slashingRefusals = new Counter({ name: 'service_validator_slashing_refusals_total', help: 'Blocks and attestations slashing protection refused to sign', registers: [this.registry] });
+  readonly wsConnected = new Gauge({ name: 'service_validator_beacon_ws_connected', help: '1 while the beacon event stream (/ws) is connected, 0 while the client falls back to polling', registers: [this.registry] });
+  readonly wsReconnects = new Counter({ name: 'service_validator_beacon_ws_reconnects_total', help: 'Times the beacon event stream was re-established after a drop', registers: [this.registry] });
+  readonly wsMalformed = new Counter({ name: 'service_validator_beacon_ws_malformed_messages_total', help: 'Messages on the beacon event stream ignored as malformed', registers: [this.registry] });
+  readonly wsEvents = new Counter({ name: 'service_validator_beacon_ws_events_total', help: 'Well-formed beacon events received, by type', labelNames: ['type'], registers: [this.registry] });
 
   text(): Promise<string> {
     return this.registry.metrics();
@@ -102,6 +111,9 @@ export class ValidatorMetrics {
 
 const PHASES = ['propose', 'poll', 'attest'] as const;
 type Phase = (typeof PHASES)[number];
+
+/** What made the client attest (the `trigger` field of "attestation sent"). */
+type AttestTrigger = 'own_block' | 'head_poll' | 'new_block' | 'deadline';
 
 /** Codes with which the beacon says the cached duties were wrong for the block. */
 const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
@@ -141,6 +153,9 @@ export class ValidatorClient {
   private lastIndexProblem = '';
   private server: Server | undefined;
   private metricsAddress: AddressInfo | undefined;
+  private readonly stream: BeaconEventStream;
+  /** Highest epoch a `new_block` event has been seen in (duties are refreshed once per epoch). */
+  private eventEpoch = -1;
 
   constructor(private readonly opts: ValidatorClientOptions) {
     this.genesis = opts.genesis;
@@ -157,6 +172,27 @@ export class ValidatorClient {
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
     this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
     this.randao = opts.randaoChain;
+    this.stream = new BeaconEventStream({
+      beaconUrl: this.beacon.baseUrl,
+      log: opts.log,
+      timers: this.timers,
+      ...(opts.reconnectBackoffMs ? { minBackoffMs: opts.reconnectBackoffMs.min, maxBackoffMs: opts.reconnectBackoffMs.max } : {}),
+      handlers: {
+        newBlock: (e) => this.onNewBlock(e),
+        event: (type) => this.metrics.wsEvents.inc({ type }),
+        connected: (reconnect) => {
+          this.metrics.wsConnected.set(1);
+          if (reconnect) this.metrics.wsReconnects.inc();
+        },
+        disconnected: () => this.metrics.wsConnected.set(0),
+        malformed: () => this.metrics.wsMalformed.inc(),
+      },
+    });
+  }
+
+  /** True while the beacon event stream is connected (the head poll is then skipped). */
+  get eventsConnected(): boolean {
+    return this.stream.connected;
   }
 
   /** Registry index, once the beacon named it. */
@@ -173,7 +209,8 @@ export class ValidatorClient {
 
   /**
    * Builds the RANDAO chain, starts the metrics server, asks the beacon for this validator's
-   * index (an unreachable beacon is logged and asked again each slot) and starts the slot timer.
+   * index (an unreachable beacon is logged and asked again each slot), starts the slot timer and
+   * subscribes to the beacon's event stream (in the background).
    */
   async start(): Promise<void> {
     if (this.running) return;
@@ -188,18 +225,22 @@ export class ValidatorClient {
       index: this.index ?? null,
       beacon: this.beacon.baseUrl,
       execution: this.execution.baseUrl,
+      events: this.stream.url,
       slot: this.cursor.slot,
       metrics: this.metricsUrl ?? null,
     });
     this.schedule();
+    this.stream.start();
   }
 
-  /** Stops the timer, waits for the phase in progress, closes the metrics server. */
+  /** Stops the timer and the event stream (socket and reconnection), waits for the phase in progress, closes the metrics server. */
   async stop(): Promise<void> {
     if (!this.running && !this.server) return;
     this.running = false;
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
+    await this.stream.stop();
+    this.metrics.wsConnected.set(0);
     await this.idle();
     const server = this.server;
     this.server = undefined;
@@ -258,14 +299,57 @@ export class ValidatorClient {
         this.log.debug('phase skipped: its slot has passed', { slot, phase, current_slot: current });
         return;
       }
+      // While the stream is up, new_block does the head poll's job the moment the block exists.
+      if (phase === 'poll' && this.stream.connected) return;
       try {
         if (phase === 'propose') await this.proposePhase(slot);
-        else await this.maybeAttest(slot, phase === 'poll' ? 'head-at-slot' : 'always');
+        else if (phase === 'poll') await this.maybeAttest(slot, 'head-at-slot', 'head_poll');
+        else await this.maybeAttest(slot, 'always', 'deadline');
         if (phase === 'attest') this.prefetchNextDuties(slot);
       } catch (err) {
         this.failure(`${phase} at slot ${slot}`, err);
       }
     });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Events
+
+  /** Reacts to a block the beacon announced: duties of a new epoch, and an early attestation. */
+  private onNewBlock(e: NewBlockEvent): void {
+    if (!this.running) return;
+    const current = slotAt(this.genesis, this.clock());
+    const epoch = epochOfSlot(this.genesis, e.slot);
+    if (epoch > this.eventEpoch && e.slot <= current) {
+      this.eventEpoch = epoch;
+      this.loadDuties(epoch);
+    }
+    // Only a block of the current slot makes the vote early; a late block of an earlier slot
+    // changes nothing (the slot-timer path votes), and a block ahead of this clock waits for it.
+    if (e.slot !== current || e.slot === 0) return;
+    this.work = this.work.then(async () => {
+      if (!this.running || slotAt(this.genesis, this.clock()) > e.slot) return;
+      try {
+        await this.maybeAttest(e.slot, 'head-at-slot', 'new_block');
+      } catch (err) {
+        this.failure(`attest on new_block at slot ${e.slot}`, err);
+      }
+    });
+  }
+
+  /**
+   * Loads the proposer duties of `epoch` and `epoch + 1` that are not cached (best effort). At the
+   * first block of `epoch` the next epoch's seed is fixed on this branch (it is the mix after the
+   * last block of `epoch - 1`), so its duties are final from here on.
+   */
+  private loadDuties(epoch: number): void {
+    if (this.index === undefined) return;
+    for (const e of [epoch, epoch + 1]) {
+      this.work = this.work.then(async () => {
+        if (!this.running || this.duties.has(e)) return;
+        await this.dutiesFor(e).catch((err: Error) => this.log.debug('could not load proposer duties on a new epoch; the slot timer fetches them', { epoch: e, error: err.message }));
+      });
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -417,7 +501,7 @@ export class ValidatorClient {
     this.metrics.blocksProposed.inc();
     this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, already_known: res.already_known ?? false });
     // The validator's own block is the slot's block: no need to wait for the head poll.
-    await this.maybeAttest(slot, 'always');
+    await this.maybeAttest(slot, 'always', 'own_block');
   }
 
   /** Execution's pending transactions in build order, parsed; none if execution cannot say. */
@@ -459,7 +543,7 @@ export class ValidatorClient {
     return epoch * spe + (index % spe);
   }
 
-  private async maybeAttest(slot: number, when: 'head-at-slot' | 'always'): Promise<void> {
+  private async maybeAttest(slot: number, when: 'head-at-slot' | 'always', trigger: AttestTrigger): Promise<void> {
     const index = this.index;
     if (index === undefined) return;
     const epoch = epochOfSlot(this.genesis, slot);
@@ -470,7 +554,7 @@ export class ValidatorClient {
     if (this.attestedEpoch >= epoch || slot < this.attestationSlot(epoch, index)) return;
     if (this.pendingAtt) {
       // Signed and recorded already: send the same bytes again, never a second vote.
-      await this.sendAttestation(this.pendingAtt);
+      await this.sendAttestation(this.pendingAtt, trigger);
       return;
     }
     if (when === 'head-at-slot') {
@@ -500,10 +584,10 @@ export class ValidatorClient {
     }
     const att = signAttestation(index, data, this.keys.mldsa, chainId);
     this.pendingAtt = { epoch, slot, json: attestationToJson(att) };
-    await this.sendAttestation(this.pendingAtt);
+    await this.sendAttestation(this.pendingAtt, trigger);
   }
 
-  private async sendAttestation(p: PendingAttestation): Promise<void> {
+  private async sendAttestation(p: PendingAttestation, trigger: AttestTrigger): Promise<void> {
     let res;
     try {
       res = await this.b(this.beacon.submitAttestation(p.json));
@@ -523,7 +607,7 @@ export class ValidatorClient {
     this.pendingAtt = undefined;
     this.attestedEpoch = Math.max(this.attestedEpoch, p.epoch);
     this.metrics.attestations.inc();
-    this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, status: res.status });
+    this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, status: res.status, trigger });
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,0 +1,358 @@
+/**
+ * The validator client's subscription to the beacon's public event stream (`GET /ws`, envelope
+ * `{ type, data, timestamp }`, see src/node/beacon/events.ts). It only speeds the client up: every
+ * duty also has a slot-timer path, so losing the stream costs latency, never a duty.
+ *
+ * - The URL is the beacon URL with http → ws and https → wss, plus `/ws` (a path prefix is kept).
+ * - Reconnection: after a failed attempt or a dropped connection the next attempt waits a capped
+ *   exponential backoff (default 250 ms doubling to 5 s, ±20 % jitter so a fleet of validators
+ *   does not reconnect in lockstep after a beacon restart); a connection that opens resets it.
+ * - Liveness: the beacon pings every 30 s (ws answers the pongs). A connection on which nothing
+ *   (ping or message) arrives for `idleTimeoutMs` (default 75 s) is taken as dead (a half-open
+ *   TCP connection never reports itself) and replaced.
+ * - Messages are checked before use: anything that is not a well-formed envelope (binary frames,
+ *   text that is not JSON, wrong field types, a `new_block` whose data does not match the wire
+ *   shape) is ignored and counted; never thrown. An event type this client does not know (a newer
+ *   beacon) is ignored without counting it as malformed.
+ * - Logs: one line when the stream connects and when it drops; the first failed attempt of an
+ *   outage at info, the following ones at debug (a beacon down for an hour must not fill the log).
+ */
+import { WebSocket, type RawData } from 'ws';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../util/log.js';
+import type { EventType, NewBlockEvent } from '../beacon/events.js';
+import { realTimers, type Timers } from './timers.js';
+
+/** Default first reconnection delay. */
+export const DEFAULT_MIN_BACKOFF_MS = 250;
+/** Default cap of the reconnection delay. */
+export const DEFAULT_MAX_BACKOFF_MS = 5_000;
+/** Default silence after which an open connection is declared dead (2.5 beacon ping periods). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 75_000;
+/** Default deadline of the opening handshake. */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 5_000;
+/** Largest message accepted; a larger one closes the connection (1009) and it reconnects. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** How long stop() waits for the beacon to answer the close frame before cutting the socket. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** The event types of the beacon's stream (kept here so the validator does not load the beacon's server code). */
+const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing']);
+
+/** One message from the stream, as the client sees it after checking it. */
+export type StreamMessage =
+  /** A well-formed `new_block` (hex lowercased). */
+  | { kind: 'new_block'; data: NewBlockEvent; timestamp: string }
+  /** A well-formed envelope of another known type (the validator only counts these). */
+  | { kind: 'other'; type: EventType; timestamp: string }
+  /** An envelope of a type this client does not know. */
+  | { kind: 'unknown'; type: string }
+  /** Not a usable message; `reason` says why. */
+  | { kind: 'malformed'; reason: string };
+
+const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+/** Checks one text message from the beacon's stream; never throws. */
+export function parseStreamMessage(text: string): StreamMessage {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return { kind: 'malformed', reason: 'not JSON' };
+  }
+  if (!isRecord(doc)) return { kind: 'malformed', reason: 'not a JSON object' };
+  const { type, data, timestamp } = doc;
+  if (typeof type !== 'string') return { kind: 'malformed', reason: 'type is not a string' };
+  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return { kind: 'malformed', reason: 'timestamp is not an ISO 8601 time' };
+  if (!isRecord(data)) return { kind: 'malformed', reason: 'data is not an object' };
+  if (!KNOWN_TYPES.has(type)) return { kind: 'unknown', type };
+  if (type !== 'new_block') return { kind: 'other', type: type as EventType, timestamp };
+  const { slot, block_hash, proposer, transactions } = data;
+  if (!isCount(slot)) return { kind: 'malformed', reason: 'new_block: slot is not a non-negative integer' };
+  if (typeof block_hash !== 'string' || !HASH_RE.test(block_hash)) return { kind: 'malformed', reason: 'new_block: block_hash is not 32 bytes of 0x hex' };
+  if (typeof proposer !== 'string' || !ADDRESS_RE.test(proposer)) return { kind: 'malformed', reason: 'new_block: proposer is not a 0x address' };
+  if (!isCount(transactions)) return { kind: 'malformed', reason: 'new_block: transactions is not a non-negative integer' };
+  return { kind: 'new_block', data: { slot, block_hash: block_hash.toLowerCase(), proposer: proposer.toLowerCase(), transactions }, timestamp };
+}
+
+/** The stream URL of a beacon base URL: http → ws, https → wss, plus `/ws`; anything else is INVALID_URL. */
+export function eventStreamUrl(beaconUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(beaconUrl);
+  } catch {
+    throw new SvcError('INVALID_URL', `beacon URL ${JSON.stringify(beaconUrl)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SvcError('INVALID_URL', `beacon URL must be http:// or https://, got ${JSON.stringify(beaconUrl)}`);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/ws`;
+  url.search = '';
+  url.hash = '';
+  return url.toString();
+}
+
+/**
+ * Delay before reconnection attempt `attempt` (0 = the first after a failure or drop): `minMs`
+ * doubling per attempt up to `maxMs`, times a jitter factor in [0.8, 1.2), never above `maxMs`.
+ */
+export function backoffDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+  const nominal = Math.min(maxMs, minMs * 2 ** Math.min(Math.max(0, attempt), 30));
+  return Math.round(Math.min(maxMs, nominal * (0.8 + 0.4 * random())));
+}
+
+/** What the stream tells its owner. Exceptions thrown by a handler are logged, never propagated into ws. */
+export interface EventStreamHandlers {
+  /** A well-formed `new_block` arrived. */
+  newBlock(data: NewBlockEvent): void;
+  /** Any well-formed envelope arrived (`unknown` for a type this client does not know). */
+  event?(type: EventType | 'unknown'): void;
+  /** The connection opened; `reconnect` is false for the first connection of the stream. */
+  connected?(reconnect: boolean): void;
+  /** An open connection closed (also on stop()). */
+  disconnected?(): void;
+  /** A message was ignored as malformed. */
+  malformed?(reason: string): void;
+}
+
+/** How to run a BeaconEventStream. */
+export interface BeaconEventStreamOptions {
+  /** The beacon's http(s) base URL. */
+  beaconUrl: string;
+  log: Logger;
+  handlers: EventStreamHandlers;
+  timers?: Timers;
+  /** Jitter source in [0, 1) (default Math.random). */
+  random?: () => number;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  idleTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+  maxMessageBytes?: number;
+}
+
+/** Bytes of a message as ws hands them over (a Buffer for the default binaryType, fragments concatenated). */
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}
+
+/** A reconnecting subscription to a beacon's `/ws` event stream. */
+export class BeaconEventStream {
+  /** The ws:// or wss:// URL in use. */
+  readonly url: string;
+  private readonly log: Logger;
+  private readonly handlers: EventStreamHandlers;
+  private readonly timers: Timers;
+  private readonly random: () => number;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly handshakeTimeoutMs: number;
+  private readonly maxMessageBytes: number;
+  private ws: WebSocket | undefined;
+  private running = false;
+  private open = false;
+  private everConnected = false;
+  /** Consecutive failed attempts since the last open connection (drives the backoff). */
+  private attempt = 0;
+  /** The current outage has been logged at info/warn already. */
+  private outageLogged = false;
+  /** Malformed messages logged at warn on the current connection. */
+  private warnedMalformed = false;
+  private reconnectTimer: unknown;
+  private idleTimer: unknown;
+  private reconnectCount = 0;
+  private malformedCount = 0;
+
+  constructor(opts: BeaconEventStreamOptions) {
+    this.url = eventStreamUrl(opts.beaconUrl);
+    this.log = opts.log;
+    this.handlers = opts.handlers;
+    this.timers = opts.timers ?? realTimers;
+    this.random = opts.random ?? Math.random;
+    this.minBackoffMs = opts.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS;
+    this.maxBackoffMs = Math.max(this.minBackoffMs, opts.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS);
+    this.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    this.maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    if (!(this.minBackoffMs > 0)) throw new RangeError(`minBackoffMs must be positive, got ${this.minBackoffMs}`);
+  }
+
+  /** True while a connection is open. */
+  get connected(): boolean {
+    return this.open;
+  }
+
+  /** Connections opened after the first one (each a recovery from a drop). */
+  get reconnects(): number {
+    return this.reconnectCount;
+  }
+
+  /** Messages ignored as malformed so far. */
+  get malformed(): number {
+    return this.malformedCount;
+  }
+
+  /** Opens the first connection (in the background: failures only schedule the next attempt). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.connect();
+  }
+
+  /** Cancels any pending attempt and closes the connection; resolves once the socket is gone. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.clearReconnect();
+    this.clearIdle();
+    const ws = this.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((done) => {
+      let grace: NodeJS.Timeout | undefined;
+      ws.once('close', () => {
+        if (grace) clearTimeout(grace);
+        done();
+      });
+      if (ws.readyState === WebSocket.OPEN) {
+        ws.close(1000, 'validator client stopping');
+        // Real time on purpose: this bounds network I/O at shutdown, not a protocol delay that
+        // tests drive through the injected timers. Cleared as soon as the socket closes.
+        grace = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+      } else {
+        // CONNECTING (aborts the handshake) or CLOSING (a close frame is already out).
+        ws.terminate();
+      }
+    });
+  }
+
+  private connect(): void {
+    if (!this.running || this.ws) return;
+    // No redirects (a beacon does not send them, and following one could leave the beacon's
+    // host); no compression (the beacon sends none and inflating costs memory per message).
+    const ws = new WebSocket(this.url, { handshakeTimeout: this.handshakeTimeoutMs, maxPayload: this.maxMessageBytes, perMessageDeflate: false, followRedirects: false });
+    this.ws = ws;
+    let opened = false;
+    let error: string | undefined;
+    ws.on('open', () => {
+      opened = true;
+      this.onOpen();
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('ping', () => this.armIdle());
+    // The error is reported with the close that always follows it.
+    ws.on('error', (err) => {
+      error = err.message;
+    });
+    ws.on('close', (code, reason) => this.onClose(ws, opened, code, reason.toString('utf8'), error));
+  }
+
+  private onOpen(): void {
+    const reconnect = this.everConnected;
+    this.everConnected = true;
+    this.attempt = 0;
+    this.open = true;
+    this.outageLogged = false;
+    this.warnedMalformed = false;
+    if (reconnect) this.reconnectCount++;
+    this.log.info('beacon event stream connected: reacting to new blocks as they arrive', { url: this.url, reconnects: this.reconnectCount });
+    this.call(() => this.handlers.connected?.(reconnect));
+    this.armIdle();
+  }
+
+  private onClose(ws: WebSocket, opened: boolean, code: number, reason: string, error: string | undefined): void {
+    if (this.ws === ws) this.ws = undefined;
+    this.clearIdle();
+    if (opened) {
+      this.open = false;
+      if (this.running) {
+        this.log.warn('beacon event stream disconnected: polling the beacon until it reconnects', { url: this.url, code, reason, error: error ?? null });
+        this.outageLogged = true;
+      } else {
+        this.log.info('beacon event stream closed', { url: this.url });
+      }
+      this.call(() => this.handlers.disconnected?.());
+    }
+    if (!this.running) return;
+    const delay = backoffDelay(this.attempt, this.minBackoffMs, this.maxBackoffMs, this.random);
+    if (!opened) {
+      const fields = { url: this.url, error: error ?? `closed (${code})`, attempt: this.attempt + 1, retry_in_ms: delay };
+      if (this.outageLogged) this.log.debug('beacon event stream still unavailable', fields);
+      else this.log.info('cannot subscribe to the beacon event stream: polling the beacon and retrying', fields);
+      this.outageLogged = true;
+    }
+    this.attempt++;
+    this.clearReconnect();
+    this.reconnectTimer = this.timers.setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect();
+    }, delay);
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    this.armIdle();
+    const msg: StreamMessage = isBinary ? { kind: 'malformed', reason: 'binary frame' } : parseStreamMessage(rawText(data));
+    switch (msg.kind) {
+      case 'malformed':
+        this.malformedCount++;
+        // One warning per connection: a beacon (or proxy) sending garbage would otherwise flood the log.
+        if (this.warnedMalformed) this.log.debug('malformed beacon event ignored', { reason: msg.reason });
+        else this.log.warn('malformed beacon event ignored (further ones on this connection at debug)', { url: this.url, reason: msg.reason });
+        this.warnedMalformed = true;
+        this.call(() => this.handlers.malformed?.(msg.reason));
+        return;
+      case 'unknown':
+        this.log.debug('beacon event of an unknown type ignored', { type: msg.type });
+        this.call(() => this.handlers.event?.('unknown'));
+        return;
+      case 'other':
+        this.call(() => this.handlers.event?.(msg.type));
+        return;
+      case 'new_block':
+        this.call(() => this.handlers.event?.('new_block'));
+        this.call(() => this.handlers.newBlock(msg.data));
+        return;
+    }
+  }
+
+  /** Runs a handler; an exception would otherwise escape into ws's socket callbacks and crash the process. */
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error('beacon event handler failed', { error: (err as Error).message });
+    }
+  }
+
+  /** (Re)starts the silence deadline of the open connection. */
+  private armIdle(): void {
+    this.clearIdle();
+    const ws = this.ws;
+    if (!ws || !this.running) return;
+    this.idleTimer = this.timers.setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.ws !== ws) return;
+      this.log.info('beacon event stream silent (no ping): reconnecting', { url: this.url, idle_ms: this.idleTimeoutMs });
+      ws.terminate();
+    }, this.idleTimeoutMs);
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer !== undefined) this.timers.clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private clearReconnect(): void {
+    if (this.reconnectTimer !== undefined) this.timers.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+}
