@@ -9,7 +9,7 @@ import type { Logger } from '../util/log.js';
 import type { WalletKeys } from '../wallet/derivation.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { readWallet } from '../wallet/store.js';
-import { DEVNET_PASSWORD } from '../commands/genesis/new.js';
+import { DEVNET_PASSWORD } from '../genesis/build.js';
 import { readSecret } from './secrets.js';
 
 /** Reads a 32-byte hex engine JWT secret file (with or without 0x). */

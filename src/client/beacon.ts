@@ -7,6 +7,7 @@
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
+import { runningDevnet } from '../devnet/manifest.js';
 import type { AttestationJson } from '../core/types/attestation.js';
 import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
@@ -35,14 +36,14 @@ export class BeaconClientError extends SvcError {
 }
 
 /**
- * The beacon URL in effect: `--beacon-url`, else SVC_BEACON_URL, else the default.
+ * The beacon URL in effect: `--beacon-url`, else SVC_BEACON_URL, else the running devnet's, else the default.
  * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
  */
 export function resolveBeaconUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
   if (flag !== undefined) return parseExecutionUrl(flag, '--beacon-url');
   const fromEnv = env.SVC_BEACON_URL;
   if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_BEACON_URL');
-  return DEFAULT_BEACON_URL;
+  return runningDevnet(env)?.endpoints.beacon ?? DEFAULT_BEACON_URL;
 }
 
 // ---------------------------------------------------------------------------------------------

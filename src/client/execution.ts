@@ -4,6 +4,7 @@
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
+import { runningDevnet } from '../devnet/manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 import type { MempoolEntryJson } from '../node/execution/admission.js';
 import type { Receipt } from '../node/execution/chain.js';
@@ -27,20 +28,17 @@ export class ExecutionClientError extends SvcError {
 }
 
 /**
- * The execution URL in effect: `--execution-url`, else SVC_EXECUTION_URL, else the default.
+ * The execution URL in effect: `--execution-url`, else SVC_EXECUTION_URL, else the running devnet's
+ * (`svc devnet up`), else the default.
  * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
  */
 export function resolveExecutionUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
   if (flag !== undefined) return parseExecutionUrl(flag, '--execution-url');
   const fromEnv = env.SVC_EXECUTION_URL;
   if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_EXECUTION_URL');
-  return defaultExecutionUrl();
+  return runningDevnet(env)?.endpoints.execution ?? DEFAULT_EXECUTION_URL;
 }
 
-/** The fallback when neither the flag nor the environment names a node. The devnet manifest (issue #5) plugs in here. */
-function defaultExecutionUrl(): string {
-  return DEFAULT_EXECUTION_URL;
-}
 
 /** Validates an http(s) base URL (a path prefix is allowed, e.g. behind a proxy) and drops trailing slashes. */
 export function parseExecutionUrl(value: string, source: string): string {
@@ -71,6 +69,10 @@ export interface HealthView {
   head_hash: string;
   finalized_block: number;
   mempool: number;
+  /** Pool entries whose predecessor nonces are all present (includable now). */
+  mempool_pending: number;
+  /** Pool entries waiting for a missing nonce. */
+  mempool_queued: number;
 }
 
 /** GET /api/v1/accounts/:address */

@@ -23,7 +23,12 @@ export interface GenesisPlan {
   /** Unix seconds of slot 0. */
   genesisTime: number;
   mnemonic: string;
+  /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`). */
+  timing?: { slotSeconds?: number; slotsPerEpoch?: number };
 }
+
+/** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
+export const DEVNET_PASSWORD = 'svc-devnet';
 
 /** Default balances, in tokens: generous like anvil's, and a faucet that outlasts any devnet. */
 const ACCOUNT_BALANCE = 1_000_000n * WEI_PER_TOKEN;
@@ -64,6 +69,8 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
     genesis_time: plan.genesisTime,
     config: {
       ...preset,
+      ...(plan.timing?.slotSeconds !== undefined ? { slot_seconds: plan.timing.slotSeconds } : {}),
+      ...(plan.timing?.slotsPerEpoch !== undefined ? { slots_per_epoch: plan.timing.slotsPerEpoch } : {}),
       faucet: { address: faucet.address, amount: FAUCET_CLAIM.toString(), cooldown_seconds: FAUCET_COOLDOWN_SECONDS },
     },
     forks: [{ name: 'genesis', epoch: 0, version: '0x00000001' }],

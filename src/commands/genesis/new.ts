@@ -5,12 +5,9 @@ import { kdfMemory, kdfMemoryFlag, passwordFileFlag } from '../../cli/flags.js';
 import { readPassword, readSecret } from '../../cli/secrets.js';
 import { toHex } from '../../core/codec/bytes.js';
 import { genesisHash } from '../../core/genesis/genesis.js';
-import { buildGenesis, MAX_GENESIS_VALIDATORS, plannedGenesisFiles, writeGenesis } from '../../genesis/build.js';
+import { buildGenesis, DEVNET_PASSWORD, MAX_GENESIS_VALIDATORS, plannedGenesisFiles, writeGenesis } from '../../genesis/build.js';
 import { assertAbsent } from '../../util/fs.js';
 import { DEV_MNEMONIC, newMnemonic } from '../../wallet/derivation.js';
-
-/** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
-export const DEVNET_PASSWORD = 'svc-devnet';
 
 const DEFAULTS = {
   devnet: { chainId: 'svc-devnet', networkId: 1337, accounts: 10 },

@@ -274,6 +274,7 @@ export class ExecutionNode {
       head_hash: head.hash,
       finalized_block: this.chain.finalized().index,
       mempool: this.admission.pool.size,
+      ...(({ pending, queued }) => ({ mempool_pending: pending, mempool_queued: queued }))(this.admission.pool.counts(this.admission.accountNonce)),
     };
   }
 

@@ -1,0 +1,96 @@
+/**
+ * `svc devnet up` from a user's point of view: seconds from the command to the first block and to
+ * the first finalised epoch, and the resident memory of the whole devnet (supervisor + every node
+ * process), at 4 and 16 validators. Runs the real CLI in a temporary directory with the default
+ * settings (no test shortcuts such as a cheap KDF), reads its NDJSON events, then stops it.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchResult } from './harness.js';
+import { formatTable } from './harness.js';
+
+const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+const GOALS = { firstBlockS: 5, finalizedS: 60, memoryMb4: 600 } as const;
+const DEADLINE_MS = 240_000;
+
+/** Figures of one devnet size. */
+export interface DevnetFigures {
+  validators: number;
+  firstBlockS: number;
+  finalizedS: number;
+  rssMb: number;
+  /** RSS per process name, MB. */
+  perProcessMb: Record<string, number>;
+}
+
+async function rssKb(pid: number): Promise<number> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Starts a devnet of `validators`, waits for its first finalised epoch, measures, stops it. */
+async function measureDevnet(validators: number): Promise<DevnetFigures> {
+  const tmp = await mkdtemp(join(tmpdir(), 'svc-bench-devnet-'));
+  const dir = join(tmp, 'net');
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tmp, SVC_HOME: join(tmp, 'home') };
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [RUN_JS, 'devnet', 'up', '--validators', String(validators), '--dir', dir, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const times = await new Promise<{ firstBlockS: number; finalizedS: number }>((resolve, reject) => {
+      let firstBlockS = 0;
+      let partial = '';
+      const timer = setTimeout(() => reject(new Error(`devnet of ${validators} did not finalise within ${DEADLINE_MS / 1000} s`)), DEADLINE_MS);
+      child.once('exit', (code) => reject(new Error(`svc devnet up exited (${code}) before finalising`)));
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        partial += d;
+        const lines = partial.split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) {
+          const e = JSON.parse(line) as { event: string };
+          const s = (performance.now() - t0) / 1000;
+          if (e.event === 'block' && !firstBlockS) firstBlockS = s;
+          if (e.event === 'finalized') {
+            clearTimeout(timer);
+            resolve({ firstBlockS, finalizedS: s });
+          }
+        }
+      });
+    });
+    const manifest = JSON.parse(await readFile(join(dir, 'devnet.json'), 'utf8')) as { supervisor: { pid: number }; processes: Array<{ name: string; pid: number }> };
+    const perProcessMb: Record<string, number> = { supervisor: (await rssKb(manifest.supervisor.pid)) / 1024 };
+    for (const p of manifest.processes) perProcessMb[p.name] = (await rssKb(p.pid)) / 1024;
+    const rssMb = Object.values(perProcessMb).reduce((a, b) => a + b, 0);
+    return { validators, ...times, rssMb, perProcessMb };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Runs the devnet benchmark at each size and prints a table. */
+export async function runDevnetBench(o: { sizes?: number[]; print: boolean }): Promise<{ results: BenchResult[]; details: DevnetFigures[] }> {
+  const details: DevnetFigures[] = [];
+  for (const n of o.sizes ?? [4, 16]) details.push(await measureDevnet(n));
+  const results: BenchResult[] = details.flatMap((d) => [
+    { name: `first block, ${d.validators} validators`, backend: 'svc devnet up', unit: 's', value: d.firstBlockS, note: `goal < ${GOALS.firstBlockS} s` },
+    { name: `first finalised epoch, ${d.validators} validators`, backend: 'svc devnet up', unit: 's', value: d.finalizedS, note: `goal < ${GOALS.finalizedS} s` },
+    {
+      name: `resident memory, ${d.validators} validators`,
+      backend: `${Object.keys(d.perProcessMb).length} processes`,
+      unit: 'MB',
+      value: d.rssMb,
+      note: `${d.validators === 4 ? `goal < ${GOALS.memoryMb4} MB; ` : ''}validator ~${Math.round(d.perProcessMb['validator-0'] ?? 0)} MB, execution ~${Math.round(d.perProcessMb.execution ?? 0)}, beacon ~${Math.round(d.perProcessMb.beacon ?? 0)}, supervisor ~${Math.round(d.perProcessMb.supervisor ?? 0)}`,
+    },
+  ]);
+  if (o.print) console.log(formatTable('svc devnet up (real processes, default settings)', results));
+  return { results, details };
+}

@@ -1,0 +1,54 @@
+/**
+ * Where a devnet keeps its files. Data directories match `svc node all`'s layout, so a devnet can
+ * be resumed in either mode (`--single-process` or one process per layer) on the same chain.
+ */
+import { join, resolve } from 'node:path';
+import { MANIFEST_FILE } from './manifest.js';
+
+/** Paths inside a devnet directory. */
+export interface DevnetLayout {
+  dir: string;
+  genesisDir: string;
+  genesis: string;
+  keystores: string;
+  data: string;
+  logs: string;
+  token: string;
+  manifest: string;
+  /** Output of a detached supervisor (NDJSON events and its own errors). */
+  supervisorLog: string;
+}
+
+/** The layout of the devnet in `dir`. */
+export function devnetLayout(dir: string): DevnetLayout {
+  const d = resolve(dir);
+  return {
+    dir: d,
+    genesisDir: join(d, 'genesis'),
+    genesis: join(d, 'genesis', 'genesis.json'),
+    keystores: join(d, 'genesis', 'keystores'),
+    data: join(d, 'data'),
+    logs: join(d, 'logs'),
+    token: join(d, 'validator-token'),
+    manifest: join(d, MANIFEST_FILE),
+    supervisorLog: join(d, 'supervisor.log'),
+  };
+}
+
+/** Data directory of the validator with this address (the name `svc node all` uses). */
+export function validatorDataDir(layout: DevnetLayout, address: string): string {
+  return join(layout.data, `validator-${address}`);
+}
+
+/** Log file of a supervised process. */
+export function logPath(layout: DevnetLayout, name: string): string {
+  return join(layout.logs, `${name}.log`);
+}
+
+/**
+ * Everything `down --clean` removes (never anything else in the directory). `--fresh` keeps the
+ * supervisor log: a detached supervisor is already writing its start-up there.
+ */
+export function devnetOwnedPaths(layout: DevnetLayout, opts: { keepSupervisorLog?: boolean } = {}): string[] {
+  return [layout.genesisDir, layout.data, layout.logs, layout.token, layout.manifest, ...(opts.keepSupervisorLog ? [] : [layout.supervisorLog])];
+}

@@ -1,0 +1,386 @@
+/**
+ * `svc devnet up` and `down` as library functions: prepare a directory (fresh genesis, or resume
+ * the chain already there), choose ports, write the manifest, supervise the processes, and stop
+ * them again. The CLI commands only parse flags and print.
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadGenesisFile } from '../genesis/load.js';
+import { DEVNET_PASSWORD } from '../genesis/build.js';
+import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
+import type { GenesisJob } from './genesis-worker.js';
+import { DEV_MNEMONIC } from '../wallet/derivation.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { type DevnetLayout, devnetLayout, devnetOwnedPaths, logPath, validatorDataDir } from './layout.js';
+import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
+import { choosePorts } from './ports.js';
+import { LIGHT_PROCESS_FLAGS, type ProcessSpec, Supervisor } from './supervisor.js';
+
+/** Ports tried first: the spec's defaults, so `--execution-url` is rarely needed even without the manifest. */
+const PREFERRED = { rest: 8546, rpc: 8545, beacon: 8080, validatorMetrics: 8547 } as const;
+/** Chain identity of every devnet (like anvil's 31337). */
+const DEVNET_CHAIN = { chainId: 'svc-devnet', networkId: 1337 } as const;
+/**
+ * Argon2id memory (KiB) of the keystores a devnet writes, unless --kdf-memory says otherwise. Devnet
+ * keys derive from the public dev mnemonic and are locked with a public password, so a memory-hard
+ * KDF protects nothing there; at the production 64 MiB it only delays the start of every process.
+ */
+export const DEVNET_KDF_MEMORY_KIB = 256;
+/** Prefunded accounts when `--accounts` is not given. */
+export const DEFAULT_ACCOUNTS = 10;
+/** Validators when `--validators` is not given and there is no chain to resume. */
+export const DEFAULT_VALIDATORS = 4;
+
+/** Inputs of `svc devnet up`. */
+export interface UpOptions {
+  dir: string;
+  validators?: number;
+  accounts?: number;
+  slotSeconds?: number;
+  slotsPerEpoch?: number;
+  singleProcess: boolean;
+  fresh: boolean;
+  /** Argon2id memory for the keystores written with a fresh genesis. */
+  kdfMemoryKib: number;
+}
+
+/** A prepared devnet: manifest written (state `starting`), processes planned, nothing running yet. */
+export interface PreparedDevnet {
+  layout: DevnetLayout;
+  manifest: DevnetManifest;
+  genesis: Genesis;
+  /** True when an existing chain is resumed rather than created. */
+  resumed: boolean;
+  groups: ProcessSpec[][];
+}
+
+/** Creates or resumes the devnet in `o.dir` and writes its manifest; starts nothing. */
+export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
+  const layout = devnetLayout(o.dir);
+  const previous = readManifestOrReset(layout, o.fresh);
+  if (previous && pidAlive(previous.supervisor?.pid)) {
+    throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${layout.dir} (supervisor pid ${previous.supervisor!.pid}); stop it with: svc devnet down --dir ${layout.dir}`, 409);
+  }
+  if (previous) await killOrphans(previous);
+  if (o.fresh) await removeDevnetFiles(layout, { keepSupervisorLog: true });
+  await mkdir(layout.dir, { recursive: true });
+
+  const resumed = existsSync(layout.genesis);
+  const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o);
+  if (!existsSync(layout.token)) await writeFileAtomic(layout.token, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+
+  const n = genesis.validators.length;
+  const wanted = previous
+    ? [previous.ports.rest, previous.ports.rpc, previous.ports.beacon, ...Array.from({ length: n }, (_, i) => previous.ports.validator_metrics[i] ?? PREFERRED.validatorMetrics + i)]
+    : [PREFERRED.rest, PREFERRED.rpc, PREFERRED.beacon, ...Array.from({ length: n }, (_, i) => PREFERRED.validatorMetrics + i)];
+  const [rest, rpc, beacon, ...metrics] = await choosePorts(o.singleProcess ? wanted.slice(0, 3) : wanted);
+  const ports = { rest: rest!, rpc: rpc!, beacon: beacon!, validator_metrics: o.singleProcess ? [] : metrics };
+
+  const keys = keystoreList(layout, genesis);
+  const groups = o.singleProcess ? singleProcessPlan(layout, ports) : multiProcessPlan(layout, genesis, ports, keys.validators);
+  const manifest: DevnetManifest = {
+    version: MANIFEST_VERSION,
+    dir: layout.dir,
+    state: 'starting',
+    mode: o.singleProcess ? 'single-process' : 'multi-process',
+    chain_id: genesis.chain_id,
+    network_id: genesis.network_id,
+    genesis: layout.genesis,
+    genesis_time: genesis.genesis_time,
+    slot_seconds: genesis.config.slot_seconds,
+    slots_per_epoch: genesis.config.slots_per_epoch,
+    endpoints: {
+      execution: `http://127.0.0.1:${ports.rest}`,
+      rpc: `http://127.0.0.1:${ports.rpc}`,
+      beacon: `http://127.0.0.1:${ports.beacon}`,
+      ws: `ws://127.0.0.1:${ports.beacon}/ws`,
+    },
+    ports,
+    validator_token_file: layout.token,
+    supervisor: { pid: process.pid, started_at: new Date().toISOString() },
+    processes: groups.flat().map((s) => ({ name: s.name, pid: null, status: 'stopped', restarts: 0, log: s.log, data_dir: s.dataDir, port: s.port })),
+    validators: keys.validators,
+    accounts: keys.accounts,
+    faucet: keys.faucet,
+    keystore_password: DEVNET_PASSWORD,
+    mnemonic: DEV_MNEMONIC,
+    updated_at: '',
+  };
+  await writeManifest(manifest);
+  await writeFileAtomic(currentPointerPath(), layout.dir + '\n', { force: true, mode: 0o644 });
+  return { layout, manifest, genesis, resumed, groups };
+}
+
+/** Variables that would redirect the node processes away from the devnet's own files and keys. */
+const NODE_ENV_DROPPED = ['SVC_EXECUTION_URL', 'SVC_BEACON_URL', 'SVC_GENESIS', 'SVC_VALIDATOR_PASSWORD', 'SVC_FAUCET_PASSWORD', 'SVC_DEVNET'];
+
+/** The environment of the node processes: the caller's, minus what would point them elsewhere. */
+export function nodeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const k of NODE_ENV_DROPPED) delete out[k];
+  return out;
+}
+
+/** A started devnet. */
+export interface RunningDevnet {
+  manifest: DevnetManifest;
+  supervisor: Supervisor;
+  /** Stops every process and records the devnet as stopped. */
+  stop(): Promise<void>;
+}
+
+/** Starts the prepared processes, keeps the manifest's process table current, and marks the devnet running. */
+export async function startDevnet(prep: PreparedDevnet, env: NodeJS.ProcessEnv): Promise<RunningDevnet> {
+  const { manifest } = prep;
+  const supervisor = new Supervisor(prep.groups, { env: nodeEnv(env) });
+  let writing = Promise.resolve();
+  // Serialise manifest writes so a slow one never overwrites a newer table.
+  const persist = () => {
+    manifest.processes = syncProcesses(manifest.processes, supervisor);
+    const snapshot = structuredClone(manifest);
+    writing = writing.then(() => writeManifest(snapshot)).catch(() => undefined);
+    return writing;
+  };
+  supervisor.on('change', () => void persist());
+  try {
+    await supervisor.start();
+  } catch (err) {
+    manifest.state = 'failed';
+    manifest.supervisor = null;
+    await persist();
+    throw err;
+  }
+  manifest.state = 'running';
+  await persist();
+  return {
+    manifest,
+    supervisor,
+    stop: async () => {
+      manifest.state = 'stopping';
+      await persist();
+      await supervisor.stop();
+      manifest.state = 'stopped';
+      manifest.supervisor = null;
+      await persist();
+    },
+  };
+}
+
+function syncProcesses(table: ManifestProcess[], supervisor: Supervisor): ManifestProcess[] {
+  const live = new Map(supervisor.processes().map((p) => [p.name, p]));
+  return table.map((row) => {
+    const p = live.get(row.name);
+    return p ? { ...row, pid: p.pid, status: p.status, restarts: p.restarts } : row;
+  });
+}
+
+/** Result of `svc devnet down`. */
+export interface DownResult {
+  dir: string;
+  /** Pids that were running and were stopped. */
+  stopped: number[];
+  cleaned: boolean;
+}
+
+/**
+ * Stops a devnet: SIGTERM to its supervisor (which stops the nodes in order); if the supervisor
+ * is gone, the nodes it left are stopped directly. `clean` then removes the devnet's files.
+ */
+export async function downDevnet(dir: string, opts: { clean: boolean; timeoutMs?: number }): Promise<DownResult> {
+  const layout = devnetLayout(dir);
+  const m = readManifestOrReset(layout, opts.clean);
+  if (!m) {
+    if (!opts.clean) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (no ${layout.manifest})`, 404);
+    await removeDevnetFiles(layout);
+    return { dir: layout.dir, stopped: [], cleaned: true };
+  }
+  const pids = [m.supervisor?.pid, ...m.processes.map((p) => p.pid)].filter((p): p is number => !!p && pidAlive(p) && isSvcProcess(p));
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const sup = m.supervisor?.pid;
+  if (sup && pids.includes(sup)) {
+    process.kill(sup, 'SIGTERM');
+    await waitGone([sup], deadline);
+  }
+  // Whatever is still alive (supervisor SIGKILLed earlier, or it did not finish in time).
+  await terminate(pids.filter((p) => pidAlive(p)), deadline);
+  const after = readManifestOrReset(layout, true);
+  if (after && after.state !== 'stopped') {
+    after.state = 'stopped';
+    after.supervisor = null;
+    after.processes = after.processes.map((p) => ({ ...p, pid: null, status: 'stopped' }));
+    await writeManifest(after);
+  }
+  if (opts.clean) await removeDevnetFiles(layout);
+  return { dir: layout.dir, stopped: pids, cleaned: opts.clean };
+}
+
+/** The manifest, or undefined; a broken one is tolerated (treated as absent) when `tolerant`. */
+function readManifestOrReset(layout: DevnetLayout, tolerant: boolean): DevnetManifest | undefined {
+  try {
+    return readManifest(layout.dir);
+  } catch (err) {
+    if (tolerant) return undefined;
+    throw err;
+  }
+}
+
+/** Removes what a devnet created in its directory, and the directory itself if nothing else is left. */
+async function removeDevnetFiles(layout: DevnetLayout, opts: { keepSupervisorLog?: boolean } = {}): Promise<void> {
+  for (const p of devnetOwnedPaths(layout, opts)) await rm(p, { recursive: true, force: true });
+  // Only when empty: the user may keep other files in the directory.
+  await rmdir(layout.dir).catch(() => undefined);
+  try {
+    if (readFileSync(currentPointerPath(), 'utf8').trim() === layout.dir) await rm(currentPointerPath(), { force: true });
+  } catch {
+    // no pointer
+  }
+}
+
+/** Node processes left by a supervisor that died without stopping them (they hold ports and database locks). */
+async function killOrphans(m: DevnetManifest): Promise<void> {
+  const pids = m.processes.map((p) => p.pid).filter((p): p is number => !!p && pidAlive(p) && isSvcProcess(p));
+  await terminate(pids, Date.now() + 15_000);
+}
+
+async function terminate(pids: number[], deadline: number): Promise<void> {
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  if (await waitGone(pids, deadline)) return;
+  for (const pid of pids) signal(pid, 'SIGKILL');
+  await waitGone(pids, Date.now() + 5_000);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+async function waitGone(pids: number[], deadline: number): Promise<boolean> {
+  while (pids.some((p) => pidAlive(p))) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/**
+ * Whether `pid` is an `svc` process (guards against signalling an unrelated process that reused a
+ * recorded pid). Where /proc is unavailable the pid is trusted.
+ */
+export function isSvcProcess(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('run.js');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/** Builds and writes a fresh devnet genesis in a worker thread (see genesis-worker.ts for why). */
+async function createGenesis(layout: DevnetLayout, o: UpOptions): Promise<Genesis> {
+  const job: GenesisJob = {
+    plan: {
+      validators: o.validators ?? DEFAULT_VALIDATORS,
+      accounts: o.accounts ?? DEFAULT_ACCOUNTS,
+      preset: 'devnet',
+      chainId: DEVNET_CHAIN.chainId,
+      networkId: DEVNET_CHAIN.networkId,
+      genesisTime: Math.floor(Date.now() / 1000),
+      mnemonic: DEV_MNEMONIC,
+      timing: { slotSeconds: o.slotSeconds, slotsPerEpoch: o.slotsPerEpoch },
+    },
+    outDir: layout.genesisDir,
+    password: DEVNET_PASSWORD,
+    kdfMemoryKib: o.kdfMemoryKib,
+  };
+  const worker = new Worker(new URL('./genesis-worker.js', import.meta.url), { workerData: job });
+  const [reply] = (await Promise.race([once(worker, 'message'), once(worker, 'error').then(([err]) => Promise.reject(err as Error))])) as [{ genesis?: Genesis; error?: { code: string; message: string } }];
+  await worker.terminate();
+  if (reply.error) throw new DevnetError(reply.error.code, reply.error.message);
+  return parseGenesis(reply.genesis);
+}
+
+/** Loads the existing genesis and refuses options that would need a different chain. */
+async function checkResumable(layout: DevnetLayout, o: UpOptions): Promise<Genesis> {
+  const g = await loadGenesisFile(layout.genesis);
+  const differs = (what: string, have: number, want: number | undefined) => {
+    if (want !== undefined && want !== have) {
+      throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with ${what} ${have}, not ${want}: resume it without that flag, or start over with --fresh`, 409);
+    }
+  };
+  differs('--validators', g.validators.length, o.validators);
+  differs('--slot-time', g.config.slot_seconds, o.slotSeconds);
+  differs('--slots-per-epoch', g.config.slots_per_epoch, o.slotsPerEpoch);
+  return g;
+}
+
+function keystoreList(layout: DevnetLayout, g: Genesis): { validators: ManifestKey[]; accounts: ManifestKey[]; faucet: ManifestKey | null } {
+  const validators = g.validators.map((v) => ({ index: v.index, address: v.address, wallet: join(layout.keystores, `validator-${v.index}.json`) }));
+  const accounts: ManifestKey[] = [];
+  const validatorSet = new Set(g.validators.map((v) => v.address));
+  let i = 0;
+  for (const a of g.alloc) {
+    if (validatorSet.has(a.address) || a.address === g.config.faucet.address) continue;
+    accounts.push({ index: i, address: a.address, wallet: join(layout.genesisDir, 'accounts', `account-${i}.json`) });
+    i += 1;
+  }
+  const faucetWallet = join(layout.keystores, 'faucet.json');
+  return { validators, accounts, faucet: { index: 0, address: g.config.faucet.address, wallet: faucetWallet } };
+}
+
+type Ports = DevnetManifest['ports'];
+
+function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, validators: ManifestKey[]): ProcessSpec[][] {
+  const execUrl = `http://127.0.0.1:${ports.rest}`;
+  const beaconUrl = `http://127.0.0.1:${ports.beacon}`;
+  const execution: ProcessSpec = {
+    name: 'execution',
+    args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'execution'), '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc)],
+    log: logPath(layout, 'execution'),
+    dataDir: join(layout.data, 'execution'),
+    port: ports.rest,
+    healthUrls: [`${execUrl}/health`],
+  };
+  const beacon: ProcessSpec = {
+    name: 'beacon',
+    args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'beacon'), '--port', String(ports.beacon), '--execution-url', execUrl, '--validator-token-file', layout.token],
+    log: logPath(layout, 'beacon'),
+    dataDir: join(layout.data, 'beacon'),
+    port: ports.beacon,
+    healthUrls: [`${beaconUrl}/beacon/v1/node/health`],
+  };
+  const vals = validators.map((v, i): ProcessSpec => {
+    const metrics = ports.validator_metrics[i]!;
+    const dataDir = validatorDataDir(layout, g.validators[i]!.address);
+    return {
+      name: `validator-${v.index}`,
+      nodeFlags: LIGHT_PROCESS_FLAGS,
+      args: ['node', 'validator', '--keystore', v.wallet, '--genesis', layout.genesis, '--beacon-url', beaconUrl, '--execution-url', execUrl, '--token-file', layout.token, '--data-dir', dataDir, '--metrics-port', String(metrics)],
+      log: logPath(layout, `validator-${v.index}`),
+      dataDir,
+      port: metrics,
+      healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
+    };
+  });
+  return [[execution], [beacon], vals];
+}
+
+function singleProcessPlan(layout: DevnetLayout, ports: Ports): ProcessSpec[][] {
+  return [
+    [
+      {
+        name: 'node',
+        args: ['node', 'all', '--genesis', layout.genesis, '--data-dir', layout.data, '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc), '--beacon-port', String(ports.beacon)],
+        log: logPath(layout, 'node'),
+        dataDir: layout.data,
+        port: ports.beacon,
+        healthUrls: [`http://127.0.0.1:${ports.rest}/health`, `http://127.0.0.1:${ports.beacon}/beacon/v1/node/health`],
+      },
+    ],
+  ];
+}

@@ -1,0 +1,179 @@
+/**
+ * The devnet manifest, `DIR/devnet.json`: what `svc devnet up` created and is running (endpoints,
+ * ports, pids, chain id, data paths, accounts). Every other `svc` command reads it to find its
+ * default target, so it is written atomically and parsed strictly (a hand-edited or truncated
+ * file is a clear DEVNET_MANIFEST_INVALID, never a crash).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SvcError } from '../core/errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { svcHome } from '../wallet/store.js';
+import type { ProcessStatus } from './view.js';
+
+/** Manifest format version this build writes and reads. */
+export const MANIFEST_VERSION = 1;
+/** The manifest's file name inside a devnet directory. */
+export const MANIFEST_FILE = 'devnet.json';
+
+/** Failures of `svc devnet` (bad manifest, already running, not running, unhealthy start). */
+export class DevnetError extends SvcError {}
+
+/** Where the supervisor is in its life. */
+export type DevnetState = 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+/** One supervised process as recorded in the manifest. */
+export interface ManifestProcess {
+  name: string;
+  pid: number | null;
+  status: ProcessStatus;
+  restarts: number;
+  log: string;
+  data_dir: string;
+  /** Metrics (validators) or service port, when it has one. */
+  port: number | null;
+}
+
+/** A prefunded key as printed by `up`. */
+export interface ManifestKey {
+  index: number;
+  address: string;
+  /** Wallet file (keystore v2.0, password `keystore_password`). */
+  wallet: string;
+}
+
+/** The whole `devnet.json`. */
+export interface DevnetManifest {
+  version: number;
+  dir: string;
+  state: DevnetState;
+  mode: 'multi-process' | 'single-process';
+  chain_id: string;
+  network_id: number;
+  genesis: string;
+  genesis_time: number;
+  slot_seconds: number;
+  slots_per_epoch: number;
+  endpoints: { execution: string; rpc: string; beacon: string; ws: string };
+  ports: { rest: number; rpc: number; beacon: number; validator_metrics: number[] };
+  validator_token_file: string;
+  supervisor: { pid: number; started_at: string } | null;
+  processes: ManifestProcess[];
+  validators: ManifestKey[];
+  accounts: ManifestKey[];
+  faucet: ManifestKey | null;
+  keystore_password: string;
+  mnemonic: string;
+  updated_at: string;
+}
+
+/** `DIR/devnet.json`. */
+export function manifestPath(dir: string): string {
+  return join(resolve(dir), MANIFEST_FILE);
+}
+
+/** Default devnet directory: $SVC_HOME/devnet. */
+export function defaultDevnetDir(): string {
+  return join(svcHome(), 'devnet');
+}
+
+/** File in $SVC_HOME naming the directory of the devnet `up` last started (for `--dir` devnets). */
+export function currentPointerPath(): string {
+  return join(svcHome(), 'current-devnet');
+}
+
+/**
+ * The devnet directory other commands target: $SVC_DEVNET, else the one `up` last started, else
+ * $SVC_HOME/devnet.
+ */
+export function currentDevnetDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SVC_DEVNET) return resolve(env.SVC_DEVNET);
+  try {
+    const pointed = readFileSync(currentPointerPath(), 'utf8').trim();
+    if (pointed) return resolve(pointed);
+  } catch {
+    // no pointer: the default directory
+  }
+  return defaultDevnetDir();
+}
+
+/** Writes the manifest atomically (readers never see half a file), stamping `updated_at`. */
+export async function writeManifest(m: DevnetManifest): Promise<void> {
+  m.updated_at = new Date().toISOString();
+  await writeFileAtomic(manifestPath(m.dir), JSON.stringify(m, null, 2) + '\n', { force: true, mode: 0o644 });
+}
+
+/** Reads `DIR/devnet.json`; undefined when absent, DEVNET_MANIFEST_INVALID when unreadable or malformed. */
+export function readManifest(dir: string): DevnetManifest | undefined {
+  const path = manifestPath(dir);
+  if (!existsSync(path)) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw invalid(path, (err as Error).message);
+  }
+  return parseManifest(json, path);
+}
+
+function invalid(path: string, why: string): DevnetError {
+  return new DevnetError('DEVNET_MANIFEST_INVALID', `${path} is not a devnet manifest (${why}); remove the directory or run: svc devnet up --fresh --dir ${resolve(path, '..')}`);
+}
+
+/** Checks the fields commands rely on (types only: values are this tool's own output). */
+export function parseManifest(json: unknown, path: string): DevnetManifest {
+  const fail = (why: string) => invalid(path, why);
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw fail('not a JSON object');
+  const m = json as Record<string, unknown>;
+  if (m.version !== MANIFEST_VERSION) throw fail(`version ${JSON.stringify(m.version)}, expected ${MANIFEST_VERSION}`);
+  for (const k of ['dir', 'state', 'mode', 'chain_id', 'genesis', 'validator_token_file', 'keystore_password', 'mnemonic'] as const) {
+    if (typeof m[k] !== 'string') throw fail(`${k} must be a string`);
+  }
+  for (const k of ['network_id', 'genesis_time', 'slot_seconds', 'slots_per_epoch'] as const) {
+    if (!Number.isSafeInteger(m[k])) throw fail(`${k} must be an integer`);
+  }
+  const endpoints = m.endpoints as Record<string, unknown> | undefined;
+  for (const k of ['execution', 'rpc', 'beacon', 'ws']) {
+    if (typeof endpoints?.[k] !== 'string') throw fail(`endpoints.${k} must be a string`);
+  }
+  const ports = m.ports as Record<string, unknown> | undefined;
+  for (const k of ['rest', 'rpc', 'beacon']) if (!Number.isSafeInteger(ports?.[k])) throw fail(`ports.${k} must be an integer`);
+  if (!Array.isArray(ports?.validator_metrics)) throw fail('ports.validator_metrics must be an array');
+  if (!['starting', 'running', 'stopping', 'stopped', 'failed'].includes(m.state as string)) throw fail(`unknown state ${JSON.stringify(m.state)}`);
+  if (!Array.isArray(m.processes) || !m.processes.every((p) => typeof p === 'object' && p !== null && typeof (p as ManifestProcess).name === 'string' && typeof (p as ManifestProcess).log === 'string')) {
+    throw fail('processes must be a list of {name, log, ...}');
+  }
+  const isKey = (k: unknown) => typeof k === 'object' && k !== null && Number.isSafeInteger((k as ManifestKey).index) && typeof (k as ManifestKey).address === 'string' && typeof (k as ManifestKey).wallet === 'string';
+  for (const k of ['validators', 'accounts'] as const) {
+    if (!Array.isArray(m[k]) || !(m[k] as unknown[]).every(isKey)) throw fail(`${k} must be a list of {index, address, wallet}`);
+  }
+  if (m.faucet !== null && !isKey(m.faucet)) throw fail('faucet must be null or {index, address, wallet}');
+  const sup = m.supervisor as Record<string, unknown> | null | undefined;
+  if (sup !== null && (typeof sup !== 'object' || !Number.isSafeInteger(sup.pid))) throw fail('supervisor must be null or {pid, started_at}');
+  return json as DevnetManifest;
+}
+
+/** Whether a process with this pid exists (signal 0 probes without delivering anything). */
+export function pidAlive(pid: number | null | undefined): boolean {
+  if (!pid || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The manifest of the devnet other commands target, if one is up (its supervisor alive). */
+export function runningDevnet(env: NodeJS.ProcessEnv = process.env): DevnetManifest | undefined {
+  let m: DevnetManifest | undefined;
+  try {
+    m = readManifest(currentDevnetDir(env));
+  } catch {
+    // A broken manifest must not break unrelated commands; `svc devnet status` reports it.
+    return undefined;
+  }
+  if (!m || (m.state !== 'running' && m.state !== 'starting') || !pidAlive(m.supervisor?.pid)) return undefined;
+  return m;
+}

@@ -1,0 +1,228 @@
+/**
+ * Watches a running devnet through its public interfaces only (beacon REST and `/ws`, execution
+ * REST) and keeps a DevnetView for the dashboard, plus the stream of devnet events (block,
+ * finalized, error) that `svc devnet up --json` prints as NDJSON.
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { BeaconClient } from '../client/beacon.js';
+import { ExecutionClient } from '../client/execution.js';
+import type { DevnetManifest } from './manifest.js';
+import type { DevnetView, EventLine, ProcessView } from './view.js';
+
+/** One devnet event, as printed on an NDJSON line (`event` first). */
+export type DevnetEvent =
+  | { event: 'block'; time: string; slot: number; hash: string; proposer: string; transactions: number }
+  | { event: 'finalized'; time: string; epoch: number; root: string }
+  | { event: 'error'; time: string; process?: string; message: string; log?: string };
+
+/** Events an Observer emits. */
+export interface ObserverEvents {
+  /** The view changed (redraw). */
+  change: [];
+  event: [DevnetEvent];
+}
+
+const EVENTS_KEPT = 50;
+const RECONNECT_MIN_MS = 250;
+const RECONNECT_MAX_MS = 5_000;
+
+/** Keeps a live view of a devnet described by its manifest. */
+export class Observer extends EventEmitter<ObserverEvents> {
+  private view: DevnetView;
+  private readonly beacon: BeaconClient;
+  private readonly execution: ExecutionClient;
+  private readonly byAddress = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private socket: WebSocket | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectMs = RECONNECT_MIN_MS;
+  private stopped = false;
+  private polling = false;
+  private lastBalancesSlot = -1;
+  private lastFinalized = -1;
+
+  constructor(
+    private readonly manifest: DevnetManifest,
+    processes: () => ProcessView[],
+  ) {
+    super();
+    this.processesOf = processes;
+    this.beacon = new BeaconClient(manifest.endpoints.beacon, { timeoutMs: 2_000 });
+    this.execution = new ExecutionClient(manifest.endpoints.execution, { timeoutMs: 2_000 });
+    manifest.validators.forEach((v) => this.byAddress.set(v.address.toLowerCase(), v.index));
+    this.view = {
+      dir: manifest.dir,
+      chainId: manifest.chain_id,
+      endpoints: manifest.endpoints,
+      slot: 0,
+      epoch: 0,
+      head: null,
+      justifiedEpoch: 0,
+      finalizedEpoch: 0,
+      mempool: null,
+      peers: 0,
+      processes: processes(),
+      validators: manifest.validators.map((v) => ({ index: v.index, address: v.address, proposed: 0, attested: 0, balance: null })),
+      events: [],
+    };
+  }
+
+  private readonly processesOf: () => ProcessView[];
+
+  /** The latest view (a fresh object each change, so renderers can compare by reference). */
+  current(): DevnetView {
+    return this.view;
+  }
+
+  /** Calls `fn` after every change; returns the unsubscribe function (the dashboard's store API). */
+  subscribe(fn: () => void): () => void {
+    this.on('change', fn);
+    return () => void this.off('change', fn);
+  }
+
+  /** Starts polling (every half slot, at most once a second) and the `/ws` subscription. */
+  start(): void {
+    const every = Math.min(1_000, (this.manifest.slot_seconds * 1000) / 2);
+    const tick = () => {
+      void this.poll().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, every);
+      });
+    };
+    tick();
+    this.connect();
+  }
+
+  /** Stops polling and closes the socket. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.reconnectTimer);
+    this.socket?.terminate();
+  }
+
+  /** Records a line in the recent-events list (and, for errors, in the event stream). */
+  note(kind: EventLine['kind'], text: string, extra?: { process?: string; log?: string }): void {
+    const time = new Date().toISOString();
+    this.pushLine({ time, kind, text });
+    if (kind === 'error' || kind === 'crash') this.emit('event', { event: 'error', time, message: text, ...(extra ?? {}) });
+  }
+
+  /** Process table changed (the supervisor calls this). */
+  processesChanged(): void {
+    this.update({ processes: this.processesOf() });
+  }
+
+  private update(patch: Partial<DevnetView>): void {
+    this.view = { ...this.view, ...patch };
+    this.emit('change');
+  }
+
+  private pushLine(line: EventLine): void {
+    this.update({ events: [...this.view.events, line].slice(-EVENTS_KEPT) });
+  }
+
+  private slotNow(): number {
+    const ms = Date.now() - this.manifest.genesis_time * 1000;
+    return ms <= 0 ? 0 : Math.floor(ms / (this.manifest.slot_seconds * 1000));
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const slot = this.slotNow();
+      const patch: Partial<DevnetView> = { slot, epoch: Math.floor(slot / this.manifest.slots_per_epoch), processes: this.processesOf() };
+      const [head, health, peers] = await Promise.allSettled([this.beacon.head(), this.execution.health(), this.peers()]);
+      if (head.status === 'fulfilled') {
+        const h = head.value;
+        patch.head = { slot: h.slot, index: h.index, root: h.root };
+        patch.justifiedEpoch = h.justified.epoch;
+        patch.finalizedEpoch = h.finalized.epoch;
+        this.finalized(h.finalized.epoch, h.finalized.root, true);
+      }
+      patch.mempool = health.status === 'fulfilled' ? { pending: health.value.mempool_pending, queued: health.value.mempool_queued } : null;
+      if (peers.status === 'fulfilled') patch.peers = peers.value;
+      this.update(patch);
+      if (slot !== this.lastBalancesSlot) {
+        this.lastBalancesSlot = slot;
+        await this.balances();
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private async peers(): Promise<number> {
+    const r = await fetch(`${this.manifest.endpoints.beacon}/api/v1/p2p/peers`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await r.json()) as { peers?: unknown };
+    return Array.isArray(body.peers) ? body.peers.length : 0;
+  }
+
+  private async balances(): Promise<void> {
+    const read = await Promise.allSettled(this.view.validators.map((v) => this.execution.account(v.address)));
+    const validators = this.view.validators.map((v, i) => {
+      const r = read[i]!;
+      return r.status === 'fulfilled' ? { ...v, balance: r.value.balance } : v;
+    });
+    this.update({ validators });
+  }
+
+  /** A finalised checkpoint seen; the first one polled is the baseline (a resumed chain's old news). */
+  private finalized(epoch: number, root: string, polled: boolean): void {
+    if (this.lastFinalized < 0 && polled) {
+      this.lastFinalized = epoch;
+      return;
+    }
+    if (epoch <= this.lastFinalized) return;
+    this.lastFinalized = epoch;
+    const time = new Date().toISOString();
+    this.pushLine({ time, kind: 'finalized', text: `epoch ${epoch} finalised (${root.slice(0, 10)}…)` });
+    this.emit('event', { event: 'finalized', time, epoch, root });
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const socket = new WebSocket(this.manifest.endpoints.ws);
+    this.socket = socket;
+    socket.on('open', () => {
+      this.reconnectMs = RECONNECT_MIN_MS;
+    });
+    socket.on('message', (data) => this.onMessage(String(data)));
+    // 'close' always follows 'error'; reconnect there only.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.stopped) return;
+      this.reconnectTimer = setTimeout(() => this.connect(), this.reconnectMs);
+      this.reconnectMs = Math.min(RECONNECT_MAX_MS, this.reconnectMs * 2);
+    });
+  }
+
+  private onMessage(text: string): void {
+    let msg: { type?: unknown; data?: Record<string, unknown>; timestamp?: unknown };
+    try {
+      msg = JSON.parse(text) as typeof msg;
+    } catch {
+      return;
+    }
+    const d = msg.data;
+    if (typeof d !== 'object' || d === null) return;
+    const time = typeof msg.timestamp === 'string' ? msg.timestamp : new Date().toISOString();
+    if (msg.type === 'new_block' && typeof d.slot === 'number' && typeof d.block_hash === 'string' && typeof d.proposer === 'string') {
+      const transactions = typeof d.transactions === 'number' ? d.transactions : 0;
+      this.count(d.proposer, 'proposed');
+      this.pushLine({ time, kind: 'block', text: `slot ${d.slot}: block ${d.block_hash.slice(0, 10)}… by validator ${this.byAddress.get(d.proposer.toLowerCase()) ?? d.proposer} (${transactions} tx)` });
+      this.emit('event', { event: 'block', time, slot: d.slot, hash: d.block_hash, proposer: d.proposer, transactions });
+    } else if (msg.type === 'new_attestation' && typeof d.validator === 'string') {
+      this.count(d.validator, 'attested');
+    } else if (msg.type === 'finalized_checkpoint' && typeof d.epoch === 'number' && typeof d.root === 'string') {
+      this.finalized(d.epoch, d.root, false);
+    }
+  }
+
+  private count(address: string, field: 'proposed' | 'attested'): void {
+    const index = this.byAddress.get(address.toLowerCase());
+    if (index === undefined) return;
+    this.update({ validators: this.view.validators.map((v) => (v.index === index ? { ...v, [field]: v[field] + 1 } : v)) });
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * What the devnet dashboard and the NDJSON event stream show: a snapshot of a running devnet,
+ * assembled by the observer from the nodes' public interfaces (REST, /ws) and the supervisor's
+ * process table. Plain data, so the ink dashboard renders it and tests build it by hand.
+ */
+
+/** Lifecycle of one supervised process. */
+export type ProcessStatus = 'starting' | 'healthy' | 'crashed' | 'restarting' | 'failed' | 'stopped';
+
+/** One supervised process (execution, beacon, validator-K, or `node` in single-process mode). */
+export interface ProcessView {
+  name: string;
+  pid: number | null;
+  status: ProcessStatus;
+  /** How many times the supervisor restarted it (at most once per crash policy). */
+  restarts: number;
+  /** Absolute path of its log file. */
+  log: string;
+}
+
+/** One validator as the dashboard lists it. Counts are since this supervisor started. */
+export interface ValidatorView {
+  index: number;
+  address: string;
+  proposed: number;
+  attested: number;
+  /** Execution balance in wei (base-10 string); null until first read. */
+  balance: string | null;
+}
+
+/** A line of the dashboard's "recent events" list. */
+export interface EventLine {
+  /** ISO 8601 UTC. */
+  time: string;
+  kind: 'started' | 'block' | 'finalized' | 'error' | 'crash' | 'restart' | 'info';
+  text: string;
+}
+
+/** Public endpoints of the devnet. */
+export interface Endpoints {
+  execution: string;
+  rpc: string;
+  beacon: string;
+  ws: string;
+}
+
+/** Everything the dashboard draws. */
+export interface DevnetView {
+  dir: string;
+  chainId: string;
+  endpoints: Endpoints;
+  slot: number;
+  epoch: number;
+  head: { slot: number; index: number; root: string } | null;
+  justifiedEpoch: number;
+  finalizedEpoch: number;
+  /** Pool size; null while execution is unreachable. */
+  mempool: { pending: number; queued: number } | null;
+  peers: number;
+  processes: ProcessView[];
+  validators: ValidatorView[];
+  /** Most recent last. */
+  events: EventLine[];
+}
