@@ -340,7 +340,9 @@ function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, valida
   const beaconUrl = `http://127.0.0.1:${ports.beacon}`;
   const execution: ProcessSpec = {
     name: 'execution',
-    args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'execution'), '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc)],
+    // One verifier thread: a devnet's load is a few transactions per slot, and each thread is a
+    // V8 isolate with its own WebAssembly instance (~10 MB resident).
+    args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'execution'), '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc), '--verifier-threads', '1'],
     log: logPath(layout, 'execution'),
     dataDir: join(layout.data, 'execution'),
     port: ports.rest,
@@ -348,6 +350,7 @@ function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, valida
   };
   const beacon: ProcessSpec = {
     name: 'beacon',
+    nodeFlags: LIGHT_PROCESS_FLAGS,
     args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'beacon'), '--port', String(ports.beacon), '--execution-url', execUrl, '--validator-token-file', layout.token],
     log: logPath(layout, 'beacon'),
     dataDir: join(layout.data, 'beacon'),
