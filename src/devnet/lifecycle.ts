@@ -370,7 +370,10 @@ function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, valida
       healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
     };
   });
-  return [[execution], [beacon], vals];
+  // Validators start with the beacon rather than after it: their start-up (oclif, key, RANDAO
+  // chain) is the slowest, and they retry the beacon until it answers. Execution goes first, alone:
+  // on two cores, starting all at once made every process (and the first block) later.
+  return [[execution], [beacon, ...vals]];
 }
 
 function singleProcessPlan(layout: DevnetLayout, ports: Ports): ProcessSpec[][] {

@@ -26,6 +26,8 @@ export interface ObserverEvents {
 const EVENTS_KEPT = 50;
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
+/** Retry pace until the first connection: the beacon is starting, and its first blocks must not be missed. */
+const FIRST_CONNECT_RETRY_MS = 100;
 
 /** Keeps a live view of a devnet described by its manifest. */
 export class Observer extends EventEmitter<ObserverEvents> {
@@ -38,6 +40,7 @@ export class Observer extends EventEmitter<ObserverEvents> {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectMs = RECONNECT_MIN_MS;
   private stopped = false;
+  private everConnected = false;
   private polling = false;
   private lastBalancesSlot = -1;
   private lastFinalized = -1;
@@ -186,6 +189,7 @@ export class Observer extends EventEmitter<ObserverEvents> {
     const socket = new WebSocket(this.manifest.endpoints.ws);
     this.socket = socket;
     socket.on('open', () => {
+      this.everConnected = true;
       this.reconnectMs = RECONNECT_MIN_MS;
     });
     socket.on('message', (data) => this.onMessage(String(data)));
@@ -193,6 +197,10 @@ export class Observer extends EventEmitter<ObserverEvents> {
     socket.on('error', () => undefined);
     socket.on('close', () => {
       if (this.stopped) return;
+      if (!this.everConnected) {
+        this.reconnectTimer = setTimeout(() => this.connect(), FIRST_CONNECT_RETRY_MS);
+        return;
+      }
       this.reconnectTimer = setTimeout(() => this.connect(), this.reconnectMs);
       this.reconnectMs = Math.min(RECONNECT_MAX_MS, this.reconnectMs * 2);
     });

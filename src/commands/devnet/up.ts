@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { SvcCommand } from '../../cli/base.js';
 import { MAX_GENESIS_VALIDATORS } from '../../genesis/build.js';
 import { devnetLayout } from '../../devnet/layout.js';
-import { DEVNET_KDF_MEMORY_KIB, prepareDevnet, startDevnet } from '../../devnet/lifecycle.js';
+import { DEVNET_KDF_MEMORY_KIB, type RunningDevnet, prepareDevnet, startDevnet } from '../../devnet/lifecycle.js';
 import { DevnetError, defaultDevnetDir, pidAlive, readManifest } from '../../devnet/manifest.js';
 import { type DevnetEvent, Observer } from '../../devnet/observer.js';
 import { type StartedEvent, startedEvent, startedLines } from '../../devnet/summary.js';
@@ -75,22 +75,32 @@ export default class DevnetUp extends SvcCommand {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => resolve(sig));
     });
 
-    const running = await startDevnet(prep, process.env).catch((err: Error) => {
+    // The observer subscribes before the nodes are healthy, so blocks proposed while the last
+    // validators are still starting are seen too; its events wait until `started` is printed.
+    let running: RunningDevnet | undefined;
+    const observer = new Observer(prep.manifest, () => running?.supervisor.processes() ?? []);
+    const early: DevnetEvent[] = [];
+    let live = false;
+    observer.on('event', (e) => (live ? emit(e) : early.push(e)));
+    observer.start();
+    running = await startDevnet(prep, process.env).catch((err: Error) => {
+      observer.stop();
       emit({ event: 'error', time: new Date().toISOString(), message: err.message });
       throw err;
     });
-    const observer = new Observer(running.manifest, () => running.supervisor.processes());
-    running.supervisor.on('change', () => observer.processesChanged());
-    running.supervisor.on('crash', (c) => observer.note('crash', `${c.name} crashed (${c.signal ?? `exit ${c.code}`}); log: ${c.log}`, { process: c.name, log: c.log }));
-    running.supervisor.on('restart', (r) => observer.note('restart', `${r.name} restarted (pid ${r.pid})`));
-    running.supervisor.on('failed', (f) => observer.note('error', `${f.name} failed: ${f.reason}; log: ${f.log}`, { process: f.name, log: f.log }));
-    observer.on('event', emit);
+    const supervisor = running.supervisor;
+    supervisor.on('change', () => observer.processesChanged());
+    supervisor.on('crash', (c) => observer.note('crash', `${c.name} crashed (${c.signal ?? `exit ${c.code}`}); log: ${c.log}`, { process: c.name, log: c.log }));
+    supervisor.on('restart', (r) => observer.note('restart', `${r.name} restarted (pid ${r.pid})`));
+    supervisor.on('failed', (f) => observer.note('error', `${f.name} failed: ${f.reason}; log: ${f.log}`, { process: f.name, log: f.log }));
+    observer.processesChanged();
 
     const started = startedEvent(running.manifest, prep.genesis, prep.resumed);
     emit(started);
+    live = true;
+    for (const e of early.splice(0)) emit(e);
     if (!ndjson) for (const line of startedLines(started)) this.log(line);
     observer.note('started', `${started.validators.length} validators up (${started.mode})`);
-    observer.start();
     const dashboard = ndjson ? undefined : (await import('../../devnet/dashboard-app.js')).renderDashboard(observer);
 
     const signal = await stopSignal;

@@ -11,7 +11,7 @@ import { createLogger, isLogLevel } from '../../util/log.js';
 export default class NodeBeacon extends SvcCommand {
   static override summary = 'Run the beacon layer: proposer selection, RANDAO, fork choice, finality, rewards, REST and /ws (8080)';
   static override description =
-    'Needs a running execution node (--execution-url). Validators authenticate with the bearer token in --validator-token-file (issued into the data directory when absent). ' +
+    'Needs an execution node (--execution-url; waits up to 30 s for it at start). Validators authenticate with the bearer token in --validator-token-file (issued into the data directory when absent). ' +
     'With --tls-cert and --tls-key (PEM, given together) REST and /ws are served over HTTPS/WSS only, so the token never crosses the network in clear; ' +
     'the certificate should name the address clients use (subjectAltName). Clients (svc node validator, fetch, ws) trust a self-signed or private-CA certificate when started with NODE_EXTRA_CA_CERTS=<ca.pem> (read once at process start). ' +
     'Stops on SIGINT/SIGTERM and resumes from --data-dir.';

@@ -49,6 +49,24 @@ export class EngineClient {
     return this.call('POST', '/api/v1/engine/creditRewards', body);
   }
 
+  /**
+   * Waits until execution answers (a beacon and its execution node are often started together):
+   * retries an unreachable engine every 250 ms until `timeoutMs`, then throws the last error.
+   */
+  async waitUntilReachable(timeoutMs: number, onWaiting: () => void): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (let first = true; ; first = false) {
+      try {
+        await this.registry();
+        return;
+      } catch (err) {
+        if (!(err instanceof EngineError) || err.code !== 'EXECUTION_UNREACHABLE' || Date.now() > deadline) throw err;
+        if (first) onWaiting();
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   /** Execution's validator registry (genesis plus deposits and exits). */
   async registry(): Promise<RegistryEntry[]> {
     return (await this.call<{ validators: RegistryEntry[] }>('GET', '/api/v1/engine/registry')).validators;

@@ -32,8 +32,13 @@ export interface BeaconNodeOptions {
   tokenFile?: string;
   /** PEM certificate and key: REST and `/ws` are then served over HTTPS/WSS only (see loadTlsPair). */
   tls?: TlsPair;
+  /** How long to wait for an unreachable execution node at start (default 30 s). */
+  executionWaitMs?: number;
   log: Logger;
 }
+
+/** Default wait for the execution node at start. */
+const EXECUTION_WAIT_MS = 30_000;
 
 /** Reads the validator token file, or issues a new random token into it. */
 export async function loadOrIssueToken(path: string): Promise<string> {
@@ -58,7 +63,7 @@ export class BeaconNode {
     private readonly scheme: 'http' | 'https',
   ) {}
 
-  /** Starts serving; the execution node must be reachable (its registry is read at start). */
+  /** Starts serving once the execution node answers (its registry is read at start; waits up to 30 s for it). */
   static async start(o: BeaconNodeOptions): Promise<BeaconNode> {
     await initSignatureBackend('auto', (m) => o.log.warn(m));
     // Built first: bad TLS material fails here, before anything is created or opened.
@@ -78,6 +83,12 @@ export class BeaconNode {
       throw new SvcError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`, 500);
     }
     const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), o.engineJwtSecret);
+    try {
+      await engine.waitUntilReachable(o.executionWaitMs ?? EXECUTION_WAIT_MS, () => o.log.info('waiting for the execution node', { url: engine.baseUrl, up_to_seconds: (o.executionWaitMs ?? EXECUTION_WAIT_MS) / 1000 }));
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
     const metrics = new BeaconMetrics();
     const events = EventHub.attach(app.server, { log: o.log, metrics });
     let chain: BeaconChain;

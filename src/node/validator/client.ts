@@ -146,6 +146,8 @@ export class ValidatorClient {
   private attestedEpoch = -1;
   private pendingAtt: PendingAttestation | undefined;
   private cursor = { slot: 0, phase: 0 };
+  /** Last slot whose proposer duty was checked against the beacon (so a reconnect re-checks only a missed one). */
+  private proposalChecked = -1;
   private timer: unknown;
   private running = false;
   private work: Promise<void> = Promise.resolve();
@@ -183,6 +185,11 @@ export class ValidatorClient {
         connected: (reconnect) => {
           this.metrics.wsConnected.set(1);
           if (reconnect) this.metrics.wsReconnects.inc();
+          // The beacon may just have come up (started together with this client, or restarted)
+          // after this slot's proposal phase could not reach it: check the slot again now rather
+          // than losing it.
+          const slot = slotAt(this.genesis, this.clock());
+          if (this.running && this.proposalChecked !== slot) this.enqueue(slot, 'propose');
         },
         disconnected: () => this.metrics.wsConnected.set(0),
         malformed: () => this.metrics.wsMalformed.inc(),
@@ -446,6 +453,7 @@ export class ValidatorClient {
     if (index === undefined || slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
     const duty = (await this.dutiesFor(epoch)).find((d) => d.slot === slot);
+    this.proposalChecked = slot;
     if (!duty || duty.validator_index !== index) return;
     if (duty.address !== this.keys.address) {
       this.log.error('proposer duty names this index with another address: not proposing', { slot, index, duty_address: duty.address, address: this.keys.address });
