@@ -1,7 +1,8 @@
 /**
  * `svc devnet up` from a user's point of view: seconds from the command to the first block and to
  * the first finalised epoch, and the resident memory of the whole devnet (supervisor + every node
- * process), at 4 and 16 validators. Runs the real CLI in a temporary directory with the default
+ * process: private pages plus the shared ones counted once, and the plain RSS sum), at 4 and 16
+ * validators, and at 4 in one process. Runs the real CLI in a temporary directory with the default
  * settings (no test shortcuts such as a cheap KDF), reads its NDJSON events, then stops it.
  */
 import { spawn } from 'node:child_process';
@@ -22,17 +23,26 @@ export interface DevnetFigures {
   mode: 'multi-process' | 'single-process';
   firstBlockS: number;
   finalizedS: number;
-  rssMb: number;
+  /**
+   * Physical memory of the devnet: every process's private pages plus the pages they share (the
+   * node binary and libraries, mapped by all of them) counted once, approximated by the largest
+   * shared set of any one process.
+   */
+  totalMb: number;
+  /** Sum of each process's RSS: counts the shared pages once per process. */
+  rssSumMb: number;
   /** RSS per process name, MB. */
   perProcessMb: Record<string, number>;
 }
 
-async function rssKb(pid: number): Promise<number> {
+/** Memory of one process from /proc/PID/smaps_rollup, in kB (zeros when it is gone). */
+async function memoryKb(pid: number): Promise<{ rss: number; shared: number; private: number }> {
   try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+    const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+    return { rss: field('Rss'), shared: field('Shared_Clean') + field('Shared_Dirty'), private: field('Private_Clean') + field('Private_Dirty') };
   } catch {
-    return 0;
+    return { rss: 0, shared: 0, private: 0 };
   }
 }
 
@@ -67,10 +77,19 @@ async function measureDevnet(validators: number, mode: DevnetFigures['mode']): P
       });
     });
     const manifest = JSON.parse(await readFile(join(dir, 'devnet.json'), 'utf8')) as { supervisor: { pid: number }; processes: Array<{ name: string; pid: number }> };
-    const perProcessMb: Record<string, number> = { supervisor: (await rssKb(manifest.supervisor.pid)) / 1024 };
-    for (const p of manifest.processes) perProcessMb[p.name] = (await rssKb(p.pid)) / 1024;
-    const rssMb = Object.values(perProcessMb).reduce((a, b) => a + b, 0);
-    return { validators, mode, ...times, rssMb, perProcessMb };
+    const pids: Array<[string, number]> = [['supervisor', manifest.supervisor.pid], ...manifest.processes.map((p): [string, number] => [p.name, p.pid])];
+    const perProcessMb: Record<string, number> = {};
+    let privateKb = 0;
+    let sharedKb = 0;
+    for (const [name, pid] of pids) {
+      const m = await memoryKb(pid);
+      perProcessMb[name] = m.rss / 1024;
+      privateKb += m.private;
+      sharedKb = Math.max(sharedKb, m.shared);
+    }
+    const rssSumMb = Object.values(perProcessMb).reduce((a, b) => a + b, 0);
+    const totalMb = (privateKb + sharedKb) / 1024;
+    return { validators, mode, ...times, totalMb, rssSumMb, perProcessMb };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -97,9 +116,10 @@ export async function runDevnetBench(o: { sizes?: number[]; print: boolean }): P
         name: `resident memory, ${label}`,
         backend: `${Object.keys(d.perProcessMb).length} processes`,
         unit: 'MB',
-        value: d.rssMb,
-        note: `${d.validators === 4 ? `goal < ${GOALS.memoryMb4} MB; ` : ''}${breakdown}`,
+        value: d.totalMb,
+        note: `${d.validators === 4 ? `goal < ${GOALS.memoryMb4} MB; ` : ''}private pages of every process + shared pages once`,
       },
+      { name: `RSS summed over processes, ${label}`, backend: 'shared pages counted per process', unit: 'MB', value: d.rssSumMb, note: breakdown },
     ];
   });
   if (o.print) console.log(formatTable('svc devnet up (real processes, default settings; times from the command, by the events\' own timestamps)', results));
