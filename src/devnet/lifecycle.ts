@@ -350,6 +350,7 @@ function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, valida
   };
   const beacon: ProcessSpec = {
     name: 'beacon',
+    stopRank: 1,
     nodeFlags: LIGHT_PROCESS_FLAGS,
     args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'beacon'), '--port', String(ports.beacon), '--execution-url', execUrl, '--validator-token-file', layout.token],
     log: logPath(layout, 'beacon'),
@@ -362,6 +363,7 @@ function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, valida
     const dataDir = validatorDataDir(layout, g.validators[i]!.address);
     return {
       name: `validator-${v.index}`,
+      stopRank: 2,
       nodeFlags: LIGHT_PROCESS_FLAGS,
       args: ['node', 'validator', '--keystore', v.wallet, '--genesis', layout.genesis, '--beacon-url', beaconUrl, '--execution-url', execUrl, '--token-file', layout.token, '--data-dir', dataDir, '--metrics-port', String(metrics)],
       log: logPath(layout, `validator-${v.index}`),

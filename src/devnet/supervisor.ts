@@ -40,6 +40,8 @@ export interface ProcessSpec {
   port: number | null;
   /** URLs that must all answer 200 before the process counts as healthy. */
   healthUrls: string[];
+  /** Stop order: higher ranks stop first (validators before the beacon before execution); default 0. */
+  stopRank?: number;
 }
 
 /** Events a Supervisor emits. */
@@ -113,12 +115,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     }
   }
 
-  /** Stops every process (reverse group order): SIGTERM, then SIGKILL after the grace period. */
+  /** Stops every process, highest stop rank first (equal ranks together): SIGTERM, then SIGKILL after the grace period. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const group of [...this.procs].reverse()) {
-      await Promise.all(group.map((p) => this.terminate(p)));
-    }
+    const all = this.procs.flat();
+    const ranks = [...new Set(all.map((p) => p.spec.stopRank ?? 0))].sort((a, b) => b - a);
+    for (const rank of ranks) await Promise.all(all.filter((p) => (p.spec.stopRank ?? 0) === rank).map((p) => this.terminate(p)));
   }
 
   private set(p: Running, status: ProcessStatus): void {

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CliResult, cliEnv, expectCliError, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
 import { waitFor } from '../helpers/network.js';
@@ -116,6 +116,16 @@ test('devnet up --detach: transfer finalised with no URL flags, crash restarted 
       const down = await svc(env, 'devnet', 'down', '--dir', dir);
       assert.is(down.cleaned, false);
       await allGone([...seen]);
+      // Stopped in order: every validator, then the beacon, then execution.
+      const stoppedAt = async (name: string, msg: string) => {
+        const lines = (await readFile(join(dir, 'logs', `${name}.log`), 'utf8')).split('\n').filter((l) => l.includes(`"msg":"${msg}"`));
+        assert.ok(lines.length > 0, `${name} logged ${msg}`);
+        return Date.parse(JSON.parse(lines[lines.length - 1]!).ts);
+      };
+      const validatorsDone = Math.max(...(await Promise.all([0, 1, 2, 3].map((i) => stoppedAt(`validator-${i}`, 'validator client stopped')))));
+      const beaconDone = await stoppedAt('beacon', 'beacon node stopped');
+      assert.ok(validatorsDone <= beaconDone, 'validators stop before the beacon');
+      assert.ok(beaconDone <= (await stoppedAt('execution', 'execution node stopped')), 'the beacon stops before execution');
       expectCliError(await runCli(['devnet', 'up', '--dir', dir, '--validators', '5', '--detach', '--json'], env), { exit: 1, code: 'DEVNET_MISMATCH', json: true });
       const again = await svc(env, 'devnet', 'up', '--dir', dir, '--detach');
       assert.is(again.resumed, true);
