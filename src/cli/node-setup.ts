@@ -1,16 +1,45 @@
-/** Start-up pieces shared by the `svc node …` commands: secrets, keystores, the faucet key. */
+/** Start-up pieces shared by the `svc node …` commands: flags, logger, TLS, secrets, keystores, the faucet key. */
+import { Flags } from '@oclif/core';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseHex } from '../core/codec/bytes.js';
 import { SvcError, WalletError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
-import type { Logger } from '../util/log.js';
+import { type TlsPair, loadTlsPair, tlsWarnings } from '../node/tls.js';
+import { type Logger, createLogger, isLogLevel } from '../util/log.js';
 import type { WalletKeys } from '../wallet/derivation.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { readWallet } from '../wallet/store.js';
 import { DEVNET_PASSWORD } from '../genesis/build.js';
 import { readSecret } from './secrets.js';
+
+/** `--log-level` of the long-running node commands. */
+export const logLevelFlag = Flags.string({ description: 'debug, info, warn or error', default: 'info' });
+
+/** The JSON-lines logger of a node command, refusing an unknown `--log-level`. */
+export function nodeLogger(component: string, level: string): Logger {
+  if (!isLogLevel(level)) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${level}`);
+  return createLogger(component, level);
+}
+
+/** `--tls-cert` / `--tls-key` of a beacon (oclif refuses one without the other, exit 2). */
+export function tlsFlags(certDescription: string) {
+  return {
+    'tls-cert': Flags.string({ description: certDescription, dependsOn: ['tls-key'] }),
+    'tls-key': Flags.string({ description: 'PEM private key of --tls-cert (needs --tls-cert)', dependsOn: ['tls-cert'] }),
+  };
+}
+
+/** Loads the `--tls-cert`/`--tls-key` pair when given, logging what the certificate does not cover (expiry, `host`). */
+export async function loadTlsFlags(flags: { 'tls-cert'?: string; 'tls-key'?: string }, host: string, log: Logger): Promise<TlsPair | undefined> {
+  const cert = flags['tls-cert'];
+  const key = flags['tls-key'];
+  if (!cert || !key) return undefined;
+  const tls = await loadTlsPair(resolve(cert), resolve(key));
+  for (const warning of tlsWarnings(tls.certificate, host)) log.warn(warning, { tls_cert: resolve(cert) });
+  return tls;
+}
 
 /** Reads a 32-byte hex engine JWT secret file (with or without 0x). */
 export async function readJwtSecret(file: string, flag: string): Promise<Uint8Array> {

@@ -7,11 +7,10 @@
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
-import { runningDevnet } from '../devnet/manifest.js';
 import type { AttestationJson } from '../core/types/attestation.js';
 import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
-import { parseExecutionUrl } from './execution.js';
+import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
@@ -40,10 +39,7 @@ export class BeaconClientError extends SvcError {
  * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
  */
 export function resolveBeaconUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (flag !== undefined) return parseExecutionUrl(flag, '--beacon-url');
-  const fromEnv = env.SVC_BEACON_URL;
-  if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_BEACON_URL');
-  return runningDevnet(env)?.endpoints.beacon ?? DEFAULT_BEACON_URL;
+  return resolveNodeUrl(flag, env, { flag: '--beacon-url', envVar: 'SVC_BEACON_URL', endpoint: 'beacon', fallback: DEFAULT_BEACON_URL });
 }
 
 // ---------------------------------------------------------------------------------------------

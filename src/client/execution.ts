@@ -33,10 +33,19 @@ export class ExecutionClientError extends SvcError {
  * Returns it normalised (no trailing slash); a bad value is INVALID_URL naming its source.
  */
 export function resolveExecutionUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (flag !== undefined) return parseExecutionUrl(flag, '--execution-url');
-  const fromEnv = env.SVC_EXECUTION_URL;
-  if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, 'SVC_EXECUTION_URL');
-  return runningDevnet(env)?.endpoints.execution ?? DEFAULT_EXECUTION_URL;
+  return resolveNodeUrl(flag, env, { flag: '--execution-url', envVar: 'SVC_EXECUTION_URL', endpoint: 'execution', fallback: DEFAULT_EXECUTION_URL });
+}
+
+/** A node URL in effect: the flag, else the environment variable, else the running devnet's endpoint, else `fallback`. */
+export function resolveNodeUrl(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  o: { flag: string; envVar: string; endpoint: 'execution' | 'beacon'; fallback: string },
+): string {
+  if (flag !== undefined) return parseExecutionUrl(flag, o.flag);
+  const fromEnv = env[o.envVar];
+  if (fromEnv !== undefined && fromEnv !== '') return parseExecutionUrl(fromEnv, o.envVar);
+  return runningDevnet(env)?.endpoints[o.endpoint] ?? o.fallback;
 }
 
 

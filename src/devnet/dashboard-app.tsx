@@ -15,7 +15,7 @@ import { render } from 'ink';
 import { Dashboard } from './dashboard.js';
 import type { DevnetView } from './view.js';
 
-/** Where the dashboard gets its snapshots: the observer, or a stub in tests. */
+/** Where the dashboard gets its snapshots: the observer, or a hand-built source in tests. */
 export interface DashboardSource {
   /** The latest view; called after every notification. */
   current(): DevnetView;

@@ -61,7 +61,7 @@ export interface PreparedDevnet {
 /** Creates or resumes the devnet in `o.dir` and writes its manifest; starts nothing. */
 export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   const layout = devnetLayout(o.dir);
-  const previous = readManifestOrReset(layout, o.fresh);
+  const previous = readManifestLenient(layout, o.fresh);
   if (previous && pidAlive(previous.supervisor?.pid)) {
     throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${layout.dir} (supervisor pid ${previous.supervisor!.pid}); stop it with: svc devnet down --dir ${layout.dir}`, 409);
   }
@@ -192,7 +192,7 @@ export interface DownResult {
  */
 export async function downDevnet(dir: string, opts: { clean: boolean; timeoutMs?: number }): Promise<DownResult> {
   const layout = devnetLayout(dir);
-  const m = readManifestOrReset(layout, opts.clean);
+  const m = readManifestLenient(layout, opts.clean);
   if (!m) {
     if (!opts.clean) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (no ${layout.manifest})`, 404);
     await removeDevnetFiles(layout);
@@ -207,7 +207,7 @@ export async function downDevnet(dir: string, opts: { clean: boolean; timeoutMs?
   }
   // Whatever is still alive (supervisor SIGKILLed earlier, or it did not finish in time).
   await terminate(pids.filter((p) => pidAlive(p)), deadline);
-  const after = readManifestOrReset(layout, true);
+  const after = readManifestLenient(layout, true);
   if (after && after.state !== 'stopped') {
     after.state = 'stopped';
     after.supervisor = null;
@@ -218,8 +218,8 @@ export async function downDevnet(dir: string, opts: { clean: boolean; timeoutMs?
   return { dir: layout.dir, stopped: pids, cleaned: opts.clean };
 }
 
-/** The manifest, or undefined; a broken one is tolerated (treated as absent) when `tolerant`. */
-function readManifestOrReset(layout: DevnetLayout, tolerant: boolean): DevnetManifest | undefined {
+/** The manifest, or undefined; a broken one counts as absent when `tolerant` (--fresh, --clean). */
+function readManifestLenient(layout: DevnetLayout, tolerant: boolean): DevnetManifest | undefined {
   try {
     return readManifest(layout.dir);
   } catch (err) {

@@ -32,6 +32,7 @@ const FIRST_CONNECT_RETRY_MS = 100;
 /** Keeps a live view of a devnet described by its manifest. */
 export class Observer extends EventEmitter<ObserverEvents> {
   private view: DevnetView;
+  private readonly processesOf: () => ProcessView[];
   private readonly beacon: BeaconClient;
   private readonly execution: ExecutionClient;
   private readonly byAddress = new Map<string, number>();
@@ -70,8 +71,6 @@ export class Observer extends EventEmitter<ObserverEvents> {
       events: [],
     };
   }
-
-  private readonly processesOf: () => ProcessView[];
 
   /** The latest view (a fresh object each change, so renderers can compare by reference). */
   current(): DevnetView {

@@ -2,12 +2,9 @@ import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { loadFaucetKey, unlockKeystore } from '../../cli/node-setup.js';
-import { SvcError } from '../../core/errors.js';
+import { loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockKeystore } from '../../cli/node-setup.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { startAll } from '../../node/all.js';
-import { loadTlsPair, tlsWarnings } from '../../node/tls.js';
-import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeAll extends SvcCommand {
   static override summary = 'Run execution, beacon and validator clients in one process (single-process deployment)';
@@ -27,21 +24,17 @@ export default class NodeAll extends SvcCommand {
     keystores: Flags.string({ description: 'directory of validator-*.json keystores (default: keystores/ beside the genesis)' }),
     'password-file': Flags.string({ description: 'validator keystores password (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
     'faucet-password-file': Flags.string({ description: 'faucet keystore password (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
-    'tls-cert': Flags.string({ description: 'PEM certificate (chain) for the beacon: HTTPS and WSS (needs --tls-key)', dependsOn: ['tls-key'] }),
-    'tls-key': Flags.string({ description: 'PEM private key of --tls-cert (needs --tls-cert)', dependsOn: ['tls-cert'] }),
-    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+    ...tlsFlags('PEM certificate (chain) for the beacon: HTTPS and WSS (needs --tls-key)'),
+    'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeAll);
     const level = flags['log-level'];
-    if (!isLogLevel(level)) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${level}`);
-    // dependsOn has already refused one TLS flag without the other (exit 2).
-    const beaconTls = flags['tls-cert'] && flags['tls-key'] ? await loadTlsPair(resolve(flags['tls-cert']), resolve(flags['tls-key'])) : undefined;
+    const log = nodeLogger('all', level);
+    const beaconTls = await loadTlsFlags(flags, flags.host, log);
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
-    const log = createLogger('all', level);
-    if (beaconTls) for (const warning of tlsWarnings(beaconTls.certificate, flags.host)) log.warn(warning, { tls_cert: resolve(flags['tls-cert']!) });
     const dir = resolve(flags.keystores ?? join(dirname(genesisPath), 'keystores'));
     const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort();
     const validators = [];
@@ -58,7 +51,7 @@ export default class NodeAll extends SvcCommand {
       ...(beaconTls ? { beaconTls } : {}),
       validators,
       ...(faucet ? { faucet } : {}),
-      log: (component) => createLogger(component, level),
+      log: (component) => nodeLogger(component, level),
     });
     log.info('all layers started', { execution: node.execution.restUrl, rpc: node.execution.rpcUrl, beacon: node.beacon.url, validators: validators.length });
     await new Promise<void>((done) => {

@@ -1,12 +1,9 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { readJwtSecret } from '../../cli/node-setup.js';
-import { SvcError } from '../../core/errors.js';
+import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { BeaconNode } from '../../node/beacon/node.js';
-import { loadTlsPair, tlsWarnings } from '../../node/tls.js';
-import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeBeacon extends SvcCommand {
   static override summary = 'Run the beacon layer: proposer selection, RANDAO, fork choice, finality, rewards, REST and /ws (8080)';
@@ -28,19 +25,15 @@ export default class NodeBeacon extends SvcCommand {
     'execution-url': Flags.string({ description: 'execution node REST URL', default: 'http://127.0.0.1:8546' }),
     'engine-jwt-secret': Flags.string({ description: 'file with the 32-byte hex engine secret (when execution is not on loopback)' }),
     'validator-token-file': Flags.string({ description: 'bearer token file for validator calls (default: <data-dir>/validator-token, created if absent)' }),
-    'tls-cert': Flags.string({ description: 'PEM certificate (chain): serve HTTPS and WSS (needs --tls-key)', dependsOn: ['tls-key'] }),
-    'tls-key': Flags.string({ description: 'PEM private key of --tls-cert (needs --tls-cert)', dependsOn: ['tls-cert'] }),
-    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+    ...tlsFlags('PEM certificate (chain): serve HTTPS and WSS (needs --tls-key)'),
+    'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeBeacon);
-    if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
-    const log = createLogger('beacon', flags['log-level']);
-    // dependsOn has already refused one TLS flag without the other (exit 2); the files are
-    // checked before anything else so a bad one is reported first and alone.
-    const tls = flags['tls-cert'] && flags['tls-key'] ? await loadTlsPair(resolve(flags['tls-cert']), resolve(flags['tls-key'])) : undefined;
-    if (tls) for (const warning of tlsWarnings(tls.certificate, flags.host)) log.warn(warning, { tls_cert: resolve(flags['tls-cert']!) });
+    const log = nodeLogger('beacon', flags['log-level']);
+    // The TLS files are checked before anything else so a bad one is reported first and alone.
+    const tls = await loadTlsFlags(flags, flags.host, log);
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
     const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;
     const node = await BeaconNode.start({

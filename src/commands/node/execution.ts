@@ -1,11 +1,9 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { loadFaucetKey, readJwtSecret } from '../../cli/node-setup.js';
-import { SvcError } from '../../core/errors.js';
+import { loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
-import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeExecution extends SvcCommand {
   static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';
@@ -25,13 +23,12 @@ export default class NodeExecution extends SvcCommand {
     'pool-capacity': Flags.integer({ description: 'most transactions the pool holds before evicting the cheapest', default: 50_000, min: 1 }),
     'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
     'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
-    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+    'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeExecution);
-    if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
-    const log = createLogger('execution', flags['log-level']);
+    const log = nodeLogger('execution', flags['log-level']);
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
     const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;

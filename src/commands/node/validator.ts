@@ -2,14 +2,13 @@ import { Flags } from '@oclif/core';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { readJwtSecret, unlockKeystore } from '../../cli/node-setup.js';
+import { logLevelFlag, nodeLogger, readJwtSecret, unlockKeystore } from '../../cli/node-setup.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { signEngineJwt } from '../../node/execution/api/jwt.js';
 import { openValidatorDataDir, ValidatorClient } from '../../node/validator/client.js';
-import { createLogger, isLogLevel } from '../../util/log.js';
 
 export default class NodeValidator extends SvcCommand {
   static override summary = 'Run a validator client: propose blocks and attest through the beacon API, with slashing protection';
@@ -30,13 +29,12 @@ export default class NodeValidator extends SvcCommand {
     'data-dir': Flags.string({ description: 'validator data directory (slashing-protection database)', required: true }),
     'metrics-host': Flags.string({ description: 'interface of the metrics server', default: '127.0.0.1' }),
     'metrics-port': Flags.integer({ description: 'Prometheus metrics port (0 = off)', default: 8547, min: 0, max: 65535 }),
-    'log-level': Flags.string({ description: 'debug, info, warn or error', default: 'info' }),
+    'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeValidator);
-    if (!isLogLevel(flags['log-level'])) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${flags['log-level']}`);
-    const log = createLogger('validator', flags['log-level']);
+    const log = nodeLogger('validator', flags['log-level']);
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
     const beaconUrl = resolveBeaconUrl(flags['beacon-url']);
     const executionUrl = resolveExecutionUrl(flags['execution-url']);
