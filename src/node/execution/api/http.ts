@@ -1,6 +1,8 @@
 /** Fastify plumbing shared by the REST and JSON-RPC servers: error envelope, limits, client address. */
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import { SvcError } from '../../../core/errors.js';
 import type { Logger } from '../../../util/log.js';
 
@@ -8,6 +10,16 @@ import type { Logger } from '../../../util/log.js';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Engine block bodies: a 30M-gas block of transfers is about 1,430 × 10.7 KB of hex JSON ≈ 15 MB. */
 export const ENGINE_BODY_LIMIT = 32 * 1024 * 1024;
+
+/** Longest request target (path and query) answered normally; longer ones get 414 URI_TOO_LONG. */
+export const MAX_URL_BYTES = 8 * 1024;
+/**
+ * Node's parser limit for the whole request head. It is well above MAX_URL_BYTES so an over-long
+ * URL reaches the router and gets its 414 on a connection that stays open (Node's default, 16 KiB,
+ * failed such requests in the parser: 431 with a foreign body and every pipelined request behind
+ * it reset). Beyond this the parser cannot continue the connection: see clientError below.
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
 
 /** The DECISIONS.md error envelope. */
 export function errorBody(code: string, message: string): { success: false; error: { code: string; message: string } } {
@@ -41,6 +53,8 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
   const options = {
     logger: false,
     bodyLimit,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler: clientError,
     trustProxy: false,
     return503OnClosing: true,
     // Errors raised before routing (bad percent-encoding, over-long path parameters) bypass the
@@ -52,7 +66,12 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
   };
   // An https.Server is an http.Server to the type system (and to every route), so both
   // instances are the one FastifyInstance type callers use.
-  const app: FastifyInstance = tls ? Fastify<HttpsServer>({ ...options, https: { cert: tls.cert, key: tls.key } }) : Fastify(options);
+  const app: FastifyInstance = tls ? Fastify<HttpsServer>({ ...options, https: { cert: tls.cert, key: tls.key, maxHeaderSize: MAX_HEADER_BYTES } }) : Fastify(options);
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.length > MAX_URL_BYTES) {
+      return reply.status(414).send(errorBody('URI_TOO_LONG', `request URL is ${req.url.length} bytes; at most ${MAX_URL_BYTES} are accepted`));
+    }
+  });
   app.setErrorHandler((err, req, reply) => {
     const c = classify(err);
     if (c.status >= 500) log.error('request failed', { method: req.method, url: req.url, error: (err as Error).stack ?? String(err) });
@@ -62,6 +81,38 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
     void reply.status(404).send(errorBody('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`));
   });
   return app;
+}
+
+/**
+ * A request the HTTP parser cannot read (a head over MAX_HEADER_BYTES, malformed framing) still
+ * gets the envelope. The parser cannot resynchronise on that connection, so the answer closes it:
+ * requests pipelined behind the bad one are not read (a client retries them on a new connection).
+ */
+function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', `request line and headers exceed ${MAX_HEADER_BYTES} bytes`]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'the request was not received in time']
+        : [400, 'INVALID_REQUEST', 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify(errorBody(code, message));
+  const send = () => {
+    if (!socket.writable) return void socket.destroy();
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  };
+  // Requests parsed before the bad one are still being answered (Node keeps the one in flight on
+  // the socket): the error goes out after them, so no response is cut or interleaved.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (inFlight && !inFlight.writableFinished) {
+    inFlight.once('finish', send);
+    inFlight.once('close', () => inFlight.writableFinished || socket.destroy());
+  } else {
+    send();
+  }
 }
 
 /** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
