@@ -7,9 +7,9 @@
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { verify } from '../../core/crypto/mldsa.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
-import { SvcError } from '../../core/errors.js';
+import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
+import { type Attestation, attestationFromJson, attestationToJson, verifyAttestation } from '../../core/types/attestation.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
@@ -54,7 +54,16 @@ const K = {
   bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
   forkChoice: 'm:forkchoice',
   ledger: 'm:ledger',
+  /** Attestations accepted since the last fork-choice/ledger snapshot, in acceptance order. */
+  attestation: (seq: number) => `a:${String(seq).padStart(16, '0')}`,
+  attestationPrefix: 'a:',
 } as const;
+
+/** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
+export const UNHEALTHY_AFTER_REJECTIONS = 3;
+
+/** The beacon's own view of whether it can make progress (GET /beacon/v1/node/health). */
+export type BeaconHealth = { healthy: true } | { healthy: false; reason: string; message: string };
 
 /** Half a slot of clock disparity tolerated for proposals from the future. */
 const CLOCK_DISPARITY_FRACTION = 0.5;
@@ -67,6 +76,12 @@ export class BeaconChain {
   private lastFinalized = '';
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
+  /** Proposals in a row that passed the beacon's checks and were refused by execution. */
+  private rejectedInRow = 0;
+  private lastRejection = '';
+  /** Journal keys of attestations not yet covered by a stored snapshot; removed with the next one. */
+  private journal: string[] = [];
+  private nextJournalSeq = 0;
 
   private constructor(
     readonly genesis: Genesis,
@@ -114,10 +129,59 @@ export class BeaconChain {
     chain.remember(genesisRecord);
     for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
     await chain.refreshRegistry();
+    // Execution last heard of the snapshot's head; what the replay moves is sent on the first slot.
     chain.lastHead = chain.forkChoice.head();
     chain.lastFinalized = chain.forkChoice.finalized().root;
+    await chain.replayJournal();
     await chain.recordHeadEncoding();
     return chain;
+  }
+
+  // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
+  // acceptance order, so their fork-choice votes and rewards survive a crash. The journal is
+  // small (one slot's worth at most, see writeSnapshot), so this is cheap at any chain length.
+  private async replayJournal(): Promise<void> {
+    const entries = await this.store.scan<unknown>(K.attestationPrefix);
+    let replayed = 0;
+    for (const { key, value } of entries) {
+      this.journal.push(key);
+      try {
+        const att = attestationFromJson(value);
+        const v = this.registry[att.validatorIndex];
+        if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
+        // Its signature was checked before it was journaled; only the effects are redone.
+        if (this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status === 'applied') {
+          this.ledger.recordAttestation(att.data.target.epoch, v.address);
+          replayed++;
+        }
+      } catch (err) {
+        this.log.warn('journaled attestation could not be re-applied; dropped', { key, error: (err as Error).message });
+      }
+    }
+    const last = entries[entries.length - 1];
+    if (last) this.nextJournalSeq = Number(last.key.slice(K.attestationPrefix.length)) + 1;
+    if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied: replayed });
+  }
+
+  /**
+   * Adds the fork-choice store and the ledger to `batch` and retires the attestation journal in
+   * the same atomic write: the snapshot now holds what the journal entries recorded.
+   */
+  private withSnapshot(batch: WriteBatch): WriteBatch {
+    batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson());
+    for (const key of this.journal) batch.del(key);
+    this.journal = [];
+    return batch;
+  }
+
+  /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
+  health(): BeaconHealth {
+    const link = this.engine.linkProblem();
+    if (link) return { healthy: false, reason: link.code, message: link.message };
+    if (this.rejectedInRow >= UNHEALTHY_AFTER_REJECTIONS) {
+      return { healthy: false, reason: 'PROPOSALS_REJECTED', message: `execution rejected the last ${this.rejectedInRow} proposals (last: ${this.lastRejection})` };
+    }
+    return { healthy: true };
   }
 
   // The canonical-length gauge otherwise waits for the next proposal; the alert on it
@@ -270,8 +334,12 @@ export class BeaconChain {
     }
     const json = blockToJson(block);
     const result = await this.engine.newPayload(json).catch((err: SvcError) => {
+      this.rejectedInRow++;
+      this.lastRejection = `${err.code}: ${err.message}`;
+      if (err instanceof WrongChainError) throw err;
       throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
     });
+    this.rejectedInRow = 0;
     const record: BeaconBlockRecord = {
       root,
       parent: parent.root,
@@ -286,9 +354,7 @@ export class BeaconChain {
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
     this.ledger.recordProposal(epoch, proposer);
     this.remember(record);
-    await this.store.write(
-      new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root).put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()),
-    );
+    await this.store.write(this.withSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root)));
     this.metrics.blocksProposed.inc();
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
@@ -337,6 +403,11 @@ export class BeaconChain {
       }
       if (outcome.status === 'applied') {
         this.ledger.recordAttestation(att.data.target.epoch, v.address);
+        // Durable before it is acknowledged: one small synced put, not a snapshot of the
+        // whole fork-choice store (that happens once per slot and retires these entries).
+        const key = K.attestation(this.nextJournalSeq++);
+        await this.store.write(new WriteBatch().put(key, attestationToJson(att)));
+        this.journal.push(key);
         this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
         await this.updateHead();
       }
@@ -414,13 +485,14 @@ export class BeaconChain {
     this.lastFinalized = fin.root;
   }
 
-  /** Per-slot work: metrics, paying closed epochs, persisting the fork-choice store. */
+  /** Per-slot work: the execution chain check, metrics, paying closed epochs, persisting the fork-choice store. */
   async onSlot(): Promise<void> {
     await this.mutex.run(async () => {
       const slot = this.currentSlot();
       const epoch = epochOfSlot(this.genesis, slot);
       this.metrics.currentSlot.set(slot);
       this.metrics.currentEpoch.set(epoch);
+      await this.checkExecution();
       // Retries a head or finality update execution refused or missed (a no-op when in sync).
       await this.updateHead();
       // Epoch e is paid once its attestations can no longer arrive: from epoch e + 2 on.
@@ -435,8 +507,19 @@ export class BeaconChain {
           break;
         }
       }
-      await this.store.write(new WriteBatch().put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+      await this.store.write(this.withSnapshot(new WriteBatch()));
     });
+  }
+
+  // Every slot, not only after a failed call: execution may have been restarted on other data
+  // between two calls. While the check fails, the engine client sends execution nothing that
+  // changes its state (no newPayload, forkchoiceUpdated or creditRewards) and health says why.
+  private async checkExecution(): Promise<void> {
+    const before = this.engine.linkProblem()?.code;
+    await this.engine.checkChain().catch(() => undefined);
+    const now = this.engine.linkProblem();
+    if (now && now.code !== before) this.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
+    else if (!now && before) this.log.info('execution link restored', { was: before });
   }
 
   /** Starts the slot timer (aligned to slot starts). */
