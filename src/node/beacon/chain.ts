@@ -160,6 +160,7 @@ export class BeaconChain {
     }
     const last = entries[entries.length - 1];
     if (last) this.nextJournalSeq = Number(last.key.slice(K.attestationPrefix.length)) + 1;
+    this.metrics.attestationJournal.set(this.journal.length);
     if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied: replayed });
   }
 
@@ -171,6 +172,7 @@ export class BeaconChain {
     batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson());
     for (const key of this.journal) batch.del(key);
     this.journal = [];
+    this.metrics.attestationJournal.set(0);
     return batch;
   }
 
@@ -408,6 +410,7 @@ export class BeaconChain {
         const key = K.attestation(this.nextJournalSeq++);
         await this.store.write(new WriteBatch().put(key, attestationToJson(att)));
         this.journal.push(key);
+        this.metrics.attestationJournal.set(this.journal.length);
         this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
         await this.updateHead();
       }
