@@ -9,12 +9,13 @@ import { verify } from '../../core/crypto/mldsa.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { type Attestation, attestationFromJson, attestationToJson, verifyAttestation } from '../../core/types/attestation.js';
+import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../execution/registry.js';
 import { ChainStore, WriteBatch } from '../execution/store.js';
+import { AttestationJournal } from './attestation-journal.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
@@ -54,9 +55,6 @@ const K = {
   bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
   forkChoice: 'm:forkchoice',
   ledger: 'm:ledger',
-  /** Attestations accepted since the last fork-choice/ledger snapshot, in acceptance order. */
-  attestation: (seq: number) => `a:${String(seq).padStart(16, '0')}`,
-  attestationPrefix: 'a:',
 } as const;
 
 /** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
@@ -79,9 +77,8 @@ export class BeaconChain {
   /** Proposals in a row that passed the beacon's checks and were refused by execution. */
   private rejectedInRow = 0;
   private lastRejection = '';
-  /** Journal keys of attestations not yet covered by a stored snapshot; removed with the next one. */
-  private journal: string[] = [];
-  private nextJournalSeq = 0;
+  private checking = false;
+  private readonly journal: AttestationJournal;
 
   private constructor(
     readonly genesis: Genesis,
@@ -95,6 +92,7 @@ export class BeaconChain {
     private readonly now: () => number,
   ) {
     this.genesisRoot = toHex(genesisHash(genesis));
+    this.journal = new AttestationJournal(store, metrics);
   }
 
   /** Opens (or initialises) the beacon store and syncs the registry from execution. */
@@ -139,29 +137,26 @@ export class BeaconChain {
 
   // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
   // acceptance order, so their fork-choice votes and rewards survive a crash. The journal is
-  // small (one slot's worth at most, see writeSnapshot), so this is cheap at any chain length.
+  // small (one slot's worth at most, see withSnapshot), so this is cheap at any chain length.
   private async replayJournal(): Promise<void> {
-    const entries = await this.store.scan<unknown>(K.attestationPrefix);
-    let replayed = 0;
-    for (const { key, value } of entries) {
-      this.journal.push(key);
+    const entries = await this.journal.load();
+    let applied = 0;
+    for (const e of entries) {
       try {
-        const att = attestationFromJson(value);
+        if ('error' in e) throw e.error;
+        const att = e.attestation;
         const v = this.registry[att.validatorIndex];
         if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
         // Its signature was checked before it was journaled; only the effects are redone.
         if (this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status === 'applied') {
           this.ledger.recordAttestation(att.data.target.epoch, v.address);
-          replayed++;
+          applied++;
         }
       } catch (err) {
-        this.log.warn('journaled attestation could not be re-applied; dropped', { key, error: (err as Error).message });
+        this.log.warn('journaled attestation could not be re-applied; dropped', { key: e.key, error: (err as Error).message });
       }
     }
-    const last = entries[entries.length - 1];
-    if (last) this.nextJournalSeq = Number(last.key.slice(K.attestationPrefix.length)) + 1;
-    this.metrics.attestationJournal.set(this.journal.length);
-    if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied: replayed });
+    if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied });
   }
 
   /**
@@ -169,11 +164,7 @@ export class BeaconChain {
    * the same atomic write: the snapshot now holds what the journal entries recorded.
    */
   private withSnapshot(batch: WriteBatch): WriteBatch {
-    batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson());
-    for (const key of this.journal) batch.del(key);
-    this.journal = [];
-    this.metrics.attestationJournal.set(0);
-    return batch;
+    return this.journal.retireInto(batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -407,10 +398,7 @@ export class BeaconChain {
         this.ledger.recordAttestation(att.data.target.epoch, v.address);
         // Durable before it is acknowledged: one small synced put, not a snapshot of the
         // whole fork-choice store (that happens once per slot and retires these entries).
-        const key = K.attestation(this.nextJournalSeq++);
-        await this.store.write(new WriteBatch().put(key, attestationToJson(att)));
-        this.journal.push(key);
-        this.metrics.attestationJournal.set(this.journal.length);
+        await this.journal.append(att);
         this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
         await this.updateHead();
       }
@@ -490,12 +478,13 @@ export class BeaconChain {
 
   /** Per-slot work: the execution chain check, metrics, paying closed epochs, persisting the fork-choice store. */
   async onSlot(): Promise<void> {
+    // Outside the lock: a slow execution node must not hold up proposals and attestations here.
+    await this.checkExecution();
     await this.mutex.run(async () => {
       const slot = this.currentSlot();
       const epoch = epochOfSlot(this.genesis, slot);
       this.metrics.currentSlot.set(slot);
       this.metrics.currentEpoch.set(epoch);
-      await this.checkExecution();
       // Retries a head or finality update execution refused or missed (a no-op when in sync).
       await this.updateHead();
       // Epoch e is paid once its attestations can no longer arrive: from epoch e + 2 on.
@@ -518,11 +507,18 @@ export class BeaconChain {
   // between two calls. While the check fails, the engine client sends execution nothing that
   // changes its state (no newPayload, forkchoiceUpdated or creditRewards) and health says why.
   private async checkExecution(): Promise<void> {
-    const before = this.engine.linkProblem()?.code;
-    await this.engine.checkChain().catch(() => undefined);
-    const now = this.engine.linkProblem();
-    if (now && now.code !== before) this.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
-    else if (!now && before) this.log.info('execution link restored', { was: before });
+    // One check at a time: against a hung node, slot ticks must not pile up requests.
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const before = this.engine.linkProblem()?.code;
+      await this.engine.checkChain().catch(() => undefined);
+      const now = this.engine.linkProblem();
+      if (now && now.code !== before) this.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
+      else if (!now && before) this.log.info('execution link restored', { was: before });
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** Starts the slot timer (aligned to slot starts). */
