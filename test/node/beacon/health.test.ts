@@ -11,6 +11,7 @@ import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { TX_BASE_GAS } from '../../../src/core/constants.js';
 import { PRESETS, genesisHash } from '../../../src/core/genesis/genesis.js';
 import { signStandardTx } from '../../../src/core/types/transaction.js';
+import { BeaconClient } from '../../../src/client/beacon.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { UNHEALTHY_AFTER_REJECTIONS } from '../../../src/node/beacon/chain.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
@@ -38,6 +39,8 @@ test('health: healthy when fresh, 503 after consecutive execution rejections, he
     const fresh = await health(h);
     assert.is(fresh.status, 200, JSON.stringify(fresh.body));
     assert.is(fresh.body.status, 'healthy');
+    const client = new BeaconClient(h.beacon.url);
+    assert.is((await client.health()).status, 'healthy');
     const slot = currentSlot(h);
     for (let i = 0; i < UNHEALTHY_AFTER_REJECTIONS; i++) {
       // Same slot and parent each time: the beacon's own checks pass, execution refuses the transaction.
@@ -52,6 +55,9 @@ test('health: healthy when fresh, 503 after consecutive execution rejections, he
         assert.match(now.body.message, `execution rejected the last ${UNHEALTHY_AFTER_REJECTIONS} proposals`);
         assert.is(now.body.layer, 'beacon');
         assert.type(now.body.head_slot, 'number');
+        // The typed client returns the 503 view (svc devnet status lists it as a problem) rather than throwing.
+        const view = await client.health();
+        assert.equal([view.status, view.reason, view.message], ['unhealthy', 'PROPOSALS_REJECTED', now.body.message]);
       }
     }
     const { block } = await buildProposal(h, { slot });
