@@ -77,6 +77,16 @@ export interface ProposerDutiesView {
   duties: ProposerDutyView[];
 }
 
+/** GET /beacon/v1/node/health (the fields a caller gates on; `reason` and `message` only when unhealthy). */
+export interface BeaconHealthView {
+  status: 'healthy' | 'unhealthy';
+  head_slot: number;
+  current_slot: number;
+  /** Machine code of why the beacon cannot make progress (EXECUTION_UNREACHABLE, WRONG_CHAIN, PROPOSALS_REJECTED). */
+  reason?: string;
+  message?: string;
+}
+
 /** GET /api/v1/validators/:id (fields the validator client reads; the beacon may send more). */
 export interface ValidatorView {
   index: number;
@@ -206,6 +216,33 @@ export class BeaconClient extends JsonApiClient {
       unreachableHint: ': start one with `svc node beacon`, or point --beacon-url (or SVC_BEACON_URL) at a running node',
       ...opts,
     });
+  }
+
+  /**
+   * GET /beacon/v1/node/health. The beacon answers 503 with the same view while it cannot make
+   * progress (execution unreachable or on another chain, or refusing its proposals): that is
+   * returned, not thrown, with `reason` and `message` saying why.
+   */
+  async health(opts?: RequestOptions): Promise<BeaconHealthView> {
+    const what = 'GET /beacon/v1/node/health';
+    const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
+    let x: JsonExchange;
+    try {
+      x = await exchangeJson(this.baseUrl + '/beacon/v1/node/health', 'GET', undefined, {}, timeoutMs);
+    } catch (err) {
+      if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${what} within ${timeoutMs} ms`, undefined, { cause: err });
+      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err, this.baseUrl)})`, undefined, { cause: err });
+    }
+    if (x.res.status !== 200 && x.res.status !== 503) throw new BeaconClientError('HTTP_ERROR', `${what} answered HTTP ${x.res.status}`, x.res.status);
+    const o = object(x.json, what, this);
+    if (o.layer !== 'beacon') throw this.badResponse(what, `layer is ${JSON.stringify(o.layer ?? null)}, not beacon`);
+    const healthy = x.res.status === 200 && o.status === 'healthy';
+    return {
+      status: healthy ? 'healthy' : 'unhealthy',
+      head_slot: uint(o.head_slot, `${what}: head_slot`, this),
+      current_slot: uint(o.current_slot, `${what}: current_slot`, this),
+      ...(healthy ? {} : { reason: typeof o.reason === 'string' ? o.reason : 'UNKNOWN', message: typeof o.message === 'string' ? o.message : `HTTP ${x.res.status}` }),
+    };
   }
 
   /** The fork-choice head and the justified and finalised checkpoints. */

@@ -92,3 +92,13 @@ export class BlockError extends SvcError {
     super(code, detail ? `${BLOCK_ERRORS[code]}: ${detail}` : BLOCK_ERRORS[code], 400);
   }
 }
+
+/**
+ * Two layers that belong to different chains (chain id or genesis hash differ): a beacon must not
+ * drive, and execution must not be paid by, another chain's node. The message names both sides.
+ */
+export class WrongChainError extends SvcError {
+  constructor(message: string) {
+    super('WRONG_CHAIN', message, 409);
+  }
+}

@@ -56,8 +56,13 @@ export async function devnetStatus(dir: string): Promise<DevnetStatus> {
 
   const beacon = new BeaconClient(m.endpoints.beacon, { timeoutMs: 2_000 });
   const execution = new ExecutionClient(m.endpoints.execution, { timeoutMs: 2_000 });
-  const [head, health, balances] = await Promise.all([
+  const [head, , health, balances] = await Promise.all([
     beacon.head().catch((err: Error) => (running && problems.push(`beacon: ${err.message}`), null)),
+    // A beacon that answers but cannot make progress (execution on another chain, every proposal refused) is a problem too.
+    beacon.health().then(
+      (h) => void (running && h.status !== 'healthy' && problems.push(`beacon unhealthy (${h.reason}): ${h.message}`)),
+      () => undefined,
+    ),
     execution.health().catch((err: Error) => (running && problems.push(`execution: ${err.message}`), null)),
     Promise.all(m.validators.map((v) => execution.account(v.address).then((a) => a.balance, () => null))),
   ]);

@@ -42,9 +42,14 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     return { data: { head_slot: String(head.slot), sync_distance: String(Math.max(0, current - head.slot)), is_syncing: false } };
   });
 
-  app.get('/beacon/v1/node/health', async () => {
+  // 503 while the beacon cannot make progress (execution unreachable or on another chain, or
+  // refusing every proposal), so a supervisor or load balancer gating on the status sees it; the
+  // body is the same view either way, with the reason.
+  app.get('/beacon/v1/node/health', async (_req, reply) => {
     const head = chain.head();
-    return { status: 'healthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
+    const health = chain.health();
+    const view = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
+    return health.healthy ? view : reply.status(503).send({ ...view, reason: health.reason, message: health.message });
   });
 
   app.get('/api/v1/beacon/head', async (_req, reply) => {
@@ -71,7 +76,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
     const duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
     const balance = await o.engine.balance(v.address).catch(() => null);
-    return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, duties });
+    return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, latest_vote: chain.forkChoice.latestMessage(v.index) ?? null, duties });
   });
 
   app.get<{ Params: { epoch: string } }>('/api/v1/validator/duties/proposer/:epoch', async (req, reply) => {

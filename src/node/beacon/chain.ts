@@ -7,7 +7,7 @@
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { verify } from '../../core/crypto/mldsa.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
-import { SvcError } from '../../core/errors.js';
+import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
@@ -15,6 +15,7 @@ import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../execution/registry.js';
 import { ChainStore, WriteBatch } from '../execution/store.js';
+import { AttestationJournal } from './attestation-journal.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
@@ -56,6 +57,12 @@ const K = {
   ledger: 'm:ledger',
 } as const;
 
+/** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
+export const UNHEALTHY_AFTER_REJECTIONS = 3;
+
+/** The beacon's own view of whether it can make progress (GET /beacon/v1/node/health). */
+export type BeaconHealth = { healthy: true } | { healthy: false; reason: string; message: string };
+
 /** Half a slot of clock disparity tolerated for proposals from the future. */
 const CLOCK_DISPARITY_FRACTION = 0.5;
 
@@ -67,6 +74,11 @@ export class BeaconChain {
   private lastFinalized = '';
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
+  /** Proposals in a row that passed the beacon's checks and were refused by execution. */
+  private rejectedInRow = 0;
+  private lastRejection = '';
+  private checking = false;
+  private readonly journal: AttestationJournal;
 
   private constructor(
     readonly genesis: Genesis,
@@ -80,6 +92,7 @@ export class BeaconChain {
     private readonly now: () => number,
   ) {
     this.genesisRoot = toHex(genesisHash(genesis));
+    this.journal = new AttestationJournal(store, metrics);
   }
 
   /** Opens (or initialises) the beacon store and syncs the registry from execution. */
@@ -114,10 +127,54 @@ export class BeaconChain {
     chain.remember(genesisRecord);
     for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
     await chain.refreshRegistry();
+    // Execution last heard of the snapshot's head; what the replay moves is sent on the first slot.
     chain.lastHead = chain.forkChoice.head();
     chain.lastFinalized = chain.forkChoice.finalized().root;
+    await chain.replayJournal();
     await chain.recordHeadEncoding();
     return chain;
+  }
+
+  // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
+  // acceptance order, so their fork-choice votes and rewards survive a crash. The journal is
+  // small (one slot's worth at most, see withSnapshot), so this is cheap at any chain length.
+  private async replayJournal(): Promise<void> {
+    const entries = await this.journal.load();
+    let applied = 0;
+    for (const e of entries) {
+      try {
+        if ('error' in e) throw e.error;
+        const att = e.attestation;
+        const v = this.registry[att.validatorIndex];
+        if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
+        // Its signature was checked before it was journaled; only the effects are redone.
+        if (this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status === 'applied') {
+          this.ledger.recordAttestation(att.data.target.epoch, v.address);
+          applied++;
+        }
+      } catch (err) {
+        this.log.warn('journaled attestation could not be re-applied; dropped', { key: e.key, error: (err as Error).message });
+      }
+    }
+    if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied });
+  }
+
+  /**
+   * Adds the fork-choice store and the ledger to `batch` and retires the attestation journal in
+   * the same atomic write: the snapshot now holds what the journal entries recorded.
+   */
+  private withSnapshot(batch: WriteBatch): WriteBatch {
+    return this.journal.retireInto(batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+  }
+
+  /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
+  health(): BeaconHealth {
+    const link = this.engine.linkProblem();
+    if (link) return { healthy: false, reason: link.code, message: link.message };
+    if (this.rejectedInRow >= UNHEALTHY_AFTER_REJECTIONS) {
+      return { healthy: false, reason: 'PROPOSALS_REJECTED', message: `execution rejected the last ${this.rejectedInRow} proposals (last: ${this.lastRejection})` };
+    }
+    return { healthy: true };
   }
 
   // The canonical-length gauge otherwise waits for the next proposal; the alert on it
@@ -270,8 +327,12 @@ export class BeaconChain {
     }
     const json = blockToJson(block);
     const result = await this.engine.newPayload(json).catch((err: SvcError) => {
+      this.rejectedInRow++;
+      this.lastRejection = `${err.code}: ${err.message}`;
+      if (err instanceof WrongChainError) throw err;
       throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
     });
+    this.rejectedInRow = 0;
     const record: BeaconBlockRecord = {
       root,
       parent: parent.root,
@@ -286,9 +347,7 @@ export class BeaconChain {
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
     this.ledger.recordProposal(epoch, proposer);
     this.remember(record);
-    await this.store.write(
-      new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root).put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()),
-    );
+    await this.store.write(this.withSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root)));
     this.metrics.blocksProposed.inc();
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
@@ -337,6 +396,9 @@ export class BeaconChain {
       }
       if (outcome.status === 'applied') {
         this.ledger.recordAttestation(att.data.target.epoch, v.address);
+        // Durable before it is acknowledged: one small synced put, not a snapshot of the
+        // whole fork-choice store (that happens once per slot and retires these entries).
+        await this.journal.append(att);
         this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
         await this.updateHead();
       }
@@ -414,8 +476,10 @@ export class BeaconChain {
     this.lastFinalized = fin.root;
   }
 
-  /** Per-slot work: metrics, paying closed epochs, persisting the fork-choice store. */
+  /** Per-slot work: the execution chain check, metrics, paying closed epochs, persisting the fork-choice store. */
   async onSlot(): Promise<void> {
+    // Outside the lock: a slow execution node must not hold up proposals and attestations here.
+    await this.checkExecution();
     await this.mutex.run(async () => {
       const slot = this.currentSlot();
       const epoch = epochOfSlot(this.genesis, slot);
@@ -435,8 +499,26 @@ export class BeaconChain {
           break;
         }
       }
-      await this.store.write(new WriteBatch().put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+      await this.store.write(this.withSnapshot(new WriteBatch()));
     });
+  }
+
+  // Every slot, not only after a failed call: execution may have been restarted on other data
+  // between two calls. While the check fails, the engine client sends execution nothing that
+  // changes its state (no newPayload, forkchoiceUpdated or creditRewards) and health says why.
+  private async checkExecution(): Promise<void> {
+    // One check at a time: against a hung node, slot ticks must not pile up requests.
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const before = this.engine.linkProblem()?.code;
+      await this.engine.checkChain().catch(() => undefined);
+      const now = this.engine.linkProblem();
+      if (now && now.code !== before) this.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
+      else if (!now && before) this.log.info('execution link restored', { was: before });
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** Starts the slot timer (aligned to slot starts). */

@@ -1,5 +1,5 @@
 /** The beacon's client for the execution engine API (loopback, or HS256 JWT when a secret is set). */
-import { SvcError } from '../../core/errors.js';
+import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { BlockJson } from '../../core/types/block.js';
 import type { RegistryEntry } from '../execution/registry.js';
 import type { ImportResult } from '../execution/chain.js';
@@ -10,9 +10,23 @@ export class EngineError extends SvcError {}
 
 const TIMEOUT_MS = 30_000;
 
+/** The chain an execution node runs (GET /api/v1/engine/config), as the beacon expects it too. */
+export interface EngineChainConfig {
+  chain_id: string;
+  network_id: number;
+  genesis_hash: string;
+}
+
 export class EngineClient {
+  /** True once execution's chain was checked and nothing since suggests it may have changed. */
+  private verified = false;
+  /** Why the link to execution is down (unreachable or another chain); undefined while it works. */
+  private problem: SvcError | undefined;
+
   constructor(
     readonly baseUrl: string,
+    /** The beacon's own chain: execution must run the same one. */
+    readonly expected: EngineChainConfig,
     private readonly jwtSecret?: Uint8Array,
   ) {}
 
@@ -24,8 +38,13 @@ export class EngineClient {
     try {
       res = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch (err) {
-      throw new EngineError('EXECUTION_UNREACHABLE', `execution engine at ${this.baseUrl} is unreachable: ${(err as Error).message}`, 503);
+      // Whatever answers on this URL next may be another node (a restart on other data): the
+      // chain is checked again before anything is sent to it.
+      this.verified = false;
+      this.problem = new EngineError('EXECUTION_UNREACHABLE', `execution engine at ${this.baseUrl} is unreachable: ${(err as Error).message}`, 503);
+      throw this.problem;
     }
+    if (this.verified) this.problem = undefined;
     const json = (await res.json().catch(() => undefined)) as { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
     if (!json || json.success !== true) {
       const e = json?.error;
@@ -34,19 +53,63 @@ export class EngineClient {
     return json.data as T;
   }
 
+  /** Execution's chain (the engine configuration exchange). */
+  config(): Promise<EngineChainConfig> {
+    return this.call('GET', '/api/v1/engine/config');
+  }
+
+  /**
+   * Asks execution which chain it runs and compares it with the beacon's: throws WRONG_CHAIN
+   * (naming both chain ids and genesis hashes) on a mismatch, EXECUTION_UNREACHABLE when it
+   * does not answer. Either way nothing more is sent to it until a later check passes.
+   */
+  async checkChain(): Promise<EngineChainConfig> {
+    let got: EngineChainConfig;
+    try {
+      got = await this.config();
+    } catch (err) {
+      this.verified = false;
+      if (err instanceof SvcError && err.code !== 'EXECUTION_UNREACHABLE') this.problem = err;
+      throw err;
+    }
+    const e = this.expected;
+    if (got.chain_id !== e.chain_id || got.genesis_hash !== e.genesis_hash || got.network_id !== e.network_id) {
+      this.verified = false;
+      this.problem = new WrongChainError(
+        `execution at ${this.baseUrl} runs another chain: chain id ${JSON.stringify(got.chain_id)} (network ${got.network_id}), genesis ${got.genesis_hash}; ` +
+          `this beacon runs chain id ${JSON.stringify(e.chain_id)} (network ${e.network_id}), genesis ${e.genesis_hash}`,
+      );
+      throw this.problem;
+    }
+    this.verified = true;
+    this.problem = undefined;
+    return got;
+  }
+
+  /** Why execution cannot be driven now (EXECUTION_UNREACHABLE, WRONG_CHAIN, …), or undefined. */
+  linkProblem(): SvcError | undefined {
+    return this.problem;
+  }
+
+  // Calls that change execution's state go only to a node whose chain was checked.
+  private async checked<T>(path: string, body: unknown): Promise<T> {
+    if (!this.verified) await this.checkChain();
+    return this.call('POST', path, body);
+  }
+
   /** Validates and applies a block (execution re-verifies everything). */
   newPayload(block: BlockJson): Promise<ImportResult> {
-    return this.call('POST', '/api/v1/engine/newPayload', block);
+    return this.checked('/api/v1/engine/newPayload', block);
   }
 
   /** Makes `head` canonical and records `finalized`. */
   forkchoiceUpdated(head: string, finalized: string): Promise<unknown> {
-    return this.call('POST', '/api/v1/engine/forkchoiceUpdated', { head_block_hash: head, finalized_block_hash: finalized });
+    return this.checked('/api/v1/engine/forkchoiceUpdated', { head_block_hash: head, finalized_block_hash: finalized });
   }
 
-  /** Pays an epoch's rewards (idempotent per epoch on execution's side). */
+  /** Pays an epoch's rewards (idempotent per epoch on execution's side; refused by another chain's node). */
   creditRewards(body: { epoch: number; credits: Array<{ address: string; amount: string }> }): Promise<{ epoch: number; acknowledged: true; already_applied: boolean }> {
-    return this.call('POST', '/api/v1/engine/creditRewards', body);
+    return this.checked('/api/v1/engine/creditRewards', { ...body, genesis_hash: this.expected.genesis_hash });
   }
 
   /**

@@ -13,8 +13,9 @@
  *
  * Beyond the spec: `service_beacon_ws_clients`, `service_beacon_ws_events_published_total{type}`,
  * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound),
- * `service_beacon_proposals_rejected_total{reason}` and
- * `service_beacon_forkchoice_updates_failed_total{reason}`.
+ * `service_beacon_proposals_rejected_total{reason}`,
+ * `service_beacon_forkchoice_updates_failed_total{reason}` and
+ * `service_beacon_attestation_journal_entries`.
  */
 import { Counter, Gauge } from 'prom-client';
 import { NodeMetrics } from '../metrics.js';
@@ -30,6 +31,11 @@ export class BeaconMetrics extends NodeMetrics {
   readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final', registers: [this.registry] });
   readonly attestationsReceived = new Counter({ name: 'service_beacon_attestations_received_total', help: 'Attestations accepted by the beacon', registers: [this.registry] });
   readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });
+  readonly attestationJournal = new Gauge({
+    name: 'service_beacon_attestation_journal_entries',
+    help: 'Acknowledged attestations stored since the last fork-choice snapshot (retired with the next one, once per slot)',
+    registers: [this.registry],
+  });
   readonly peers = new Gauge({ name: 'service_beacon_peer_count', help: 'Connected P2P peers (P2P is not built yet: always 0)', registers: [this.registry] });
   readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
   readonly forkchoiceUpdatesFailed = new Counter({

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { initSignatureBackend } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
-import type { Genesis } from '../../core/genesis/genesis.js';
+import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
+import { toHex } from '../../core/codec/bytes.js';
 import type { Logger } from '../../util/log.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { createServer, ENGINE_BODY_LIMIT } from '../execution/api/http.js';
@@ -82,9 +83,13 @@ export class BeaconNode {
     } catch (err) {
       throw new SvcError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`, 500);
     }
-    const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), o.engineJwtSecret);
+    const expected = { chain_id: o.genesis.chain_id, network_id: o.genesis.network_id, genesis_hash: toHex(genesisHash(o.genesis)) };
+    const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
     try {
       await engine.waitUntilReachable(o.executionWaitMs ?? EXECUTION_WAIT_MS, () => o.log.info('waiting for the execution node', { url: engine.baseUrl, up_to_seconds: (o.executionWaitMs ?? EXECUTION_WAIT_MS) / 1000 }));
+      // Another chain's execution would reject every block and could be paid this chain's
+      // rewards: refuse to start rather than run beside it.
+      await engine.checkChain();
     } catch (err) {
       await db.close();
       throw err;

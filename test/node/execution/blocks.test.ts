@@ -330,14 +330,14 @@ blocks('creditRewards credits balances once per epoch; a repeat acknowledges wit
     { address: X.toUpperCase().replace('0X', '0x'), amount: '500' },
     { address: val1.address, amount: (3n * TOKEN).toString() },
   ];
-  const first = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 7, credits }));
+  const first = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 7, credits }));
   assert.equal(first, { epoch: 7, acknowledged: true, already_applied: false, total: (1500n + 3n * TOKEN).toString() });
   assert.is((await account(node, X)).balance, before.x.balance + 1500n);
   assert.is((await account(node, val1.address)).balance, before.v.balance + 3n * TOKEN);
-  const repeat = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 7, credits: [{ address: X, amount: '999999' }] }));
+  const repeat = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 7, credits: [{ address: X, amount: '999999' }] }));
   assert.equal(repeat, { epoch: 7, acknowledged: true, already_applied: true, total: (1500n + 3n * TOKEN).toString() });
   assert.is((await account(node, X)).balance, before.x.balance + 1500n, 'a repeat pays nothing more');
-  const other = expectOk(await post(node, '/api/v1/engine/creditRewards', { epoch: 8, credits: [{ address: X, amount: '1' }] }));
+  const other = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 8, credits: [{ address: X, amount: '1' }] }));
   assert.is(other.already_applied, false);
   assert.is((await account(node, X)).balance, before.x.balance + 1501n);
   // Credits change state between blocks: proofs say so and still verify.
@@ -345,11 +345,11 @@ blocks('creditRewards credits balances once per epoch; a repeat acknowledges wit
   assert.is(p.matches_head_block, false);
   assert.ok(verifyAccountProof(X, p.proof, parseHex(p.state_root, 'root', 32)));
   // Bad input.
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [{ address: X, amount: 5 }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].amount');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: -1, credits: [] }), 400, 'MALFORMED_INPUT', 'malformed request.epoch: expected a non-negative integer');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: {} }), 400, 'MALFORMED_INPUT', 'malformed request.credits: expected an array of at most 100000 credits');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [], extra: 1 }), 400, 'MALFORMED_INPUT', 'malformed request.extra: unknown field');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { epoch: 9, credits: [{ address: '0x1', amount: '1' }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].address: expected a 0x-prefixed 20-byte hex address');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [{ address: X, amount: 5 }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].amount');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: -1, credits: [] }), 400, 'MALFORMED_INPUT', 'malformed request.epoch: expected a non-negative integer');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: {} }), 400, 'MALFORMED_INPUT', 'malformed request.credits: expected an array of at most 100000 credits');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [], extra: 1 }), 400, 'MALFORMED_INPUT', 'malformed request.extra: unknown field');
+  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [{ address: '0x1', amount: '1' }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].address: expected a 0x-prefixed 20-byte hex address');
   assert.is((await account(node, X)).balance, before.x.balance + 1501n);
 });
 

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError, SvcError, WrongChainError } from '../../../core/errors.js';
 import { blockFromJson } from '../../../core/types/block.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
@@ -58,8 +58,16 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
 
   app.post('/api/v1/engine/creditRewards', async (req, reply) => {
     const o = requireObject(req.body, 'request');
-    rejectUnknownKeys(o, ['epoch', 'credits'], 'request');
+    rejectUnknownKeys(o, ['epoch', 'credits', 'genesis_hash'], 'request');
     const epoch = parseUint(o.epoch, 'request.epoch');
+    if (o.genesis_hash === undefined) throw new MalformedError('request.genesis_hash', 'required');
+    if (typeof o.genesis_hash !== 'string') throw new MalformedError('request.genesis_hash', 'expected a 0x-prefixed 32-byte hash');
+    // Rewards are minted: a beacon of another chain (same port, other genesis) must not pay
+    // into this chain's state, so the request names the chain it belongs to.
+    const genesisHash = parseHashParam(o.genesis_hash, 'genesis_hash');
+    if (genesisHash !== node.chain.genesisHash) {
+      throw new WrongChainError(`creditRewards for genesis ${genesisHash} refused: this execution node runs genesis ${node.chain.genesisHash} (chain id ${node.chain.genesis.chain_id})`);
+    }
     if (!Array.isArray(o.credits) || o.credits.length > MAX_CREDITS) throw new MalformedError('request.credits', `expected an array of at most ${MAX_CREDITS} credits`);
     const credits = o.credits.map((c, i) => {
       const e = requireObject(c, `request.credits[${i}]`);
@@ -76,6 +84,12 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     if (!record) throw new SvcError('NOT_FOUND', `no rewards credited for epoch ${epoch}`, 404);
     return ok(reply, { epoch, total: record.total, credits: record.credits });
   });
+
+  // The configuration exchange: the beacon checks it at start-up and after execution was
+  // unreachable, and refuses to drive a node of another chain.
+  app.get('/api/v1/engine/config', async (_req, reply) =>
+    ok(reply, { chain_id: node.chain.genesis.chain_id, network_id: node.chain.genesis.network_id, genesis_hash: node.chain.genesisHash }),
+  );
 
   app.get('/api/v1/engine/registry', async (_req, reply) => ok(reply, { validators: node.chain.registry.all() }));
 }
