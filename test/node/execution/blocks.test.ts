@@ -19,6 +19,7 @@ import {
   devnet,
   expectEnvelope,
   expectOk,
+  GENESIS_TIME,
   genesisRef,
   get,
   hashOf,
@@ -29,6 +30,7 @@ import {
   newPayload,
   type ParentRef,
   post,
+  randaoChainOf,
   startNode,
   submitOk,
   TOKEN,
@@ -216,7 +218,13 @@ blocks('structure: unknown parent, wrong index, timestamp not after the parent',
   const parent = '0x' + '12'.repeat(32);
   await rejected(ctx, makeBlock({ ...ctx.head, hash: parent }), 'UNKNOWN_PARENT', `Unknown parent block: ${parent}`);
   await rejected(ctx, makeBlock({ ...ctx.head, index: 5 }), 'INVALID_HEIGHT', 'Block index does not follow its parent: index 6, parent index 1');
-  await rejected(ctx, makeBlock(ctx.head, { timestampMs: ctx.head.timestamp }), 'INVALID_TIMESTAMP', `Block timestamp does not follow its parent: ${ctx.head.timestamp} <= ${ctx.head.timestamp}`);
+  const parentSlot = (ctx.head.timestamp - GENESIS_TIME * 1000) / (devnet().genesis.config.slot_seconds * 1000);
+  await rejected(
+    ctx,
+    makeBlock(ctx.head, { timestampMs: ctx.head.timestamp }),
+    'INVALID_TIMESTAMP',
+    `Block timestamp is not the start of a slot after its parent: slot ${parentSlot} (timestamp ${ctx.head.timestamp}) is not after the parent's slot ${parentSlot}`,
+  );
 });
 
 blocks('a deposit below the 32-token minimum stake fails with status 0: gas consumed, fee paid, value not moved', async (ctx) => {
@@ -252,7 +260,7 @@ blocks('a deposit below the 32-token minimum stake fails with status 0: gas cons
 
 blocks('a valid deposit registers a validator, which can then propose', async (ctx) => {
   const { node } = ctx;
-  const commitment = sha3(Uint8Array.of(2));
+  const commitment = randaoChainOf(acc1).commitment();
   const deposit = transfer(acc1, { nonce: 2, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment, gasLimit: 60_000n });
   await submitOk(node, deposit);
   const { result, ref } = await importOk(node, makeBlock(ctx.head, { txs: [deposit] }));
