@@ -237,9 +237,8 @@ export interface ParentRef {
   branch: BranchState;
 }
 
-/** The branch state at genesis. */
-export function genesisBranch(): BranchState {
-  const { genesis } = devnet();
+/** The branch state at genesis (of the fixture's devnet unless another genesis is given). */
+export function genesisBranch(genesis: Genesis = devnet().genesis): BranchState {
   return {
     slot: 0,
     mixes: genesisEpochMixes(genesisMix(genesisHash(genesis))),
@@ -255,11 +254,34 @@ export async function genesisRef(node: ExecutionNode): Promise<ParentRef> {
 
 const randaoChains = new Map<string, RandaoChain>();
 
-/** The RANDAO hash chain of a key (built once per key): its commitment is what a deposit registers. */
-export function randaoChainOf(k: WalletKeys): RandaoChain {
-  let c = randaoChains.get(k.address);
-  if (!c) randaoChains.set(k.address, (c = new RandaoChain(k.mldsaSeed, devnet().genesis.config.randao_chain_length)));
+/** The RANDAO hash chain of a key (built once per key and length): its commitment is what a deposit registers. */
+export function randaoChainOf(k: WalletKeys, length = devnet().genesis.config.randao_chain_length): RandaoChain {
+  const id = `${k.address}/${length}`;
+  let c = randaoChains.get(id);
+  if (!c) randaoChains.set(id, (c = new RandaoChain(k.mldsaSeed, length)));
   return c;
+}
+
+/** The `skip`-th slot after the branch's last block (from 0) that the draw gives `validatorIndex`, and its vrf_seed. */
+export function drawnSlot(genesis: Genesis, b: BranchState, validatorIndex: number, skip = 0): { slot: number; seed: Uint8Array } {
+  const spe = genesis.config.slots_per_epoch;
+  for (let slot = b.slot + 1; slot < b.slot + 10_000; slot++) {
+    const d = proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, slot, spe), slot);
+    if (d.index === validatorIndex && skip-- === 0) return { slot, seed: d.seed };
+  }
+  throw new Error(`validator ${validatorIndex} is never drawn in 10,000 slots`);
+}
+
+/** The branch state after a block at `slot` in which validator `index` (if registered) revealed `reveal`. */
+export function branchAfter(genesis: Genesis, b: BranchState, slot: number, index: number | undefined, reveal: Uint8Array, txs: Transaction[]): BranchState {
+  const last = new Map(b.last);
+  if (index !== undefined) last.set(index, reveal);
+  return {
+    slot,
+    mixes: nextEpochMixes(b.mixes, b.slot, slot, genesis.config.slots_per_epoch, mixRandao(b.mixes.mix, reveal)),
+    last,
+    validators: registryAfter(genesis, b.validators, txs, last),
+  };
 }
 
 export interface BlockOpts {
@@ -273,6 +295,12 @@ export interface BlockOpts {
   timestampMs?: number;
   /** Distinguishes sibling blocks: skips this many of the proposer's slots after the parent. */
   salt?: number;
+  /** Forces the slot (whoever the draw names); its timestamp and seed follow unless overridden too. */
+  slot?: number;
+  /** Overrides the slot's vrf_seed (the proof is still made over it, by the proposer). */
+  vrfSeed?: Uint8Array;
+  /** Overrides the proposer's next RANDAO reveal. */
+  randaoReveal?: Uint8Array;
 }
 
 /** Branch state after each block makeBlock built (read back by refOf). */
@@ -286,56 +314,40 @@ const after = new WeakMap<Block, BranchState>();
 export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
   const { genesis, keys } = devnet();
   const proposer = o.proposer ?? keys.validators[0]!;
-  const index = parent.index + 1;
   const b = parent.branch;
   const drawn = b.validators.find((v) => v.address === (o.validatorId ?? proposer.address));
-  const validatorIndex = o.validatorIndex ?? drawn?.index ?? 0;
-  const spe = genesis.config.slots_per_epoch;
-  let skip = o.salt ?? 0;
-  let slot = b.slot + 1;
-  let seed = proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, slot, spe), slot).seed;
   // An unregistered proposer (to provoke UNKNOWN_VALIDATOR) takes the next slot; a registered
   // one waits for a slot the stake-weighted draw gives it.
-  for (let tries = 0; drawn; tries++, slot++) {
-    assert.ok(tries < 10_000, `validator ${drawn.index} is never drawn`);
-    const d = proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, slot, spe), slot);
-    if (d.index === drawn.index && skip-- === 0) {
-      seed = d.seed;
-      break;
-    }
-  }
+  const { slot, seed } =
+    o.slot !== undefined
+      ? { slot: o.slot, seed: proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, o.slot, genesis.config.slots_per_epoch), o.slot).seed }
+      : drawn
+        ? drawnSlot(genesis, b, drawn.index, o.salt ?? 0)
+        : { slot: b.slot + 1 + (o.salt ?? 0), seed: new Uint8Array(32) };
   const chain = randaoChainOf(proposer);
   // A key signing for another validator's address (to provoke a signature failure) has no place on that chain.
-  const last = drawn && drawn.address === proposer.address ? b.last.get(drawn.index) : undefined;
-  const reveal = last ? chain.next(last) : chain.reveal(1);
+  const own = drawn && drawn.address === proposer.address ? drawn : undefined;
+  const reveal = o.randaoReveal ?? (own ? chain.next(b.last.get(own.index)!) : chain.reveal(1));
   const txs = o.txs ?? [];
   const block = buildSignedBlock({
     chainId: CHAIN_ID,
-    index,
+    index: parent.index + 1,
     timestampMs: o.timestampMs ?? slotStartMs(genesis, slot),
     parentHash: parseHex(parent.hash, 'parent', 32),
     transactions: txs,
     key: proposer.mldsa,
-    validatorIndex,
+    validatorIndex: o.validatorIndex ?? drawn?.index ?? 0,
     validatorId: parseHex(o.validatorId ?? proposer.address, 'validator', 20),
-    vrfSeed: seed,
+    vrfSeed: o.vrfSeed ?? seed,
     randaoReveal: reveal,
   });
-  const nextLast = new Map(b.last);
-  if (drawn && last) nextLast.set(drawn.index, reveal);
-  after.set(block, {
-    slot,
-    mixes: nextEpochMixes(b.mixes, b.slot, slot, spe, mixRandao(b.mixes.mix, reveal)),
-    last: nextLast,
-    validators: registryAfter(b.validators, txs, nextLast),
-  });
+  after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
   return block;
 }
 
 // Deposits and exits as execution applies them (successful ones only), so later draws match.
-function registryAfter(validators: BranchState['validators'], txs: Transaction[], last: Map<number, Uint8Array>): BranchState['validators'] {
+function registryAfter(genesis: Genesis, validators: BranchState['validators'], txs: Transaction[], last: Map<number, Uint8Array>): BranchState['validators'] {
   const out = validators.map((v) => ({ ...v }));
-  const { genesis } = devnet();
   for (const tx of txs) {
     if (tx.type !== 0 || tx.to === null) continue;
     const from = toHex(addressFromPublicKey(tx.publicKey));
