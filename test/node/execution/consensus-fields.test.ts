@@ -7,17 +7,24 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { proposerForSlot } from '../../../src/core/consensus/proposer.js';
 import { seedMixFor } from '../../../src/core/consensus/randao.js';
-import { slotStartMs } from '../../../src/core/genesis/genesis.js';
+import { BlockError, SvcError } from '../../../src/core/errors.js';
+import { genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash } from '../../../src/core/types/block.js';
+import { type ConsensusCarrier, ConsensusFields, revealKey } from '../../../src/node/execution/consensus-fields.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { Registry } from '../../../src/node/execution/registry.js';
+import { ChainStore, type Db, WriteBatch } from '../../../src/node/execution/store.js';
+import { expectError } from '../../helpers/assert.js';
 import {
   devnet,
   drawnSlot,
   expectEnvelope,
   expectOk,
+  genesisBranch,
   genesisRef,
   get,
   height,
@@ -175,3 +182,82 @@ reorg('a validator that proposes rarely is checked against its own last reveal, 
 });
 
 reorg.run();
+
+const unit = suite('consensus fields: unit');
+
+async function withFields(fn: (f: ConsensusFields, store: ChainStore) => Promise<void>): Promise<void> {
+  const db = new MemoryLevel<string, string>();
+  try {
+    const store = new ChainStore(db as unknown as Db);
+    const registry = new Registry();
+    registry.load(Registry.fromGenesis(genesis));
+    await fn(new ConsensusFields(genesis, toHex(genesisHash(genesis)), store, registry), store);
+  } finally {
+    await db.close();
+  }
+}
+
+const genesisCarrier: ConsensusCarrier = { hash: '0x' + 'ab'.repeat(32), index: 0, timestamp: slotStartMs(genesis, 0) };
+
+unit('slotOf: only an exact slot start after the parent\'s slot', async () => {
+  await withFields(async (f) => {
+    assert.is(f.slotOf(slotStartMs(genesis, 3), genesisCarrier), 3);
+    for (const ms of [slotStartMs(genesis, 3) + 1, slotStartMs(genesis, 3) - 999, slotStartMs(genesis, 0), slotStartMs(genesis, 0) - 2000]) {
+      expectError(() => f.slotOf(ms, genesisCarrier), BlockError, { code: 'INVALID_TIMESTAMP' });
+    }
+  });
+});
+
+unit('a record without consensus fields (an older data directory) is CORRUPT_DB, genesis never is', async () => {
+  await withFields(async (f) => {
+    assert.is(f.of(genesisCarrier).slot, 0);
+    const old: ConsensusCarrier = { hash: '0x' + 'cd'.repeat(32), index: 4, timestamp: slotStartMs(genesis, 9) };
+    expectError(() => f.of(old), SvcError, { code: 'CORRUPT_DB' });
+  });
+});
+
+unit('checkReveal resolves the last value over the path; persist applies and undoes it', async () => {
+  await withFields(async (f, store) => {
+    const chain = randaoChainOf(val0);
+    const entry = Registry.fromGenesis(genesis)[0]!;
+    const header = (reveal: Uint8Array) => ({ ...makeBlock({ hash: genesisCarrier.hash, index: 0, timestamp: genesisCarrier.timestamp, branch: genesisBranch() }).header, randaoReveal: reveal });
+    // A1 on genesis: the first reveal; it replaced the commitment (previous null).
+    const c1 = await f.checkReveal(header(chain.reveal(1)), 1, genesisCarrier, entry, { reverted: [], applied: [] });
+    assert.is(c1.previous, null);
+    assert.is(c1.reveal, toHex(chain.reveal(1)));
+    const a1: ConsensusCarrier = { hash: '0x' + '01'.repeat(32), index: 1, timestamp: slotStartMs(genesis, 1), consensus: c1 };
+    await store.write(persisted(f, a1, 1));
+    assert.is(await store.get<string>(revealKey(0)), toHex(chain.reveal(1)));
+    // On A1 (canonical): the first reveal is a replay, the second is next.
+    await expectRejects(f.checkReveal(header(chain.reveal(1)), 2, a1, entry, { reverted: [], applied: [] }), /replayed/);
+    const c2 = await f.checkReveal(header(chain.reveal(2)), 2, a1, entry, { reverted: [], applied: [] });
+    assert.is(c2.previous, toHex(chain.reveal(1)));
+    // A sibling of A1 (path reverts A1): the commitment is back, so the first reveal is valid there.
+    const sibling = await f.checkReveal(header(chain.reveal(1)), 2, genesisCarrier, entry, { reverted: [a1], applied: [] });
+    assert.is(sibling.previous, null);
+    // Undoing A1 deletes the key (the value is the commitment again).
+    await store.write(persisted(f, a1, -1));
+    assert.is(await store.get<string>(revealKey(0)), undefined);
+  });
+});
+
+/** A batch holding what persist queues for applying (1) or reverting (-1) one block. */
+function persisted(f: ConsensusFields, r: ConsensusCarrier, sign: 1 | -1): WriteBatch {
+  const batch = new WriteBatch();
+  f.persist(batch, r, sign);
+  return batch;
+}
+
+async function expectRejects(p: Promise<unknown>, message: RegExp): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    assert.instance(err, BlockError);
+    assert.is((err as BlockError).code, 'INVALID_RANDAO_REVEAL');
+    assert.match((err as Error).message, message);
+    return;
+  }
+  assert.unreachable('expected INVALID_RANDAO_REVEAL');
+}
+
+unit.run();
