@@ -189,9 +189,17 @@ blocks('step 5: an absent VRF proof is "Block missing VRF proof"; a wrong one "V
   const good = makeBlock(ctx.head);
   const json = blockToJson(good);
   await rejected(ctx, { ...json, header: { ...json.header, vrf_proof: '0x' } }, 'MISSING_VRF_PROOF', 'Block missing VRF proof');
-  // The signature covers the SignedHeader, not the VRF fields: only the VRF check can catch these.
+  // The signature covers the SignedHeader, not the VRF fields: only the seed and VRF checks can
+  // catch these. The seed is checked first, so a proof is only ever verified over the slot's seed.
   const otherSeed = { ...good, header: { ...good.header, vrfSeed: sha3(Uint8Array.of(9)) } };
-  await rejected(ctx, otherSeed, 'INVALID_VRF_PROOF', 'VRF proof verification failed', hashHex(otherSeed));
+  const slot = (good.header.timestampMs - GENESIS_TIME * 1000) / (devnet().genesis.config.slot_seconds * 1000);
+  await rejected(
+    ctx,
+    otherSeed,
+    'INVALID_VRF_SEED',
+    `Block vrf_seed is not the seed of its slot: vrf_seed ${toHex(otherSeed.header.vrfSeed)} is not the seed of slot ${slot} (${toHex(good.header.vrfSeed)})`,
+    hashHex(otherSeed),
+  );
   const foreignProof = { ...good, header: { ...good.header, vrfProof: vrfProve(val1.mldsa, good.header.vrfSeed, CHAIN_ID) } };
   await rejected(ctx, foreignProof, 'INVALID_VRF_PROOF', 'VRF proof verification failed');
   const otherChain = signBlock({ ...good.header, vrfProof: vrfProve(val0.mldsa, good.header.vrfSeed, 'other') }, [], val0.mldsa, CHAIN_ID, 0);
