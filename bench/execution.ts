@@ -21,6 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseHex, toHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, loadLiboqsBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
+import { genesisMix } from '../src/core/consensus/randao.js';
+import { randaoReveal } from '../src/core/crypto/randao.js';
+import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../src/core/genesis/genesis.js';
 import { type Block, blockFromJson, blockToJson, buildSignedBlock } from '../src/core/types/block.js';
 import { decodeTx, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
@@ -357,8 +360,10 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     key: validator.mldsa,
     validatorIndex: 0,
     validatorId: parseHex(validator.address, 'validator address', 20),
-    vrfSeed: new Uint8Array(randomBytes(32)),
-    randaoReveal: new Uint8Array(randomBytes(32)),
+    // Execution checks these unsigned fields: slot 1's seed (epoch 0 draws from the genesis mix;
+    // the only validator is always drawn) and the validator's first RANDAO reveal.
+    vrfSeed: vrfSeed(genesisMix(genesisHash(genesis)), 1),
+    randaoReveal: randaoReveal(validator.mldsaSeed, genesis.config.randao_chain_length, 1),
   });
   const blockBody = JSON.stringify(blockToJson(block));
   // What the engine route hands to importBlock: the in-process rows start from here.

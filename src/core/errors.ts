@@ -81,7 +81,12 @@ export const BLOCK_ERRORS = {
   // Not in the spec's list: structural checks every importer needs before the six steps.
   UNKNOWN_PARENT: 'Unknown parent block',
   INVALID_HEIGHT: 'Block index does not follow its parent',
-  INVALID_TIMESTAMP: 'Block timestamp does not follow its parent',
+  INVALID_TIMESTAMP: 'Block timestamp is not the start of a slot after its parent',
+  // Header fields the block hash covers but the SignedHeader does not: without these checks
+  // anyone could re-header a valid block into a copy with another hash.
+  INVALID_VRF_SEED: 'Block vrf_seed is not the seed of its slot',
+  WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
+  INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
 } as const;
 
 export type BlockErrorCode = keyof typeof BLOCK_ERRORS;

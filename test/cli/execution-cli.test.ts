@@ -12,13 +12,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHex } from '../../src/core/codec/bytes.js';
-import { vrfSeed } from '../../src/core/crypto/vrf.js';
+import { type Genesis, parseGenesis, slotStartMs } from '../../src/core/genesis/genesis.js';
 import { blockToJson, buildSignedBlock } from '../../src/core/types/block.js';
 import { txFromJson } from '../../src/core/types/transaction-json.js';
 import { ExecutionClient, ExecutionClientError, resolveExecutionUrl } from '../../src/client/execution.js';
 import { formatTokens } from '../../src/cli/format.js';
 import { unlockWallet, type WalletFileV2 } from '../../src/wallet/keystore.js';
 import type { WalletKeys } from '../../src/wallet/derivation.js';
+import { branchAfter, type BranchState, drawnSlot, genesisBranch, randaoChainOf } from '../node/execution/fixture.js';
 import { type CliResult, RUN_JS, cliEnv, expectCliError, expectJsonOk, mapLimit, runCli } from '../helpers/cli.js';
 
 const PASSWORD = 'pw-exec-tests';
@@ -86,7 +87,9 @@ interface Ctx {
   node: ChildProcess;
   nodeLog: () => string;
   chainId: string;
-  slotSeconds: number;
+  genesis: Genesis;
+  /** Consensus state after the last block this test built: the next block's slot, seed and reveal derive from it. */
+  branch: BranchState;
   proposer: { keys: WalletKeys; index: number };
   wallet: string;
   faucetAddress: string;
@@ -117,20 +120,26 @@ async function importNextBlock(expectTxs: number): Promise<{ block_hash: string;
   const pending = (await getJson(`${c.url}/api/v1/engine/getPendingTransactions`)).data;
   assert.is(pending.count, expectTxs, `pending transactions: ${JSON.stringify(pending.transactions.map((t: any) => t.hash))}`);
   const index = health.latest_block + 1;
+  assert.is(parent.timestamp, slotStartMs(c.genesis, c.branch.slot), 'the head is the last block this test built');
+  // Execution checks the unsigned header fields: a slot the draw gives this validator, its seed, the next reveal.
+  const { slot, seed } = drawnSlot(c.genesis, c.branch, c.proposer.index);
+  const reveal = randaoChainOf(c.proposer.keys, c.genesis.config.randao_chain_length).next(c.branch.last.get(c.proposer.index)!);
+  const transactions = pending.transactions.map((t: unknown) => txFromJson(t));
   const block = buildSignedBlock({
     chainId: c.chainId,
     index,
-    timestampMs: parent.timestamp + 1000 * c.slotSeconds,
+    timestampMs: slotStartMs(c.genesis, slot),
     parentHash: parseHex(health.head_hash, 'head_hash', 32),
-    transactions: pending.transactions.map((t: unknown) => txFromJson(t)),
+    transactions,
     key: c.proposer.keys.mldsa,
     validatorIndex: c.proposer.index,
     validatorId: parseHex(c.proposer.keys.address, 'validator address', 20),
-    vrfSeed: vrfSeed(new Uint8Array(32), index),
-    randaoReveal: new Uint8Array(32).fill(7),
+    vrfSeed: seed,
+    randaoReveal: reveal,
   });
   const res = await postJson(`${c.url}/api/v1/engine/newPayload`, blockToJson(block));
-  assert.is(res.success, true);
+  assert.is(res.success, true, JSON.stringify(res));
+  c.branch = branchAfter(c.genesis, c.branch, slot, c.proposer.index, reveal, transactions);
   assert.is(res.data.status, 'VALID');
   assert.is(res.data.canonical, true);
   assert.is(res.data.block_number, index);
@@ -167,7 +176,7 @@ S('set-up: genesis, wallet, node on free ports answering /health', async () => {
   ]);
   const genDoc = expectJsonOk(gen);
   const wallet = expectJsonOk(created).address as string;
-  const genesis = JSON.parse(await readFile(join(net, 'genesis.json'), 'utf8'));
+  const genesis = parseGenesis(JSON.parse(await readFile(join(net, 'genesis.json'), 'utf8')));
 
   const [restPort, rpcPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${restPort}`;
@@ -205,7 +214,8 @@ S('set-up: genesis, wallet, node on free ports answering /health', async () => {
     node,
     nodeLog: () => log,
     chainId: genDoc.chain_id,
-    slotSeconds: genesis.config.slot_seconds,
+    genesis,
+    branch: genesisBranch(genesis),
     proposer: { keys, index: entry!.index },
     wallet,
     faucetAddress: genesis.config.faucet.address,

@@ -296,7 +296,10 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     INVALID_VRF_PROOF: 'VRF proof verification failed',
     UNKNOWN_PARENT: 'Unknown parent block',
     INVALID_HEIGHT: 'Block index does not follow its parent',
-    INVALID_TIMESTAMP: 'Block timestamp does not follow its parent',
+    INVALID_TIMESTAMP: 'Block timestamp is not the start of a slot after its parent',
+    INVALID_VRF_SEED: 'Block vrf_seed is not the seed of its slot',
+    WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
+    INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');
   assert.ok(e instanceof SvcError);

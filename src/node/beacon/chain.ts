@@ -20,8 +20,8 @@ import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';
-import { proposerDuties, proposerForSlot, type ProposerCandidate } from './proposer.js';
-import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from './randao.js';
+import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
+import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 import { RewardLedger } from './rewards.js';
 
 /** A proposal or attestation the beacon refuses; `code` names the rule. */
@@ -457,13 +457,21 @@ export class BeaconChain {
       this.log.error('fork choice head does not descend from the finalized checkpoint; not sent to execution', { head, finalized: fin.root, finalized_epoch: fin.epoch });
       return;
     }
+    let moved: unknown;
     try {
-      await this.engine.forkchoiceUpdated(head, fin.root);
+      moved = await this.engine.forkchoiceUpdated(head, fin.root);
     } catch (err) {
       const code = err instanceof SvcError ? err.code : 'INTERNAL';
       this.metrics.forkchoiceUpdatesFailed.inc({ reason: code });
       this.log.warn('execution refused forkchoiceUpdated; will retry', { head, finalized: fin.root, code, error: (err as Error).message });
       return;
+    }
+    // A reorg can revert or apply deposits and exits, and execution checks the proposer draw
+    // against its registry: the beacon's copy must follow, or the next proposals would be drawn
+    // from a registry execution no longer has and be refused.
+    const reverted = typeof moved === 'object' && moved !== null && 'reverted' in moved ? (moved as { reverted: unknown }).reverted : 0;
+    if (typeof reverted === 'number' && reverted > 0) {
+      await this.refreshRegistry().catch((err: Error) => this.log.warn('registry refresh after a reorg failed; refreshed again on the next block', { error: err.message }));
     }
     if (fin.root !== this.lastFinalized) {
       this.metrics.finalizedEpoch.set(fin.epoch);

@@ -22,6 +22,7 @@ import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
 import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.js';
+import { type BranchPath, type ConsensusRecord, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
@@ -65,6 +66,8 @@ export interface BlockRecord {
   authorizations: AuthChanges;
   /** base64 SSZ of the block; empty for the genesis block. */
   ssz: string;
+  /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
+  consensus?: ConsensusRecord;
 }
 
 /** A pointer to a block. */
@@ -118,6 +121,7 @@ export class ExecutionChain {
   private readonly maxGas: bigint;
   private readonly minGasPrice: bigint;
   private readonly minStake: bigint;
+  private readonly consensus: ConsensusFields;
 
   private constructor(
     readonly genesis: Genesis,
@@ -130,6 +134,7 @@ export class ExecutionChain {
     this.maxGas = BigInt(genesis.config.max_gas_per_block);
     this.minGasPrice = BigInt(genesis.config.min_gas_price);
     this.minStake = BigInt(genesis.config.min_validator_stake);
+    this.consensus = new ConsensusFields(genesis, this.genesisHash, store, this.registry);
   }
 
   /** Opens the chain in `store`, initialising it from genesis on first use. */
@@ -253,7 +258,7 @@ export class ExecutionChain {
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
     if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
-    if (h.timestampMs <= parent.timestamp) throw new BlockError('INVALID_TIMESTAMP', `${h.timestampMs} <= ${parent.timestamp}`);
+    const slot = this.consensus.slotOf(h.timestampMs, parent);
 
     // Each envelope is encoded and hashed once, then reused for the root, the cache and storage.
     const envelopes = block.transactions.map(encodeTx);
@@ -283,6 +288,8 @@ export class ExecutionChain {
     if (!sigOk) throw new BlockError('INVALID_BLOCK_SIGNATURE');
     // Step 5: VRF proof over the seed.
     if (h.vrfProof.length === 0) throw new BlockError('MISSING_VRF_PROOF');
+    // The seed is not signed, so first make sure it is the slot's seed and the draw names this proposer.
+    this.consensus.checkSeed(h, slot, parent, validator);
     t = performance.now();
     const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
     this.observer.signatureChecked('vrf', performance.now() - t, vrfOk);
@@ -290,6 +297,8 @@ export class ExecutionChain {
 
     // Step 6: state transitions against the parent's state.
     const parentState = await this.stateAt(parent);
+    // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
+    const consensus = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
     const exec = this.execute(block, hash, verified, parentState.reader);
     const combined = new Overlay(this.world);
     combined.applyDiff(parentState.pathDiff, 1n);
@@ -309,6 +318,7 @@ export class ExecutionChain {
       registry: exec.registry,
       authorizations: exec.authorizations,
       ssz: toBase64(encodeBlock(block, envelopes)),
+      consensus,
     };
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch().put(Keys.block(hash), record);
@@ -318,6 +328,7 @@ export class ExecutionChain {
       this.putCanonical(batch, record);
       this.persistRegistry(batch, record.registry, 1);
       this.auth.apply(record.authorizations, 1, batch);
+      this.consensus.persist(batch, record, 1);
       const ref = { hash, index: record.index };
       batch.put(Keys.meta('head'), ref);
       await this.commitOrDie(batch);
@@ -357,15 +368,17 @@ export class ExecutionChain {
     return batch;
   }
 
-  /** Reader of the state after `block`, and the diff from the head state to it. */
-  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff }> {
+  /** Reader of the state after `block`, the diff from the head state to it, and the blocks between. */
+  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff; path: BranchPath }> {
     const overlay = new Overlay(this.world);
+    let path: BranchPath = { reverted: [], applied: [] };
     if (block.hash !== this.headRef.hash) {
       const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
       for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
       for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
+      path = { reverted, applied };
     }
-    return { reader: overlay, pathDiff: overlay.diff };
+    return { reader: overlay, pathDiff: overlay.diff, path };
   }
 
   /** Blocks to revert (newest first) and apply (oldest first) to move from `from` to `to`. */
@@ -566,10 +579,12 @@ export class ExecutionChain {
         for (const r of reverted) {
           this.persistRegistry(batch, r.registry, -1);
           this.auth.apply(r.authorizations, -1, batch);
+          this.consensus.persist(batch, r, -1);
         }
         for (const a of applied) {
           this.persistRegistry(batch, a.registry, 1);
           this.auth.apply(a.authorizations, 1, batch);
+          this.consensus.persist(batch, a, 1);
         }
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = { applied, reverted };

@@ -19,6 +19,7 @@ import {
   devnet,
   expectEnvelope,
   expectOk,
+  GENESIS_TIME,
   genesisRef,
   get,
   hashOf,
@@ -29,6 +30,7 @@ import {
   newPayload,
   type ParentRef,
   post,
+  randaoChainOf,
   startNode,
   submitOk,
   TOKEN,
@@ -187,9 +189,17 @@ blocks('step 5: an absent VRF proof is "Block missing VRF proof"; a wrong one "V
   const good = makeBlock(ctx.head);
   const json = blockToJson(good);
   await rejected(ctx, { ...json, header: { ...json.header, vrf_proof: '0x' } }, 'MISSING_VRF_PROOF', 'Block missing VRF proof');
-  // The signature covers the SignedHeader, not the VRF fields: only the VRF check can catch these.
+  // The signature covers the SignedHeader, not the VRF fields: only the seed and VRF checks can
+  // catch these. The seed is checked first, so a proof is only ever verified over the slot's seed.
   const otherSeed = { ...good, header: { ...good.header, vrfSeed: sha3(Uint8Array.of(9)) } };
-  await rejected(ctx, otherSeed, 'INVALID_VRF_PROOF', 'VRF proof verification failed', hashHex(otherSeed));
+  const slot = (good.header.timestampMs - GENESIS_TIME * 1000) / (devnet().genesis.config.slot_seconds * 1000);
+  await rejected(
+    ctx,
+    otherSeed,
+    'INVALID_VRF_SEED',
+    `Block vrf_seed is not the seed of its slot: vrf_seed ${toHex(otherSeed.header.vrfSeed)} is not the seed of slot ${slot} (${toHex(good.header.vrfSeed)})`,
+    hashHex(otherSeed),
+  );
   const foreignProof = { ...good, header: { ...good.header, vrfProof: vrfProve(val1.mldsa, good.header.vrfSeed, CHAIN_ID) } };
   await rejected(ctx, foreignProof, 'INVALID_VRF_PROOF', 'VRF proof verification failed');
   const otherChain = signBlock({ ...good.header, vrfProof: vrfProve(val0.mldsa, good.header.vrfSeed, 'other') }, [], val0.mldsa, CHAIN_ID, 0);
@@ -216,7 +226,13 @@ blocks('structure: unknown parent, wrong index, timestamp not after the parent',
   const parent = '0x' + '12'.repeat(32);
   await rejected(ctx, makeBlock({ ...ctx.head, hash: parent }), 'UNKNOWN_PARENT', `Unknown parent block: ${parent}`);
   await rejected(ctx, makeBlock({ ...ctx.head, index: 5 }), 'INVALID_HEIGHT', 'Block index does not follow its parent: index 6, parent index 1');
-  await rejected(ctx, makeBlock(ctx.head, { timestampMs: ctx.head.timestamp }), 'INVALID_TIMESTAMP', `Block timestamp does not follow its parent: ${ctx.head.timestamp} <= ${ctx.head.timestamp}`);
+  const parentSlot = (ctx.head.timestamp - GENESIS_TIME * 1000) / (devnet().genesis.config.slot_seconds * 1000);
+  await rejected(
+    ctx,
+    makeBlock(ctx.head, { timestampMs: ctx.head.timestamp }),
+    'INVALID_TIMESTAMP',
+    `Block timestamp is not the start of a slot after its parent: slot ${parentSlot} (timestamp ${ctx.head.timestamp}) is not after the parent's slot ${parentSlot}`,
+  );
 });
 
 blocks('a deposit below the 32-token minimum stake fails with status 0: gas consumed, fee paid, value not moved', async (ctx) => {
@@ -252,7 +268,7 @@ blocks('a deposit below the 32-token minimum stake fails with status 0: gas cons
 
 blocks('a valid deposit registers a validator, which can then propose', async (ctx) => {
   const { node } = ctx;
-  const commitment = sha3(Uint8Array.of(2));
+  const commitment = randaoChainOf(acc1).commitment();
   const deposit = transfer(acc1, { nonce: 2, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment, gasLimit: 60_000n });
   await submitOk(node, deposit);
   const { result, ref } = await importOk(node, makeBlock(ctx.head, { txs: [deposit] }));

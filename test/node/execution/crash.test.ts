@@ -16,7 +16,7 @@ import { toHex } from '../../../src/core/codec/bytes.js';
 import { genesisHash } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash, blockToJson } from '../../../src/core/types/block.js';
 import { cliEnv, RUN_JS } from '../../helpers/cli.js';
-import { devnet, expectOk, GENESIS_TIME, http, makeBlock, type ParentRef, startNode, TOKEN, transfer, withTempDir } from './fixture.js';
+import { devnet, expectOk, GENESIS_TIME, genesisBranch, http, makeBlock, type ParentRef, refOf, startNode, TOKEN, transfer, withTempDir } from './fixture.js';
 
 const { genesis, keys } = devnet();
 const acc0 = keys.accounts[0]!;
@@ -29,7 +29,7 @@ const GENESIS_HASH = toHex(genesisHash(genesis));
 /** A linear chain of BLOCKS blocks: each moves value from acc0 (and every other one from acc1 too). */
 function buildChain(): Array<{ block: Block; hash: string }> {
   const out: Array<{ block: Block; hash: string }> = [];
-  let parent: ParentRef = { hash: GENESIS_HASH, index: 0, timestamp: GENESIS_TIME * 1000 };
+  let parent: ParentRef = { hash: GENESIS_HASH, index: 0, timestamp: GENESIS_TIME * 1000, branch: genesisBranch() };
   let n1 = 0;
   for (let i = 1; i <= BLOCKS; i++) {
     const txs = [transfer(acc0, { nonce: i - 1, to: RECIPIENTS[i % 3]!, value: BigInt(i) * 1000n })];
@@ -38,7 +38,7 @@ function buildChain(): Array<{ block: Block; hash: string }> {
     const block = makeBlock(parent, { txs, proposer: keys.validators[v]!, validatorIndex: v });
     const hash = toHex(blockHash(block.header));
     out.push({ block, hash });
-    parent = { hash, index: i, timestamp: block.header.timestampMs };
+    parent = refOf(block, hash);
   }
   return out;
 }

@@ -7,14 +7,18 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseHex, toHex, u64LE } from '../../../src/core/codec/bytes.js';
-import { GWEI, TX_BASE_GAS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
-import { sha3 } from '../../../src/core/crypto/hash.js';
-import type { Genesis } from '../../../src/core/genesis/genesis.js';
+import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
+import { type ProposerCandidate, proposerForSlot } from '../../../src/core/consensus/proposer.js';
+import { type EpochMixes, genesisEpochMixes, genesisMix, nextEpochMixes, seedMixFor } from '../../../src/core/consensus/randao.js';
+import { DEPOSIT_ADDRESS, EXIT_ADDRESS, GWEI, TX_BASE_GAS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
+import { addressFromPublicKey } from '../../../src/core/crypto/address.js';
+import { mixRandao } from '../../../src/core/crypto/randao.js';
+import { type Genesis, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockToJson, type BlockJson, buildSignedBlock } from '../../../src/core/types/block.js';
 import { encodeTx, signStandardTx, type StandardTx, type Transaction, txHash } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/execution/node.js';
+import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
 
@@ -212,16 +216,72 @@ export async function submitOk(node: ExecutionNode, tx: StandardTx, status: 'rea
   return data.hash;
 }
 
-/** Where a new block goes: its parent's hash, height and wire timestamp (ms). */
+/**
+ * A branch's consensus state as a proposer tracks it: what the next block's slot, vrf_seed,
+ * proposer and randao_reveal derive from (the rules of src/core/consensus/).
+ */
+export interface BranchState {
+  slot: number;
+  mixes: EpochMixes;
+  /** Last accepted RANDAO value per validator index. */
+  last: ReadonlyMap<number, Uint8Array>;
+  /** The registry as the draw reads it, with addresses: genesis validators plus deposits and exits on the branch. */
+  validators: ReadonlyArray<ProposerCandidate & { address: string }>;
+}
+
+/** Where a new block goes: its parent's hash, height, wire timestamp (ms) and branch state. */
 export interface ParentRef {
   hash: string;
   index: number;
   timestamp: number;
+  branch: BranchState;
+}
+
+/** The branch state at genesis (of the fixture's devnet unless another genesis is given). */
+export function genesisBranch(genesis: Genesis = devnet().genesis): BranchState {
+  return {
+    slot: 0,
+    mixes: genesisEpochMixes(genesisMix(genesisHash(genesis))),
+    last: new Map(genesis.validators.map((v) => [v.index, parseHex(v.randao_commitment, 'commitment', 32)])),
+    validators: genesis.validators.map((v) => ({ index: v.index, address: v.address, stake: BigInt(v.stake), active: true })),
+  };
 }
 
 /** The genesis block as a parent. */
 export async function genesisRef(node: ExecutionNode): Promise<ParentRef> {
-  return { hash: node.chain.genesisHash, index: 0, timestamp: GENESIS_TIME * 1000 };
+  return { hash: node.chain.genesisHash, index: 0, timestamp: GENESIS_TIME * 1000, branch: genesisBranch() };
+}
+
+const randaoChains = new Map<string, RandaoChain>();
+
+/** The RANDAO hash chain of a key (built once per key and length): its commitment is what a deposit registers. */
+export function randaoChainOf(k: WalletKeys, length = devnet().genesis.config.randao_chain_length): RandaoChain {
+  const id = `${k.address}/${length}`;
+  let c = randaoChains.get(id);
+  if (!c) randaoChains.set(id, (c = new RandaoChain(k.mldsaSeed, length)));
+  return c;
+}
+
+/** The `skip`-th slot after the branch's last block (from 0) that the draw gives `validatorIndex`, and its vrf_seed. */
+export function drawnSlot(genesis: Genesis, b: BranchState, validatorIndex: number, skip = 0): { slot: number; seed: Uint8Array } {
+  const spe = genesis.config.slots_per_epoch;
+  for (let slot = b.slot + 1; slot < b.slot + 10_000; slot++) {
+    const d = proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, slot, spe), slot);
+    if (d.index === validatorIndex && skip-- === 0) return { slot, seed: d.seed };
+  }
+  throw new Error(`validator ${validatorIndex} is never drawn in 10,000 slots`);
+}
+
+/** The branch state after a block at `slot` in which validator `index` (if registered) revealed `reveal`. */
+export function branchAfter(genesis: Genesis, b: BranchState, slot: number, index: number | undefined, reveal: Uint8Array, txs: Transaction[]): BranchState {
+  const last = new Map(b.last);
+  if (index !== undefined) last.set(index, reveal);
+  return {
+    slot,
+    mixes: nextEpochMixes(b.mixes, b.slot, slot, genesis.config.slots_per_epoch, mixRandao(b.mixes.mix, reveal)),
+    last,
+    validators: registryAfter(genesis, b.validators, txs, last),
+  };
 }
 
 export interface BlockOpts {
@@ -231,34 +291,94 @@ export interface BlockOpts {
   validatorIndex?: number;
   /** Address in header.validator_id; default the proposer's. */
   validatorId?: string;
+  /** Overrides the slot-start timestamp (to build invalid blocks). */
   timestampMs?: number;
-  /** Distinguishes sibling blocks with the same transactions. */
+  /** Distinguishes sibling blocks: skips this many of the proposer's slots after the parent. */
   salt?: number;
+  /** Forces the slot (whoever the draw names); its timestamp and seed follow unless overridden too. */
+  slot?: number;
+  /** Overrides the slot's vrf_seed (the proof is still made over it, by the proposer). */
+  vrfSeed?: Uint8Array;
+  /** Overrides the proposer's next RANDAO reveal. */
+  randaoReveal?: Uint8Array;
 }
 
-/** A block signed by a validator (default validator 0) extending `parent`. */
+/** Branch state after each block makeBlock built (read back by refOf). */
+const after = new WeakMap<Block, BranchState>();
+
+/**
+ * A valid block signed by a validator (default validator 0) extending `parent`: in the first slot
+ * after the parent's (skipping `salt` of them) for which the draw names that validator, with the
+ * slot's vrf_seed and the validator's next RANDAO reveal on the branch.
+ */
 export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
-  const { keys } = devnet();
+  const { genesis, keys } = devnet();
   const proposer = o.proposer ?? keys.validators[0]!;
-  const index = parent.index + 1;
-  const validatorIndex = o.validatorIndex ?? Math.max(0, keys.validators.findIndex((v) => v.address === proposer.address));
-  return buildSignedBlock({
+  const b = parent.branch;
+  const drawn = b.validators.find((v) => v.address === (o.validatorId ?? proposer.address));
+  // An unregistered proposer (to provoke UNKNOWN_VALIDATOR) takes the next slot; a registered
+  // one waits for a slot the stake-weighted draw gives it.
+  const { slot, seed } =
+    o.slot !== undefined
+      ? { slot: o.slot, seed: proposerForSlot(b.validators, seedMixFor(b.mixes, b.slot, o.slot, genesis.config.slots_per_epoch), o.slot).seed }
+      : drawn
+        ? drawnSlot(genesis, b, drawn.index, o.salt ?? 0)
+        : { slot: b.slot + 1 + (o.salt ?? 0), seed: new Uint8Array(32) };
+  const chain = randaoChainOf(proposer);
+  // A key signing for another validator's address (to provoke a signature failure) has no place on that chain.
+  const own = drawn && drawn.address === proposer.address ? drawn : undefined;
+  const reveal = o.randaoReveal ?? (own ? chain.next(b.last.get(own.index)!) : chain.reveal(1));
+  const txs = o.txs ?? [];
+  const block = buildSignedBlock({
     chainId: CHAIN_ID,
-    index,
-    timestampMs: o.timestampMs ?? parent.timestamp + 2000 + (o.salt ?? 0),
+    index: parent.index + 1,
+    timestampMs: o.timestampMs ?? slotStartMs(genesis, slot),
     parentHash: parseHex(parent.hash, 'parent', 32),
-    transactions: o.txs ?? [],
+    transactions: txs,
     key: proposer.mldsa,
-    validatorIndex,
+    validatorIndex: o.validatorIndex ?? drawn?.index ?? 0,
     validatorId: parseHex(o.validatorId ?? proposer.address, 'validator', 20),
-    vrfSeed: sha3(u64LE(index), u64LE(o.salt ?? 0)),
-    randaoReveal: sha3(u64LE(index + 1000)),
+    vrfSeed: o.vrfSeed ?? seed,
+    randaoReveal: reveal,
   });
+  after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
+  return block;
 }
 
-/** The ref of a block for its children. */
+// Deposits and exits as execution applies them (successful ones only), so later draws match.
+function registryAfter(genesis: Genesis, validators: BranchState['validators'], txs: Transaction[], last: Map<number, Uint8Array>): BranchState['validators'] {
+  const out = validators.map((v) => ({ ...v }));
+  for (const tx of txs) {
+    if (tx.type !== 0 || tx.to === null) continue;
+    const from = toHex(addressFromPublicKey(tx.publicKey));
+    const to = toHex(tx.to);
+    if (to === DEPOSIT_ADDRESS && tx.value >= BigInt(genesis.config.min_validator_stake) && tx.data.length === 32 && !out.some((v) => v.address === from)) {
+      out.push({ index: out.length, address: from, stake: tx.value, active: true });
+      last.set(out.length - 1, tx.data.slice());
+    }
+    const v = out.find((x) => x.address === from);
+    if (to === EXIT_ADDRESS && v?.active && tx.value === 0n && tx.data.length === 0) v.active = false;
+  }
+  return out;
+}
+
+/** The ref of a block for its children (the block must come from makeBlock). */
 export function refOf(block: Block, hash: string): ParentRef {
-  return { hash, index: block.header.index, timestamp: block.header.timestampMs };
+  const branch = after.get(block);
+  assert.ok(branch, 'refOf needs a block built by makeBlock');
+  return { hash, index: block.header.index, timestamp: block.header.timestampMs, branch };
+}
+
+/** A copy of `block` with one unsigned header field changed: the re-headered copy execution must refuse. */
+export function reheader(block: Block, field: 'randaoReveal' | 'vrfSeed' | 'vrfProof' | 'timestampMs'): Block {
+  const h = { ...block.header };
+  if (field === 'timestampMs') h.timestampMs += 1;
+  else {
+    const bytes = h[field].slice();
+    bytes[0]! ^= 0x01;
+    h[field] = bytes;
+  }
+  return { ...block, header: h };
 }
 
 /** POST /api/v1/engine/newPayload with a block (or its wire JSON). */

@@ -8,7 +8,7 @@ import { toHex, utf8 } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { hashChain, randaoCommitment, randaoReveal, randaoSecret } from '../../../src/core/crypto/randao.js';
 import { CryptoError } from '../../../src/core/errors.js';
-import { applyReveal, genesisRandao } from '../../../src/node/beacon/randao.js';
+import { applyReveal, genesisRandao } from '../../../src/core/consensus/randao.js';
 import { DEFAULT_CHECKPOINT_BITS, RandaoChain, RandaoChainError } from '../../../src/node/validator/randao-chain.js';
 import { bytesIs, expectError, filled } from '../../helpers/assert.js';
 

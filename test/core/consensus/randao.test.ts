@@ -8,7 +8,7 @@ import { toHex, utf8 } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { randaoCommitment, randaoReveal } from '../../../src/core/crypto/randao.js';
 import { MalformedError } from '../../../src/core/errors.js';
-import { applyReveal, genesisRandao, randaoFromJson, type RandaoState, RandaoError, randaoToJson, registerCommitment } from '../../../src/node/beacon/randao.js';
+import { applyReveal, genesisRandao, randaoFromJson, type RandaoState, RandaoError, randaoToJson, registerCommitment } from '../../../src/core/consensus/randao.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../../helpers/assert.js';
 
 const LENGTH = 16;

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { bytesToBigintBE, utf8 } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfSeed } from '../../../src/core/crypto/vrf.js';
-import { type ProposerCandidate, ProposerError, proposerDuties, proposerForSlot, selectProposer } from '../../../src/node/beacon/proposer.js';
+import { type ProposerCandidate, ProposerError, proposerDuties, proposerForSlot, selectProposer } from '../../../src/core/consensus/proposer.js';
 import { bytesIs, expectError, filled } from '../../helpers/assert.js';
 
 const TOKEN = 10n ** 18n;

@@ -3,11 +3,11 @@
  * `vrf_seed`. Pure functions of (validator set, RANDAO mix, slot), so every node that holds the
  * same beacon state names the same proposer.
  */
-import { bytesToBigintBE, utf8 } from '../../core/codec/bytes.js';
-import { HASH_BYTES } from '../../core/constants.js';
-import { sha3 } from '../../core/crypto/hash.js';
-import { vrfSeed } from '../../core/crypto/vrf.js';
-import { SvcError } from '../../core/errors.js';
+import { bytesToBigintBE, utf8 } from '../codec/bytes.js';
+import { HASH_BYTES } from '../constants.js';
+import { sha3 } from '../crypto/hash.js';
+import { vrfSeed } from '../crypto/vrf.js';
+import { SvcError } from '../errors.js';
 
 /** What the draw reads from a validator: registry index, effective stake (wei), activity. */
 export interface ProposerCandidate {
@@ -105,7 +105,7 @@ export function selectProposer(validators: ReadonlyArray<ProposerCandidate>, see
   return draw(buildTable(validators), seed);
 }
 
-/** The proposer of `slot` and its vrf_seed; `randaoMix` is the seed mix of the slot's epoch (see beacon/randao.ts). */
+/** The proposer of `slot` and its vrf_seed; `randaoMix` is the seed mix of the slot's epoch (see consensus/randao.ts). */
 export function proposerForSlot(validators: ReadonlyArray<ProposerCandidate>, randaoMix: Uint8Array, slot: number): { index: number; seed: Uint8Array } {
   checkMix(randaoMix);
   checkSlot(slot);
