@@ -33,8 +33,8 @@ const label = (es: PoolEntry[]) => es.map((e) => `${e.sender.slice(2, 3)}${e.non
 
 const pool = suite('txpool');
 
-pool('defaults: capacity 50,000 and a 10% replacement bump', () => {
-  assert.equal(DEFAULT_POOL_OPTIONS, { capacity: 50_000, replaceBumpPercent: 10n });
+pool('defaults: capacity 50,000, a 10% replacement bump, geth queue bounds (64 per account, 1024 in all)', () => {
+  assert.equal(DEFAULT_POOL_OPTIONS, { capacity: 50_000, replaceBumpPercent: 10n, accountQueue: 64, globalQueue: 1024 });
 });
 
 pool('a future nonce is queued, and becomes ready when its predecessor arrives', () => {
@@ -93,7 +93,7 @@ pool('replacement bump rounds up: 1001 wei needs 1102', () => {
 });
 
 pool('replacement at 1 gwei needs 1.1 gwei; a replacement keeps the pool size at capacity', () => {
-  const p = new TxPool({ capacity: 1, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 1 });
   p.add(entry(A, 0, 1_000_000_000n));
   expectError(() => p.add(entry(A, 0, 1_099_999_999n)), PoolError, {
     message: 'replacement transaction underpriced: needs a gas price of at least 1100000000 wei (+10%)',
@@ -113,7 +113,7 @@ pool('the same hash twice is ALREADY_KNOWN', () => {
 });
 
 pool('at capacity the cheapest tail is evicted (a tail, not a cheaper middle entry)', () => {
-  const p = new TxPool({ capacity: 3, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 3 });
   p.add(entry(A, 0, 5));
   const b0 = p.add(entry(B, 0, 2)).entry; // cheapest overall, but not a tail
   const b1 = p.add(entry(B, 1, 3)).entry; // B's tail
@@ -127,7 +127,7 @@ pool('at capacity the cheapest tail is evicted (a tail, not a cheaper middle ent
 });
 
 pool('at capacity a newcomer that is not pricier than the cheapest tail is refused with POOL_FULL', () => {
-  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 2 });
   const a0 = p.add(entry(A, 0, 7)).entry;
   const b0 = p.add(entry(B, 0, 3)).entry;
   for (const price of [3, 1]) {
@@ -143,7 +143,7 @@ pool('at capacity a newcomer that is not pricier than the cheapest tail is refus
 });
 
 pool('eviction tie on price: the newest tail goes', () => {
-  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 2 });
   const a0 = p.add(entry(A, 0, 3)).entry;
   const b0 = p.add(entry(B, 0, 3)).entry;
   const r = p.add(entry(C, 0, 9));
