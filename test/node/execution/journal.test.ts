@@ -9,7 +9,9 @@ import * as assert from 'uvu/assert';
 import { ClassicLevel } from 'classic-level';
 import { join } from 'node:path';
 import { encodeTx } from '../../../src/core/types/transaction.js';
-import { toBase64 } from '../../../src/core/codec/bytes.js';
+import { toHex } from '../../../src/core/codec/bytes.js';
+import { sha3 } from '../../../src/core/crypto/hash.js';
+import { encodeJournalValue } from '../../../src/node/execution/journal.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Keys } from '../../../src/node/execution/store.js';
 import { createLogger } from '../../../src/util/log.js';
@@ -36,9 +38,11 @@ const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
 const acc1 = keys.accounts[1]!;
 
-/** The journal's keys, read straight from the store. */
+/** The journaled hashes, read back from the store; each entry holds its transaction's envelope. */
 async function journaled(node: ExecutionNode): Promise<string[]> {
-  return (await node.chain.store.scan<unknown>(Keys.poolTx(''))).map((r) => r.key.slice(2)).sort();
+  const entries = await node.admission.journal.entries();
+  for (const e of entries) assert.is(toHex(sha3(e.envelope)), e.hash, 'the entry holds the envelope of its hash');
+  return entries.map((e) => e.hash).sort();
 }
 
 /** A logger that keeps its JSON lines. */
@@ -110,11 +114,8 @@ journal('on replay, entries that became invalid are dropped, logged with hash an
     const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
     const garbage = '0x' + 'ee'.repeat(32);
-    await db.batch([
-      { type: 'put', key: Keys.poolTx(hashOf(a0)), value: JSON.stringify({ env: toBase64(encodeTx(a0)), at: 1 }) },
-      { type: 'put', key: Keys.poolTx(garbage), value: JSON.stringify({ env: toBase64(Uint8Array.of(0, 1, 2)), at: 2 }) },
-      { type: 'put', key: Keys.poolTx(hashOf(b0)), value: JSON.stringify({ env: toBase64(encodeTx(b0)), at: 3 }) },
-    ]);
+    const put = (hash: string, envelope: Uint8Array, at: number) => ({ type: 'put' as const, key: Keys.poolTx(hash), value: encodeJournalValue(envelope, at), valueEncoding: 'view' as const });
+    await db.batch([put(hashOf(a0), encodeTx(a0), 1), put(garbage, Uint8Array.of(0, 1, 2), 2), put(hashOf(b0), encodeTx(b0), 3)] as never);
     await db.close();
 
     const { log, lines } = capturingLogger();
