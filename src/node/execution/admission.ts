@@ -190,7 +190,11 @@ export class Admission {
     for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
     const displaced = [...(replaced ? [replaced.hash] : []), ...evicted.map((e) => e.hash)];
     const admitted = { hash: entry.hash, status: this.statusOf(entry), ...(replaced ? { replaced: replaced.hash } : {}) };
-    if (!envelope) return { admitted, durable: Promise.resolve() };
+    if (!envelope) {
+      // Replay: the entry is journaled already, but what it displaced (a smaller capacity now) is not kept.
+      this.journal.remove(displaced);
+      return { admitted, durable: Promise.resolve() };
+    }
     const durable = this.journal.add({ hash: entry.hash, envelope, receivedAt: entry.receivedAt }, displaced, durableWith).catch((err: unknown) => {
       if (this.pool.get(entry.hash) === entry) this.pool.remove(entry.hash);
       throw err;

@@ -139,6 +139,28 @@ journal('on replay, entries that became invalid are dropped, logged with hash an
   });
 });
 
+journal('a replay into a smaller pool evicts as admission does, and the evicted entries leave the journal', async () => {
+  await withTempDir(async (dir) => {
+    const cheap = transfer(acc0, { nonce: 0 });
+    const dear = transfer(acc1, { nonce: 0, gasPrice: 3n * MIN_GAS_PRICE });
+    const mid = transfer(acc0, { nonce: 1, gasPrice: 2n * MIN_GAS_PRICE });
+    let node = await startNode({ dataDir: dir });
+    try {
+      for (const t of [cheap, dear, mid]) await submitOk(node, t);
+    } finally {
+      await node.stop();
+    }
+    node = await startNode({ dataDir: dir, poolCapacity: 2 });
+    try {
+      assert.equal((await mempoolHashes(node)).sort(), [dear, mid].map(hashOf).sort());
+      await node.admission.journal.drain();
+      assert.equal(await journaled(node), [dear, mid].map(hashOf).sort());
+    } finally {
+      await node.stop();
+    }
+  });
+});
+
 journal('concurrent submissions share synced batches and all come back', async () => {
   await withTempDir(async (dir) => {
     const txs = Array.from({ length: 40 }, (_, i) => transfer(i % 2 ? acc1 : acc0, { nonce: Math.floor(i / 2) }));
