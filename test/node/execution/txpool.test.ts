@@ -254,4 +254,42 @@ pool('remove, get, has and entries in submission order', () => {
   assert.is(p.size, 1);
 });
 
+pool('queue bounds: at most accountQueue past the pending nonce, at most globalQueue queued; ready runs and replacements are not bounded', () => {
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, accountQueue: 3, globalQueue: 4 });
+  // A ready run longer than accountQueue.
+  for (let n = 0; n < 10; n++) p.add(entry(A, n, 10), zero);
+  p.add(entry(A, 13, 10), zero); // pending nonce 10: 11..13 may queue
+  expectError(() => p.add(entry(A, 14, 10), zero), PoolError, { code: 'NONCE_TOO_HIGH', status: 400 });
+  expectError(() => p.add(entry(B, 1_000_000, 10), zero), PoolError, { code: 'NONCE_TOO_HIGH', status: 400 });
+  // Without account nonces (the bench's synthetic pools) the bounds do not apply.
+  assert.ok(p.add(entry(D, 1_000_000, 10)).entry);
+  assert.is(p.queuedCount(zero), 2);
+  p.add(entry(B, 2, 10), zero);
+  p.add(entry(C, 1, 10), zero);
+  assert.is(p.queuedCount(zero), 4);
+  expectError(() => p.add(entry(C, 2, 10), zero), PoolError, { code: 'QUEUE_FULL', status: 409 });
+  p.add(entry(C, 1, 20), zero); // replacement of a queued entry
+  p.add(entry(C, 0, 10), zero); // fills C's gap: C1 is ready now
+  assert.is(p.queuedCount(zero), 3);
+  p.add(entry(C, 3, 10), zero);
+  assert.is(p.queuedCount(zero), 4);
+  assert.equal(p.counts(zero).queued, 4, 'the incremental count equals a full recount');
+});
+
+pool('the queued count follows account nonces: senders are recounted when touched or dropStale runs', () => {
+  const p = new TxPool();
+  let nonceA = 0n;
+  const nonceOf = (s: string) => (s === A ? nonceA : 0n);
+  for (const n of [2, 3]) p.add(entry(A, n, 10), nonceOf);
+  assert.is(p.queuedCount(nonceOf), 2);
+  nonceA = 2n; // a block applied A's nonces 0 and 1 (not from this pool)
+  p.dropStale(A, nonceA);
+  assert.is(p.queuedCount(nonceOf), 0);
+  nonceA = 1n; // reorganised back: A2 and A3 wait for nonce 1 again
+  p.touch(A);
+  assert.is(p.queuedCount(nonceOf), 2);
+  for (const e of p.entries()) p.remove(e.hash);
+  assert.is(p.queuedCount(nonceOf), 0);
+});
+
 pool.run();
