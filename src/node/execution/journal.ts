@@ -56,9 +56,9 @@ export class PoolJournal {
 
   /**
    * Queues the journal entry of an admitted transaction, the removal of the entries it displaced
-   * and any `extra` writes (the faucet's claim record), all in one atomic batch; resolves once
-   * that batch is synced. Puts go before deletes, so a replacement is never durable without the
-   * transaction replacing it.
+   * and any `extra` writes (the faucet's claim record), all in one atomic batch, so a replaced
+   * transaction never leaves the journal without its replacement; resolves once that batch is
+   * synced.
    */
   add(tx: JournalEntry, displaced: readonly string[] = [], extra?: WriteBatch): Promise<void> {
     const ops: Op[] = [{ type: 'put', key: Keys.poolTx(tx.hash), value: encodeJournalValue(tx.envelope, tx.receivedAt), valueEncoding: 'view' }];
