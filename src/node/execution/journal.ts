@@ -52,6 +52,8 @@ export class PoolJournal {
   constructor(
     private readonly store: ChainStore,
     private readonly log: Logger,
+    /** Called after each synced batch with the number of writes it carried (for metrics). */
+    private readonly synced: (writes: number) => void = () => undefined,
   ) {}
 
   /**
@@ -119,6 +121,7 @@ export class PoolJournal {
       try {
         // Synced like every chain write, so an answered submission survives power loss too.
         await this.store.db.batch(ops as never, { sync: true } as never);
+        this.synced(waiters.length);
         for (const w of waiters) w.resolve();
       } catch (err) {
         for (const w of waiters) w.reject(err);

@@ -141,7 +141,10 @@ export class ExecutionNode {
       },
     }).catch(failed);
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
-    const journal = new PoolJournal(chain.store, log);
+    const journal = new PoolJournal(chain.store, log, (writes) => {
+      metrics.journalSyncs.inc();
+      metrics.journalWrites.inc(writes);
+    });
     release.push(() => journal.drain());
     admission = new Admission(chain, pool, verifier, metrics, log, journal);
     // Before serving, so a client sees the acknowledged transactions back and the faucet its claims.
