@@ -69,7 +69,7 @@ interface Timed {
 export interface ExecutionDetails {
   cores: number;
   rawVerify: { threads: number; perThread: number[]; total: number; otherProcessesCores?: number };
-  admissionRest: PumpResult & { warmup: number; txPerSecond: number; cpu: CpuSplit };
+  admissionRest: PumpResult & { warmup: number; txPerSecond: number; cpu: CpuSplit; journal: { syncs: number; writes: number } };
   admissionInProcess: { runs: Array<PumpResult & { txPerSecond: number; cpu: CpuSplit }>; median: number; warmup: number };
   blockImport: {
     transactions: number;
@@ -315,10 +315,13 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const restDir = await mkdtemp(join(os.tmpdir(), 'svc-bench-exec-'));
   let { node, threads } = await startNode(genesis, restDir);
   let rest: Awaited<ReturnType<typeof restAdmission>>;
+  let journal = { syncs: 0, writes: 0 };
   try {
     rest = await restAdmission(node, threads, bodies.slice(0, warmCount), bodies.slice(warmCount), profile('admission-rest', 'main thread; the client is a separate process'), restClient);
     check(rest.warm.failed === 0 && rest.result.failed === 0, `REST submissions failed: ${rest.warm.firstError ?? rest.result.firstError}`);
     check(node.admission.pool.size === txs.length, `pool holds ${node.admission.pool.size} of ${txs.length}`);
+    // Warm-up included: the group-commit factor of the whole run.
+    journal = { syncs: (await node.metrics.journalSyncs.get()).values[0]?.value ?? 0, writes: (await node.metrics.journalWrites.get()).values[0]?.value ?? 0 };
   } finally {
     await node.stop();
     await rm(restDir, { recursive: true, force: true });
@@ -435,7 +438,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const details: ExecutionDetails = {
     cores,
     rawVerify: { threads: cores, perThread, total: raw, ...(rawSplit.otherProcessesCores === undefined ? {} : { otherProcessesCores: rawSplit.otherProcessesCores }) },
-    admissionRest: { ...rest.result, warmup: warmCount, txPerSecond: restTps, cpu: rest.cpu },
+    admissionRest: { ...rest.result, warmup: warmCount, txPerSecond: restTps, cpu: rest.cpu, journal },
     admissionInProcess: { runs: directRuns, median: direct.txPerSecond, warmup: warmCount },
     blockImport: { transactions: blockTxs.length, gasUsed: expectedGas, bodyBytes: blockBody.length, coldRest, coldInProcess, warmRest, warmInProcess },
     pool,
@@ -453,7 +456,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     console.log(
       [
         ...(rawSplit.otherProcessesCores === undefined ? [] : [`  raw verify: other processes ${rawSplit.otherProcessesCores.toFixed(2)} cores`]),
-        `  REST admission: ${rest.result.ok} timed after ${warmCount} warm-up in ${rest.result.seconds.toFixed(2)} s, latency p50 ${rest.result.p50Ms.toFixed(1)} ms p99 ${rest.result.p99Ms.toFixed(1)} ms; ${formatCpu(rest.cpu, rest.result.ok)}`,
+        `  REST admission: ${rest.result.ok} timed after ${warmCount} warm-up in ${rest.result.seconds.toFixed(2)} s, latency p50 ${rest.result.p50Ms.toFixed(1)} ms p99 ${rest.result.p99Ms.toFixed(1)} ms; ${formatCpu(rest.cpu, rest.result.ok)}; pool journal ${journal.writes} writes in ${journal.syncs} synced batches`,
         `  in-process admission: ${directRuns.map((r) => r.txPerSecond.toFixed(0)).join(', ')} tx/s; median run ${direct.ok} in ${direct.seconds.toFixed(2)} s, p50 ${direct.p50Ms.toFixed(1)} ms; ${formatCpu(direct.cpu, direct.ok)}`,
         `  block: ${blockTxs.length} txs, ${expectedGas.toLocaleString('en-US')} gas, ${(blockBody.length / MB).toFixed(1)} MB JSON`,
         `    cold REST ${ms(coldRest.seconds)} (${formatCpu(coldRest.cpu, blockTxs.length)}); cold in-process ${ms(coldInProcess.seconds)} (${formatCpu(coldInProcess.cpu, blockTxs.length)})`,
