@@ -4,6 +4,7 @@ import { SvcCommand } from '../../cli/base.js';
 import { loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
+import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
 
 export default class NodeExecution extends SvcCommand {
   static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';
@@ -21,6 +22,8 @@ export default class NodeExecution extends SvcCommand {
     'faucet-keystore': Flags.string({ description: 'genesis faucet wallet file (default: keystores/faucet.json beside the genesis, if present)' }),
     'faucet-password-file': Flags.string({ description: 'password of the faucet keystore (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
     'pool-capacity': Flags.integer({ description: 'most transactions the pool holds before evicting the cheapest', default: 50_000, min: 1 }),
+    'pool-account-queue': Flags.integer({ description: 'how far past its next nonce a sender may queue transactions (geth AccountQueue)', default: DEFAULT_ACCOUNT_QUEUE, min: 1 }),
+    'pool-global-queue': Flags.integer({ description: 'most queued (waiting for a missing nonce) transactions across all senders (geth GlobalQueue)', default: DEFAULT_GLOBAL_QUEUE, min: 1 }),
     'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
     'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
     'log-level': logLevelFlag,
@@ -44,6 +47,7 @@ export default class NodeExecution extends SvcCommand {
       log,
       verifierThreads: flags['verifier-threads'],
       poolCapacity: flags['pool-capacity'],
+      poolQueue: { accountQueue: flags['pool-account-queue'], globalQueue: flags['pool-global-queue'] },
       submitRatePerIp: flags['rate-limit'],
     });
     await new Promise<void>((done) => {

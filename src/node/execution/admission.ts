@@ -5,15 +5,20 @@
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
 import { SvcError, TxError } from '../../core/errors.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
-import { type Transaction, TxType, checkGasLimit, checkGasPrice, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import type { ExecutionChain } from './chain.js';
+import type { JournalEntry, PoolJournal } from './journal.js';
 import type { ExecutionMetrics } from './metrics.js';
+import type { WriteBatch } from './store.js';
 import { PoolError, type PoolEntry, type PoolStatus, TxPool } from './txpool.js';
 import type { SignatureVerifier } from './verifier.js';
 
-/** Where a transaction came from (for logs and metrics). */
-export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg';
+/** Where a transaction came from (for logs and metrics); `journal` is the start-up replay. */
+export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg' | 'journal';
+
+/** Journal entries whose signatures are checked together on replay, ahead of their admission. */
+const REPLAY_VERIFY_CHUNK = 256;
 
 /** Optional inputs of a submission. */
 export interface SubmitOptions {
@@ -21,6 +26,14 @@ export interface SubmitOptions {
   envelope?: Uint8Array;
   /** Rate limit keyed on the verified sender, run right after the signature check. */
   limitSender?: (sender: string) => void;
+  /** Writes made durable in the same synced batch as the transaction's journal entry (the faucet's claim). */
+  durableWith?: WriteBatch;
+}
+
+/** What the start-up replay of the pool journal did. */
+export interface ReplayResult {
+  restored: number;
+  dropped: number;
 }
 
 /** An admitted transaction. */
@@ -58,6 +71,7 @@ export class Admission {
     private readonly verifier: SignatureVerifier,
     private readonly metrics: ExecutionMetrics,
     private readonly log: Logger,
+    readonly journal: PoolJournal,
   ) {
     this.maxGas = BigInt(chain.genesis.config.max_gas_per_block);
     this.minGasPrice = BigInt(chain.genesis.config.min_gas_price);
@@ -73,7 +87,8 @@ export class Admission {
    */
   async submit(tx: Transaction, source: TxSource, opts: SubmitOptions = {}): Promise<Admitted> {
     try {
-      const admitted = await this.check(tx, opts);
+      const { admitted, durable } = await this.check(tx, opts, true);
+      await durable;
       this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
       return admitted;
     } catch (err) {
@@ -86,7 +101,55 @@ export class Admission {
     }
   }
 
-  private async check(tx: Transaction, opts: SubmitOptions): Promise<Admitted> {
+  /**
+   * Replays the pool journal through the whole pipeline (start-up, before serving): what is
+   * still valid is pooled again, anything else (included meanwhile, now unaffordable, past the
+   * queue bounds...) leaves the journal with a log line and a count. Nonce order, so each
+   * sender's run is rebuilt from its first nonce and nothing is refused as too far ahead.
+   */
+  async replay(): Promise<ReplayResult> {
+    const decoded: Array<JournalEntry & { tx: Transaction }> = [];
+    const dropped: string[] = [];
+    const drop = (hash: string, reason: string, message: string): void => {
+      dropped.push(hash);
+      this.metrics.journalDropped.inc({ reason });
+      this.log.warn('journaled tx dropped', { hash, reason, error: message });
+    };
+    for (const e of await this.journal.entries()) {
+      try {
+        decoded.push({ ...e, tx: decodeTx(e.envelope) });
+      } catch (err) {
+        drop(e.hash, err instanceof SvcError ? err.code : 'MALFORMED_INPUT', (err as Error).message);
+      }
+    }
+    decoded.sort((a, b) => (a.tx.nonce !== b.tx.nonce ? (a.tx.nonce < b.tx.nonce ? -1 : 1) : a.receivedAt - b.receivedAt));
+    let restored = 0;
+    for (let i = 0; i < decoded.length; i += REPLAY_VERIFY_CHUNK) {
+      const chunk = decoded.slice(i, i + REPLAY_VERIFY_CHUNK);
+      // Verified together on every worker; the admissions below are then answered by the cache.
+      await this.verifier.verifyMany(chunk.map((e) => e.tx), { envelopes: chunk.map((e) => e.envelope) });
+      for (const e of chunk) {
+        try {
+          const { admitted } = await this.check(e.tx, { envelope: e.envelope }, false, e.receivedAt);
+          if (admitted.hash !== e.hash) throw new SvcError('JOURNAL_KEY_MISMATCH', `journal key ${e.hash} holds transaction ${admitted.hash}`, 400);
+          restored++;
+        } catch (err) {
+          drop(e.hash, err instanceof SvcError ? err.code : 'INTERNAL', (err as Error).message);
+        }
+      }
+    }
+    this.journal.remove(dropped);
+    this.metrics.mempoolSize.set(this.pool.size);
+    if (decoded.length + dropped.length > 0) this.log.info('pool journal replayed', { restored, dropped: dropped.length });
+    return { restored, dropped: dropped.length };
+  }
+
+  /**
+   * The pipeline; pools the transaction and, with `journal`, queues its journal entry in the
+   * same turn (so a block including it cannot be handled between the two) and returns the
+   * promise of its durability.
+   */
+  private async check(tx: Transaction, opts: SubmitOptions, journal: boolean, receivedAt = Date.now()): Promise<{ admitted: Admitted; durable: Promise<void> }> {
     // Step 2 runs first in code because step 1's path needs the verified signer too; a failing
     // signature rejects every type, so the observable order is the spec's.
     const [v] = await this.verifier.verifyMany([tx], opts.envelope ? { envelopes: [opts.envelope] } : {});
@@ -100,7 +163,8 @@ export class Admission {
     // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
     // Step 1: the authorisation path has no balance or gas checks and pays no fee.
-    if (isAuthorization(tx)) return this.pooled({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt: Date.now() }, account.nonce);
+    const pool = (input: Omit<PoolEntry, 'seq'>) => this.pooled(input, journal ? (opts.envelope ?? encodeTx(tx)) : undefined, opts.durableWith);
+    if (isAuthorization(tx)) return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt });
     // Step 4: gas limit bounds.
     checkGasLimit(tx, this.maxGas);
     // Step 5: balance covers value + gas × gasPrice.
@@ -113,13 +177,41 @@ export class Admission {
     if ((kind === 'contract_deploy' || kind === 'contract_call') && to !== DEPOSIT_ADDRESS && to !== EXIT_ADDRESS) {
       throw new SvcError('CONTRACTS_UNSUPPORTED', 'contract deployment and calls are not supported yet: the WebAssembly contract VM is not built', 400);
     }
-    return this.pooled({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt: Date.now() }, account.nonce);
+    return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
   }
 
-  private pooled(input: Omit<PoolEntry, 'seq'>, accountNonce: bigint): Admitted {
-    const { entry, replaced, evicted } = this.pool.add(input);
+  /**
+   * Adds to the pool and, given the envelope, journals the entry with the removal of what it
+   * displaced in one batch. If that batch fails the transaction leaves the pool again (it was
+   * not acknowledged) and the caller sees a JournalError.
+   */
+  private pooled(input: Omit<PoolEntry, 'seq'>, envelope: Uint8Array | undefined, durableWith: WriteBatch | undefined): { admitted: Admitted; durable: Promise<void> } {
+    const { entry, replaced, evicted } = this.pool.add(input, this.accountNonce);
     for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
-    return { hash: entry.hash, status: this.pool.status(entry, accountNonce), ...(replaced ? { replaced: replaced.hash } : {}) };
+    const displaced = [...(replaced ? [replaced.hash] : []), ...evicted.map((e) => e.hash)];
+    const admitted = { hash: entry.hash, status: this.statusOf(entry), ...(replaced ? { replaced: replaced.hash } : {}) };
+    if (!envelope) {
+      // Replay: the entry is journaled already, but what it displaced (a smaller capacity now) is not kept.
+      this.journal.remove(displaced);
+      return { admitted, durable: Promise.resolve() };
+    }
+    const durable = this.journal.add({ hash: entry.hash, envelope, receivedAt: entry.receivedAt }, displaced, durableWith).catch((err: unknown) => {
+      if (this.pool.get(entry.hash) === entry) this.pool.remove(entry.hash);
+      throw err;
+    });
+    return { admitted, durable };
+  }
+
+  /** Removes transactions from the pool and the journal (they were included or can never be). */
+  forget(hashes: readonly string[]): void {
+    const gone: string[] = [];
+    for (const h of hashes) if (this.pool.remove(h)) gone.push(h);
+    this.journal.remove(gone);
+  }
+
+  /** Drops a sender's pooled transactions below its account nonce, from the pool and the journal. */
+  dropStale(sender: string): void {
+    this.journal.remove(this.pool.dropStale(sender, this.accountNonce(sender)).map((e) => e.hash));
   }
 
 

@@ -6,7 +6,8 @@ import { SvcError } from '../../core/errors.js';
 import { normalizeAddress } from '../../core/crypto/address.js';
 import { parseAddress } from '../../core/codec/json.js';
 import { TX_BASE_GAS } from '../../core/constants.js';
-import { signStandardTx } from '../../core/types/transaction.js';
+import { signStandardTx, txHash } from '../../core/types/transaction.js';
+import { toHex } from '../../core/codec/bytes.js';
 import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { Mutex } from '../../util/mutex.js';
 import type { Admission } from './admission.js';
@@ -53,8 +54,9 @@ export class Faucet {
     return this.mutex.run(async () => {
       if (!this.key) throw new SvcError('FAUCET_DISABLED', 'faucet disabled: start the node with --faucet-keystore (svc genesis new writes keystores/faucet.json)', 503);
       const last = await this.chain.store.get<{ at: number; tx_hash: string }>(Keys.faucetClaim(address));
-      // The pool is not persisted and may evict: a claim whose transfer is neither pooled nor on
-      // chain was lost, so it does not hold the address to its cooldown.
+      // The transfer is journaled with the claim, but the pool may evict it and the start-up
+      // replay drops it once invalid: a claim whose transfer is neither pooled nor on chain was
+      // lost, so it does not hold the address to its cooldown.
       if (last && now - last.at < this.cooldownMs && (this.admission.pool.has(last.tx_hash) || (await this.chain.txLocation(last.tx_hash)))) {
         throw new SvcError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last.at + this.cooldownMs).toISOString()}`, 429);
       }
@@ -65,8 +67,10 @@ export class Faucet {
         this.chain.genesis.chain_id,
       );
       this.onSign();
-      const { hash } = await this.admission.submit(tx, 'faucet');
-      await this.chain.store.write(new WriteBatch().put(Keys.faucetClaim(address), { at: now, tx_hash: hash }));
+      // The claim record is synced in the same batch as the transfer's journal entry: a crash
+      // keeps both (the transfer comes back, the address stays on cooldown) or neither.
+      const claim = new WriteBatch().put(Keys.faucetClaim(address), { at: now, tx_hash: toHex(txHash(tx)) });
+      const { hash } = await this.admission.submit(tx, 'faucet', { durableWith: claim });
       return { address, tx_hash: hash, amount: this.amount.toString() };
     });
   }

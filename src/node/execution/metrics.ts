@@ -11,6 +11,9 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly accounts = new Gauge({ name: 'service_execution_accounts_total', help: 'Accounts with a non-zero balance or nonce', registers: [this.registry] });
   readonly txProcessed = new Counter({ name: 'service_execution_transactions_processed_total', help: 'Transactions applied in canonical blocks', registers: [this.registry] });
   readonly mempoolSize = new Gauge({ name: 'service_execution_mempool_size', help: 'Transactions in the pool (ready and queued)', registers: [this.registry] });
+  readonly journalSyncs = new Counter({ name: 'service_execution_pool_journal_syncs_total', help: 'Synced pool journal batches (group commit: one per batch, not per transaction)', registers: [this.registry] });
+  readonly journalWrites = new Counter({ name: 'service_execution_pool_journal_writes_total', help: 'Pool journal writes (an admission with what it displaced, or a removal) carried by the synced batches', registers: [this.registry] });
+  readonly journalDropped = new Counter({ name: 'service_execution_pool_journal_dropped_total', help: 'Journaled transactions dropped on start-up replay because they were no longer valid', labelNames: ['reason'], registers: [this.registry] });
   readonly txRejected = new Counter({ name: 'service_execution_transactions_rejected_total', help: 'Transactions refused by the admission pipeline', labelNames: ['reason'], registers: [this.registry] });
   readonly gasFees = new Counter({ name: 'service_execution_gas_fees_collected_wei', help: 'Fees paid to proposers in canonical blocks, in wei', registers: [this.registry] });
   readonly gasUsed = new Counter({ name: 'service_execution_gas_used_total', help: 'Gas used by canonical blocks', registers: [this.registry] });

@@ -18,9 +18,10 @@ import type { Logger } from '../../util/log.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
 import { type BlockRecord, type CanonicalChange, ExecutionChain, type Receipt } from './chain.js';
 import { Faucet } from './faucet.js';
+import { PoolJournal } from './journal.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from './store.js';
-import { DEFAULT_POOL_OPTIONS, TxPool } from './txpool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
 import { registerRestRoutes } from './api/rest.js';
 import { registerEngineRoutes } from './api/engine.js';
@@ -42,6 +43,8 @@ export interface ExecutionNodeOptions {
   log: Logger;
   verifierThreads?: number;
   poolCapacity?: number;
+  /** Queue bounds (txpool.ts PoolOptions); defaults DEFAULT_POOL_OPTIONS. */
+  poolQueue?: Partial<Pick<PoolOptions, 'accountQueue' | 'globalQueue'>>;
   /** Transaction submissions per second per client IP (0 = unlimited). */
   submitRatePerIp?: number;
   /** Faucet claims per minute per client IP (0 = unlimited). */
@@ -85,12 +88,13 @@ export class ExecutionNode {
     readonly metrics: ExecutionMetrics,
     private readonly verifier: SignatureVerifier,
     private readonly db: Db,
+    private readonly journal: PoolJournal,
     readonly rest: FastifyInstance,
     readonly rpc: FastifyInstance,
     private readonly log: Logger,
   ) {}
 
-  /** Opens storage, replays nothing (state is on disk), and starts serving. */
+  /** Opens storage, replays the pool journal through admission (state itself is on disk), and starts serving. */
   static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
     const log = opts.log;
     await initSignatureBackend('auto', (msg) => log.warn(msg));
@@ -136,8 +140,15 @@ export class ExecutionNode {
         }
       },
     }).catch(failed);
-    const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
-    admission = new Admission(chain, pool, verifier, metrics, log);
+    const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
+    const journal = new PoolJournal(chain.store, log, (writes) => {
+      metrics.journalSyncs.inc();
+      metrics.journalWrites.inc(writes);
+    });
+    release.push(() => journal.drain());
+    admission = new Admission(chain, pool, verifier, metrics, log, journal);
+    // Before serving, so a client sees the acknowledged transactions back and the faucet its claims.
+    await admission.replay().catch(failed);
     let faucet: Faucet;
     try {
       faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc());
@@ -146,7 +157,7 @@ export class ExecutionNode {
     }
     const rest = createServer(log, ENGINE_BODY_LIMIT);
     const rpc = createServer(log);
-    const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, db, rest, rpc, log);
+    const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, db, journal, rest, rpc, log);
     const submitRatePerIp = opts.submitRatePerIp ?? 200;
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
@@ -167,13 +178,15 @@ export class ExecutionNode {
     const pool = admission.pool;
     const senders = new Set<string>();
     for (const r of change.applied) {
-      for (const h of r.tx_hashes) pool.remove(h);
+      admission.forget(r.tx_hashes);
       for (const rc of r.receipts) senders.add(rc.from);
       metrics.txProcessed.inc(r.tx_hashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
     }
-    for (const s of senders) pool.dropStale(s, chain.world.account(s).nonce);
+    for (const s of senders) admission.dropStale(s);
+    // Reverted senders' nonces went back: their pooled transactions' queued counts change.
+    for (const r of change.reverted) for (const rc of r.receipts) pool.touch(rc.from);
     const reapplied = new Set(change.applied.flatMap((r) => r.tx_hashes));
     for (const r of change.reverted) {
       const block = chain.blockOf(r);
@@ -282,6 +295,7 @@ export class ExecutionNode {
   async stop(): Promise<void> {
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
     await this.verifier.close();
+    await this.journal.drain();
     if (this.db.status === 'open') await this.db.close();
     this.log.info('execution node stopped');
   }

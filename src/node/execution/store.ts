@@ -20,6 +20,8 @@ export const Keys = {
   faucetClaim: (address: string) => `f:${address}`,
   rewardEpoch: (epoch: number) => `c:${String(epoch).padStart(12, '0')}`,
   authorizations: (account: string) => `e:${account}`,
+  /** Pool journal: the envelope of a transaction the pool holds (see journal.ts). */
+  poolTx: (txHash: string) => `p:${txHash}`,
 } as const;
 
 /** A batch of puts and deletes applied atomically. */

@@ -34,15 +34,35 @@ export interface PoolOptions {
   capacity: number;
   /** Minimum gas price increase, in percent, for a same-nonce replacement. */
   replaceBumpPercent: bigint;
+  /**
+   * How far past the sender's pending nonce (the end of its ready run) a transaction may be
+   * queued, so one sender queues at most this many (geth's AccountQueue). A ready run is not
+   * bounded by it: only capacity bounds those.
+   */
+  accountQueue: number;
+  /** Most queued (not ready) transactions across all senders (geth's GlobalQueue). */
+  globalQueue: number;
 }
 
-export const DEFAULT_POOL_OPTIONS: PoolOptions = { capacity: 50_000, replaceBumpPercent: 10n };
+/** geth's AccountQueue and GlobalQueue defaults. */
+export const DEFAULT_ACCOUNT_QUEUE = 64;
+export const DEFAULT_GLOBAL_QUEUE = 1024;
+
+export const DEFAULT_POOL_OPTIONS: PoolOptions = { capacity: 50_000, replaceBumpPercent: 10n, accountQueue: DEFAULT_ACCOUNT_QUEUE, globalQueue: DEFAULT_GLOBAL_QUEUE };
 
 export class TxPool {
   private readonly bySender = new Map<string, Map<bigint, PoolEntry>>();
   private readonly byHash = new Map<string, PoolEntry>();
   /** Highest-nonce entry of each sender: the eviction candidates. */
   private readonly tails = new Map<string, PoolEntry>();
+  /**
+   * Queued counts of senders whose entries and account nonce are unchanged since they were
+   * counted, and their sum; senders touched since are recounted when the total is next needed,
+   * so the global-queue bound costs what changed, not the pool size.
+   */
+  private readonly queuedOf = new Map<string, number>();
+  private readonly recount = new Set<string>();
+  private queuedCounted = 0;
   private seq = 0;
 
   constructor(readonly options: PoolOptions = DEFAULT_POOL_OPTIONS) {}
@@ -82,15 +102,56 @@ export class TxPool {
     return this.pendingNonce(entry.sender, accountNonce) > entry.nonce ? 'ready' : 'queued';
   }
 
+  /** Queued (not ready) transactions across all senders, with `nonceOf` giving account nonces. */
+  queuedCount(nonceOf: (sender: string) => bigint): number {
+    for (const s of this.recount) {
+      const q = this.bySender.get(s);
+      if (!q) continue;
+      const nonce = nonceOf(s);
+      const n = q.size - Number(this.pendingNonce(s, nonce) - nonce);
+      this.queuedOf.set(s, n);
+      this.queuedCounted += n;
+    }
+    this.recount.clear();
+    return this.queuedCounted;
+  }
+
+  /** Marks a sender for recounting (its entries or its account nonce changed). */
+  touch(sender: string): void {
+    if (this.recount.has(sender)) return;
+    this.queuedCounted -= this.queuedOf.get(sender) ?? 0;
+    this.queuedOf.delete(sender);
+    this.recount.add(sender);
+  }
+
+  /**
+   * Refuses a new nonce more than `accountQueue` past the sender's pending nonce, or a queued
+   * one while `globalQueue` transactions are queued: without them, nonces a million ahead
+   * would sit in the pool forever, and a few funded accounts could fill it with them.
+   */
+  private checkQueue(sender: string, nonce: bigint, nonceOf: (sender: string) => bigint): void {
+    const pending = this.pendingNonce(sender, nonceOf(sender));
+    if (nonce <= pending) return;
+    const max = pending + BigInt(this.options.accountQueue);
+    if (nonce > max) {
+      throw new PoolError('NONCE_TOO_HIGH', `nonce too high: ${nonce} is more than ${this.options.accountQueue} past the sender's next nonce ${pending}; send the missing nonces first`, 400);
+    }
+    if (this.queuedCount(nonceOf) >= this.options.globalQueue) {
+      throw new PoolError('QUEUE_FULL', `transaction pool queue is full (${this.options.globalQueue} transactions wait for missing nonces): send nonce ${pending} first`, 409);
+    }
+  }
+
   /**
    * Adds an entry. A same-nonce entry is replaced only if the new gas price is at least
    * `replaceBumpPercent` higher; at capacity the cheapest tail entry is evicted, or the new one
-   * is refused if it is not more valuable.
+   * is refused if it is not more valuable. With `nonceOf` (account nonces), a new nonce must
+   * also pass the queue bounds (`accountQueue`, `globalQueue`).
    */
-  add(input: Omit<PoolEntry, 'seq'>): { entry: PoolEntry; replaced?: PoolEntry; evicted: PoolEntry[] } {
+  add(input: Omit<PoolEntry, 'seq'>, nonceOf?: (sender: string) => bigint): { entry: PoolEntry; replaced?: PoolEntry; evicted: PoolEntry[] } {
     if (this.byHash.has(input.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
+    const existing = this.atNonce(input.sender, input.nonce);
+    if (!existing && nonceOf) this.checkQueue(input.sender, input.nonce, nonceOf);
     const entry: PoolEntry = { ...input, seq: this.seq++ };
-    const existing = this.atNonce(entry.sender, entry.nonce);
     if (existing) {
       const min = existing.gasPrice + (existing.gasPrice * this.options.replaceBumpPercent + 99n) / 100n;
       if (entry.gasPrice < min) {
@@ -118,6 +179,7 @@ export class TxPool {
     if (!q) this.bySender.set(entry.sender, (q = new Map()));
     q.set(entry.nonce, entry);
     this.byHash.set(entry.hash, entry);
+    this.touch(entry.sender);
     const tail = this.tails.get(entry.sender);
     if (!tail || entry.nonce > tail.nonce) this.tails.set(entry.sender, entry);
   }
@@ -137,6 +199,7 @@ export class TxPool {
     const e = this.byHash.get(hash);
     if (!e) return undefined;
     this.byHash.delete(hash);
+    this.touch(e.sender);
     const q = this.bySender.get(e.sender)!;
     q.delete(e.nonce);
     if (q.size === 0) {
@@ -152,6 +215,8 @@ export class TxPool {
 
   /** Drops a sender's entries whose nonce is now below the account nonce (they can never be included). */
   dropStale(sender: string, accountNonce: bigint): PoolEntry[] {
+    // Called when the account nonce moved, which can turn queued entries ready.
+    this.touch(sender);
     const q = this.bySender.get(sender);
     if (!q) return [];
     const stale = [...q.values()].filter((e) => e.nonce < accountNonce);

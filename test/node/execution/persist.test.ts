@@ -17,10 +17,12 @@ import {
   expectOk,
   genesisRef,
   get,
+  hashOf,
   height,
   importOk,
   makeBlock,
   mempoolHashes,
+  MIN_GAS_PRICE,
   post,
   startNode,
   submitOk,
@@ -150,21 +152,36 @@ persist('faucet claim pools a transfer, a second claim is 429; after a restart h
   });
 });
 
-persist('a claim whose transfer was lost (pool not persisted, never included) does not hold the address to its cooldown', async () => {
+persist('a claim\'s transfer is journaled: it is back after a restart and holds the cooldown; evicted, it no longer does', async () => {
   await withTempDir(async (dir) => {
     let node = await startNode({ dataDir: dir });
+    let claimed: string;
     try {
-      assert.is((await post(node, '/api/v1/faucet/claim', { address: Z })).status, 200);
+      const r = await post(node, '/api/v1/faucet/claim', { address: Z });
+      assert.is(r.status, 200, r.text);
+      claimed = r.body.tx_hash;
       expectEnvelope(await post(node, '/api/v1/faucet/claim', { address: Z }), 429, 'FAUCET_COOLDOWN', COOLDOWN);
+    } finally {
+      await node.stop();
+    }
+    // A one-slot pool: a better-paying transfer evicts the claim's, which leaves the journal too.
+    node = await startNode({ dataDir: dir, poolCapacity: 1 });
+    const rich = transfer(acc0, { nonce: 0, gasPrice: 2n * MIN_GAS_PRICE });
+    try {
+      assert.equal(await mempoolHashes(node), [claimed], 'the transfer was replayed from the journal');
+      expectEnvelope(await post(node, '/api/v1/faucet/claim', { address: Z }), 429, 'FAUCET_COOLDOWN', COOLDOWN);
+      await submitOk(node, rich);
+      assert.equal(await mempoolHashes(node), [hashOf(rich)]);
     } finally {
       await node.stop();
     }
     node = await startNode({ dataDir: dir });
     try {
-      assert.equal(await mempoolHashes(node), []);
+      assert.equal(await mempoolHashes(node), [hashOf(rich)], 'the evicted transfer left the journal');
+      // Its transfer is neither pooled nor on chain: the claim no longer holds the address.
       const again = await post(node, '/api/v1/faucet/claim', { address: Z });
       assert.is(again.status, 200, again.text);
-      assert.equal(await mempoolHashes(node), [again.body.tx_hash]);
+      assert.equal((await mempoolHashes(node)).sort(), [hashOf(rich), again.body.tx_hash].sort());
       expectEnvelope(await post(node, '/api/v1/faucet/claim', { address: Z }), 429, 'FAUCET_COOLDOWN', COOLDOWN);
     } finally {
       await node.stop();

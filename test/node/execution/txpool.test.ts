@@ -33,8 +33,8 @@ const label = (es: PoolEntry[]) => es.map((e) => `${e.sender.slice(2, 3)}${e.non
 
 const pool = suite('txpool');
 
-pool('defaults: capacity 50,000 and a 10% replacement bump', () => {
-  assert.equal(DEFAULT_POOL_OPTIONS, { capacity: 50_000, replaceBumpPercent: 10n });
+pool('defaults: capacity 50,000, a 10% replacement bump, geth queue bounds (64 per account, 1024 in all)', () => {
+  assert.equal(DEFAULT_POOL_OPTIONS, { capacity: 50_000, replaceBumpPercent: 10n, accountQueue: 64, globalQueue: 1024 });
 });
 
 pool('a future nonce is queued, and becomes ready when its predecessor arrives', () => {
@@ -93,7 +93,7 @@ pool('replacement bump rounds up: 1001 wei needs 1102', () => {
 });
 
 pool('replacement at 1 gwei needs 1.1 gwei; a replacement keeps the pool size at capacity', () => {
-  const p = new TxPool({ capacity: 1, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 1 });
   p.add(entry(A, 0, 1_000_000_000n));
   expectError(() => p.add(entry(A, 0, 1_099_999_999n)), PoolError, {
     message: 'replacement transaction underpriced: needs a gas price of at least 1100000000 wei (+10%)',
@@ -113,7 +113,7 @@ pool('the same hash twice is ALREADY_KNOWN', () => {
 });
 
 pool('at capacity the cheapest tail is evicted (a tail, not a cheaper middle entry)', () => {
-  const p = new TxPool({ capacity: 3, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 3 });
   p.add(entry(A, 0, 5));
   const b0 = p.add(entry(B, 0, 2)).entry; // cheapest overall, but not a tail
   const b1 = p.add(entry(B, 1, 3)).entry; // B's tail
@@ -127,7 +127,7 @@ pool('at capacity the cheapest tail is evicted (a tail, not a cheaper middle ent
 });
 
 pool('at capacity a newcomer that is not pricier than the cheapest tail is refused with POOL_FULL', () => {
-  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 2 });
   const a0 = p.add(entry(A, 0, 7)).entry;
   const b0 = p.add(entry(B, 0, 3)).entry;
   for (const price of [3, 1]) {
@@ -143,7 +143,7 @@ pool('at capacity a newcomer that is not pricier than the cheapest tail is refus
 });
 
 pool('eviction tie on price: the newest tail goes', () => {
-  const p = new TxPool({ capacity: 2, replaceBumpPercent: 10n });
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 2 });
   const a0 = p.add(entry(A, 0, 3)).entry;
   const b0 = p.add(entry(B, 0, 3)).entry;
   const r = p.add(entry(C, 0, 9));
@@ -252,6 +252,44 @@ pool('remove, get, has and entries in submission order', () => {
   assert.is(p.remove(a.hash), undefined);
   assert.not.ok(p.has(a.hash));
   assert.is(p.size, 1);
+});
+
+pool('queue bounds: at most accountQueue past the pending nonce, at most globalQueue queued; ready runs and replacements are not bounded', () => {
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, accountQueue: 3, globalQueue: 4 });
+  // A ready run longer than accountQueue.
+  for (let n = 0; n < 10; n++) p.add(entry(A, n, 10), zero);
+  p.add(entry(A, 13, 10), zero); // pending nonce 10: 11..13 may queue
+  expectError(() => p.add(entry(A, 14, 10), zero), PoolError, { code: 'NONCE_TOO_HIGH', status: 400 });
+  expectError(() => p.add(entry(B, 1_000_000, 10), zero), PoolError, { code: 'NONCE_TOO_HIGH', status: 400 });
+  // Without account nonces (the bench's synthetic pools) the bounds do not apply.
+  assert.ok(p.add(entry(D, 1_000_000, 10)).entry);
+  assert.is(p.queuedCount(zero), 2);
+  p.add(entry(B, 2, 10), zero);
+  p.add(entry(C, 1, 10), zero);
+  assert.is(p.queuedCount(zero), 4);
+  expectError(() => p.add(entry(C, 2, 10), zero), PoolError, { code: 'QUEUE_FULL', status: 409 });
+  p.add(entry(C, 1, 20), zero); // replacement of a queued entry
+  p.add(entry(C, 0, 10), zero); // fills C's gap: C1 is ready now
+  assert.is(p.queuedCount(zero), 3);
+  p.add(entry(C, 3, 10), zero);
+  assert.is(p.queuedCount(zero), 4);
+  assert.equal(p.counts(zero).queued, 4, 'the incremental count equals a full recount');
+});
+
+pool('the queued count follows account nonces: senders are recounted when touched or dropStale runs', () => {
+  const p = new TxPool();
+  let nonceA = 0n;
+  const nonceOf = (s: string) => (s === A ? nonceA : 0n);
+  for (const n of [2, 3]) p.add(entry(A, n, 10), nonceOf);
+  assert.is(p.queuedCount(nonceOf), 2);
+  nonceA = 2n; // a block applied A's nonces 0 and 1 (not from this pool)
+  p.dropStale(A, nonceA);
+  assert.is(p.queuedCount(nonceOf), 0);
+  nonceA = 1n; // reorganised back: A2 and A3 wait for nonce 1 again
+  p.touch(A);
+  assert.is(p.queuedCount(nonceOf), 2);
+  for (const e of p.entries()) p.remove(e.hash);
+  assert.is(p.queuedCount(nonceOf), 0);
 });
 
 pool.run();
