@@ -166,19 +166,18 @@ export class ExecutionNode {
   private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
     const pool = admission.pool;
     const senders = new Set<string>();
-    for (const r of change.applied) {
-      for (const h of r.tx_hashes) pool.remove(h);
-      for (const rc of r.receipts) senders.add(rc.from);
-      metrics.txProcessed.inc(r.tx_hashes.length);
+    for (const { record: r, txHashes, senders: from } of change.applied) {
+      for (const h of txHashes) pool.remove(h);
+      for (const s of from) senders.add(s);
+      metrics.txProcessed.inc(txHashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
     }
     for (const s of senders) pool.dropStale(s, chain.world.account(s).nonce);
-    const reapplied = new Set(change.applied.flatMap((r) => r.tx_hashes));
+    const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
     for (const r of change.reverted) {
-      const block = chain.blockOf(r);
-      block?.transactions.forEach((tx, i) => {
-        if (reapplied.has(r.tx_hashes[i]!)) return;
+      r.transactions.forEach((tx, i) => {
+        if (reapplied.has(r.txHashes[i]!)) return;
         admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
       });
     }
@@ -210,14 +209,14 @@ export class ExecutionNode {
     return this.admission.submit(tx, source, opts);
   }
 
-  /** Lifecycle of a transaction by hash. */
+  /** Lifecycle of a transaction by hash: reads its location, receipt and envelope, never its block. */
   async txStatus(hash: string): Promise<TxStatus> {
     const loc = await this.chain.txLocation(hash);
     if (loc) {
-      const record = (await this.chain.record(loc.block))!;
-      const tx = this.chain.blockOf(record)!.transactions[loc.index]!;
-      const finalized = record.index <= this.chain.finalized().index;
-      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt: record.receipts[loc.index]!, block: { hash: record.hash, number: record.index } };
+      const [receipt, tx] = await Promise.all([this.chain.receipt(loc.block, loc.index), this.chain.transaction(loc.block, loc.index)]);
+      if (!receipt || !tx) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
+      const finalized = receipt.blockNumber <= this.chain.finalized().index;
+      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
     }
     const entry = this.admission.pool.get(hash);
     if (entry) return { hash, state: 'Pending', pool_status: this.admission.statusOf(entry), tx: txToJson(entry.tx) };
@@ -243,9 +242,9 @@ export class ExecutionNode {
     throw new SvcError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`, 400);
   }
 
-  /** A block with metadata. */
+  /** A block with metadata (the view carries the whole block, so the whole block is read). */
   async blockView(r: BlockRecord): Promise<BlockView> {
-    const block = this.chain.blockOf(r);
+    const [block, transactions] = await Promise.all([this.chain.block(r.hash), this.chain.txHashes(r.hash)]);
     return {
       hash: r.hash,
       number: r.index,
@@ -255,7 +254,7 @@ export class ExecutionNode {
       state_root: r.state_root,
       gas_used: r.gas_used,
       fees: r.fees,
-      transactions: r.tx_hashes,
+      transactions,
       canonical: (await this.chain.canonicalHash(r.index)) === r.hash,
       finalized: r.index <= this.chain.finalized().index && (await this.chain.canonicalHash(r.index)) === r.hash,
       block: block ? blockToJson(block) : null,
