@@ -16,7 +16,7 @@ import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
-import { type BlockRecord, type CanonicalChange, ExecutionChain, type Receipt } from './chain.js';
+import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain, type Receipt } from './chain.js';
 import { Faucet } from './faucet.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from './store.js';
@@ -46,6 +46,8 @@ export interface ExecutionNodeOptions {
   submitRatePerIp?: number;
   /** Faucet claims per minute per client IP (0 = unlimited). */
   faucetRatePerIpPerMinute?: number;
+  /** Byte bounds of the block-record and state-change caches (default DEFAULT_CHAIN_CACHE). */
+  cacheBytes?: Partial<ChainCacheOptions>;
 }
 
 /** Lifecycle state of a transaction as the spec names it. */
@@ -135,7 +137,7 @@ export class ExecutionNode {
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
         }
       },
-    }).catch(failed);
+    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     admission = new Admission(chain, pool, verifier, metrics, log);
     let faucet: Faucet;
@@ -151,6 +153,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
+    metrics.watchCaches(() => ({ ...chain.cacheStats(), verified_signers: verifier.cacheStats() }));
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
