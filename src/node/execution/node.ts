@@ -15,6 +15,7 @@ import { blockToJson, type BlockJson } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
+import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain, type Receipt } from './chain.js';
 import { Faucet } from './faucet.js';
@@ -80,6 +81,12 @@ export interface BlockView {
 }
 
 export class ExecutionNode {
+  /**
+   * Engine calls go first: lookups that read storage wait while one is in flight (at most one
+   * slot), so public read load cannot delay block import or forkchoiceUpdated.
+   */
+  readonly enginePriority: PriorityGate;
+
   private constructor(
     readonly chain: ExecutionChain,
     readonly admission: Admission,
@@ -90,7 +97,9 @@ export class ExecutionNode {
     readonly rest: FastifyInstance,
     readonly rpc: FastifyInstance,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.enginePriority = new PriorityGate(chain.genesis.config.slot_seconds * 1000);
+  }
 
   /** Opens storage, replays nothing (state is on disk), and starts serving. */
   static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
@@ -214,6 +223,7 @@ export class ExecutionNode {
 
   /** Lifecycle of a transaction by hash: reads its location, receipt and envelope, never its block. */
   async txStatus(hash: string): Promise<TxStatus> {
+    await this.enginePriority.idle();
     const loc = await this.chain.txLocation(hash);
     if (loc) {
       const [receipt, tx] = await Promise.all([this.chain.receipt(loc.block, loc.index), this.chain.transaction(loc.block, loc.index)]);
@@ -234,6 +244,7 @@ export class ExecutionNode {
 
   /** Resolves `latest`, `finalized`, `earliest`, a height or a hash to a block record. */
   async resolveBlock(id: string): Promise<BlockRecord | undefined> {
+    await this.enginePriority.idle();
     if (id === 'latest' || id === 'pending') return this.chain.record(this.chain.head().hash);
     if (id === 'finalized' || id === 'safe') return this.chain.record(this.chain.finalized().hash);
     if (id === 'earliest') return this.chain.record(this.chain.genesisHash);

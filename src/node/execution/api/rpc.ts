@@ -196,7 +196,7 @@ const METHODS: Record<string, Method> = {
   eth_getBlockByHash: async (p, n) => {
     const h = param(p, 0, hash32, 'block hash')!;
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
-    const r = await n.chain.record(h);
+    const r = await n.resolveBlock(h);
     return r ? rpcBlock(n, r, full) : null;
   },
   eth_getTransactionByHash: async (p, n) => {
