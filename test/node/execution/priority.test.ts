@@ -12,8 +12,8 @@ import { expectOk, genesisRef, get, hashOf, importOk, makeBlock, rpc, transfer, 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
 
-/** Starts a POST and sends only the first half of its body; returns a function sending the rest, resolving to the status. */
-function halfPost(url: string, body: string): { finish: () => Promise<number> } {
+/** Starts a POST and sends only the first half of its body; `finish` sends the rest and resolves to the status, `drop` closes the connection. */
+function halfPost(url: string, body: string): { finish: () => Promise<number>; drop: () => void } {
   const u = new URL(url);
   const bytes = Buffer.from(body);
   let status: (n: number) => void = () => undefined;
@@ -22,8 +22,10 @@ function halfPost(url: string, body: string): { finish: () => Promise<number> } 
     res.resume();
     res.on('end', () => status(res.statusCode ?? 0));
   });
+  req.on('error', () => undefined);
   req.write(bytes.subarray(0, bytes.length >> 1));
   return {
+    drop: () => req.destroy(),
     finish: () => {
       req.end(bytes.subarray(bytes.length >> 1));
       return answered;
@@ -51,6 +53,23 @@ test('public lookups wait while an engine call is in flight; /health does not', 
     assert.is(expectOk(await restLookup).transactionHash, hashOf(tx));
     assert.is((await rpcLookup).result.transactionHash, hashOf(tx));
     assert.is(node.chain.head().index, 2);
+  });
+});
+
+test('an engine call dropped mid-body releases the lookups at once, not after a slot', async () => {
+  await withNode(async (node) => {
+    const g = await genesisRef(node);
+    const tx = transfer(acc0, { nonce: 0 });
+    await importOk(node, makeBlock(g, { txs: [tx] }));
+    const engine = halfPost(`${node.restUrl}/api/v1/engine/newPayload`, JSON.stringify(blockToJson(makeBlock(g, { salt: 3 }))));
+    const before = node.enginePriority.deferred;
+    const lookup = get(node, `/api/v1/transactions/${hashOf(tx)}/receipt`);
+    await waitFor('the lookup deferred behind the engine call', () => node.enginePriority.deferred === before + 1, 20_000);
+    engine.drop();
+    assert.is(expectOk(await lookup).transactionHash, hashOf(tx));
+    // The gate is idle again: the next lookup is not deferred.
+    assert.is(expectOk(await get(node, `/api/v1/transactions/${hashOf(tx)}/receipt`)).transactionHash, hashOf(tx));
+    assert.is(node.enginePriority.deferred, before + 1);
   });
 });
 
