@@ -1,15 +1,16 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon|devnet] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon|devnet|flood] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
 import { runCryptoBench } from './crypto.js';
 import { runDevnetBench } from './devnet.js';
 import { type RestClient, runExecutionBench } from './execution.js';
+import { runFloodBench } from './flood.js';
 import { formatMachine, machineInfo } from './harness.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'ws', 'beacon', 'devnet'] as const;
+const SUITES = ['crypto', 'execution', 'ws', 'beacon', 'devnet', 'flood'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -22,7 +23,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|ws|beacon|devnet` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|ws|beacon|devnet|flood` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -58,7 +59,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon|devnet, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon|devnet|flood, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -98,5 +99,11 @@ if (args.only.has('devnet')) {
   const { results, details } = await runDevnetBench({ print: !args.json });
   report.devnet = results;
   report.devnetDetails = details;
+  if (!args.json && args.only.has('flood')) console.log('');
+}
+if (args.only.has('flood')) {
+  const { results, details } = await runFloodBench({ print: !args.json });
+  report.flood = results;
+  report.floodDetails = details;
 }
 if (args.json) console.log(JSON.stringify(report, null, 2));

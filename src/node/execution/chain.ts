@@ -5,7 +5,7 @@
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
-import { parseBase64, toBase64, toHex } from '../../core/codec/bytes.js';
+import { concatBytes, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import {
@@ -14,20 +14,22 @@ import {
   canonicalHeaderBytes,
   decodeBlock,
   encodeBlock,
+  type BlockHeader,
   headerSigningHash,
   signedHeaderOf,
 } from '../../core/types/block.js';
 import { merkleRoot } from '../../core/types/merkle.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
-import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
+import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.js';
 import { type BranchPath, type ConsensusRecord, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
 import { type Account, Overlay, type StateDiff, type StateReader, WorldState, diffFromJson, diffToJson, type StateDiffJson } from './state.js';
-import { ChainStore, Keys, WriteBatch } from './store.js';
+import { ChainStore, Keys, SCHEMA_VERSION, WriteBatch } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 
 /** A transaction's outcome, stored with its block. */
@@ -48,7 +50,12 @@ export interface Receipt {
   error?: string;
 }
 
-/** What the store keeps per block (canonical or not). */
+/**
+ * Metadata kept per block (canonical or not) under `b:`: only what traversal and block views
+ * need, a few hundred bytes whatever the block's size. Receipts, envelopes, transaction hashes,
+ * the header and the state changes each have keys of their own (see `Keys`), so a lookup reads
+ * what it returns and not the block around it.
+ */
 export interface BlockRecord {
   hash: string;
   index: number;
@@ -58,16 +65,26 @@ export interface BlockRecord {
   state_root: string;
   gas_used: number;
   fees: string;
-  tx_hashes: string[];
-  receipts: Receipt[];
+  tx_count: number;
+  /** Bytes of the block's SSZ encoding (header, transactions, signature); 0 for genesis. */
+  size: number;
+  /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
+  consensus?: ConsensusRecord;
+}
+
+/** What a block changes when it becomes canonical (or stops being), stored under `d:`. */
+export interface BlockChanges {
   diff: StateDiffJson;
   registry: RegistryChanges;
   /** ECDSA authorisation changes, in order. */
   authorizations: AuthChanges;
-  /** base64 SSZ of the block; empty for the genesis block. */
-  ssz: string;
-  /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
-  consensus?: ConsensusRecord;
+}
+
+/** Parsed BlockChanges, as the changes cache holds them. */
+interface LoadedChanges {
+  diff: StateDiff;
+  registry: RegistryChanges;
+  authorizations: AuthChanges;
 }
 
 /** A pointer to a block. */
@@ -88,11 +105,41 @@ export interface ImportResult {
   already_known: boolean;
 }
 
+/** A block that joined the canonical chain, with what the pool needs to forget its transactions. */
+export interface AppliedBlock {
+  record: BlockRecord;
+  txHashes: string[];
+  /** Accounts whose nonce the block advanced: every transaction's sender. */
+  senders: string[];
+}
+
+/** A block that left the canonical chain, with its transactions to re-pool. */
+export interface RevertedBlock {
+  record: BlockRecord;
+  txHashes: string[];
+  transactions: Transaction[];
+  /** Accounts whose nonce the block had advanced: their pooled transactions' queue status changes. */
+  senders: string[];
+}
+
 /** Canonical-chain change, for the pool and the metrics. */
 export interface CanonicalChange {
-  applied: BlockRecord[];
-  reverted: BlockRecord[];
+  applied: AppliedBlock[];
+  reverted: RevertedBlock[];
 }
+
+/**
+ * Byte bounds of the execution caches. Records are a few hundred bytes each; a full block's state
+ * changes are about 0.5 MB parsed, and side-branch import and reorgs re-read those of every block
+ * between the head and the branch.
+ */
+export interface ChainCacheOptions {
+  recordBytes: number;
+  changesBytes: number;
+}
+
+/** Default cache bounds: about 16,000 block records and 128 full blocks' state changes. */
+export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 1024, changesBytes: 64 * 1024 * 1024 };
 
 /** Hooks into the node. */
 export interface ChainObserver {
@@ -103,7 +150,42 @@ export interface ChainObserver {
 
 const ZERO_HASH = '0x' + '00'.repeat(HASH_BYTES);
 const ZERO_ADDRESS = '0x' + '00'.repeat(20);
-const RECORD_CACHE = 512;
+/** Estimated resident bytes of one parsed diff entry (address string, map slot, two bigints). */
+const DIFF_ENTRY_BYTES = 240;
+/** Estimated resident bytes of one registry or authorisation change. */
+const CHANGE_ENTRY_BYTES = 600;
+
+/** Estimated resident bytes of a block record: its JSON, doubled for UTF-16 strings and object slots. */
+function recordBytes(r: BlockRecord): number {
+  return 2 * JSON.stringify(r).length;
+}
+
+function changesBytes(c: LoadedChanges): number {
+  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES;
+}
+
+function loadChanges(c: BlockChanges): LoadedChanges {
+  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations };
+}
+
+const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
+
+/** The header and signature of a block as stored under `s:` (SSZ with an empty transaction list). */
+function encodeShell(block: Block): Uint8Array {
+  return encodeBlock({ header: block.header, signature: block.signature, transactions: [] }, []);
+}
+
+/** SSZ size of a block from its shell and envelopes: each transaction adds its bytes and a 4-byte offset. */
+function blockSize(shell: Uint8Array, envelopes: Uint8Array[]): number {
+  return envelopes.reduce((n, e) => n + e.length + 4, shell.length);
+}
+
+/** Accounts whose nonce a diff advances: the senders of the block's transactions. */
+function sendersOf(diff: StateDiff): string[] {
+  const out: string[] = [];
+  for (const [a, d] of diff) if (d.nonce > 0n) out.push(a);
+  return out;
+}
 
 function txFail(hash: string, reason: string): BlockError {
   return new BlockError('INVALID_TRANSACTION', `tx ${hash}: ${reason}`);
@@ -114,7 +196,8 @@ export class ExecutionChain {
   readonly registry = new Registry();
   readonly auth = new Authorizations();
   private readonly mutex = new Mutex();
-  private readonly records = new Map<string, BlockRecord>();
+  private readonly records: ByteCache<BlockRecord>;
+  private readonly changeCache: ByteCache<LoadedChanges>;
   private headRef!: BlockRef;
   private finalizedRef!: BlockRef;
   readonly genesisHash: string;
@@ -129,7 +212,10 @@ export class ExecutionChain {
     private readonly verifier: SignatureVerifier,
     private readonly log: Logger,
     private readonly observer: ChainObserver,
+    cache: ChainCacheOptions,
   ) {
+    this.records = new ByteCache(cache.recordBytes, recordBytes);
+    this.changeCache = new ByteCache(cache.changesBytes, changesBytes);
     this.genesisHash = toHex(genesisHash(genesis));
     this.maxGas = BigInt(genesis.config.max_gas_per_block);
     this.minGasPrice = BigInt(genesis.config.min_gas_price);
@@ -138,12 +224,21 @@ export class ExecutionChain {
   }
 
   /** Opens the chain in `store`, initialising it from genesis on first use. */
-  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver): Promise<ExecutionChain> {
-    const chain = new ExecutionChain(genesis, store, verifier, log, observer);
+  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE): Promise<ExecutionChain> {
+    const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache);
     const stored = await store.get<string>(Keys.meta('genesis'));
     if (stored === undefined) await chain.initGenesis();
-    else if (stored !== chain.genesisHash) {
-      throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
+    else {
+      // Checked first: an older layout stores blocks under the same keys in another shape.
+      const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
+      if (schema !== SCHEMA_VERSION) {
+        throw new SvcError(
+          'DB_SCHEMA_MISMATCH',
+          `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
+          409,
+        );
+      }
+      if (stored !== chain.genesisHash) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
     }
     const accounts = await store.scan<{ balance: string; nonce: number }>('a:');
     chain.world.load(accounts.map(({ key, value }) => [key.slice(2), { balance: BigInt(value.balance), nonce: BigInt(value.nonce) }]));
@@ -168,19 +263,16 @@ export class ExecutionChain {
       state_root: toHex(this.world.root(updated)),
       gas_used: 0,
       fees: '0',
-      tx_hashes: [],
-      receipts: [],
-      diff: diffToJson(diff),
-      registry: { added: validators, exited: [] },
-      authorizations: [],
-      ssz: '',
+      tx_count: 0,
+      size: 0,
     };
+    const changes: BlockChanges = { diff: diffToJson(diff), registry: { added: validators, exited: [] }, authorizations: [] };
     const ref: BlockRef = { hash: record.hash, index: 0 };
     const batch = new WriteBatch();
     this.putAccounts(batch, updated);
     for (const v of validators) batch.put(Keys.validator(v.index), v);
-    batch.put(Keys.block(record.hash), record).put(Keys.canonical(0), record.hash);
-    batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash);
+    batch.put(Keys.block(record.hash), record).put(Keys.blockChanges(record.hash), changes).put(Keys.canonical(0), record.hash);
+    batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash).put(Keys.meta('schema'), SCHEMA_VERSION);
     await this.store.write(batch);
   }
 
@@ -211,19 +303,68 @@ export class ExecutionChain {
   }
 
   private cacheRecord(r: BlockRecord): void {
-    if (this.records.size >= RECORD_CACHE) this.records.delete(this.records.keys().next().value!);
     this.records.set(r.hash, r);
+  }
+
+  // Every stored block has its changes (same batch), so a missing value is a damaged database.
+  private async changes(hash: string): Promise<LoadedChanges> {
+    const hit = this.changeCache.get(hash);
+    if (hit) return hit;
+    const c = await this.store.get<BlockChanges>(Keys.blockChanges(hash));
+    if (!c) throw new SvcError('CORRUPT_DB', `block ${hash} has no stored state changes`, 500);
+    const loaded = loadChanges(c);
+    this.changeCache.set(hash, loaded);
+    return loaded;
+  }
+
+  /** Bytes and entries of the chain's caches, for metrics. */
+  cacheStats(): Record<'records' | 'changes', CacheStats> {
+    return { records: this.records.stats(), changes: this.changeCache.stats() };
+  }
+
+  /** Hashes of a stored block's transactions, in order (empty for genesis or an unknown block). */
+  async txHashes(hash: string): Promise<string[]> {
+    const bytes = await this.store.getBytes(Keys.blockTxHashes(hash));
+    if (!bytes) return [];
+    return Array.from({ length: bytes.length / HASH_BYTES }, (_, i) => HASH_HEX(bytes, i));
+  }
+
+  /** Header and signature of a stored block (undefined for genesis, which has no body). */
+  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array } | undefined> {
+    const bytes = await this.store.getBytes(Keys.blockShell(hash));
+    if (!bytes) return undefined;
+    const { header, signature } = decodeBlock(bytes);
+    return { header, signature };
+  }
+
+  /** The whole decoded block (undefined for genesis, which has no body). */
+  async block(hash: string): Promise<Block | undefined> {
+    const shell = await this.header(hash);
+    if (!shell) return undefined;
+    const envelopes = await this.store.scanBytes(Keys.blockTxPrefix(hash));
+    return { ...shell, transactions: envelopes.map(decodeTx) };
+  }
+
+  /** The `index`-th transaction of a stored block. */
+  async transaction(blockHashHex: string, index: number): Promise<Transaction | undefined> {
+    const bytes = await this.store.getBytes(Keys.blockTx(blockHashHex, index));
+    return bytes ? decodeTx(bytes) : undefined;
+  }
+
+  /** The receipt of the `index`-th transaction of a stored block. */
+  async receipt(blockHashHex: string, index: number): Promise<Receipt | undefined> {
+    return this.store.get<Receipt>(Keys.receipt(blockHashHex, index));
+  }
+
+  /** All receipts of a stored block, in order. */
+  async receipts(blockHashHex: string): Promise<Receipt[]> {
+    return (await this.store.scan<Receipt>(Keys.receiptPrefix(blockHashHex))).map((e) => e.value);
   }
 
   /** Canonical block hash at `height`. */
   async canonicalHash(height: number): Promise<string | undefined> {
     if (height > this.headRef.index || height < 0) return undefined;
     return this.store.get<string>(Keys.canonical(height));
-  }
-
-  /** The decoded block of a record (undefined for genesis, which has no body). */
-  blockOf(record: BlockRecord): Block | undefined {
-    return record.ssz ? decodeBlock(parseBase64(record.ssz, 'ssz')) : undefined;
   }
 
   /** Where a transaction sits on the canonical chain. */
@@ -243,8 +384,8 @@ export class ExecutionChain {
     });
   }
 
-  private summary(r: BlockRecord, canonical: boolean, already: boolean): ImportResult {
-    return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts: r.receipts, canonical, already_known: already };
+  private summary(r: BlockRecord, receipts: Receipt[], canonical: boolean, already: boolean): ImportResult {
+    return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already };
   }
 
   private async importLocked(block: Block): Promise<ImportResult> {
@@ -252,8 +393,8 @@ export class ExecutionChain {
     const hash = toHex(blockHash(h));
     const known = await this.record(hash);
     if (known) {
-      this.checkKnownCopy(block, known);
-      return this.summary(known, (await this.canonicalHash(known.index)) === hash, true);
+      await this.checkKnownCopy(block, known, envelopesHashes(block));
+      return this.summary(known, await this.receipts(hash), (await this.canonicalHash(known.index)) === hash, true);
     }
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
@@ -303,6 +444,7 @@ export class ExecutionChain {
     const combined = new Overlay(this.world);
     combined.applyDiff(parentState.pathDiff, 1n);
     combined.applyDiff(exec.diff, 1n);
+    const shell = encodeShell(block);
     const record: BlockRecord = {
       hash,
       index: h.index,
@@ -312,22 +454,25 @@ export class ExecutionChain {
       state_root: toHex(this.world.root(this.world.preview(combined.diff))),
       gas_used: exec.gasUsed,
       fees: exec.fees.toString(),
-      tx_hashes: verified.map((v) => v.hash),
-      receipts: exec.receipts,
-      diff: diffToJson(exec.diff),
-      registry: exec.registry,
-      authorizations: exec.authorizations,
-      ssz: toBase64(encodeBlock(block, envelopes)),
+      tx_count: envelopes.length,
+      size: blockSize(shell, envelopes),
       consensus,
     };
+    const changes: LoadedChanges = { diff: exec.diff, registry: exec.registry, authorizations: exec.authorizations };
+    const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
-    const batch = new WriteBatch().put(Keys.block(hash), record);
+    const batch = new WriteBatch()
+      .put(Keys.block(hash), record)
+      .put(Keys.blockChanges(hash), { diff: diffToJson(exec.diff), registry: exec.registry, authorizations: exec.authorizations } satisfies BlockChanges)
+      .putBytes(Keys.blockShell(hash), shell)
+      .putBytes(Keys.blockTxHashes(hash), concatBytes(...txHashes));
+    envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), exec.receipts[i]));
     if (extendsHead) {
       const updated = this.world.preview(exec.diff);
       this.putAccounts(batch, updated);
-      this.putCanonical(batch, record);
-      this.persistRegistry(batch, record.registry, 1);
-      this.auth.apply(record.authorizations, 1, batch);
+      this.putCanonical(batch, record, hashes);
+      this.persistRegistry(batch, exec.registry, 1);
+      this.auth.apply(exec.authorizations, 1, batch);
       this.consensus.persist(batch, record, 1);
       const ref = { hash, index: record.index };
       batch.put(Keys.meta('head'), ref);
@@ -338,16 +483,21 @@ export class ExecutionChain {
       await this.store.write(batch);
     }
     this.cacheRecord(record);
-    this.log.info('block imported', { number: record.index, hash, txs: record.tx_hashes.length, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
-    if (extendsHead) this.notifyCanonical({ applied: [record], reverted: [] });
-    return this.summary(record, extendsHead, false);
+    this.changeCache.set(hash, changes);
+    this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
+    if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: sendersOf(exec.diff) }], reverted: [] });
+    return this.summary(record, exec.receipts, extendsHead, false);
   }
 
   // The block hash covers neither the signature nor the transaction list: a copy that differs
-  // from the stored block must prove both before it is acknowledged as already known.
-  private checkKnownCopy(block: Block, known: BlockRecord): void {
-    if (!known.ssz || toBase64(encodeBlock(block)) === known.ssz) return;
-    if (toHex(merkleRoot(block.transactions.map((t) => sha3(encodeTx(t))))) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+  // from the stored block must prove both before it is acknowledged as already known. Equal
+  // shells and equal transaction hashes (each the SHA3 of its envelope) mean an identical copy,
+  // found without reading the stored transactions.
+  private async checkKnownCopy(block: Block, known: BlockRecord, txHashes: Uint8Array[]): Promise<void> {
+    if (known.index === 0) return;
+    const [shell, stored] = await Promise.all([this.store.getBytes(Keys.blockShell(known.hash)), this.store.getBytes(Keys.blockTxHashes(known.hash))]);
+    if (shell && stored && sameBytes(shell, encodeShell(block)) && sameBytes(stored, concatBytes(...txHashes))) return;
+    if (toHex(merkleRoot(txHashes)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     const v = this.registry.get(known.proposer);
     if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
     if (!v || !verify(this.registry.publicKey(v), headerSigningHash(signedHeaderOf(block.header, this.genesis.chain_id, v.index)), block.signature)) {
@@ -355,9 +505,9 @@ export class ExecutionChain {
     }
   }
 
-  private putCanonical(batch: WriteBatch, r: BlockRecord): void {
+  private putCanonical(batch: WriteBatch, r: BlockRecord, txHashes: string[]): void {
     batch.put(Keys.canonical(r.index), r.hash);
-    r.tx_hashes.forEach((tx, index) => batch.put(Keys.txLocation(tx), { block: r.hash, index }));
+    txHashes.forEach((tx, index) => batch.put(Keys.txLocation(tx), { block: r.hash, index }));
   }
 
   /** Applies registry changes in memory and queues their persistence; returns the batch. */
@@ -374,8 +524,8 @@ export class ExecutionChain {
     let path: BranchPath = { reverted: [], applied: [] };
     if (block.hash !== this.headRef.hash) {
       const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
-      for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
-      for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
+      for (const r of reverted) overlay.applyDiff((await this.changes(r.hash)).diff, -1n);
+      for (const a of applied) overlay.applyDiff((await this.changes(a.hash)).diff, 1n);
       path = { reverted, applied };
     }
     return { reader: overlay, pathDiff: overlay.diff, path };
@@ -566,28 +716,37 @@ export class ExecutionChain {
         // authorisation sets are touched in memory below.
         const { reverted, applied, ancestor } = await this.path(this.headRef.hash, target.hash);
         if (ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
+        // The reverted blocks' transactions go back to the pool, so their bodies are read here,
+        // with the rest of the reorg's work (proportional to the blocks it moves).
+        const out = await Promise.all(
+          reverted.map(async (record) => ({ record, changes: await this.changes(record.hash), txHashes: await this.txHashes(record.hash), transactions: (await this.block(record.hash))?.transactions ?? [] })),
+        );
+        const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.changes(record.hash), txHashes: await this.txHashes(record.hash) })));
         const overlay = new Overlay(this.world);
-        for (const r of reverted) overlay.applyDiff(diffFromJson(r.diff), -1n);
-        for (const a of applied) overlay.applyDiff(diffFromJson(a.diff), 1n);
+        for (const r of out) overlay.applyDiff(r.changes.diff, -1n);
+        for (const a of into) overlay.applyDiff(a.changes.diff, 1n);
         updated = this.world.preview(overlay.diff);
         this.putAccounts(batch, updated);
-        for (const r of reverted) {
-          if (r.index > target.index) batch.del(Keys.canonical(r.index));
-          for (const tx of r.tx_hashes) batch.del(Keys.txLocation(tx));
+        for (const r of out) {
+          if (r.record.index > target.index) batch.del(Keys.canonical(r.record.index));
+          for (const tx of r.txHashes) batch.del(Keys.txLocation(tx));
         }
-        for (const a of applied) this.putCanonical(batch, a);
-        for (const r of reverted) {
-          this.persistRegistry(batch, r.registry, -1);
-          this.auth.apply(r.authorizations, -1, batch);
-          this.consensus.persist(batch, r, -1);
+        for (const a of into) this.putCanonical(batch, a.record, a.txHashes);
+        for (const r of out) {
+          this.persistRegistry(batch, r.changes.registry, -1);
+          this.auth.apply(r.changes.authorizations, -1, batch);
+          this.consensus.persist(batch, r.record, -1);
         }
-        for (const a of applied) {
-          this.persistRegistry(batch, a.registry, 1);
-          this.auth.apply(a.authorizations, 1, batch);
-          this.consensus.persist(batch, a, 1);
+        for (const a of into) {
+          this.persistRegistry(batch, a.changes.registry, 1);
+          this.auth.apply(a.changes.authorizations, 1, batch);
+          this.consensus.persist(batch, a.record, 1);
         }
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
-        change = { applied, reverted };
+        change = {
+          applied: into.map((a) => ({ record: a.record, txHashes: a.txHashes, senders: sendersOf(a.changes.diff) })),
+          reverted: out.map((r) => ({ record: r.record, txHashes: r.txHashes, transactions: r.transactions, senders: sendersOf(r.changes.diff) })),
+        };
       }
       // The finalised pointer travels in the same batch as the head: a crash never leaves a head
       // that moved without the finality it was sent with, or the reverse.
@@ -671,4 +830,12 @@ export class ExecutionChain {
       return { epoch, acknowledged: true, already_applied: false, total: total.toString() };
     });
   }
+}
+
+function envelopesHashes(block: Block): Uint8Array[] {
+  return block.transactions.map((t) => sha3(encodeTx(t)));
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -3,7 +3,11 @@
  * default process metrics are not registered (their nodejs_active_*_total gauges fail promtool).
  */
 import { Counter, Gauge } from 'prom-client';
+import type { CacheStats } from '../../util/byte-cache.js';
 import { NodeMetrics } from '../metrics.js';
+
+/** Where the cache gauges read their figures at scrape time. */
+export type CacheSource = () => Record<string, CacheStats>;
 
 /** Every metric the execution layer exports. */
 export class ExecutionMetrics extends NodeMetrics {
@@ -21,4 +25,26 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
   readonly sigGenerated = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'Signatures this process produced (faucet transfers)', registers: [this.registry] });
   readonly cacheHits = new Counter({ name: 'quantum_domain_hash_cache_hits', help: 'Signature checks answered by the verified-transaction cache', registers: [this.registry] });
+  private cacheSource: CacheSource = () => ({});
+  readonly cacheBytes = this.cacheGauge('service_execution_cache_bytes', 'Estimated resident bytes of each in-memory cache', (s) => s.bytes);
+  readonly cacheMaxBytes = this.cacheGauge('service_execution_cache_max_bytes', 'Byte bound of each in-memory cache', (s) => s.maxBytes);
+  readonly cacheEntries = this.cacheGauge('service_execution_cache_entries', 'Entries in each in-memory cache', (s) => s.entries);
+
+  /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */
+  watchCaches(source: CacheSource): void {
+    this.cacheSource = source;
+  }
+
+  private cacheGauge(name: string, help: string, pick: (s: CacheStats) => number): Gauge<'cache'> {
+    const source = () => this.cacheSource();
+    return new Gauge({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, stats] of Object.entries(source())) this.set({ cache }, pick(stats));
+      },
+    });
+  }
 }

@@ -15,8 +15,9 @@ import { blockToJson, type BlockJson } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
+import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
-import { type BlockRecord, type CanonicalChange, ExecutionChain, type Receipt } from './chain.js';
+import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain, type Receipt } from './chain.js';
 import { Faucet } from './faucet.js';
 import { PoolJournal } from './journal.js';
 import { ExecutionMetrics } from './metrics.js';
@@ -49,6 +50,8 @@ export interface ExecutionNodeOptions {
   submitRatePerIp?: number;
   /** Faucet claims per minute per client IP (0 = unlimited). */
   faucetRatePerIpPerMinute?: number;
+  /** Byte bounds of the block-record and state-change caches (default DEFAULT_CHAIN_CACHE). */
+  cacheBytes?: Partial<ChainCacheOptions>;
 }
 
 /** Lifecycle state of a transaction as the spec names it. */
@@ -81,6 +84,12 @@ export interface BlockView {
 }
 
 export class ExecutionNode {
+  /**
+   * Engine calls go first: lookups that read storage wait while one is in flight (at most one
+   * slot), so public read load cannot delay block import or forkchoiceUpdated.
+   */
+  readonly enginePriority: PriorityGate;
+
   private constructor(
     readonly chain: ExecutionChain,
     readonly admission: Admission,
@@ -92,7 +101,9 @@ export class ExecutionNode {
     readonly rest: FastifyInstance,
     readonly rpc: FastifyInstance,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.enginePriority = new PriorityGate(chain.genesis.config.slot_seconds * 1000);
+  }
 
   /** Opens storage, replays the pool journal through admission (state itself is on disk), and starts serving. */
   static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
@@ -139,7 +150,7 @@ export class ExecutionNode {
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
         }
       },
-    }).catch(failed);
+    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     const journal = new PoolJournal(chain.store, log, (writes) => {
       metrics.journalSyncs.inc();
@@ -162,6 +173,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
+    metrics.watchCaches(() => ({ ...chain.cacheStats(), verified_signers: verifier.cacheStats() }));
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
@@ -177,21 +189,20 @@ export class ExecutionNode {
   private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
     const pool = admission.pool;
     const senders = new Set<string>();
-    for (const r of change.applied) {
-      admission.forget(r.tx_hashes);
-      for (const rc of r.receipts) senders.add(rc.from);
-      metrics.txProcessed.inc(r.tx_hashes.length);
+    for (const { record: r, txHashes, senders: from } of change.applied) {
+      admission.forget(txHashes);
+      for (const s of from) senders.add(s);
+      metrics.txProcessed.inc(txHashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
     }
     for (const s of senders) admission.dropStale(s);
     // Reverted senders' nonces went back: their pooled transactions' queued counts change.
-    for (const r of change.reverted) for (const rc of r.receipts) pool.touch(rc.from);
-    const reapplied = new Set(change.applied.flatMap((r) => r.tx_hashes));
+    for (const r of change.reverted) for (const s of r.senders) pool.touch(s);
+    const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
     for (const r of change.reverted) {
-      const block = chain.blockOf(r);
-      block?.transactions.forEach((tx, i) => {
-        if (reapplied.has(r.tx_hashes[i]!)) return;
+      r.transactions.forEach((tx, i) => {
+        if (reapplied.has(r.txHashes[i]!)) return;
         admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
       });
     }
@@ -223,14 +234,15 @@ export class ExecutionNode {
     return this.admission.submit(tx, source, opts);
   }
 
-  /** Lifecycle of a transaction by hash. */
+  /** Lifecycle of a transaction by hash: reads its location, receipt and envelope, never its block. */
   async txStatus(hash: string): Promise<TxStatus> {
+    await this.enginePriority.idle();
     const loc = await this.chain.txLocation(hash);
     if (loc) {
-      const record = (await this.chain.record(loc.block))!;
-      const tx = this.chain.blockOf(record)!.transactions[loc.index]!;
-      const finalized = record.index <= this.chain.finalized().index;
-      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt: record.receipts[loc.index]!, block: { hash: record.hash, number: record.index } };
+      const [receipt, tx] = await Promise.all([this.chain.receipt(loc.block, loc.index), this.chain.transaction(loc.block, loc.index)]);
+      if (!receipt || !tx) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
+      const finalized = receipt.blockNumber <= this.chain.finalized().index;
+      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
     }
     const entry = this.admission.pool.get(hash);
     if (entry) return { hash, state: 'Pending', pool_status: this.admission.statusOf(entry), tx: txToJson(entry.tx) };
@@ -245,6 +257,7 @@ export class ExecutionNode {
 
   /** Resolves `latest`, `finalized`, `earliest`, a height or a hash to a block record. */
   async resolveBlock(id: string): Promise<BlockRecord | undefined> {
+    await this.enginePriority.idle();
     if (id === 'latest' || id === 'pending') return this.chain.record(this.chain.head().hash);
     if (id === 'finalized' || id === 'safe') return this.chain.record(this.chain.finalized().hash);
     if (id === 'earliest') return this.chain.record(this.chain.genesisHash);
@@ -256,9 +269,9 @@ export class ExecutionNode {
     throw new SvcError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`, 400);
   }
 
-  /** A block with metadata. */
+  /** A block with metadata (the view carries the whole block, so the whole block is read). */
   async blockView(r: BlockRecord): Promise<BlockView> {
-    const block = this.chain.blockOf(r);
+    const [block, transactions] = await Promise.all([this.chain.block(r.hash), this.chain.txHashes(r.hash)]);
     return {
       hash: r.hash,
       number: r.index,
@@ -268,7 +281,7 @@ export class ExecutionNode {
       state_root: r.state_root,
       gas_used: r.gas_used,
       fees: r.fees,
-      transactions: r.tx_hashes,
+      transactions,
       canonical: (await this.chain.canonicalHash(r.index)) === r.hash,
       finalized: r.index <= this.chain.finalized().index && (await this.chain.canonicalHash(r.index)) === r.hash,
       block: block ? blockToJson(block) : null,

@@ -9,6 +9,7 @@ import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
 import { encodeTx, type Transaction } from '../../core/types/transaction.js';
 import { sha3 } from '../../core/crypto/hash.js';
+import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 
 /** Outcome of one verification. `signer` is null when the signature is invalid. */
 export interface VerifyResult {
@@ -30,12 +31,15 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-const CACHE_LIMIT = 200_000;
+/** Byte bound of the verified-signer cache: about 200,000 transactions. */
+export const VERIFIED_CACHE_BYTES = 64 * 1024 * 1024;
+/** Estimated resident bytes of one entry: a 66-character hash key, a 42-character signer, a map slot. */
+const VERIFIED_ENTRY_BYTES = 320;
 
 export class SignatureVerifier {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
-  private readonly cache = new Map<string, string>();
+  private readonly cache = new ByteCache<string>(VERIFIED_CACHE_BYTES, () => VERIFIED_ENTRY_BYTES);
   private nextId = 0;
   private rr = 0;
   private closed = false;
@@ -142,8 +146,12 @@ export class SignatureVerifier {
   }
 
   private remember(hash: string, signer: string): void {
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(hash, signer);
+  }
+
+  /** Bytes and entries of the verified-signer cache, for metrics. */
+  cacheStats(): CacheStats {
+    return this.cache.stats();
   }
 
   /** Signer already proven for this hash, if any. */

@@ -18,17 +18,25 @@ import { parseHashParam } from './rest.js';
 /** Most reward credits one call may carry. */
 const MAX_CREDITS = 100_000;
 
+/** Whether a matched route pattern is an engine route (POST /api/v1/blocks is newPayload's alias). */
+function isEngineRoute(route: string | undefined): boolean {
+  return route !== undefined && (route.startsWith('/api/v1/engine/') || route === '/api/v1/blocks');
+}
+
 /** Registers the engine routes behind the loopback/JWT guard. */
 export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, jwtSecret: Uint8Array | undefined): void {
   app.addHook('onRequest', async (req, reply) => {
     // Decide on the matched route, not the raw URL: the router percent-decodes paths, so
     // `/api/v1/%65ngine/newPayload` reaches the engine handler while its raw URL does not
     // start with `/api/v1/engine/`.
-    const route = req.routeOptions.url;
-    if (route === undefined || (!route.startsWith('/api/v1/engine/') && route !== '/api/v1/blocks')) return;
-    if (isLoopback(clientIp(req))) return;
-    if (jwtSecret && verifyEngineJwt(req.headers.authorization, jwtSecret)) return;
-    return reply.status(403).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
+    if (!isEngineRoute(req.routeOptions.url)) return;
+    if (!isLoopback(clientIp(req)) && !(jwtSecret && verifyEngineJwt(req.headers.authorization, jwtSecret))) {
+      return reply.status(403).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
+    }
+    // Public lookups wait while an admitted engine call is in flight, from its first byte (the
+    // body of a full block takes a while to arrive and parse) until its answer is sent or dropped.
+    node.enginePriority.enter();
+    reply.raw.once('close', () => node.enginePriority.leave());
   });
 
   const newPayload = async (body: unknown) => node.chain.importBlock(blockFromJson(body, { deferMissing: true }));

@@ -85,7 +85,7 @@ async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecor
   throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(tag)}`);
 }
 
-function rpcTx(node: ExecutionNode, record: BlockRecord | undefined, index: number | undefined, json: TxJson) {
+function rpcTx(node: ExecutionNode, at: { hash: string; number: number } | undefined, index: number | undefined, json: TxJson) {
   const v = json as Partial<ValueTxJson>;
   return {
     hash: json.hash,
@@ -98,8 +98,8 @@ function rpcTx(node: ExecutionNode, record: BlockRecord | undefined, index: numb
     gasPrice: qty(BigInt(v.gasPrice ?? '0')),
     input: v.data ?? '0x',
     chainId: qty(node.chain.genesis.network_id),
-    blockHash: record?.hash ?? null,
-    blockNumber: record ? qty(record.index) : null,
+    blockHash: at?.hash ?? null,
+    blockNumber: at ? qty(at.number) : null,
     transactionIndex: index === undefined ? null : qty(index),
   };
 }
@@ -123,10 +123,12 @@ function rpcReceipt(r: Receipt) {
   };
 }
 
+// Without full transactions only the record, the header and the hash list are read.
 async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
-  const block = node.chain.blockOf(r);
-  const header = block?.header;
-  const txs = full && block ? block.transactions.map((t, i) => rpcTx(node, r, i, txToJson(t))) : r.tx_hashes;
+  const at = { hash: r.hash, number: r.index };
+  const block = full ? await node.chain.block(r.hash) : undefined;
+  const header = block ? block.header : (await node.chain.header(r.hash))?.header;
+  const txs = block ? block.transactions.map((t, i) => rpcTx(node, at, i, txToJson(t))) : await node.chain.txHashes(r.hash);
   return {
     number: qty(r.index),
     hash: r.hash,
@@ -147,7 +149,7 @@ async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
     uncles: [],
     logsBloom: EMPTY_BLOOM,
     extraData: '0x',
-    size: qty(r.ssz ? Math.floor((r.ssz.length * 3) / 4) : 0),
+    size: qty(r.size),
     transactions: txs,
   };
 }
@@ -194,14 +196,13 @@ const METHODS: Record<string, Method> = {
   eth_getBlockByHash: async (p, n) => {
     const h = param(p, 0, hash32, 'block hash')!;
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
-    const r = await n.chain.record(h);
+    const r = await n.resolveBlock(h);
     return r ? rpcBlock(n, r, full) : null;
   },
   eth_getTransactionByHash: async (p, n) => {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
     if (!s.tx) return null;
-    const r = s.block ? await n.chain.record(s.block.hash) : undefined;
-    return rpcTx(n, r, s.receipt?.transactionIndex, s.tx);
+    return rpcTx(n, s.block, s.receipt?.transactionIndex, s.tx);
   },
   eth_getTransactionReceipt: async (p, n) => {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);

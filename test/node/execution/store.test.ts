@@ -1,0 +1,156 @@
+/**
+ * Storage layout: a transaction, receipt or status lookup reads bytes of its own size, not its
+ * block's (counted through ChainStore.reads, so the test is exact rather than timed); block views
+ * without full transactions read no transaction; caches are bounded by bytes and reported in
+ * metrics; a data directory of another layout is refused before anything is read or written.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ClassicLevel } from 'classic-level';
+import { EXIT_ADDRESS, MAX_TX_DATA_BYTES } from '../../../src/core/constants.js';
+import { SvcError } from '../../../src/core/errors.js';
+import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { Keys, SCHEMA_VERSION } from '../../../src/node/execution/store.js';
+import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, metricValue, rpcResult, startNode, transfer, withNode, withTempDir } from './fixture.js';
+
+const { keys } = devnet();
+const acc0 = keys.accounts[0]!;
+const acc1 = keys.accounts[1]!;
+const X = '0x00000000000000000000000000000000000000b1';
+
+/** Bytes the node's store reads while `fn` runs. */
+async function bytesRead(node: ExecutionNode, fn: () => Promise<unknown>): Promise<number> {
+  const before = node.chain.store.reads.bytes;
+  await fn();
+  return node.chain.store.reads.bytes - before;
+}
+
+/** Every public way to look a transaction up, each with the bytes it read. */
+async function lookups(node: ExecutionNode, hash: string): Promise<Record<string, number>> {
+  return {
+    status: await bytesRead(node, async () => assert.is(expectOk(await get(node, `/api/v1/transactions/${hash}`)).state, 'Confirmed')),
+    rest_receipt: await bytesRead(node, async () => assert.is(expectOk(await get(node, `/api/v1/transactions/${hash}/receipt`)).transactionHash, hash)),
+    rpc_receipt: await bytesRead(node, async () => assert.is((await rpcResult(node, 'eth_getTransactionReceipt', [hash])).transactionHash, hash)),
+    rpc_tx: await bytesRead(node, async () => assert.is((await rpcResult(node, 'eth_getTransactionByHash', [hash])).hash, hash)),
+  };
+}
+
+const storage = suite('storage layout');
+
+storage('a receipt, transaction or status lookup reads its own bytes whether its block is 1 transaction or ~3 MB', async () => {
+  await withNode(async (node) => {
+    const g = await genesisRef(node);
+    const lone = transfer(acc0, { nonce: 0, to: X, value: 7n });
+    const small = await importOk(node, makeBlock(g, { txs: [lone] }));
+    // Twelve maximum-size transactions around one small transfer: the block is ~3 MB of SSZ.
+    const data = new Uint8Array(MAX_TX_DATA_BYTES).fill(0xcd);
+    const bulky = Array.from({ length: 12 }, (_, i) => transfer(acc1, { nonce: i, to: EXIT_ADDRESS, value: 0n, data }));
+    const inBig = transfer(acc0, { nonce: 1, to: X, value: 7n });
+    const big = await importOk(node, makeBlock(small.ref, { txs: [...bulky.slice(0, 6), inBig, ...bulky.slice(6)] }));
+    const record = (await node.chain.record(big.ref.hash))!;
+    assert.ok(record.size > 12 * MAX_TX_DATA_BYTES, `big block is ${record.size} bytes`);
+
+    const a = await lookups(node, hashOf(lone));
+    const b = await lookups(node, hashOf(inBig));
+    for (const [what, n] of Object.entries(b)) {
+      // Same-sized answers from a block 1,000 times larger: the receipt's numbers differ by a few digits.
+      assert.ok(n > 0 && n <= a[what]! + 64, `${what}: ${n} bytes read in the big block, ${a[what]} in the small one`);
+      assert.ok(n < 16_384, `${what}: ${n} bytes read`);
+    }
+
+    // Without full transactions a block answer reads the record, the header and the hash list.
+    const header = await bytesRead(node, async () => assert.is((await rpcResult(node, 'eth_getBlockByHash', [big.ref.hash, false])).transactions.length, 13));
+    assert.ok(header < 16_384, `eth_getBlockByHash(false) read ${header} bytes of a ${record.size}-byte block`);
+    // The full answers carry every transaction, reassembled in order from their own keys.
+    const full = await rpcResult(node, 'eth_getBlockByHash', [big.ref.hash, true]);
+    assert.equal(
+      full.transactions.map((t: { hash: string }) => t.hash),
+      [...bulky.slice(0, 6), inBig, ...bulky.slice(6)].map(hashOf),
+    );
+    const view = expectOk(await get(node, `/api/v1/blocks/${big.ref.hash}`));
+    assert.is(view.block.transactions.length, 13);
+    assert.equal(view.transactions, full.transactions.map((t: { hash: string }) => t.hash));
+    assert.is(Number(BigInt(full.size)), record.size);
+  });
+});
+
+storage('caches are bounded by bytes and reported in /metrics; evicted blocks are read back from storage', async () => {
+  const bound = 2_000;
+  await withNode(
+    async (node) => {
+      let parent = await genesisRef(node);
+      const hashes: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const tx = transfer(acc0, { nonce: i, to: X, value: 1n });
+        parent = (await importOk(node, makeBlock(parent, { txs: [tx] }))).ref;
+        hashes.push(hashOf(tx));
+      }
+      const stats = node.chain.cacheStats().records;
+      assert.ok(stats.bytes <= bound && stats.entries < 8, `records cache: ${JSON.stringify(stats)}`);
+      const text = (await get(node, '/metrics')).text;
+      assert.is(metricValue(text, 'service_execution_cache_max_bytes', 'cache="records"'), bound);
+      const reported = metricValue(text, 'service_execution_cache_bytes', 'cache="records"')!;
+      assert.ok(reported > 0 && reported <= bound, `reported ${reported}`);
+      assert.ok(metricValue(text, 'service_execution_cache_entries', 'cache="records"')! >= 1);
+      assert.ok(metricValue(text, 'service_execution_cache_entries', 'cache="verified_signers"')! >= 8);
+      assert.ok(metricValue(text, 'service_execution_cache_bytes', 'cache="changes"')! > 0);
+      // The first block's record was evicted; its views still answer.
+      assert.is(expectOk(await get(node, '/api/v1/blocks/1')).transactions[0], hashes[0]);
+    },
+    { cacheBytes: { recordBytes: bound } },
+  );
+});
+
+async function expectSchemaRefused(dir: string, found: number): Promise<void> {
+  try {
+    const node = await startNode({ dataDir: dir });
+    await node.stop();
+  } catch (err) {
+    assert.instance(err, SvcError);
+    assert.is((err as SvcError).code, 'DB_SCHEMA_MISMATCH');
+    assert.is(
+      (err as SvcError).message,
+      `data directory uses storage layout ${found}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
+    );
+    return;
+  }
+  assert.unreachable('expected DB_SCHEMA_MISMATCH');
+}
+
+/** Runs `fn` on the raw LevelDB of a data directory. */
+async function onDb(dir: string, fn: (db: ClassicLevel<string, string>) => Promise<void>): Promise<void> {
+  const db = new ClassicLevel<string, string>(`${dir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await db.open();
+  try {
+    await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+storage('a data directory of another storage layout is refused with DB_SCHEMA_MISMATCH and left as it was', async () => {
+  await withTempDir(async (dir) => {
+    const first = await startNode({ dataDir: dir });
+    const genesisRecord = first.chain.genesisHash;
+    await first.stop();
+    // Layout 1 had no schema key and kept whole blocks (receipts, base64 SSZ) under b:.
+    await onDb(dir, async (db) => {
+      await db.del(Keys.meta('schema'));
+      await db.put(Keys.block(genesisRecord), JSON.stringify({ hash: genesisRecord, index: 0, tx_hashes: [], receipts: [], ssz: '' }));
+    });
+    await expectSchemaRefused(dir, 1);
+    await onDb(dir, async (db) => {
+      assert.is(await db.get(Keys.meta('schema')), undefined, 'the refusal wrote nothing');
+      await db.put(Keys.meta('schema'), String(SCHEMA_VERSION + 1));
+    });
+    await expectSchemaRefused(dir, SCHEMA_VERSION + 1);
+  });
+  // A fresh directory starts and records the current layout.
+  await withTempDir(async (dir) => {
+    const node = await startNode({ dataDir: dir });
+    await node.stop();
+    await onDb(dir, async (db) => assert.is(await db.get(Keys.meta('schema')), String(SCHEMA_VERSION)));
+  });
+});
+
+storage.run();
