@@ -104,10 +104,12 @@ function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
     if (!socket.writable) return void socket.destroy();
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   };
-  // Requests parsed before the bad one are still being answered (Node keeps the one in flight on
-  // the socket): the error goes out after them, so no response is cut or interleaved.
+  // A complete request parsed before the bad one is still being answered (Node keeps the one in
+  // flight on the socket): the error goes out after it, so no response is cut or interleaved. An
+  // in-flight request whose own body was cut off (the peer closed mid-body) will never be
+  // answered, so nothing waits for it: the connection closes now, which also fires its 'close'.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (inFlight && !inFlight.writableFinished) {
+  if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
     inFlight.once('finish', send);
     inFlight.once('close', () => inFlight.writableFinished || socket.destroy());
   } else {

@@ -102,6 +102,25 @@ test('a head beyond the parser limit is a 431 envelope, after the response of th
   });
 });
 
+test('a peer that closes mid-body gets its connection closed (the request in flight is not waited for)', async () => {
+  const app = createServer(silentLogger);
+  app.post('/body', async () => ({ ok: true }));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1');
+    const socketClosed = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.write('POST /body HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"a":');
+    socket.end();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the server kept the half-closed connection open')), 10_000)));
+    await Promise.race([socketClosed, deadline]).finally(() => clearTimeout(timer));
+  } finally {
+    await app.close();
+  }
+});
+
 test('a request that is not HTTP is a 400 envelope', async () => {
   await withServer(async (port) => {
     const { responses, closed } = await pipeline(port, 'NOT HTTP AT ALL\r\n\r\n', 1);
