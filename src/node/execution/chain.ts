@@ -5,87 +5,32 @@
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
-import { concatBytes, toHex } from '../../core/codec/bytes.js';
+import { toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import {
   type Block,
   blockHash,
   canonicalHeaderBytes,
-  decodeBlock,
-  encodeBlock,
-  type BlockHeader,
   headerSigningHash,
   signedHeaderOf,
 } from '../../core/types/block.js';
 import { merkleRoot } from '../../core/types/merkle.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
-import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
-import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
+import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.js';
-import { type BranchPath, type ConsensusRecord, ConsensusFields } from './consensus-fields.js';
+import { type BranchPath, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
-import { type Account, Overlay, type StateDiff, type StateReader, WorldState, diffFromJson, diffToJson, type StateDiffJson } from './state.js';
+import { type Account, Overlay, type StateDiff, type StateReader, WorldState } from './state.js';
+import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, type Receipt } from './blocks.js';
 import { ChainStore, Keys, SCHEMA_VERSION, WriteBatch } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 
-/** A transaction's outcome, stored with its block. */
-export interface Receipt {
-  transactionHash: string;
-  transactionIndex: number;
-  blockHash: string;
-  blockNumber: number;
-  from: string;
-  to: string | null;
-  kind: string;
-  /** 1 success, 0 failure (gas still consumed). */
-  status: 0 | 1;
-  gasUsed: number;
-  cumulativeGasUsed: number;
-  effectiveGasPrice: string;
-  fee: string;
-  error?: string;
-}
-
-/**
- * Metadata kept per block (canonical or not) under `b:`: only what traversal and block views
- * need, a few hundred bytes whatever the block's size. Receipts, envelopes, transaction hashes,
- * the header and the state changes each have keys of their own (see `Keys`), so a lookup reads
- * what it returns and not the block around it.
- */
-export interface BlockRecord {
-  hash: string;
-  index: number;
-  parent: string;
-  timestamp: number;
-  proposer: string;
-  state_root: string;
-  gas_used: number;
-  fees: string;
-  tx_count: number;
-  /** Bytes of the block's SSZ encoding (header, transactions, signature); 0 for genesis. */
-  size: number;
-  /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
-  consensus?: ConsensusRecord;
-}
-
-/** What a block changes when it becomes canonical (or stops being), stored under `d:`. */
-export interface BlockChanges {
-  diff: StateDiffJson;
-  registry: RegistryChanges;
-  /** ECDSA authorisation changes, in order. */
-  authorizations: AuthChanges;
-}
-
-/** Parsed BlockChanges, as the changes cache holds them. */
-interface LoadedChanges {
-  diff: StateDiff;
-  registry: RegistryChanges;
-  authorizations: AuthChanges;
-}
+export type { BlockChanges, BlockRecord, ChainCacheOptions, Receipt } from './blocks.js';
+export { DEFAULT_CHAIN_CACHE } from './blocks.js';
 
 /** A pointer to a block. */
 export interface BlockRef {
@@ -128,19 +73,6 @@ export interface CanonicalChange {
   reverted: RevertedBlock[];
 }
 
-/**
- * Byte bounds of the execution caches. Records are a few hundred bytes each; a full block's state
- * changes are about 0.5 MB parsed, and side-branch import and reorgs re-read those of every block
- * between the head and the branch.
- */
-export interface ChainCacheOptions {
-  recordBytes: number;
-  changesBytes: number;
-}
-
-/** Default cache bounds: about 16,000 block records and 128 full blocks' state changes. */
-export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 1024, changesBytes: 64 * 1024 * 1024 };
-
 /** Hooks into the node. */
 export interface ChainObserver {
   canonicalChanged(change: CanonicalChange): void;
@@ -150,36 +82,6 @@ export interface ChainObserver {
 
 const ZERO_HASH = '0x' + '00'.repeat(HASH_BYTES);
 const ZERO_ADDRESS = '0x' + '00'.repeat(20);
-/** Estimated resident bytes of one parsed diff entry (address string, map slot, two bigints). */
-const DIFF_ENTRY_BYTES = 240;
-/** Estimated resident bytes of one registry or authorisation change. */
-const CHANGE_ENTRY_BYTES = 600;
-
-/** Estimated resident bytes of a block record: its JSON, doubled for UTF-16 strings and object slots. */
-function recordBytes(r: BlockRecord): number {
-  return 2 * JSON.stringify(r).length;
-}
-
-function changesBytes(c: LoadedChanges): number {
-  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES;
-}
-
-function loadChanges(c: BlockChanges): LoadedChanges {
-  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations };
-}
-
-const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
-
-/** The header and signature of a block as stored under `s:` (SSZ with an empty transaction list). */
-function encodeShell(block: Block): Uint8Array {
-  return encodeBlock({ header: block.header, signature: block.signature, transactions: [] }, []);
-}
-
-/** SSZ size of a block from its shell and envelopes: each transaction adds its bytes and a 4-byte offset. */
-function blockSize(shell: Uint8Array, envelopes: Uint8Array[]): number {
-  return envelopes.reduce((n, e) => n + e.length + 4, shell.length);
-}
-
 /** Accounts whose nonce a diff advances: the senders of the block's transactions. */
 function sendersOf(diff: StateDiff): string[] {
   const out: string[] = [];
@@ -196,8 +98,8 @@ export class ExecutionChain {
   readonly registry = new Registry();
   readonly auth = new Authorizations();
   private readonly mutex = new Mutex();
-  private readonly records: ByteCache<BlockRecord>;
-  private readonly changeCache: ByteCache<LoadedChanges>;
+  /** Stored blocks: records, receipts, transactions, state changes. */
+  readonly blocks: BlockStore;
   private headRef!: BlockRef;
   private finalizedRef!: BlockRef;
   readonly genesisHash: string;
@@ -214,8 +116,7 @@ export class ExecutionChain {
     private readonly observer: ChainObserver,
     cache: ChainCacheOptions,
   ) {
-    this.records = new ByteCache(cache.recordBytes, recordBytes);
-    this.changeCache = new ByteCache(cache.changesBytes, changesBytes);
+    this.blocks = new BlockStore(store, cache);
     this.genesisHash = toHex(genesisHash(genesis));
     this.maxGas = BigInt(genesis.config.max_gas_per_block);
     this.minGasPrice = BigInt(genesis.config.min_gas_price);
@@ -266,12 +167,13 @@ export class ExecutionChain {
       tx_count: 0,
       size: 0,
     };
-    const changes: BlockChanges = { diff: diffToJson(diff), registry: { added: validators, exited: [] }, authorizations: [] };
     const ref: BlockRef = { hash: record.hash, index: 0 };
     const batch = new WriteBatch();
     this.putAccounts(batch, updated);
     for (const v of validators) batch.put(Keys.validator(v.index), v);
-    batch.put(Keys.block(record.hash), record).put(Keys.blockChanges(record.hash), changes).put(Keys.canonical(0), record.hash);
+    // Genesis has no body: only its record and state changes are stored.
+    this.blocks.put(batch, { record, changes: { diff, registry: { added: validators, exited: [] }, authorizations: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
+    batch.put(Keys.canonical(0), record.hash);
     batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash).put(Keys.meta('schema'), SCHEMA_VERSION);
     await this.store.write(batch);
   }
@@ -294,71 +196,8 @@ export class ExecutionChain {
   }
 
   /** A stored block record by hash (any branch). */
-  async record(hash: string): Promise<BlockRecord | undefined> {
-    const hit = this.records.get(hash);
-    if (hit) return hit;
-    const r = await this.store.get<BlockRecord>(Keys.block(hash));
-    if (r) this.cacheRecord(r);
-    return r;
-  }
-
-  private cacheRecord(r: BlockRecord): void {
-    this.records.set(r.hash, r);
-  }
-
-  // Every stored block has its changes (same batch), so a missing value is a damaged database.
-  private async changes(hash: string): Promise<LoadedChanges> {
-    const hit = this.changeCache.get(hash);
-    if (hit) return hit;
-    const c = await this.store.get<BlockChanges>(Keys.blockChanges(hash));
-    if (!c) throw new SvcError('CORRUPT_DB', `block ${hash} has no stored state changes`, 500);
-    const loaded = loadChanges(c);
-    this.changeCache.set(hash, loaded);
-    return loaded;
-  }
-
-  /** Bytes and entries of the chain's caches, for metrics. */
-  cacheStats(): Record<'records' | 'changes', CacheStats> {
-    return { records: this.records.stats(), changes: this.changeCache.stats() };
-  }
-
-  /** Hashes of a stored block's transactions, in order (empty for genesis or an unknown block). */
-  async txHashes(hash: string): Promise<string[]> {
-    const bytes = await this.store.getBytes(Keys.blockTxHashes(hash));
-    if (!bytes) return [];
-    return Array.from({ length: bytes.length / HASH_BYTES }, (_, i) => HASH_HEX(bytes, i));
-  }
-
-  /** Header and signature of a stored block (undefined for genesis, which has no body). */
-  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array } | undefined> {
-    const bytes = await this.store.getBytes(Keys.blockShell(hash));
-    if (!bytes) return undefined;
-    const { header, signature } = decodeBlock(bytes);
-    return { header, signature };
-  }
-
-  /** The whole decoded block (undefined for genesis, which has no body). */
-  async block(hash: string): Promise<Block | undefined> {
-    const shell = await this.header(hash);
-    if (!shell) return undefined;
-    const envelopes = await this.store.scanBytes(Keys.blockTxPrefix(hash));
-    return { ...shell, transactions: envelopes.map(decodeTx) };
-  }
-
-  /** The `index`-th transaction of a stored block. */
-  async transaction(blockHashHex: string, index: number): Promise<Transaction | undefined> {
-    const bytes = await this.store.getBytes(Keys.blockTx(blockHashHex, index));
-    return bytes ? decodeTx(bytes) : undefined;
-  }
-
-  /** The receipt of the `index`-th transaction of a stored block. */
-  async receipt(blockHashHex: string, index: number): Promise<Receipt | undefined> {
-    return this.store.get<Receipt>(Keys.receipt(blockHashHex, index));
-  }
-
-  /** All receipts of a stored block, in order. */
-  async receipts(blockHashHex: string): Promise<Receipt[]> {
-    return (await this.store.scan<Receipt>(Keys.receiptPrefix(blockHashHex))).map((e) => e.value);
+  record(hash: string): Promise<BlockRecord | undefined> {
+    return this.blocks.record(hash);
   }
 
   /** Canonical block hash at `height`. */
@@ -394,7 +233,7 @@ export class ExecutionChain {
     const known = await this.record(hash);
     if (known) {
       await this.checkKnownCopy(block, known, envelopesHashes(block));
-      return this.summary(known, await this.receipts(hash), (await this.canonicalHash(known.index)) === hash, true);
+      return this.summary(known, await this.blocks.receipts(hash), (await this.canonicalHash(known.index)) === hash, true);
     }
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
@@ -461,12 +300,8 @@ export class ExecutionChain {
     const changes: LoadedChanges = { diff: exec.diff, registry: exec.registry, authorizations: exec.authorizations };
     const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
-    const batch = new WriteBatch()
-      .put(Keys.block(hash), record)
-      .put(Keys.blockChanges(hash), { diff: diffToJson(exec.diff), registry: exec.registry, authorizations: exec.authorizations } satisfies BlockChanges)
-      .putBytes(Keys.blockShell(hash), shell)
-      .putBytes(Keys.blockTxHashes(hash), concatBytes(...txHashes));
-    envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), exec.receipts[i]));
+    const batch = new WriteBatch();
+    this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts });
     if (extendsHead) {
       const updated = this.world.preview(exec.diff);
       this.putAccounts(batch, updated);
@@ -482,8 +317,7 @@ export class ExecutionChain {
     } else {
       await this.store.write(batch);
     }
-    this.cacheRecord(record);
-    this.changeCache.set(hash, changes);
+    this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: sendersOf(exec.diff) }], reverted: [] });
     return this.summary(record, exec.receipts, extendsHead, false);
@@ -494,9 +328,7 @@ export class ExecutionChain {
   // shells and equal transaction hashes (each the SHA3 of its envelope) mean an identical copy,
   // found without reading the stored transactions.
   private async checkKnownCopy(block: Block, known: BlockRecord, txHashes: Uint8Array[]): Promise<void> {
-    if (known.index === 0) return;
-    const [shell, stored] = await Promise.all([this.store.getBytes(Keys.blockShell(known.hash)), this.store.getBytes(Keys.blockTxHashes(known.hash))]);
-    if (shell && stored && sameBytes(shell, encodeShell(block)) && sameBytes(stored, concatBytes(...txHashes))) return;
+    if (known.index === 0 || (await this.blocks.isStoredCopy(known.hash, block, txHashes))) return;
     if (toHex(merkleRoot(txHashes)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     const v = this.registry.get(known.proposer);
     if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
@@ -524,8 +356,8 @@ export class ExecutionChain {
     let path: BranchPath = { reverted: [], applied: [] };
     if (block.hash !== this.headRef.hash) {
       const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
-      for (const r of reverted) overlay.applyDiff((await this.changes(r.hash)).diff, -1n);
-      for (const a of applied) overlay.applyDiff((await this.changes(a.hash)).diff, 1n);
+      for (const r of reverted) overlay.applyDiff((await this.blocks.changes(r.hash)).diff, -1n);
+      for (const a of applied) overlay.applyDiff((await this.blocks.changes(a.hash)).diff, 1n);
       path = { reverted, applied };
     }
     return { reader: overlay, pathDiff: overlay.diff, path };
@@ -719,9 +551,9 @@ export class ExecutionChain {
         // The reverted blocks' transactions go back to the pool, so their bodies are read here,
         // with the rest of the reorg's work (proportional to the blocks it moves).
         const out = await Promise.all(
-          reverted.map(async (record) => ({ record, changes: await this.changes(record.hash), txHashes: await this.txHashes(record.hash), transactions: (await this.block(record.hash))?.transactions ?? [] })),
+          reverted.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash), transactions: (await this.blocks.block(record.hash))?.transactions ?? [] })),
         );
-        const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.changes(record.hash), txHashes: await this.txHashes(record.hash) })));
+        const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash) })));
         const overlay = new Overlay(this.world);
         for (const r of out) overlay.applyDiff(r.changes.diff, -1n);
         for (const a of into) overlay.applyDiff(a.changes.diff, 1n);
@@ -834,8 +666,4 @@ export class ExecutionChain {
 
 function envelopesHashes(block: Block): Uint8Array[] {
   return block.transactions.map((t) => sha3(encodeTx(t)));
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -173,7 +173,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
-    metrics.watchCaches(() => ({ ...chain.cacheStats(), verified_signers: verifier.cacheStats() }));
+    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), verified_signers: verifier.cacheStats() }));
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
@@ -239,7 +239,7 @@ export class ExecutionNode {
     await this.enginePriority.idle();
     const loc = await this.chain.txLocation(hash);
     if (loc) {
-      const [receipt, tx] = await Promise.all([this.chain.receipt(loc.block, loc.index), this.chain.transaction(loc.block, loc.index)]);
+      const [receipt, tx] = await Promise.all([this.chain.blocks.receipt(loc.block, loc.index), this.chain.blocks.transaction(loc.block, loc.index)]);
       if (!receipt || !tx) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
       const finalized = receipt.blockNumber <= this.chain.finalized().index;
       return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
@@ -271,7 +271,7 @@ export class ExecutionNode {
 
   /** A block with metadata (the view carries the whole block, so the whole block is read). */
   async blockView(r: BlockRecord): Promise<BlockView> {
-    const [block, transactions] = await Promise.all([this.chain.block(r.hash), this.chain.txHashes(r.hash)]);
+    const [block, transactions] = await Promise.all([this.chain.blocks.block(r.hash), this.chain.blocks.txHashes(r.hash)]);
     return {
       hash: r.hash,
       number: r.index,

@@ -85,7 +85,7 @@ storage('caches are bounded by bytes and reported in /metrics; evicted blocks ar
         parent = (await importOk(node, makeBlock(parent, { txs: [tx] }))).ref;
         hashes.push(hashOf(tx));
       }
-      const stats = node.chain.cacheStats().records;
+      const stats = node.chain.blocks.cacheStats().records;
       assert.ok(stats.bytes <= bound && stats.entries < 8, `records cache: ${JSON.stringify(stats)}`);
       const text = (await get(node, '/metrics')).text;
       assert.is(metricValue(text, 'service_execution_cache_max_bytes', 'cache="records"'), bound);

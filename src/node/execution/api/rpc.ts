@@ -126,9 +126,9 @@ function rpcReceipt(r: Receipt) {
 // Without full transactions only the record, the header and the hash list are read.
 async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
   const at = { hash: r.hash, number: r.index };
-  const block = full ? await node.chain.block(r.hash) : undefined;
-  const header = block ? block.header : (await node.chain.header(r.hash))?.header;
-  const txs = block ? block.transactions.map((t, i) => rpcTx(node, at, i, txToJson(t))) : await node.chain.txHashes(r.hash);
+  const block = full ? await node.chain.blocks.block(r.hash) : undefined;
+  const header = block ? block.header : (await node.chain.blocks.header(r.hash))?.header;
+  const txs = block ? block.transactions.map((t, i) => rpcTx(node, at, i, txToJson(t))) : await node.chain.blocks.txHashes(r.hash);
   return {
     number: qty(r.index),
     hash: r.hash,

@@ -1,0 +1,227 @@
+/**
+ * Stored blocks in storage layout 2 (see `Keys`): each block is split into a small record, its
+ * state changes, a binary shell (header and signature), its transaction-hash list, and one
+ * envelope and one receipt per transaction, so every read costs the size of what it returns.
+ * The record and state-change caches are bounded by bytes.
+ */
+import { HASH_BYTES } from '../../core/constants.js';
+import { SvcError } from '../../core/errors.js';
+import { concatBytes, toHex } from '../../core/codec/bytes.js';
+import { type Block, type BlockHeader, decodeBlock, encodeBlock } from '../../core/types/block.js';
+import { decodeTx, type Transaction } from '../../core/types/transaction.js';
+import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
+import type { AuthChanges } from './authorizations.js';
+import type { ConsensusRecord } from './consensus-fields.js';
+import type { RegistryChanges } from './registry.js';
+import { diffFromJson, diffToJson, type StateDiff, type StateDiffJson } from './state.js';
+import { type ChainStore, Keys, type WriteBatch } from './store.js';
+
+/** A transaction's outcome, stored with its block. */
+export interface Receipt {
+  transactionHash: string;
+  transactionIndex: number;
+  blockHash: string;
+  blockNumber: number;
+  from: string;
+  to: string | null;
+  kind: string;
+  /** 1 success, 0 failure (gas still consumed). */
+  status: 0 | 1;
+  gasUsed: number;
+  cumulativeGasUsed: number;
+  effectiveGasPrice: string;
+  fee: string;
+  error?: string;
+}
+
+/**
+ * Metadata kept per block (canonical or not) under `b:`: only what traversal and block views
+ * need, a few hundred bytes whatever the block's size. Receipts, envelopes, transaction hashes,
+ * the header and the state changes each have keys of their own (see `Keys`), so a lookup reads
+ * what it returns and not the block around it.
+ */
+export interface BlockRecord {
+  hash: string;
+  index: number;
+  parent: string;
+  timestamp: number;
+  proposer: string;
+  state_root: string;
+  gas_used: number;
+  fees: string;
+  tx_count: number;
+  /** Bytes of the block's SSZ encoding (header, transactions, signature); 0 for genesis. */
+  size: number;
+  /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
+  consensus?: ConsensusRecord;
+}
+
+/** What a block changes when it becomes canonical (or stops being), stored under `d:`. */
+export interface BlockChanges {
+  diff: StateDiffJson;
+  registry: RegistryChanges;
+  /** ECDSA authorisation changes, in order. */
+  authorizations: AuthChanges;
+}
+
+/** Parsed BlockChanges, as the changes cache holds them. */
+export interface LoadedChanges {
+  diff: StateDiff;
+  registry: RegistryChanges;
+  authorizations: AuthChanges;
+}
+
+/**
+ * Byte bounds of the execution caches. Records are a few hundred bytes each; a full block's state
+ * changes are about 0.5 MB parsed, and side-branch import and reorgs re-read those of every block
+ * between the head and the branch.
+ */
+export interface ChainCacheOptions {
+  recordBytes: number;
+  changesBytes: number;
+}
+
+/** Default cache bounds: about 16,000 block records and 128 full blocks' state changes. */
+export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 1024, changesBytes: 64 * 1024 * 1024 };
+
+/** Estimated resident bytes of one parsed diff entry (address string, map slot, two bigints). */
+const DIFF_ENTRY_BYTES = 240;
+/** Estimated resident bytes of one registry or authorisation change. */
+const CHANGE_ENTRY_BYTES = 600;
+
+/** Estimated resident bytes of a block record: its JSON, doubled for UTF-16 strings and object slots. */
+function recordBytes(r: BlockRecord): number {
+  return 2 * JSON.stringify(r).length;
+}
+
+function changesBytes(c: LoadedChanges): number {
+  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES;
+}
+
+function loadChanges(c: BlockChanges): LoadedChanges {
+  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations };
+}
+
+const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
+
+/** The header and signature of a block as stored under `s:` (SSZ with an empty transaction list). */
+export function encodeShell(block: Block): Uint8Array {
+  return encodeBlock({ header: block.header, signature: block.signature, transactions: [] }, []);
+}
+
+/** SSZ size of a block from its shell and envelopes: each transaction adds its bytes and a 4-byte offset. */
+export function blockSize(shell: Uint8Array, envelopes: Uint8Array[]): number {
+  return envelopes.reduce((n, e) => n + e.length + 4, shell.length);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** A new block's parts, as `put` stores them. */
+export interface NewBlock {
+  record: BlockRecord;
+  changes: LoadedChanges;
+  shell: Uint8Array;
+  envelopes: Uint8Array[];
+  txHashes: Uint8Array[];
+  receipts: Receipt[];
+}
+
+export class BlockStore {
+  private readonly records: ByteCache<BlockRecord>;
+  private readonly changeCache: ByteCache<LoadedChanges>;
+
+  constructor(
+    private readonly store: ChainStore,
+    cache: ChainCacheOptions,
+  ) {
+    this.records = new ByteCache(cache.recordBytes, recordBytes);
+    this.changeCache = new ByteCache(cache.changesBytes, changesBytes);
+  }
+
+  /** Queues every key of a new block into `batch` and caches its record and changes (callers write the batch before anyone reads them). */
+  put(batch: WriteBatch, b: NewBlock): void {
+    const hash = b.record.hash;
+    batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { diff: diffToJson(b.changes.diff), registry: b.changes.registry, authorizations: b.changes.authorizations } satisfies BlockChanges);
+    if (b.shell.length > 0) batch.putBytes(Keys.blockShell(hash), b.shell).putBytes(Keys.blockTxHashes(hash), concatBytes(...b.txHashes));
+    b.envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), b.receipts[i]));
+  }
+
+  /** Caches a block just written. */
+  remember(record: BlockRecord, changes?: LoadedChanges): void {
+    this.records.set(record.hash, record);
+    if (changes) this.changeCache.set(record.hash, changes);
+  }
+
+  /** A stored block record by hash (any branch). */
+  async record(hash: string): Promise<BlockRecord | undefined> {
+    const hit = this.records.get(hash);
+    if (hit) return hit;
+    const r = await this.store.get<BlockRecord>(Keys.block(hash));
+    if (r) this.records.set(r.hash, r);
+    return r;
+  }
+
+  /** Whether `block` is byte for byte the stored block `hash`: equal shells and equal transaction hashes (each the SHA3 of its envelope), without reading the transactions. */
+  async isStoredCopy(hash: string, block: Block, txHashes: Uint8Array[]): Promise<boolean> {
+    const [shell, stored] = await Promise.all([this.store.getBytes(Keys.blockShell(hash)), this.store.getBytes(Keys.blockTxHashes(hash))]);
+    return !!shell && !!stored && sameBytes(shell, encodeShell(block)) && sameBytes(stored, concatBytes(...txHashes));
+  }
+
+  // Every stored block has its changes (same batch), so a missing value is a damaged database.
+  async changes(hash: string): Promise<LoadedChanges> {
+    const hit = this.changeCache.get(hash);
+    if (hit) return hit;
+    const c = await this.store.get<BlockChanges>(Keys.blockChanges(hash));
+    if (!c) throw new SvcError('CORRUPT_DB', `block ${hash} has no stored state changes`, 500);
+    const loaded = loadChanges(c);
+    this.changeCache.set(hash, loaded);
+    return loaded;
+  }
+
+  /** Bytes and entries of the block caches, for metrics. */
+  cacheStats(): Record<'records' | 'changes', CacheStats> {
+    return { records: this.records.stats(), changes: this.changeCache.stats() };
+  }
+
+  /** Hashes of a stored block's transactions, in order (empty for genesis or an unknown block). */
+  async txHashes(hash: string): Promise<string[]> {
+    const bytes = await this.store.getBytes(Keys.blockTxHashes(hash));
+    if (!bytes) return [];
+    return Array.from({ length: bytes.length / HASH_BYTES }, (_, i) => HASH_HEX(bytes, i));
+  }
+
+  /** Header and signature of a stored block (undefined for genesis, which has no body). */
+  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array } | undefined> {
+    const bytes = await this.store.getBytes(Keys.blockShell(hash));
+    if (!bytes) return undefined;
+    const { header, signature } = decodeBlock(bytes);
+    return { header, signature };
+  }
+
+  /** The whole decoded block (undefined for genesis, which has no body). */
+  async block(hash: string): Promise<Block | undefined> {
+    const shell = await this.header(hash);
+    if (!shell) return undefined;
+    const envelopes = await this.store.scanBytes(Keys.blockTxPrefix(hash));
+    return { ...shell, transactions: envelopes.map(decodeTx) };
+  }
+
+  /** The `index`-th transaction of a stored block. */
+  async transaction(blockHashHex: string, index: number): Promise<Transaction | undefined> {
+    const bytes = await this.store.getBytes(Keys.blockTx(blockHashHex, index));
+    return bytes ? decodeTx(bytes) : undefined;
+  }
+
+  /** The receipt of the `index`-th transaction of a stored block. */
+  async receipt(blockHashHex: string, index: number): Promise<Receipt | undefined> {
+    return this.store.get<Receipt>(Keys.receipt(blockHashHex, index));
+  }
+
+  /** All receipts of a stored block, in order. */
+  async receipts(blockHashHex: string): Promise<Receipt[]> {
+    return (await this.store.scan<Receipt>(Keys.receiptPrefix(blockHashHex))).map((e) => e.value);
+  }
+
+}
