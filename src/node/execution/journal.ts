@@ -7,7 +7,7 @@
  */
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
-import { type ChainStore, Keys, type WriteBatch } from './store.js';
+import { type BatchOp, type ChainStore, Keys, type WriteBatch } from './store.js';
 
 /** Bytes before the envelope in a journal value: the admission time, u64 little-endian Unix ms. */
 const AT_BYTES = 8;
@@ -27,14 +27,9 @@ export class JournalError extends SvcError {
 }
 
 /**
- * A batch operation. Journal values are binary (the chain store's are JSON strings): base64 and
- * JSON would add a third to the bytes written and most of the main-thread cost per admission.
- */
-type Op = WriteBatch['ops'][number] | { type: 'put'; key: string; value: Uint8Array; valueEncoding: 'view' };
-
-/**
  * Stored value of a journal entry: the admission time (replay keeps the arrival order among
- * equal nonces), then the signed envelope.
+ * equal nonces), then the signed envelope. Binary, not JSON: base64 and JSON would add a third
+ * to the bytes written and most of the main-thread cost per admission.
  */
 export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Uint8Array {
   const out = new Uint8Array(AT_BYTES + envelope.length);
@@ -44,7 +39,7 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
 }
 
 export class PoolJournal {
-  private pending: Op[] = [];
+  private pending: BatchOp[] = [];
   private waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
   /** The running flush loop, while one runs. */
   private flushing: Promise<void> | undefined;
@@ -63,7 +58,7 @@ export class PoolJournal {
    * synced.
    */
   add(tx: JournalEntry, displaced: readonly string[] = [], extra?: WriteBatch): Promise<void> {
-    const ops: Op[] = [{ type: 'put', key: Keys.poolTx(tx.hash), value: encodeJournalValue(tx.envelope, tx.receivedAt), valueEncoding: 'view' }];
+    const ops: BatchOp[] = [{ type: 'put', key: Keys.poolTx(tx.hash), value: encodeJournalValue(tx.envelope, tx.receivedAt), valueEncoding: 'view' }];
     for (const h of displaced) ops.push({ type: 'del', key: Keys.poolTx(h) });
     if (extra) for (const op of extra.ops) ops.push(op);
     return this.enqueue(ops);
@@ -76,7 +71,7 @@ export class PoolJournal {
    */
   remove(hashes: readonly string[]): void {
     if (hashes.length === 0) return;
-    this.enqueue(hashes.map((h): Op => ({ type: 'del', key: Keys.poolTx(h) }))).catch((err: Error) => this.log.warn('pool journal removal failed', { count: hashes.length, error: err.message }));
+    this.enqueue(hashes.map((h): BatchOp => ({ type: 'del', key: Keys.poolTx(h) }))).catch((err: Error) => this.log.warn('pool journal removal failed', { count: hashes.length, error: err.message }));
   }
 
   /** Every journaled transaction, in key order. A value too short to hold a time comes back as an empty envelope (the replay drops it). */
@@ -101,7 +96,7 @@ export class PoolJournal {
     while (this.flushing) await this.flushing;
   }
 
-  private enqueue(ops: Op[]): Promise<void> {
+  private enqueue(ops: BatchOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       for (const op of ops) this.pending.push(op);
       this.waiters.push({ resolve, reject: (err) => reject(new JournalError(err)) });
