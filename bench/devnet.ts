@@ -10,8 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchResult } from './harness.js';
-import { formatTable } from './harness.js';
+import { type BenchResult, formatTable, onNdjson } from './harness.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const GOALS = { firstBlockS: 5, finalizedS: 60, memoryMb4: 600 } as const;
@@ -57,22 +56,15 @@ async function measureDevnet(validators: number, mode: DevnetFigures['mode']): P
   try {
     const times = await new Promise<{ firstBlockS: number; finalizedS: number }>((resolve, reject) => {
       let firstBlockS = 0;
-      let partial = '';
       const timer = setTimeout(() => reject(new Error(`devnet of ${validators} did not finalise within ${DEADLINE_MS / 1000} s`)), DEADLINE_MS);
       child.once('exit', (code) => reject(new Error(`svc devnet up exited (${code}) before finalising`)));
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-        partial += d;
-        const lines = partial.split('\n');
-        partial = lines.pop()!;
-        for (const line of lines) {
-          // The event's own time (the beacon's publish time for blocks), not when the line arrived.
-          const e = JSON.parse(line) as { event: string; time: string };
-          const s = (Date.parse(e.time) - t0) / 1000;
-          if (e.event === 'block' && !firstBlockS) firstBlockS = s;
-          if (e.event === 'finalized') {
-            clearTimeout(timer);
-            resolve({ firstBlockS, finalizedS: s });
-          }
+      // The event's own time (the beacon's publish time for blocks), not when the line arrived.
+      onNdjson<{ event: string; time: string }>(child.stdout!, (e) => {
+        const s = (Date.parse(e.time) - t0) / 1000;
+        if (e.event === 'block' && !firstBlockS) firstBlockS = s;
+        if (e.event === 'finalized') {
+          clearTimeout(timer);
+          resolve({ firstBlockS, finalizedS: s });
         }
       });
     });

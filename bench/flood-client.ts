@@ -7,6 +7,7 @@
  * the run that ended); exits when the parent disconnects.
  */
 import http from 'node:http';
+import type { PumpResult } from './pump.js';
 
 interface Init {
   rest: string;
@@ -15,15 +16,9 @@ interface Init {
   perSecond: number;
 }
 
-/** What one flooding period did. */
-export interface FloodReport {
+/** What one flooding period did: the pump's figures plus how many lookups were sent. */
+export interface FloodReport extends PumpResult {
   sent: number;
-  ok: number;
-  failed: number;
-  seconds: number;
-  p50Ms: number;
-  p99Ms: number;
-  firstError?: string;
 }
 
 /** Most requests left unanswered before the client stops sending (the node is then the bottleneck). */

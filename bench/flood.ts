@@ -25,7 +25,7 @@ import { ExecutionNode } from '../src/node/execution/node.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../src/wallet/derivation.js';
 import type { FloodReport } from './flood-client.js';
-import { type BenchResult, formatTable } from './harness.js';
+import { type BenchResult, formatTable, onNdjson } from './harness.js';
 import { pump } from './pump.js';
 import { startCpu } from './threads.js';
 
@@ -249,17 +249,10 @@ async function devnetRows(say: (m: string) => void): Promise<FloodDetails['devne
   const blockTimes: number[] = [];
   let firstBlock: () => void = () => undefined;
   const started = new Promise<void>((resolve) => (firstBlock = resolve));
-  let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    partial += d;
-    const lines = partial.split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      const e = JSON.parse(line) as { event: string; time: string };
-      if (e.event === 'block') {
-        blockTimes.push(Date.parse(e.time));
-        firstBlock();
-      }
+  onNdjson<{ event: string; time: string }>(child.stdout!, (e) => {
+    if (e.event === 'block') {
+      blockTimes.push(Date.parse(e.time));
+      firstBlock();
     }
   });
   let flood: Flood | undefined;

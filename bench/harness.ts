@@ -79,3 +79,15 @@ export function formatTable(title: string, results: readonly BenchResult[]): str
     row.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd();
   return [title, line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
+
+/** Calls `onEvent` with each JSON line a child writes (the NDJSON of `svc devnet up --json`). */
+export function onNdjson<T>(stream: NodeJS.ReadableStream, onEvent: (event: T) => void): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (d: string) => {
+    partial += d;
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onEvent(JSON.parse(line) as T);
+  });
+}
