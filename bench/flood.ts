@@ -13,9 +13,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
 import { parseHex, toHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
+import { genesisEpochMixes, genesisMix, nextEpochMixes, seedMixFor } from '../src/core/consensus/randao.js';
+import { mixRandao, randaoReveal } from '../src/core/crypto/randao.js';
+import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { genesisHash } from '../src/core/genesis/genesis.js';
 import { type Block, blockToJson, buildSignedBlock } from '../src/core/types/block.js';
 import { encodeTx, signStandardTx, type StandardTx, txHash } from '../src/core/types/transaction.js';
@@ -153,9 +155,17 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
   let flood: Flood | undefined;
   try {
     let parent = { hash: toHex(genesisHash(genesis)), index: 0 };
+    // Execution checks the unsigned header fields: one block per slot, each with its slot's seed
+    // (the only validator is always drawn) and the validator's next RANDAO reveal.
+    let mixes = genesisEpochMixes(genesisMix(genesisHash(genesis)));
+    const slotsPerEpoch = genesis.config.slots_per_epoch;
     let blockBytes = 0;
     const importNext = async (i: number): Promise<{ ms: number; cpuMs: number; otherCores: number; block: Block }> => {
       const blockTxs = txs.slice(i * perBlock, (i + 1) * perBlock);
+      const slot = parent.index + 1;
+      const reveal = randaoReveal(validator.mldsaSeed, genesis.config.randao_chain_length, slot);
+      const seed = vrfSeed(seedMixFor(mixes, parent.index, slot, slotsPerEpoch), slot);
+      mixes = nextEpochMixes(mixes, parent.index, slot, slotsPerEpoch, mixRandao(mixes.mix, reveal));
       const block = buildSignedBlock({
         chainId: CHAIN_ID,
         index: parent.index + 1,
@@ -165,8 +175,8 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
         key: validator.mldsa,
         validatorIndex: 0,
         validatorId: parseHex(validator.address, 'validator', 20),
-        vrfSeed: new Uint8Array(randomBytes(32)),
-        randaoReveal: new Uint8Array(randomBytes(32)),
+        vrfSeed: seed,
+        randaoReveal: reveal,
       });
       // Admitted first, as a devnet's transactions are: the import then finds their signatures verified.
       const admitted = await pump(blockTxs, 64, async (tx) => {
