@@ -457,9 +457,9 @@ export class BeaconChain {
       this.log.error('fork choice head does not descend from the finalized checkpoint; not sent to execution', { head, finalized: fin.root, finalized_epoch: fin.epoch });
       return;
     }
-    let moved: unknown;
+    let reverted: number;
     try {
-      moved = await this.engine.forkchoiceUpdated(head, fin.root);
+      ({ reverted } = await this.engine.forkchoiceUpdated(head, fin.root));
     } catch (err) {
       const code = err instanceof SvcError ? err.code : 'INTERNAL';
       this.metrics.forkchoiceUpdatesFailed.inc({ reason: code });
@@ -469,8 +469,7 @@ export class BeaconChain {
     // A reorg can revert or apply deposits and exits, and execution checks the proposer draw
     // against its registry: the beacon's copy must follow, or the next proposals would be drawn
     // from a registry execution no longer has and be refused.
-    const reverted = typeof moved === 'object' && moved !== null && 'reverted' in moved ? (moved as { reverted: unknown }).reverted : 0;
-    if (typeof reverted === 'number' && reverted > 0) {
+    if (reverted > 0) {
       await this.refreshRegistry().catch((err: Error) => this.log.warn('registry refresh after a reorg failed; refreshed again on the next block', { error: err.message }));
     }
     if (fin.root !== this.lastFinalized) {

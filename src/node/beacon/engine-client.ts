@@ -2,7 +2,7 @@
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { BlockJson } from '../../core/types/block.js';
 import type { RegistryEntry } from '../execution/registry.js';
-import type { ImportResult } from '../execution/chain.js';
+import type { BlockRef, ImportResult } from '../execution/chain.js';
 import { signEngineJwt } from '../execution/api/jwt.js';
 
 /** Execution answered with an error envelope: `code` and `message` are execution's. */
@@ -103,7 +103,7 @@ export class EngineClient {
   }
 
   /** Makes `head` canonical and records `finalized`. */
-  forkchoiceUpdated(head: string, finalized: string): Promise<unknown> {
+  forkchoiceUpdated(head: string, finalized: string): Promise<{ head: BlockRef; finalized: BlockRef; reverted: number; applied: number }> {
     return this.checked('/api/v1/engine/forkchoiceUpdated', { head_block_hash: head, finalized_block_hash: finalized });
   }
 
