@@ -36,6 +36,8 @@ const TRANSFER_GAS = 21_000n;
 const EMPTY_RUNS = 5;
 const FULL_COLD_RUNS = 2;
 const FULL_WARM_RUNS = 2;
+/** Attestations submitted concurrently to chain.attest (validators attest at the same moment of a slot). */
+const ATTEST_IN_FLIGHT = 64;
 /** Distinct attestations; signing is deterministic (noble, ~8 ms each), so this sets most of the run time. */
 const ATTESTATIONS = 1_000;
 /** Genesis this many slots ago: room for ATTESTATIONS / VALIDATORS target epochs and every proposal. */
@@ -190,13 +192,17 @@ export async function runBeaconBench(opts: { seconds: number; print?: boolean })
     let t = performance.now();
     for (const a of atts) check(verifyAttestation(a, pks[a.validatorIndex]!, chainId), 'attestation verifies');
     const verifyAttestationPerSecond = atts.length / ((performance.now() - t) / 1000);
-    // The beacon's path, one attestation at a time through its mutex.
+    // The beacon's path as many validators sharing a beacon use it: ATTEST_IN_FLIGHT at a time.
+    // Checks run one at a time under the chain lock; concurrent acknowledgements share the
+    // journal's synced writes.
     const statuses: Record<string, number> = {};
     t = performance.now();
-    for (const a of atts) {
+    const run = await pump(atts, ATTEST_IN_FLIGHT, async (a) => {
       const r = await chain.attest(a);
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    }
+      return undefined;
+    });
+    check(run.failed === 0, `chain.attest failed: ${run.firstError}`);
     const chainAttestPerSecond = atts.length / ((performance.now() - t) / 1000);
     say(`chain.attest statuses: ${JSON.stringify(statuses)}`);
 
@@ -208,7 +214,7 @@ export async function runBeaconBench(opts: { seconds: number; print?: boolean })
       { name: 'propose, full block warm (txs admitted first)', backend: `chain.propose, median of ${FULL_WARM_RUNS}`, unit: 'ms', value: median(fullWarmMs), ratio: median(fullWarmMs) / slotMs, note: vsSlot(median(fullWarmMs)) },
       { name: 'ML-DSA-65 verify, one thread', backend: 'liboqs', unit: 'ops/s', value: rawVerifyPerSecond, note: 'reference for the rows below' },
       { name: `verifyAttestation (${atts.length} distinct)`, backend: 'liboqs, main thread', unit: 'ops/s', value: verifyAttestationPerSecond, ratio: verifyAttestationPerSecond / rawVerifyPerSecond, note: `${(verifyAttestationPerSecond / rawVerifyPerSecond).toFixed(2)}x raw verify` },
-      { name: `chain.attest (${atts.length}, sequential)`, backend: 'liboqs, main thread', unit: 'ops/s', value: chainAttestPerSecond, ratio: chainAttestPerSecond / rawVerifyPerSecond, note: `${(chainAttestPerSecond / rawVerifyPerSecond).toFixed(2)}x raw verify` },
+      { name: `chain.attest (${atts.length}, ${ATTEST_IN_FLIGHT} in flight)`, backend: 'liboqs, main thread', unit: 'ops/s', value: chainAttestPerSecond, ratio: chainAttestPerSecond / rawVerifyPerSecond, note: `${(chainAttestPerSecond / rawVerifyPerSecond).toFixed(2)}x raw verify` },
     ];
     const details: BeaconDetails = { emptyMs, fullColdMs, fullWarmMs, fullTransactions: perBlock, attestations: atts.length, verifyAttestationPerSecond, chainAttestPerSecond, chainAttestStatuses: statuses, rawVerifyPerSecond };
     if (opts.print !== false) {

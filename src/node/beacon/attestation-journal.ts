@@ -1,11 +1,16 @@
 /**
- * The beacon's attestation journal: every attestation it accepts is stored here, one small synced
- * key each, before it is acknowledged; the fork-choice/ledger snapshot (written whole once per
+ * The beacon's attestation journal: every attestation it accepts is stored here, one small key
+ * each, synced before it is acknowledged; the fork-choice/ledger snapshot (written whole once per
  * slot and with every block) retires the entries it covers in the same atomic batch. So what was
  * acknowledged survives a SIGKILL, and the journal never holds more than one slot's votes.
+ *
+ * Appends and snapshots share one group-commit queue: concurrent attestations share a sync, and a
+ * snapshot is written after every append queued before it, so it never deletes an entry that a
+ * later write would bring back.
  */
 import { type Attestation, attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
-import { type ChainStore, WriteBatch } from '../execution/store.js';
+import { GroupCommit } from '../../util/group-commit.js';
+import { type BatchOp, type ChainStore, WriteBatch } from '../execution/store.js';
 import type { BeaconMetrics } from './metrics.js';
 
 const PREFIX = 'a:';
@@ -19,11 +24,14 @@ export class AttestationJournal {
   /** Keys not yet retired by a snapshot. */
   private keys: string[] = [];
   private nextSeq = 0;
+  private readonly commits: GroupCommit<BatchOp>;
 
   constructor(
     private readonly store: ChainStore,
     private readonly metrics: BeaconMetrics,
-  ) {}
+  ) {
+    this.commits = new GroupCommit((ops) => store.db.batch(ops as never, { sync: true } as never));
+  }
 
   /** Reads what a previous run journaled and did not retire, in acceptance order (call once, at open). */
   async load(): Promise<JournalEntry[]> {
@@ -42,19 +50,25 @@ export class AttestationJournal {
     return out;
   }
 
-  /** Stores an accepted attestation durably (synced) before the caller acknowledges it. */
-  async append(att: Attestation): Promise<void> {
+  /**
+   * Queues an accepted attestation (call in acceptance order); resolves once it is synced, so the
+   * caller can acknowledge it. Attestations accepted meanwhile share the sync.
+   */
+  append(att: Attestation): Promise<void> {
     const key = keyOf(this.nextSeq++);
-    await this.store.write(new WriteBatch().put(key, attestationToJson(att)));
     this.keys.push(key);
     this.metrics.attestationJournal.set(this.keys.length);
+    return this.commits.submit(new WriteBatch().put(key, attestationToJson(att)).ops);
   }
 
-  /** Adds the deletion of every journaled key to `batch`, which must also carry the snapshot that covers them. */
-  retireInto(batch: WriteBatch): WriteBatch {
+  /**
+   * Writes `batch`, which must carry the snapshot covering every attestation appended so far,
+   * with those entries retired, after every append queued before it.
+   */
+  writeSnapshot(batch: WriteBatch): Promise<void> {
     for (const key of this.keys) batch.del(key);
     this.keys = [];
     this.metrics.attestationJournal.set(0);
-    return batch;
+    return this.commits.submit(batch.ops);
   }
 }

@@ -137,7 +137,7 @@ export class BeaconChain {
 
   // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
   // acceptance order, so their fork-choice votes and rewards survive a crash. The journal is
-  // small (one slot's worth at most, see withSnapshot), so this is cheap at any chain length.
+  // small (one slot's worth at most, see writeWithSnapshot), so this is cheap at any chain length.
   private async replayJournal(): Promise<void> {
     const entries = await this.journal.load();
     let applied = 0;
@@ -160,11 +160,11 @@ export class BeaconChain {
   }
 
   /**
-   * Adds the fork-choice store and the ledger to `batch` and retires the attestation journal in
+   * Writes `batch` with the fork-choice store and the ledger, retiring the attestation journal in
    * the same atomic write: the snapshot now holds what the journal entries recorded.
    */
-  private withSnapshot(batch: WriteBatch): WriteBatch {
-    return this.journal.retireInto(batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+  private writeWithSnapshot(batch: WriteBatch): Promise<void> {
+    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -347,7 +347,7 @@ export class BeaconChain {
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
     this.ledger.recordProposal(epoch, proposer);
     this.remember(record);
-    await this.store.write(this.withSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root)));
+    await this.writeWithSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root));
     this.metrics.blocksProposed.inc();
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
@@ -379,31 +379,39 @@ export class BeaconChain {
 
   /** Verifies and counts an attestation. */
   attest(att: Attestation): Promise<{ status: string }> {
-    return this.mutex.run(async () => {
-      const v = this.registry[att.validatorIndex];
-      if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
-      if (att.data.slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
-      const t = performance.now();
-      const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.genesis.chain_id);
-      this.metrics.signature(performance.now() - t, ok);
-      if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
-      const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
-      this.metrics.attestationsReceived.inc();
-      if (outcome.status === 'slashable') {
-        this.log.warn('slashable attestation', { validator: att.validatorIndex, kind: outcome.evidence.kind });
-        this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
-        throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
-      }
-      if (outcome.status === 'applied') {
+    return this.mutex
+      .run(async () => {
+        const v = this.registry[att.validatorIndex];
+        if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
+        if (att.data.slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
+        const t = performance.now();
+        const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.genesis.chain_id);
+        this.metrics.signature(performance.now() - t, ok);
+        if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
+        const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
+        this.metrics.attestationsReceived.inc();
+        if (outcome.status === 'slashable') {
+          this.log.warn('slashable attestation', { validator: att.validatorIndex, kind: outcome.evidence.kind });
+          this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
+          throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
+        }
+        if (outcome.status !== 'applied') return { status: outcome.status };
         this.ledger.recordAttestation(att.data.target.epoch, v.address);
-        // Durable before it is acknowledged: one small synced put, not a snapshot of the
-        // whole fork-choice store (that happens once per slot and retires these entries).
-        await this.journal.append(att);
-        this.events?.publish('new_attestation', { slot: att.data.slot, validator: v.address, block_hash: toHex(att.data.beaconBlockRoot) });
+        // Queued under the lock, so journal order is acceptance order; awaited outside it, so
+        // attestations arriving together share one synced write instead of one each.
+        const durable = this.journal.append(att);
         await this.updateHead();
-      }
-      return { status: outcome.status };
-    });
+        return { status: outcome.status, durable, validator: v.address };
+      })
+      .then(async ({ status, durable, validator }) => {
+        // Acknowledged (and announced) only once durable: one small synced put, not a snapshot
+        // of the whole fork-choice store (that happens once per slot and retires these entries).
+        if (durable) {
+          await durable;
+          this.events?.publish('new_attestation', { slot: att.data.slot, validator, block_hash: toHex(att.data.beaconBlockRoot) });
+        }
+        return { status };
+      });
   }
 
   /** What a validator attesting at `slot` votes for: the head, and the FFG source and target. */
@@ -506,7 +514,7 @@ export class BeaconChain {
           break;
         }
       }
-      await this.store.write(this.withSnapshot(new WriteBatch()));
+      await this.writeWithSnapshot(new WriteBatch());
     });
   }
 

@@ -6,6 +6,7 @@
  * cost per transaction falls as load rises instead of capping admission at the disk's sync rate.
  */
 import { SvcError } from '../../core/errors.js';
+import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, Keys, type WriteBatch } from './store.js';
 
@@ -39,17 +40,17 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
 }
 
 export class PoolJournal {
-  private pending: BatchOp[] = [];
-  private waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
-  /** The running flush loop, while one runs. */
-  private flushing: Promise<void> | undefined;
+  private readonly commits: GroupCommit<BatchOp>;
 
   constructor(
     private readonly store: ChainStore,
     private readonly log: Logger,
     /** Called after each synced batch with the number of writes it carried (for metrics). */
-    private readonly synced: (writes: number) => void = () => undefined,
-  ) {}
+    synced: (writes: number) => void = () => undefined,
+  ) {
+    // Synced like every chain write, so an answered submission survives power loss too.
+    this.commits = new GroupCommit((ops) => this.store.db.batch(ops as never, { sync: true } as never), synced);
+  }
 
   /**
    * Queues the journal entry of an admitted transaction, the removal of the entries it displaced
@@ -92,36 +93,13 @@ export class PoolJournal {
   }
 
   /** Resolves once every queued write has been attempted (before closing the database). */
-  async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  drain(): Promise<void> {
+    return this.commits.drain();
   }
 
   private enqueue(ops: BatchOp[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      for (const op of ops) this.pending.push(op);
-      this.waiters.push({ resolve, reject: (err) => reject(new JournalError(err)) });
-      this.flushing ??= this.flush();
+    return this.commits.submit(ops).catch((err: unknown) => {
+      throw new JournalError(err);
     });
-  }
-
-  /** Writes what is queued, one synced batch at a time, until nothing is left. */
-  private async flush(): Promise<void> {
-    // Yield once so the submissions of the current event-loop turn share the first batch.
-    await new Promise<void>((r) => setImmediate(r));
-    while (this.waiters.length > 0) {
-      const ops = this.pending;
-      const waiters = this.waiters;
-      this.pending = [];
-      this.waiters = [];
-      try {
-        // Synced like every chain write, so an answered submission survives power loss too.
-        await this.store.db.batch(ops as never, { sync: true } as never);
-        this.synced(waiters.length);
-        for (const w of waiters) w.resolve();
-      } catch (err) {
-        for (const w of waiters) w.reject(err);
-      }
-    }
-    this.flushing = undefined;
   }
 }

@@ -59,4 +59,22 @@ test('journaled until the next snapshot, kept across a restart, refused and dupl
   }
 });
 
+test('concurrent attestations are all acknowledged and all survive a restart', async () => {
+  const h = await startHarness({ validators: 6, slotsAgo: 6 });
+  try {
+    const data = await voteNow(h);
+    const atts = h.validators.map((k, i) => signAttestation(i, data, k.mldsa, h.genesis.chain_id));
+    const answers = await Promise.all(atts.map((a) => bpost(h, ATTEST, attestationToJson(a))));
+    for (const r of answers) assert.equal(okData(r), { status: 'applied' });
+    const dataDir = join(h.dir, 'beacon');
+    await h.beacon.stop();
+    h.beacon = await BeaconNode.start({ genesis: h.genesis, dataDir, host: '127.0.0.1', port: 0, executionUrl: h.exec.restUrl, tokenFile: join(h.dir, 'validator-token'), log: silentLogger });
+    for (let i = 0; i < atts.length; i++) {
+      assert.equal(okData(await bget(h, `/api/v1/validators/${i}`)).latest_vote, { root: attestationToJson(atts[i]!).data.beacon_block_root, epoch: data.target.epoch }, `validator ${i}`);
+    }
+  } finally {
+    await stopHarness(h);
+  }
+});
+
 test.run();
