@@ -1,0 +1,106 @@
+/**
+ * The contract between the P2P host (src/node/p2p/) and the layers that use it (execution gossips
+ * transactions; the beacon gossips blocks and attestations and serves sync). The layers see only
+ * this: topics and protocols carry bytes, validation verdicts come back from the layer, and the
+ * host does the scoring, deduplication, framing, limits and metrics.
+ */
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../util/log.js';
+
+/** GossipSub topics (DECISIONS.md, P2P). Payloads are SSZ encodings. */
+export const Topics = {
+  txs: '/service/txs/v1',
+  blocks: '/service/blocks/v1',
+  attestations: '/service/attestations/v1',
+} as const;
+export type Topic = (typeof Topics)[keyof typeof Topics];
+
+/** Request/response protocol ids of the beacon's sync. */
+export const SyncProtocols = {
+  status: '/service/req/status/1',
+  blocksByRange: '/service/req/blocks_by_range/1',
+} as const;
+
+/**
+ * A layer's verdict on a gossiped message, after the full validation of its kind:
+ * accept (valid and new: re-gossip), ignore (duplicate, too early, unknown parent: drop without
+ * penalty), reject (invalid: drop and penalise the sender through gossipsub scoring).
+ */
+export type GossipVerdict = 'accept' | 'ignore' | 'reject';
+
+/** Validates one gossiped payload; `from` is the sender's peer id. Must not throw for bad input. */
+export type GossipValidator = (data: Uint8Array, from: string) => Promise<GossipVerdict>;
+
+export interface TopicOptions {
+  /** Payloads above this size are rejected before the validator runs. */
+  maxBytes: number;
+}
+
+/** Limits of one request/response protocol; frames beyond them are rejected and the peer penalised. */
+export interface ProtocolLimits {
+  maxRequestBytes: number;
+  maxResponseChunks: number;
+  maxChunkBytes: number;
+  /** Deadline for a whole exchange. */
+  timeoutMs: number;
+}
+
+/**
+ * Serves one request: returns the response chunks in order (streamed to the requester). A thrown
+ * `SvcError` with status 400 is a bad request: the peer is penalised and the stream reset.
+ */
+export type RequestHandler = (request: Uint8Array, peer: string) => AsyncIterable<Uint8Array>;
+
+/** One connected peer, as `/api/v1/p2p/peers` lists it (JSON field names on the wire). */
+export interface PeerView {
+  peer_id: string;
+  address: string;
+  direction: 'inbound' | 'outbound';
+  agent: string | null;
+  /** ISO 8601. */
+  connected_since: string;
+  /** The connection encrypter's protocol id, e.g. the hybrid handshake's. */
+  handshake: string;
+}
+
+export interface P2pOptions {
+  /** Which layer runs the host (label of every metric and log line). */
+  layer: 'execution' | 'beacon';
+  /** Listen address (`--p2p-host`, default 0.0.0.0). */
+  host: string;
+  /** Listen TCP port (`--p2p-port`, default 9000); 0 picks a free one. */
+  port: number;
+  /** Multiaddrs `/ip4/…/tcp/…/p2p/<peer id>` dialled at start and redialled while disconnected. */
+  bootnodes: string[];
+  /** The data directory; the Ed25519 peer key is persisted in `<dataDir>/p2p/peer-key`. */
+  dataDir: string;
+  /** The chain's genesis hash (0x hex): bound into the handshake prologue, so another chain's peer cannot connect. */
+  genesisHash: string;
+  /** Registry the `service_p2p_*` metrics register on (the layer's own). */
+  metrics: Registry;
+  log: Logger;
+}
+
+/** A running libp2p host. */
+export interface P2pHost {
+  readonly peerId: string;
+  /** Listen multiaddrs including `/p2p/<peer id>`. */
+  multiaddrs(): string[];
+  /** Subscribes with the layer's validator; only accepted messages are re-gossiped. */
+  subscribe(topic: Topic, validate: GossipValidator, options: TopicOptions): void;
+  /** Publishes a locally produced or locally accepted payload; resolves with the number of peers it went to. */
+  publish(topic: Topic, data: Uint8Array): Promise<number>;
+  /** Serves a request/response protocol. */
+  handle(protocol: string, handler: RequestHandler, limits: ProtocolLimits): void;
+  /** Sends one request and collects the response chunks (bounded by `limits`). */
+  request(peer: string, protocol: string, request: Uint8Array, limits: ProtocolLimits): Promise<Uint8Array[]>;
+  /** Lowers the peer's score (reason is a metric label); repeated offences disconnect it. */
+  penalise(peer: string, reason: string): void;
+  /** Closes every connection to the peer. */
+  disconnect(peer: string, reason: string): Promise<void>;
+  /** Called for every newly connected peer (the beacon sends it a status request). */
+  onPeerConnected(listener: (peer: string) => void): void;
+  peers(): PeerView[];
+  peerCount(): number;
+  stop(): Promise<void>;
+}
