@@ -14,6 +14,9 @@ import {
   attestationFromJson,
   attestationSigningHash,
   attestationToJson,
+  attestationHash,
+  decodeAttestation,
+  encodeAttestation,
   signAttestation,
   verifyAttestation,
 } from '../../src/core/types/attestation.js';
@@ -176,6 +179,17 @@ test('attestation: JSON round trip is byte-identical and still verifies', () => 
   const back = attestationFromJson(JSON.parse(text));
   assert.is(JSON.stringify(attestationToJson(back)), text);
   assert.ok(verifyAttestation(back, key.publicKey, CHAIN));
+});
+
+test('attestation: SSZ round trip (128 + 3,309 bytes), hash of the encoding; truncated or padded bytes are malformed', () => {
+  const bytes = encodeAttestation(att);
+  assert.is(bytes.length, 128 + SIGNATURE_BYTES);
+  const back = decodeAttestation(bytes);
+  assert.equal(attestationToJson(back), attestationToJson(att));
+  assert.ok(verifyAttestation(back, key.publicKey, CHAIN));
+  assert.is(toHex(attestationHash(att)), toHex(sha3(bytes)));
+  assert.throws(() => decodeAttestation(bytes.subarray(1)), (e: unknown) => e instanceof MalformedError);
+  assert.throws(() => decodeAttestation(concatBytes(bytes, new Uint8Array(1))), (e: unknown) => e instanceof MalformedError);
 });
 
 test('attestation: strict JSON', () => {

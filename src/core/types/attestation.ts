@@ -3,8 +3,10 @@ import { HASH_BYTES, SIGNATURE_BYTES } from '../constants.js';
 import { parseHex, toHex } from '../codec/bytes.js';
 import { parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
 import { Domain, signingHash } from '../crypto/domain.js';
+import { sha3 } from '../crypto/hash.js';
+import { MalformedError } from '../errors.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
-import { AttestationMessageSsz } from './ssz.js';
+import { AttestationMessageSsz, AttestationSsz } from './ssz.js';
 
 export interface Checkpoint {
   epoch: number;
@@ -37,6 +39,30 @@ export function signAttestation(validatorIndex: number, data: AttestationData, k
 /** True when the attestation's signature verifies under `publicKey`. */
 export function verifyAttestation(att: Attestation, publicKey: Uint8Array, chainId: string): boolean {
   return verify(publicKey, attestationSigningHash(att.validatorIndex, att.data, chainId), att.signature);
+}
+
+/** SSZ of a signed attestation (the gossip payload). */
+export function encodeAttestation(att: Attestation): Uint8Array {
+  return AttestationSsz.serialize(att);
+}
+
+/** Decodes an SSZ attestation; structural faults are `MalformedError`. */
+export function decodeAttestation(bytes: Uint8Array): Attestation {
+  let v: ReturnType<typeof AttestationSsz.deserialize>;
+  try {
+    v = AttestationSsz.deserialize(bytes);
+  } catch (err) {
+    throw new MalformedError('attestation', (err as Error).message);
+  }
+  if (!Number.isSafeInteger(v.validatorIndex) || !Number.isSafeInteger(v.data.slot) || !Number.isSafeInteger(v.data.source.epoch) || !Number.isSafeInteger(v.data.target.epoch)) {
+    throw new MalformedError('attestation', 'integers must be below 2^53');
+  }
+  return v;
+}
+
+/** Identity of a signed attestation: SHA3-256 of its SSZ (also its gossip message id). */
+export function attestationHash(att: Attestation): Uint8Array {
+  return sha3(encodeAttestation(att));
 }
 
 export interface CheckpointJson {

@@ -98,3 +98,10 @@ export const AttestationMessageSsz = new ContainerType({
   validatorIndex: uint64n,
   data: AttestationDataSsz,
 });
+
+/** A signed attestation: the gossip payload of `/service/attestations/v1` and a block's included votes. */
+export const AttestationSsz = new ContainerType({
+  validatorIndex: uint64n,
+  data: AttestationDataSsz,
+  signature,
+});
