@@ -71,3 +71,31 @@ export function addrOf(t: TestHost): string {
   if (!a) throw new Error('host has no loopback address');
   return a.includes('/p2p/') ? a : `${a}/p2p/${t.host.peerId}`;
 }
+
+/** What a raw libp2p node for adversarial tests is built with. */
+export interface RawNodeOptions {
+  /** `hybrid` (our encrypter, with `genesisHash`) or `plain` (stock `/noise`). */
+  encrypter: 'hybrid' | 'plain';
+  genesisHash?: string;
+}
+
+/**
+ * A bare libp2p node (no gossipsub, no P2pHost) that tests drive by hand: raw protocol streams with
+ * garbage frames, a stock-Noise peer. Stopped by the caller.
+ */
+export async function rawNode(opts: RawNodeOptions) {
+  await import('../../../src/node/p2p/polyfill.js');
+  const { createLibp2p } = await import('libp2p');
+  const { tcp } = await import('@libp2p/tcp');
+  const { yamux } = await import('@libp2p/yamux');
+  const { noise } = await import('@chainsafe/libp2p-noise');
+  const { hybridNoise } = await import('../../../src/node/p2p/hybrid-noise.js');
+  const genesis = new Uint8Array(Buffer.from((opts.genesisHash ?? GENESIS).slice(2), 'hex'));
+  return createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    streamMuxers: [yamux()],
+    connectionEncrypters: [opts.encrypter === 'plain' ? noise() : hybridNoise({ genesisHash: genesis })],
+    connectionGater: { denyDialMultiaddr: () => false },
+  });
+}
