@@ -15,7 +15,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { EventHub } from '../src/node/beacon/events.js';
 import { BeaconMetrics } from '../src/node/beacon/metrics.js';
-import { createServer } from '../src/node/execution/api/http.js';
+import { createServer } from '../src/node/shared/http.js';
 import { silentLogger } from '../src/util/log.js';
 import { startCpu } from './threads.js';
 import type { WsClientMessage } from './ws-client.js';

@@ -1,6 +1,6 @@
 /** Human output helpers: token amounts and plain-text tables. */
 import { WEI_PER_TOKEN } from '../core/constants.js';
-import type { TxStatusView } from '../client/execution.js';
+import type { TxStatus } from '../api/execution.js';
 
 /** Wei as tokens with 18 decimals, trailing zeros dropped: 10000000000000000000 → "10", 1500000000000000000 → "1.5". */
 export function formatTokens(wei: bigint | string): string {
@@ -30,7 +30,7 @@ export function formatTable(header: readonly string[], rows: ReadonlyArray<reado
 }
 
 /** Human lines for an included transaction's block and receipt (`tx status`, `tx send --wait`). */
-export function receiptLines(s: TxStatusView): string[] {
+export function receiptLines(s: TxStatus): string[] {
   const lines = [`State:     ${s.state}`];
   if (s.block) lines.push(`Block:     ${s.block.number} (${s.block.hash})`);
   const r = s.receipt;

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseHex } from '../core/codec/bytes.js';
 import { SvcError, WalletError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
-import { type TlsPair, loadTlsPair, tlsWarnings } from '../node/tls.js';
+import { type TlsPair, loadTlsPair, tlsWarnings } from '../node/shared/tls.js';
 import { type Logger, createLogger, isLogLevel } from '../util/log.js';
 import type { WalletKeys } from '../wallet/derivation.js';
 import { unlockWallet } from '../wallet/keystore.js';

@@ -12,6 +12,7 @@ import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
+import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
 export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
@@ -45,92 +46,6 @@ export function resolveBeaconUrl(flag?: string, env: NodeJS.ProcessEnv = process
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (the beacon API contract).
 
-/** An FFG checkpoint. */
-export interface CheckpointView {
-  epoch: number;
-  /** 0x hex, 32 bytes. */
-  root: string;
-}
-
-/** GET /api/v1/beacon/head */
-export interface HeadView {
-  /** Block hash of the head. */
-  root: string;
-  slot: number;
-  /** Block height of the head. */
-  index: number;
-  justified: CheckpointView;
-  finalized: CheckpointView;
-}
-
-/** One entry of GET /api/v1/validator/duties/proposer/:epoch */
-export interface ProposerDutyView {
-  slot: number;
-  validator_index: number;
-  address: string;
-  /** The seed the proposer must put in header.vrf_seed (0x hex, 32 bytes). */
-  vrf_seed: string;
-}
-
-export interface ProposerDutiesView {
-  epoch: number;
-  duties: ProposerDutyView[];
-}
-
-/** GET /beacon/v1/node/health (the fields a caller gates on; `reason` and `message` only when unhealthy). */
-export interface BeaconHealthView {
-  status: 'healthy' | 'unhealthy';
-  head_slot: number;
-  current_slot: number;
-  /** Machine code of why the beacon cannot make progress (EXECUTION_UNREACHABLE, WRONG_CHAIN, PROPOSALS_REJECTED). */
-  reason?: string;
-  message?: string;
-}
-
-/** GET /api/v1/validators/:id (fields the validator client reads; the beacon may send more). */
-export interface ValidatorView {
-  index: number;
-  address: string;
-  active: boolean;
-  /** Base-10 wei. */
-  stake: string;
-  /**
-   * The last RANDAO value the beacon accepted for this validator on the head's branch, or null
-   * when the beacon holds none yet (a deposit-registered validator before its first proposal:
-   * its registered commitment is the last value).
-   */
-  randao_last: string | null;
-  [k: string]: unknown;
-}
-
-/** GET /api/v1/validator/attestation_data?slot=N */
-export interface AttestationDataView {
-  slot: number;
-  beacon_block_root: string;
-  source: CheckpointView;
-  target: CheckpointView;
-}
-
-/** POST /api/v1/validator/blocks/propose */
-export interface ProposeResultView {
-  block_hash: string;
-  slot: number;
-  [k: string]: unknown;
-}
-
-/** POST /api/v1/attestation */
-export interface AttestResultView {
-  status: string;
-  [k: string]: unknown;
-}
-
-/** GET {execution}/api/v1/engine/getPendingTransactions */
-export interface PendingTransactionsView {
-  count: number;
-  gas: number;
-  transactions: TxJson[];
-}
-
 export interface ApiClientOptions {
   /** Deadline of each request in ms (default 10 s). */
   timeoutMs?: number;
@@ -157,6 +72,9 @@ export function parseBearerToken(token: string, source = 'token'): string {
 }
 
 /** JSON over HTTP with the DECISIONS.md envelope; the shared machinery of the clients below. */
+/** The part of the beacon's health view a caller gates on (checked field by field). */
+export type BeaconHealthSummary = Pick<BeaconHealthView, 'status' | 'head_slot' | 'current_slot' | 'reason' | 'message'>;
+
 export class JsonApiClient {
   readonly baseUrl: string;
   protected readonly timeoutMs: number;
@@ -223,7 +141,7 @@ export class BeaconClient extends JsonApiClient {
    * progress (execution unreachable or on another chain, or refusing its proposals): that is
    * returned, not thrown, with `reason` and `message` saying why.
    */
-  async health(opts?: RequestOptions): Promise<BeaconHealthView> {
+  async health(opts?: RequestOptions): Promise<BeaconHealthSummary> {
     const what = 'GET /beacon/v1/node/health';
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
     let x: JsonExchange;

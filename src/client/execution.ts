@@ -6,10 +6,7 @@
 import { SvcError } from '../core/errors.js';
 import { runningDevnet } from '../devnet/manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
-import type { MempoolEntryJson } from '../node/execution/admission.js';
-import type { Receipt } from '../node/execution/chain.js';
-import type { TxLifecycle } from '../node/execution/node.js';
-import type { PoolStatus } from '../node/execution/txpool.js';
+import type { AccountView, BlockView, FaucetClaimView, HealthView, MempoolEntryJson, MempoolView, SubmitView, TxStatus } from '../api/execution.js';
 
 /** Where the execution REST API listens when nothing else is configured. */
 export const DEFAULT_EXECUTION_URL = 'http://127.0.0.1:8546';
@@ -48,7 +45,6 @@ export function resolveNodeUrl(
   return runningDevnet(env)?.endpoints[o.endpoint] ?? o.fallback;
 }
 
-
 /** Validates an http(s) base URL (a path prefix is allowed, e.g. behind a proxy) and drops trailing slashes. */
 export function parseExecutionUrl(value: string, source: string): string {
   const bad = (why: string) => new SvcError('INVALID_URL', `${source} must be an http:// or https:// URL${why}, got ${JSON.stringify(value)}`);
@@ -68,83 +64,7 @@ export function parseExecutionUrl(value: string, source: string): string {
 // Wire shapes (docs/execution.md). Where the node declares a shape, it is imported as a type only:
 // erased at compile time, so the client still depends on nothing but the HTTP interface.
 
-/** GET /health */
-export interface HealthView {
-  status: string;
-  layer: string;
-  latest_block: number;
-  peers: number;
-  chain_id: string;
-  head_hash: string;
-  finalized_block: number;
-  mempool: number;
-  /** Pool entries whose predecessor nonces are all present (includable now). */
-  mempool_pending: number;
-  /** Pool entries waiting for a missing nonce. */
-  mempool_queued: number;
-}
 
-/** GET /api/v1/accounts/:address */
-export interface AccountView {
-  address: string;
-  /** Base-10 wei. */
-  balance: string;
-  nonce: number;
-  /** The next nonce after the sender's transactions in the pool. */
-  pending_nonce: number;
-}
-
-export type { PoolStatus };
-
-/** POST /api/v1/transactions (202) */
-export interface SubmitView {
-  hash: string;
-  status: PoolStatus;
-  /** Hash of the same-nonce transaction this one replaced. */
-  replaced?: string;
-}
-
-
-export type { TxLifecycle };
-/** A transaction's outcome in a block. */
-export type ReceiptView = Receipt;
-
-/** GET /api/v1/transactions/:hash */
-export interface TxStatusView {
-  hash: string;
-  state: TxLifecycle;
-  pool_status?: PoolStatus;
-  /** Transaction JSON (src/core/types/transaction-json.ts). */
-  tx?: { type: number; nonce: number; from: string; hash: string; to?: string | null; value?: string; gasPrice?: string; gasLimit?: number; [k: string]: unknown };
-  receipt?: ReceiptView;
-  block?: { hash: string; number: number };
-}
-
-
-/** One entry of GET /api/v1/execution/mempool (spec view plus status). */
-export type MempoolEntryView = MempoolEntryJson;
-
-export interface MempoolView {
-  count: number;
-  transactions: MempoolEntryView[];
-}
-
-/** POST /api/v1/faucet/claim */
-export interface FaucetClaimView {
-  address: string;
-  tx_hash: string;
-  /** Base-10 wei. */
-  amount: string;
-}
-
-/** A block with metadata (GET /api/v1/blocks/:id); only the fields the CLI reads are typed. */
-export interface BlockView {
-  hash: string;
-  number: number;
-  parent_hash: string;
-  timestamp: number;
-  [k: string]: unknown;
-}
 
 const TX_HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
@@ -195,15 +115,15 @@ export class ExecutionClient {
   }
 
   /** Lifecycle state of a transaction. */
-  txStatus(hash: string, opts?: RequestOptions): Promise<TxStatusView> {
-    return this.data<TxStatusView>('GET', `/api/v1/transactions/${parseTxHash(hash)}`, undefined, opts);
+  txStatus(hash: string, opts?: RequestOptions): Promise<TxStatus> {
+    return this.data<TxStatus>('GET', `/api/v1/transactions/${parseTxHash(hash)}`, undefined, opts);
   }
 
   /** The pool's contents. */
   async mempool(opts?: RequestOptions): Promise<MempoolView> {
     const o = object(await this.request('GET', '/api/v1/execution/mempool', undefined, opts), 'GET /api/v1/execution/mempool');
     if (typeof o.count !== 'number' || !Array.isArray(o.transactions)) throw this.badResponse('GET /api/v1/execution/mempool', 'no count and transactions');
-    return { count: o.count, transactions: o.transactions as MempoolEntryView[] };
+    return { count: o.count, transactions: o.transactions as MempoolEntryJson[] };
   }
 
   /** Asks the faucet for its fixed amount; a cooldown is FAUCET_COOLDOWN (HTTP 429). */

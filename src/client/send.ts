@@ -6,7 +6,8 @@ import { SvcError } from '../core/errors.js';
 import { chainIdBytes } from '../core/crypto/domain.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { buildValueTx, resolveSigningWallet, signValueTx, type ValueTxInput } from '../wallet/tx-builder.js';
-import type { ExecutionClient, PoolStatus, TxStatusView } from './execution.js';
+import type { ExecutionClient } from './execution.js';
+import type { PoolStatus, TxStatus } from '../api/execution.js';
 
 export interface SendRequest {
   client: ExecutionClient;
@@ -78,15 +79,15 @@ export interface WaitOptions {
 }
 
 /** True once a transaction is in a canonical block. */
-export function isIncluded(s: TxStatusView): boolean {
+export function isIncluded(s: TxStatus): boolean {
   return s.state === 'Confirmed' || s.state === 'Finalized';
 }
 
 /** Polls the transaction until it is Confirmed or Finalized; TIMEOUT (with the last state) otherwise. */
-export async function waitForInclusion(client: ExecutionClient, hash: string, opts: WaitOptions): Promise<TxStatusView> {
+export async function waitForInclusion(client: ExecutionClient, hash: string, opts: WaitOptions): Promise<TxStatus> {
   const deadline = Date.now() + opts.timeoutMs;
   const interval = opts.intervalMs ?? 250;
-  let last: TxStatusView | undefined;
+  let last: TxStatus | undefined;
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) break;

@@ -13,7 +13,7 @@ import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
 import { openValidatorDataDir, ValidatorClient } from './validator/client.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
-import type { TlsPair } from './tls.js';
+import type { TlsPair } from './shared/tls.js';
 
 /** How to run every layer in one process. */
 export interface AllOptions {

@@ -3,10 +3,9 @@
  * Nothing secret is stored in the clear; addresses are re-derived and checked on unlock.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { concatBytes, parseBase64, toBase64, utf8 } from '../core/codec/bytes.js';
+import { concatBytes, parseBase64, toBase64, utf8, toHex } from '../core/codec/bytes.js';
 import { MalformedError, SvcError, WalletError } from '../core/errors.js';
 import { addressFromPublicKey, normalizeAddress } from '../core/crypto/address.js';
-import { toHex } from '../core/codec/bytes.js';
 import { deriveKey, type KdfParams, newKdfParams, parseKdfParams } from './kdf.js';
 import { deriveWalletKeys, mnemonicToSeed, parsePath, type WalletKeys } from './derivation.js';
 

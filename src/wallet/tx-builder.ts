@@ -1,9 +1,7 @@
 /** Value transactions from user input: strict parsing of the fields, the signing wallet, signing. */
 import { parseHex, toHex } from '../core/codec/bytes.js';
-import { parseDecimal } from '../core/codec/json.js';
-import { parseAddress } from '../core/codec/json.js';
-import { type StandardTx, type ValueTxFields, encodeTx, intrinsicGas, signStandardTx, txHash } from '../core/types/transaction.js';
-import { TxType } from '../core/types/transaction.js';
+import { parseDecimal, parseAddress } from '../core/codec/json.js';
+import { type StandardTx, type ValueTxFields, encodeTx, intrinsicGas, signStandardTx, txHash, TxType } from '../core/types/transaction.js';
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../core/constants.js';
 import { SvcError, WalletError } from '../core/errors.js';
 import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';

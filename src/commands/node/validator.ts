@@ -7,7 +7,7 @@ import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
-import { signEngineJwt } from '../../node/execution/api/jwt.js';
+import { signEngineJwt } from '../../node/shared/jwt.js';
 import { openValidatorDataDir, ValidatorClient } from '../../node/validator/client.js';
 
 export default class NodeValidator extends SvcCommand {

@@ -31,8 +31,8 @@ export default class TxStatus extends SvcCommand {
     const tx = s.tx;
     if (tx) {
       this.say(`From:      ${tx.from}`);
-      if (tx.to !== undefined) this.say(`To:        ${tx.to ?? '(contract deployment)'}`);
-      if (tx.value !== undefined) this.say(`Value:     ${formatAmount(tx.value)}`);
+      if ('to' in tx) this.say(`To:        ${tx.to ?? '(contract deployment)'}`);
+      if ('value' in tx) this.say(`Value:     ${formatAmount(tx.value)}`);
       this.say(`Nonce:     ${tx.nonce}`);
     }
     return s;

@@ -6,11 +6,12 @@ import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
 import { attestationFromJson } from '../../core/types/attestation.js';
 import { blockFromJson } from '../../core/types/block.js';
-import { errorBody, ok } from '../execution/api/http.js';
+import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
+import type { BeaconHealthView, HeadView } from '../../api/beacon.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
@@ -48,13 +49,14 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get('/beacon/v1/node/health', async (_req, reply) => {
     const head = chain.head();
     const health = chain.health();
-    const view = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
+    const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
     return health.healthy ? view : reply.status(503).send({ ...view, reason: health.reason, message: health.message });
   });
 
   app.get('/api/v1/beacon/head', async (_req, reply) => {
     const head = chain.head();
-    return ok(reply, { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() });
+    const view: HeadView = { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() };
+    return ok(reply, view);
   });
 
   app.get('/api/v1/beacon/finality_checkpoints', async (_req, reply) => ok(reply, { justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() }));

@@ -10,7 +10,7 @@
  */
 import { type Attestation, attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
 import { GroupCommit } from '../../util/group-commit.js';
-import { type BatchOp, type ChainStore, WriteBatch } from '../execution/store.js';
+import { type BatchOp, type ChainStore, WriteBatch } from '../shared/store.js';
 import type { BeaconMetrics } from './metrics.js';
 
 const PREFIX = 'a:';

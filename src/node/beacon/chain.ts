@@ -13,8 +13,8 @@ import { type Attestation, verifyAttestation } from '../../core/types/attestatio
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import type { RegistryEntry } from '../execution/registry.js';
-import { ChainStore, WriteBatch } from '../execution/store.js';
+import type { RegistryEntry } from '../../api/execution.js';
+import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';

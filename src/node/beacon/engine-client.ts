@@ -1,9 +1,8 @@
 /** The beacon's client for the execution engine API (loopback, or HS256 JWT when a secret is set). */
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { BlockJson } from '../../core/types/block.js';
-import type { RegistryEntry } from '../execution/registry.js';
-import type { BlockRef, ImportResult } from '../execution/chain.js';
-import { signEngineJwt } from '../execution/api/jwt.js';
+import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
+import { signEngineJwt } from '../shared/jwt.js';
 
 /** Execution answered with an error envelope: `code` and `message` are execution's. */
 export class EngineError extends SvcError {}

@@ -34,7 +34,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Logger } from '../../util/log.js';
-import { errorBody } from '../execution/api/http.js';
+import { errorBody } from '../shared/http.js';
 import type { BeaconMetrics } from './metrics.js';
 
 /** The stream's path. */

@@ -18,7 +18,7 @@
  * `service_beacon_attestation_journal_entries`.
  */
 import { Counter, Gauge } from 'prom-client';
-import { NodeMetrics } from '../metrics.js';
+import { NodeMetrics } from '../shared/metrics.js';
 
 /** Every metric the beacon node exports. */
 export class BeaconMetrics extends NodeMetrics {

@@ -10,9 +10,11 @@ import type { Logger } from '../../util/log.js';
 import type { ExecutionChain } from './chain.js';
 import type { JournalEntry, PoolJournal } from './journal.js';
 import type { ExecutionMetrics } from './metrics.js';
-import type { WriteBatch } from './store.js';
-import { PoolError, type PoolEntry, type PoolStatus, TxPool } from './txpool.js';
+import type { WriteBatch } from '../shared/store.js';
+import { PoolError, type PoolEntry, TxPool } from './txpool.js';
+import { type PoolStatus } from '../../api/execution.js';
 import type { SignatureVerifier } from './verifier.js';
+import type { MempoolEntryJson } from '../../api/execution.js';
 
 /** Where a transaction came from (for logs and metrics); `journal` is the start-up replay. */
 export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg' | 'journal';
@@ -41,24 +43,6 @@ export interface Admitted {
   hash: string;
   status: PoolStatus;
   replaced?: string;
-}
-
-/** Spec mempool view of an entry. */
-export interface MempoolEntryJson {
-  hash: string;
-  /** Envelope type: 0 standard, 1/2 ECDSA (de)authorisation, 3 ECDSA-authorised. */
-  type: number;
-  from: string;
-  to: string | null;
-  value: string;
-  gas: number;
-  gas_price: string;
-  nonce: number;
-  /** Dilithium signature, or for type 3 the 65-byte ECDSA signature. */
-  signature: string;
-  /** null for type 3 (signed by an authorised ECDSA key). */
-  public_key: string | null;
-  status: PoolStatus;
 }
 
 export class Admission {
@@ -213,7 +197,6 @@ export class Admission {
   dropStale(sender: string): void {
     this.journal.remove(this.pool.dropStale(sender, this.accountNonce(sender)).map((e) => e.hash));
   }
-
 
   /** Pool status of a pooled transaction. */
   statusOf(entry: PoolEntry): PoolStatus {

@@ -14,25 +14,9 @@ import type { AuthChanges } from './authorizations.js';
 import type { ConsensusRecord } from './consensus-fields.js';
 import type { RegistryChanges } from './registry.js';
 import { diffFromJson, diffToJson, type StateDiff, type StateDiffJson } from './state.js';
-import { type ChainStore, Keys, type WriteBatch } from './store.js';
-
-/** A transaction's outcome, stored with its block. */
-export interface Receipt {
-  transactionHash: string;
-  transactionIndex: number;
-  blockHash: string;
-  blockNumber: number;
-  from: string;
-  to: string | null;
-  kind: string;
-  /** 1 success, 0 failure (gas still consumed). */
-  status: 0 | 1;
-  gasUsed: number;
-  cumulativeGasUsed: number;
-  effectiveGasPrice: string;
-  fee: string;
-  error?: string;
-}
+import { type ChainStore, type WriteBatch } from '../shared/store.js';
+import { Keys } from './store.js';
+import type { Receipt } from '../../api/execution.js';
 
 /**
  * Metadata kept per block (canonical or not) under `b:`: only what traversal and block views

@@ -23,32 +23,17 @@ import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.
 import { type BranchPath, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import { Registry, type RegistryChanges, type RegistryEntry } from './registry.js';
+import { Registry, type RegistryChanges } from './registry.js';
+import { type RegistryEntry, type Receipt } from '../../api/execution.js';
 import { type Account, Overlay, type StateDiff, type StateReader, WorldState } from './state.js';
-import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, type Receipt } from './blocks.js';
-import { ChainStore, Keys, SCHEMA_VERSION, WriteBatch } from './store.js';
+import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges } from './blocks.js';
+import { ChainStore, WriteBatch } from '../shared/store.js';
+import { Keys, SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
+import type { BlockRef, ImportResult } from '../../api/execution.js';
 
-export type { BlockChanges, BlockRecord, ChainCacheOptions, Receipt } from './blocks.js';
+export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
 export { DEFAULT_CHAIN_CACHE } from './blocks.js';
-
-/** A pointer to a block. */
-export interface BlockRef {
-  hash: string;
-  index: number;
-}
-
-/** Result of newPayload. */
-export interface ImportResult {
-  status: 'VALID';
-  block_hash: string;
-  block_number: number;
-  state_root: string;
-  gas_used: number;
-  receipts: Receipt[];
-  canonical: boolean;
-  already_known: boolean;
-}
 
 /** A block that joined the canonical chain, with what the pool needs to forget its transactions. */
 export interface AppliedBlock {

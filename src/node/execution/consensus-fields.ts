@@ -21,8 +21,9 @@ import { HASH_BYTES } from '../../core/constants.js';
 import { BlockError, SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import type { BlockHeader } from '../../core/types/block.js';
-import type { Registry, RegistryEntry } from './registry.js';
-import type { ChainStore, WriteBatch } from './store.js';
+import type { Registry } from './registry.js';
+import type { RegistryEntry } from '../../api/execution.js';
+import type { ChainStore, WriteBatch } from '../shared/store.js';
 
 /** What a block record keeps of its consensus fields: enough to check its children and to undo it. */
 export interface ConsensusRecord {

@@ -12,7 +12,8 @@ import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { Mutex } from '../../util/mutex.js';
 import type { Admission } from './admission.js';
 import type { ExecutionChain } from './chain.js';
-import { Keys, WriteBatch } from './store.js';
+import { Keys } from './store.js';
+import { WriteBatch } from '../shared/store.js';
 
 /** A successful claim. */
 export interface FaucetClaim {

@@ -8,7 +8,8 @@
 import { SvcError } from '../../core/errors.js';
 import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
-import { type BatchOp, type ChainStore, Keys, type WriteBatch } from './store.js';
+import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
+import { Keys } from './store.js';
 
 /** Bytes before the envelope in a journal value: the admission time, u64 little-endian Unix ms. */
 const AT_BYTES = 8;

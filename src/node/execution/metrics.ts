@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { CacheStats } from '../../util/byte-cache.js';
-import { NodeMetrics } from '../metrics.js';
+import { NodeMetrics } from '../shared/metrics.js';
 
 /** Where the cache gauges read their figures at scrape time. */
 export type CacheSource = () => Record<string, CacheStats>;

@@ -11,23 +11,24 @@ import type { AddressInfo } from 'node:net';
 import { initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
-import { blockToJson, type BlockJson } from '../../core/types/block.js';
+import { blockToJson } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
-import { txToJson, type TxJson } from '../../core/types/transaction-json.js';
+import { txToJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
-import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain, type Receipt } from './chain.js';
+import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
 import { PoolJournal } from './journal.js';
 import { ExecutionMetrics } from './metrics.js';
-import { ChainStore, type Db } from './store.js';
+import { ChainStore, type Db } from '../shared/store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
 import { registerRestRoutes } from './api/rest.js';
 import { registerEngineRoutes } from './api/engine.js';
 import { registerRpcMethods } from './api/rpc.js';
-import { createServer, ENGINE_BODY_LIMIT } from './api/http.js';
+import { createServer, ENGINE_BODY_LIMIT } from '../shared/http.js';
+import type { AccountView, BlockView, HealthView, TxStatus } from '../../api/execution.js';
 
 /** How to run an execution node. */
 export interface ExecutionNodeOptions {
@@ -52,35 +53,6 @@ export interface ExecutionNodeOptions {
   faucetRatePerIpPerMinute?: number;
   /** Byte bounds of the block-record and state-change caches (default DEFAULT_CHAIN_CACHE). */
   cacheBytes?: Partial<ChainCacheOptions>;
-}
-
-/** Lifecycle state of a transaction as the spec names it. */
-export type TxLifecycle = 'Pending' | 'Confirmed' | 'Finalized' | 'unknown';
-
-/** Everything known about a transaction. */
-export interface TxStatus {
-  hash: string;
-  state: TxLifecycle;
-  pool_status?: 'ready' | 'queued';
-  tx?: TxJson;
-  receipt?: Receipt;
-  block?: { hash: string; number: number };
-}
-
-/** A block with its execution metadata. */
-export interface BlockView {
-  hash: string;
-  number: number;
-  parent_hash: string;
-  timestamp: number;
-  proposer: string;
-  state_root: string;
-  gas_used: number;
-  fees: string;
-  transactions: string[];
-  canonical: boolean;
-  finalized: boolean;
-  block: BlockJson | null;
 }
 
 export class ExecutionNode {
@@ -250,7 +222,7 @@ export class ExecutionNode {
   }
 
   /** Balance and nonces of an address at the head. */
-  account(address: string): { address: string; balance: string; nonce: number; pending_nonce: number } {
+  account(address: string): AccountView {
     const acc = this.chain.world.account(address);
     return { address, balance: acc.balance.toString(), nonce: Number(acc.nonce), pending_nonce: Number(this.admission.pool.pendingNonce(address, acc.nonce)) };
   }
@@ -289,7 +261,7 @@ export class ExecutionNode {
   }
 
   /** Health summary (spec fields plus chain id and finality). */
-  health() {
+  health(): HealthView {
     const head = this.chain.head();
     return {
       status: 'healthy',

@@ -5,16 +5,7 @@
  */
 import { parseHex } from '../../core/codec/bytes.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
-
-/** One registered validator. */
-export interface RegistryEntry {
-  index: number;
-  address: string;
-  public_key: string;
-  stake: string;
-  randao_commitment: string;
-  active: boolean;
-}
+import type { RegistryEntry } from '../../api/execution.js';
 
 /** Registry changes made by one block, enough to undo them. */
 export interface RegistryChanges {

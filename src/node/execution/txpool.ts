@@ -7,6 +7,7 @@ import { SvcError } from '../../core/errors.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { TX_BASE_GAS } from '../../core/constants.js';
 import { Heap } from '../../util/heap.js';
+import type { PoolStatus } from '../../api/execution.js';
 
 /** A pooled transaction with the fields the pool orders by. */
 export interface PoolEntry {
@@ -22,9 +23,6 @@ export interface PoolEntry {
   seq: number;
   receivedAt: number;
 }
-
-/** Pool-internal status (spec: queued until every predecessor nonce is present). */
-export type PoolStatus = 'ready' | 'queued';
 
 /** Pool refusals (not admission-rule failures). */
 export class PoolError extends SvcError {}
@@ -192,7 +190,6 @@ export class TxPool {
     }
     return victim;
   }
-
 
   /** Removes an entry by hash; returns it if it was pooled. */
   remove(hash: string): PoolEntry | undefined {

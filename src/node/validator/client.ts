@@ -47,7 +47,8 @@ import { type AttestationData, attestationSigningHash, attestationToJson, type A
 import { type BlockHeader, blockToJson, headerSigningHash, signBlock, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
-import { BeaconClient, BeaconClientError, ExecutionEngineClient, type ProposerDutyView } from '../../client/beacon.js';
+import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
+import type { ProposerDutyView } from '../../api/beacon.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
-import { createServer } from '../../../src/node/execution/api/http.js';
+import { createServer } from '../../../src/node/shared/http.js';
 import { EVENT_TYPES, EventHub, type BeaconEvent, type EventHubOptions } from '../../../src/node/beacon/events.js';
 import { BeaconMetrics } from '../../../src/node/beacon/metrics.js';
 import type { Logger } from '../../../src/util/log.js';

@@ -21,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 import { loadGenesisFile } from '../../../src/genesis/load.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
-import { loadTlsPair, tlsWarnings } from '../../../src/node/tls.js';
+import { loadTlsPair, tlsWarnings } from '../../../src/node/shared/tls.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { REPO_ROOT, RUN_JS, cliEnv, expectCliError, expectJsonOk, mapLimit, runCli } from '../../helpers/cli.js';
 import { type Harness, sample, startHarness, stopHarness } from './fixture.js';

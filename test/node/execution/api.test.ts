@@ -12,7 +12,7 @@ import { GWEI } from '../../../src/core/constants.js';
 import { blockToJson } from '../../../src/core/types/block.js';
 import { encodeTx } from '../../../src/core/types/transaction.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
-import { signEngineJwt } from '../../../src/node/execution/api/jwt.js';
+import { signEngineJwt } from '../../../src/node/shared/jwt.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import {
   devnet,
@@ -182,7 +182,7 @@ input('wrong types are 400 MALFORMED_INPUT with the field named', async ({ node 
 });
 
 input('a body over the limit is 413 BODY_TOO_LARGE: 1 MiB for submissions, faucet and JSON-RPC; 32 MiB for engine blocks', async ({ node }) => {
-  const { DEFAULT_BODY_LIMIT, ENGINE_BODY_LIMIT } = await import('../../../src/node/execution/api/http.js');
+  const { DEFAULT_BODY_LIMIT, ENGINE_BODY_LIMIT } = await import('../../../src/node/shared/http.js');
   assert.is(DEFAULT_BODY_LIMIT, 1024 * 1024);
   assert.is(ENGINE_BODY_LIMIT, 32 * 1024 * 1024);
   const body = (size: number) => '{"a":"' + 'x'.repeat(size - 8) + '"}';

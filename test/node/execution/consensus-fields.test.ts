@@ -17,7 +17,7 @@ import { type Block, blockHash } from '../../../src/core/types/block.js';
 import { type ConsensusCarrier, ConsensusFields, revealKey } from '../../../src/node/execution/consensus-fields.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Registry } from '../../../src/node/execution/registry.js';
-import { ChainStore, type Db, WriteBatch } from '../../../src/node/execution/store.js';
+import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
 import { expectError } from '../../helpers/assert.js';
 import {
   devnet,

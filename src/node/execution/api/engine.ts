@@ -11,8 +11,8 @@ import { blockFromJson } from '../../../core/types/block.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
 import { Keys } from '../store.js';
-import { clientIp, errorBody, isLoopback, ok } from './http.js';
-import { verifyEngineJwt } from './jwt.js';
+import { clientIp, errorBody, isLoopback, ok } from '../../shared/http.js';
+import { verifyEngineJwt } from '../../shared/jwt.js';
 import { parseHashParam } from './rest.js';
 
 /** Most reward credits one call may carry. */

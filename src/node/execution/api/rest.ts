@@ -4,7 +4,7 @@ import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
 import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
-import { DEFAULT_BODY_LIMIT, clientIp, ok } from './http.js';
+import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseSubmission } from './submission.js';
 

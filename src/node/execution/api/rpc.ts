@@ -9,10 +9,11 @@ import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError, TxError, MalformedError } from '../../../core/errors.js';
 import type { Transaction } from '../../../core/types/transaction.js';
 import { txFromJson, txToJson, type TxJson, type ValueTxJson } from '../../../core/types/transaction-json.js';
-import type { BlockRecord, Receipt } from '../chain.js';
+import type { BlockRecord } from '../chain.js';
+import type { Receipt } from '../../../api/execution.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool.js';
-import { DEFAULT_BODY_LIMIT, clientIp } from './http.js';
+import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 

@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect } from 'node:net';
-import { createServer, MAX_HEADER_BYTES, MAX_URL_BYTES } from '../../../../src/node/execution/api/http.js';
+import { createServer, MAX_HEADER_BYTES, MAX_URL_BYTES } from '../../../../src/node/shared/http.js';
 import { silentLogger } from '../../../../src/util/log.js';
 import { expectEnvelope, get, withNode } from '../fixture.js';
 

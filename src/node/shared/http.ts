@@ -3,8 +3,8 @@ import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, ty
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { SvcError } from '../../../core/errors.js';
-import type { Logger } from '../../../util/log.js';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../util/log.js';
 
 /** Default request body limit: a transaction at the size cap in hex JSON fits several times over. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

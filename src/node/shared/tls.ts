@@ -7,7 +7,7 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { SvcError } from '../core/errors.js';
+import { SvcError } from '../../core/errors.js';
 
 /** A certificate (chain) and its private key, PEM text as given to `https.createServer`. */
 export interface TlsPair {

@@ -1,0 +1,96 @@
+/**
+ * Wire types of the beacon node's REST API: the one definition that the server
+ * (src/node/beacon/api.ts) and the clients (src/client/beacon.ts: the validator client, the CLI,
+ * the devnet observer) both import.
+ */
+import type { TxJson } from '../core/types/transaction-json.js';
+
+/** An FFG checkpoint. */
+export interface CheckpointView {
+  epoch: number;
+  /** 0x hex, 32 bytes. */
+  root: string;
+}
+
+/** GET /api/v1/beacon/head */
+export interface HeadView {
+  /** Block hash of the head. */
+  root: string;
+  slot: number;
+  /** Block height of the head. */
+  index: number;
+  justified: CheckpointView;
+  finalized: CheckpointView;
+}
+
+/** One entry of GET /api/v1/validator/duties/proposer/:epoch */
+export interface ProposerDutyView {
+  slot: number;
+  validator_index: number;
+  address: string;
+  /** The seed the proposer must put in header.vrf_seed (0x hex, 32 bytes). */
+  vrf_seed: string;
+}
+
+export interface ProposerDutiesView {
+  epoch: number;
+  duties: ProposerDutyView[];
+}
+
+/** GET /beacon/v1/node/health (the fields a caller gates on; `reason` and `message` only when unhealthy). */
+export interface BeaconHealthView {
+  status: 'healthy' | 'unhealthy';
+  layer: 'beacon';
+  head_slot: number;
+  head_root: string;
+  current_slot: number;
+  finalized_epoch: number;
+  validators: number;
+  /** Machine code of why the beacon cannot make progress (EXECUTION_UNREACHABLE, WRONG_CHAIN, PROPOSALS_REJECTED). */
+  reason?: string;
+  message?: string;
+}
+
+/** GET /api/v1/validators/:id (fields the validator client reads; the beacon may send more). */
+export interface ValidatorView {
+  index: number;
+  address: string;
+  active: boolean;
+  /** Base-10 wei. */
+  stake: string;
+  /**
+   * The last RANDAO value the beacon accepted for this validator on the head's branch, or null
+   * when the beacon holds none yet (a deposit-registered validator before its first proposal:
+   * its registered commitment is the last value).
+   */
+  randao_last: string | null;
+  [k: string]: unknown;
+}
+
+/** GET /api/v1/validator/attestation_data?slot=N */
+export interface AttestationDataView {
+  slot: number;
+  beacon_block_root: string;
+  source: CheckpointView;
+  target: CheckpointView;
+}
+
+/** POST /api/v1/validator/blocks/propose */
+export interface ProposeResultView {
+  block_hash: string;
+  slot: number;
+  [k: string]: unknown;
+}
+
+/** POST /api/v1/attestation */
+export interface AttestResultView {
+  status: string;
+  [k: string]: unknown;
+}
+
+/** GET {execution}/api/v1/engine/getPendingTransactions */
+export interface PendingTransactionsView {
+  count: number;
+  gas: number;
+  transactions: TxJson[];
+}

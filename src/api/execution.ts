@@ -1,0 +1,150 @@
+/**
+ * Wire types of the execution layer's APIs (REST, JSON-RPC results, the engine API): the one
+ * definition that the server (src/node/execution/) and the clients (src/client/, the beacon's
+ * engine client) both import, so a field cannot drift between them.
+ */
+import type { BlockJson } from '../core/types/block.js';
+import type { TxJson } from '../core/types/transaction-json.js';
+
+/** Pool-internal status (spec: queued until every predecessor nonce is present). */
+export type PoolStatus = 'ready' | 'queued';
+
+/** Spec mempool view of an entry. */
+export interface MempoolEntryJson {
+  hash: string;
+  /** Envelope type: 0 standard, 1/2 ECDSA (de)authorisation, 3 ECDSA-authorised. */
+  type: number;
+  from: string;
+  to: string | null;
+  value: string;
+  gas: number;
+  gas_price: string;
+  nonce: number;
+  /** Dilithium signature, or for type 3 the 65-byte ECDSA signature. */
+  signature: string;
+  /** null for type 3 (signed by an authorised ECDSA key). */
+  public_key: string | null;
+  status: PoolStatus;
+}
+
+/** A transaction's outcome, stored with its block. */
+export interface Receipt {
+  transactionHash: string;
+  transactionIndex: number;
+  blockHash: string;
+  blockNumber: number;
+  from: string;
+  to: string | null;
+  kind: string;
+  /** 1 success, 0 failure (gas still consumed). */
+  status: 0 | 1;
+  gasUsed: number;
+  cumulativeGasUsed: number;
+  effectiveGasPrice: string;
+  fee: string;
+  error?: string;
+}
+
+/** Lifecycle state of a transaction as the spec names it. */
+export type TxLifecycle = 'Pending' | 'Confirmed' | 'Finalized' | 'unknown';
+
+/** Everything known about a transaction. */
+export interface TxStatus {
+  hash: string;
+  state: TxLifecycle;
+  pool_status?: 'ready' | 'queued';
+  tx?: TxJson;
+  receipt?: Receipt;
+  block?: { hash: string; number: number };
+}
+
+/** A block with its execution metadata. */
+export interface BlockView {
+  hash: string;
+  number: number;
+  parent_hash: string;
+  timestamp: number;
+  proposer: string;
+  state_root: string;
+  gas_used: number;
+  fees: string;
+  transactions: string[];
+  canonical: boolean;
+  finalized: boolean;
+  block: BlockJson | null;
+}
+
+/** A pointer to a block. */
+export interface BlockRef {
+  hash: string;
+  index: number;
+}
+
+/** Result of newPayload. */
+export interface ImportResult {
+  status: 'VALID';
+  block_hash: string;
+  block_number: number;
+  state_root: string;
+  gas_used: number;
+  receipts: Receipt[];
+  canonical: boolean;
+  already_known: boolean;
+}
+
+/** One registered validator. */
+export interface RegistryEntry {
+  index: number;
+  address: string;
+  public_key: string;
+  stake: string;
+  randao_commitment: string;
+  active: boolean;
+}
+
+/** GET /health */
+export interface HealthView {
+  status: string;
+  layer: string;
+  latest_block: number;
+  peers: number;
+  chain_id: string;
+  head_hash: string;
+  finalized_block: number;
+  mempool: number;
+  /** Pool entries whose predecessor nonces are all present (includable now). */
+  mempool_pending: number;
+  /** Pool entries waiting for a missing nonce. */
+  mempool_queued: number;
+}
+
+/** GET /api/v1/accounts/:address */
+export interface AccountView {
+  address: string;
+  /** Base-10 wei. */
+  balance: string;
+  nonce: number;
+  /** The next nonce after the sender's transactions in the pool. */
+  pending_nonce: number;
+}
+
+/** POST /api/v1/transactions (202) */
+export interface SubmitView {
+  hash: string;
+  status: PoolStatus;
+  /** Hash of the same-nonce transaction this one replaced. */
+  replaced?: string;
+}
+
+export interface MempoolView {
+  count: number;
+  transactions: MempoolEntryJson[];
+}
+
+/** POST /api/v1/faucet/claim */
+export interface FaucetClaimView {
+  address: string;
+  tx_hash: string;
+  /** Base-10 wei. */
+  amount: string;
+}
