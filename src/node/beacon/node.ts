@@ -102,8 +102,8 @@ export class BeaconNode {
     const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
     try {
       await engine.waitUntilReachable(o.executionWaitMs ?? EXECUTION_WAIT_MS, () => o.log.info('waiting for the execution node', { url: engine.baseUrl, up_to_seconds: (o.executionWaitMs ?? EXECUTION_WAIT_MS) / 1000 }));
-      // Another chain's execution would reject every block and could be paid this chain's
-      // rewards: refuse to start rather than run beside it.
+      // Another chain's execution would reject every block or, worse, import this chain's
+      // blocks onto its own state: refuse to start rather than run beside it.
       await engine.checkChain();
     } catch (err) {
       await db.close();
