@@ -447,7 +447,9 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     transports: [tcp()],
     streamMuxers: [yamux()],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
-    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS },
+    // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
+    // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.
+    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: MAX_CONNECTIONS },
     connectionGater: {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,
