@@ -216,6 +216,7 @@ class Libp2pHost implements P2pHost {
 
   /** Starts the bootnode redial and graylist checks (once libp2p listens). */
   begin(): void {
+    this.metrics.connectionsActive(this.node.getConnections().length);
     this.redialTimer = setInterval(() => {
       this.redialBootnodes();
       this.dropGraylisted();
