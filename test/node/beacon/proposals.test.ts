@@ -402,6 +402,28 @@ proposals('included attestations: the pool offers received votes, a block includ
   assert.match(await refuse(h, repeat.block, 'INVALID_ATTESTATION'), /ALREADY_INCLUDED/);
 });
 
+proposals('importBlock (gossip and sync): accepted, duplicate, unknown parent, ignored from the future, invalid with its code', async (ctx) => {
+  const h = harness(ctx);
+  const chain = h.beacon.chain;
+  const slot = await nextSlot(h);
+  const good = await buildProposal(h, { slot });
+  const hash = toHex(blockHash(good.block.header));
+  const orphan = await buildProposal(h, { slot, parentHash: new Uint8Array(32).fill(0x42) });
+  assert.equal(await chain.importBlock(orphan.block, 'gossip'), { status: 'unknown_parent', block_hash: toHex(blockHash(orphan.block.header)), parent: '0x' + '42'.repeat(32) });
+  const forged = { ...good.block, signature: flipByte(good.block.signature, 9) };
+  const invalid = await chain.importBlock(forged, 'gossip');
+  assert.is(invalid.status, 'invalid');
+  assert.is(invalid.status === 'invalid' && invalid.code, 'INVALID_BLOCK_SIGNATURE');
+  const far = currentSlot(h) + 2;
+  const future = await buildProposal(h, { slot: far, randaoReveal: good.reveal });
+  const ignored = await chain.importBlock(future.block, 'sync');
+  assert.is(ignored.status === 'ignored' && ignored.code, 'FUTURE_SLOT');
+  const accepted = await chain.importBlock(good.block, 'sync');
+  assert.equal(accepted, { status: 'accepted', block_hash: hash, slot, index: good.block.header.index, state_root: accepted.status === 'accepted' ? accepted.state_root : '' });
+  assert.equal(await chain.importBlock(good.block, 'gossip'), { status: 'duplicate', block_hash: hash });
+  assert.is((await beaconHead(h)).root, hash);
+});
+
 proposals('bad input on beacon routes: malformed JSON 400, malformed block 400, unknown route 404, bad params 400', async (ctx) => {
   const h = harness(ctx);
   const auth = { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' };
