@@ -87,6 +87,12 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
       assert.is(converged.nodes.length, 3);
       assert.equal(converged.nodes[2]!.validators, []);
 
+      // The text report lists each node, the follower as read-only.
+      const text = await runCli(['devnet', 'status', '--dir', dir], env);
+      assert.match(text.stdout, /\n  node 0 +producer \(validators 0, 2\)  head slot \d+/);
+      assert.match(text.stdout, /\n  node 1 +producer \(validators 1, 3\)/);
+      assert.match(text.stdout, /\n  node 2 +read-only  head slot \d+ · height \d+ · 0x[0-9a-f]{8}…  finalized epoch \d+  peers [1-9]\d* beacon \/ [1-9]\d* execution/);
+
       // The follower's peers were reached over the hybrid handshake, not plain Noise.
       const peers = (await getJson(`${m.nodes[2]!.endpoints.beacon}/api/v1/p2p/peers`)) as { peers: Array<{ peer_id: string; handshake: string }> };
       assert.ok(peers.peers.length > 0);
