@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { bootnodesOf, loopbackMultiaddr, peerKeySeed, preferredNodePorts, validatorNode, validatorsByNode } from '../../src/devnet/topology.js';
-import { startGroups } from '../../src/devnet/lifecycle.js';
+import { startGroups } from '../../src/devnet/plan.js';
 
 test('validators are spread round-robin: validator i on node i mod K', () => {
   assert.equal(validatorsByNode([0, 1, 2, 3], 2), [[0, 2], [1, 3]]);
