@@ -86,11 +86,54 @@ function hexToBytes(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(clean, 'hex'));
 }
 
+/** What gossipsub's private read loop looks like, for the instrumentation below. */
+interface GossipsubInternals {
+  pipePeerReadStream?: (peerId: PeerId, source: AsyncIterable<Uint8Array | { subarray(): Uint8Array }>) => Promise<void>;
+  decodeRpc?: (bytes: Uint8Array) => unknown;
+}
+
+/**
+ * Gossipsub drops an RPC that does not decode (or a stream that breaks its framing) with a log line
+ * and no way to learn who sent it. Its per-peer read loop is wrapped so such input is counted and
+ * its sender penalised; the RPC is decoded once more for the check (protobuf, microseconds, against
+ * the milliseconds of the signature checks that follow). Skipped if a gossipsub version changes
+ * the private methods.
+ */
+function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: string, reason: 'malformed_rpc' | 'rpc_stream') => void): boolean {
+  const internals = pubsub as unknown as GossipsubInternals;
+  const pipe = internals.pipePeerReadStream;
+  const decodeRpc = internals.decodeRpc;
+  if (typeof pipe !== 'function' || typeof decodeRpc !== 'function') return false;
+  internals.pipePeerReadStream = (peerId, source) => {
+    const peer = peerId.toString();
+    const checked = (async function* () {
+      try {
+        for await (const data of source) {
+          const bytes = data instanceof Uint8Array ? data : data.subarray();
+          try {
+            decodeRpc.call(pubsub, bytes);
+          } catch {
+            onFault(peer, 'malformed_rpc');
+            continue;
+          }
+          yield bytes;
+        }
+      } catch (err) {
+        onFault(peer, 'rpc_stream');
+        throw err;
+      }
+    })();
+    return pipe.call(pubsub, peerId, checked);
+  };
+  return true;
+}
+
 class Libp2pHost implements P2pHost {
   readonly peerId: string;
   private readonly metrics: P2pMetrics;
   private readonly log: Logger;
   private readonly seen = new SeenIds();
+  private readonly idCache = new WeakMap<Uint8Array, Uint8Array>();
   private readonly validationQueue = new FairQueue();
   private readonly penalties = new PenaltyBook();
   private readonly bans = new Map<string, number>();
@@ -129,9 +172,14 @@ class Libp2pHost implements P2pHost {
     return false;
   }
 
-  /** Wires libp2p events to metrics, listeners and the bootnode redial loop. */
+  /** Wires libp2p events to metrics and listeners, before libp2p starts so no connection is missed. */
   attach(node: Libp2p<Services>): void {
     this.node = node;
+    const instrumented = instrumentGossipsubInput(node.services.pubsub, (peer, reason) => {
+      this.metrics.messageRejected('rpc', reason);
+      this.penalise(peer, reason);
+    });
+    if (!instrumented) this.log.warn('p2p cannot count malformed gossipsub RPCs with this gossipsub version');
     const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
     node.addEventListener('connection:open', (evt) => {
       refreshConnections();
@@ -164,7 +212,15 @@ class Libp2pHost implements P2pHost {
       this.agents.delete(peer);
       this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
     });
-    this.redialTimer = setInterval(() => this.redialBootnodes(), 1000);
+  }
+
+  /** Starts the bootnode redial and graylist checks (once libp2p listens). */
+  begin(): void {
+    this.metrics.connectionsActive(this.node.getConnections().length);
+    this.redialTimer = setInterval(() => {
+      this.redialBootnodes();
+      this.dropGraylisted();
+    }, 1000);
     this.redialTimer.unref();
     this.redialBootnodes();
   }
@@ -180,10 +236,12 @@ class Libp2pHost implements P2pHost {
       this.node
         .dial(boot.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
         .then(() => {
+          this.metrics.bootnodeDial('ok');
           boot.delayMs = BOOTNODE_REDIAL_MS;
           boot.nextDialAt = Date.now() + boot.delayMs;
         })
         .catch((err: unknown) => {
+          this.metrics.bootnodeDial('failed');
           boot.nextDialAt = Date.now() + boot.delayMs;
           this.log.debug('p2p bootnode dial failed', { layer: this.options.layer, bootnode: boot.addr.toString(), retryInMs: boot.delayMs, error: (err as Error).message });
           boot.delayMs = Math.min(boot.delayMs * 2, BOOTNODE_REDIAL_MAX_MS);
@@ -194,9 +252,39 @@ class Libp2pHost implements P2pHost {
     }
   }
 
+  /**
+   * Disconnects and bans peers whose gossipsub score fell below the graylist threshold: gossipsub then
+   * ignores their RPCs, so our validators (and penalties) would never see their next offence.
+   */
+  private dropGraylisted(): void {
+    if (this.stopped) return;
+    // getScore is public on gossipsub's class but missing from its exported interface.
+    const pubsub = this.node.services.pubsub as unknown as { getScore?: (peer: string) => number };
+    if (typeof pubsub.getScore !== 'function') return;
+    for (const peerId of this.node.getPeers()) {
+      const peer = peerId.toString();
+      if (this.isBanned(peer)) continue;
+      const score = pubsub.getScore(peer);
+      if (score < SCORE_THRESHOLDS.graylistThreshold) {
+        this.log.warn('p2p peer banned', { layer: this.options.layer, peer, reason: 'gossip_score', score: Math.round(score) });
+        this.bans.set(peer, Date.now() + BAN_MS);
+        this.metrics.disconnect('gossip_score');
+        void this.hangUp(peer);
+      }
+    }
+  }
+
+  /** Message id of a payload (SHA3-256), reusing the one computed on arrival. */
+  messageId(data: Uint8Array): Uint8Array {
+    return this.idCache.get(data) ?? gossipMessageId(data);
+  }
+
   /** Duplicate ledger and `received` count, run by gossipsub for every message before its own dedupe. */
   observeIncoming(topic: string, data: Uint8Array): string {
-    const id = messageIdHex(gossipMessageId(data));
+    const raw = gossipMessageId(data);
+    // Gossipsub asks for the message id of the same bytes again right after: hash once.
+    this.idCache.set(data, raw);
+    const id = messageIdHex(raw);
     this.metrics.messageReceived(topic);
     if (this.seen.observe(id)) this.metrics.messageIgnored(topic, 'duplicate');
     return id;
@@ -360,7 +448,9 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     transports: [tcp()],
     streamMuxers: [yamux()],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
-    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS },
+    // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
+    // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.
+    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: MAX_CONNECTIONS },
     connectionGater: {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,
@@ -372,7 +462,7 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       identify: identify(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictNoSign',
-        msgIdFn: (msg) => gossipMessageId(msg.data),
+        msgIdFn: (msg) => host.messageId(msg.data),
         msgIdToStrFn: (id) => messageIdHex(id),
         fastMsgIdFn: (rpcMsg) => host.observeIncoming(rpcMsg.topic, rpcMsg.data ?? new Uint8Array(0)),
         seenTTL: SEEN_TTL_MS,
@@ -391,13 +481,14 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       }),
     },
   });
+  host.attach(node);
   try {
     await node.start();
   } catch (err) {
     await Promise.resolve(node.stop()).catch(() => undefined);
     throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
   }
-  host.attach(node);
+  host.begin();
   options.log.info('p2p listening', { layer: options.layer, peerId, addrs: host.multiaddrs(), handshake: HYBRID_NOISE_PROTOCOL });
   return host;
 }
