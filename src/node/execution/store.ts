@@ -1,6 +1,6 @@
 /**
  * The execution layer's LevelDB key layout (the store itself is src/node/shared/store.ts). Every
- * block, reorg or reward credit is one batch, so a process killed at any instant restarts with
+ * block or reorg is one batch, so a process killed at any instant restarts with
  * all of it or none of it.
  */
 
@@ -8,9 +8,12 @@
 /**
  * Version of the execution key layout. Version 2 split the one-JSON-value block record (v1,
  * unversioned) into metadata, state changes, a binary shell, and per-transaction receipts and
- * envelopes; an older data directory is refused rather than misread.
+ * envelopes. Version 3: the shell carries the block's included attestations, state changes carry
+ * their first inclusions, `l:` keys hold each validator's last included target epoch, and the
+ * `c:` reward-credit records are gone (rewards are part of each block's state transition). An
+ * older data directory is refused rather than misread.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
@@ -38,7 +41,6 @@ export const Keys = {
   canonical: (height: number) => `h:${pad(height, 16)}`,
   txLocation: (txHash: string) => `t:${txHash}`,
   faucetClaim: (address: string) => `f:${address}`,
-  rewardEpoch: (epoch: number) => `c:${pad(epoch, 12)}`,
   authorizations: (account: string) => `e:${account}`,
   /** Pool journal: the envelope of a transaction the pool holds (see journal.ts). */
   poolTx: (txHash: string) => `p:${txHash}`,
