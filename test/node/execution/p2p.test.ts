@@ -169,6 +169,7 @@ S('a transaction B already pools is ignored by hash, not re-admitted and not rel
   assert.ok(c.b.admission.pool.has(toHex(sha3(first))));
   const sizeBefore = c.b.admission.pool.size;
   const journalBefore = (await c.b.admission.journal.entries()).length;
+  const admissionKnownBefore = sample(await metricsOf(c.b), 'service_execution_transactions_rejected_total', { reason: 'ALREADY_KNOWN' });
   await publishNow(peer, encodeTx(dup));
   // Behind it, a new transfer B accepts and relays: once C has it, B had handled the duplicate.
   const next = transfer(acc1, { nonce: 2, value: 8n });
@@ -176,7 +177,8 @@ S('a transaction B already pools is ignored by hash, not re-admitted and not rel
   await waitFor('C to have the transfer behind the duplicate', () => c.c.admission.pool.has(hashOf(next)), GOSSIP_MS);
   await waitFor('B to have accepted it', async () => (await accepted(c.b)) === acceptedBefore + 2, GOSSIP_MS);
   const text = await metricsOf(c.b);
-  assert.is(sample(text, 'service_execution_gossip_transactions_total', { verdict: 'ignore', reason: 'ALREADY_KNOWN' }), 1, 'B ignored the duplicate by hash');
+  assert.is(sample(text, 'service_execution_gossip_transactions_total', { verdict: 'ignore', reason: 'ALREADY_KNOWN' }), 1, 'B ignored the duplicate');
+  assert.is(sample(text, 'service_execution_transactions_rejected_total', { reason: 'ALREADY_KNOWN' }), admissionKnownBefore, 'by its hash, before admission (no signature check)');
   assert.is(c.b.admission.pool.size, sizeBefore + 1, 'B pooled only the new transfer');
   assert.is((await c.b.admission.journal.entries()).length, journalBefore + 1, 'and journaled only it');
   assert.not.ok(c.c.admission.pool.has(hashOf(dup)), 'the duplicate was not relayed to C');
