@@ -75,3 +75,23 @@ export function isDown(status: ProcessStatus): boolean {
 export function mempoolText(mempool: DevnetView['mempool']): string {
   return mempool === null ? 'unreachable' : `${mempool.pending} pending / ${mempool.queued} queued`;
 }
+
+/** What the status line of a node shows; the dashboard's NodeView and `status --json`'s nodes[] both fit it. */
+export interface NodeSummary {
+  role: 'producer' | 'follower';
+  validators: readonly number[];
+  head: { slot: number; index: number; root: string } | null;
+  finalized_epoch: number | null;
+  peers: { beacon: number | null; execution: number | null };
+}
+
+/**
+ * "producer (validators 0, 2)  head slot 12 · height 11 · 0x1234abcd…  finalized epoch 2  peers 2 beacon / 2 execution";
+ * a follower says "read-only"; an unknown figure is "?".
+ */
+export function nodeStatusText(n: NodeSummary): string {
+  const role = n.role === 'follower' ? 'read-only' : `producer (validators ${n.validators.join(', ') || 'none'})`;
+  const head = n.head ? `head slot ${n.head.slot} · height ${n.head.index} · ${shortHash(n.head.root)}` : 'head unknown';
+  const num = (v: number | null) => (v === null ? '?' : String(v));
+  return `${role}  ${head}  finalized epoch ${num(n.finalized_epoch)}  peers ${num(n.peers.beacon)} beacon / ${num(n.peers.execution)} execution`;
+}

@@ -6,7 +6,7 @@
 import type { ReactNode } from 'react';
 import { Box, Text } from 'ink';
 import { clockTime, formatBalance, isDown, mempoolText, shortAddress, shortHash, statusColor } from './dashboard-format.js';
-import type { DevnetView, EventLine, ProcessView, ValidatorView } from './view.js';
+import type { DevnetView, EventLine, NodeView, ProcessView, ValidatorView } from './view.js';
 
 /** How many of the most recent events the dashboard lists. */
 export const EVENT_ROWS = 8;
@@ -18,6 +18,7 @@ export const TABLE_ROWS = 16;
 
 /** Widths (gaps included) sum to 44 for processes, leaving the log column 56 of 100 columns. */
 const PROC = { name: 14, status: 12, pid: 8, restarts: 10 } as const;
+const NODE = { index: 6, role: 11, slot: 11, height: 8, root: 14, finalized: 11, peers: 11 } as const;
 const VAL = { index: 7, address: 15, proposed: 10, attested: 10, balance: 21 } as const;
 
 /** The dashboard for one snapshot of a running devnet. */
@@ -35,6 +36,7 @@ export function Dashboard({ view }: { view: DevnetView }): ReactNode {
       </Text>
       <Endpoints view={view} />
       <ChainStatus view={view} />
+      <Nodes nodes={view.nodes} />
       <Processes processes={view.processes} />
       <Validators validators={view.validators} />
       <Events events={view.events} />
@@ -98,6 +100,42 @@ function ChainStatus({ view }: { view: DevnetView }): ReactNode {
         <Text>{view.peers}</Text>
       </Text>
     </Box>
+  );
+}
+
+/** Each node's head, finality and peers; a single-node devnet has nothing to compare, so the section is left out. */
+function Nodes({ nodes }: { nodes: NodeView[] }): ReactNode {
+  if (nodes.length < 2) return null;
+  const shown = nodes.slice(0, TABLE_ROWS);
+  const num = (v: number | null) => (v === null ? '?' : String(v));
+  return (
+    <Section title="nodes">
+      <Box>
+        <Cell width={NODE.index} dim>NODE</Cell>
+        <Cell width={NODE.role} dim>ROLE</Cell>
+        <Cell width={NODE.slot} right dim>HEAD SLOT</Cell>
+        <Cell width={NODE.height} right dim>HEIGHT</Cell>
+        <Cell width={NODE.root} dim>HEAD</Cell>
+        <Cell width={NODE.finalized} right dim>FINALIZED</Cell>
+        <Cell width={NODE.peers} right dim>PEERS B/E</Cell>
+        <Text dimColor>VALIDATORS</Text>
+      </Box>
+      {shown.map((n) => (
+        <Box key={n.index}>
+          <Cell width={NODE.index}>{n.index}</Cell>
+          <Cell width={NODE.role} dim={n.role === 'follower'}>{n.role === 'follower' ? 'read-only' : 'producer'}</Cell>
+          <Cell width={NODE.slot} right color={n.head === null ? 'red' : undefined}>{n.head ? n.head.slot : '?'}</Cell>
+          <Cell width={NODE.height} right>{n.head ? n.head.index : '?'}</Cell>
+          <Cell width={NODE.root}>{n.head ? shortHash(n.head.root) : '?'}</Cell>
+          <Cell width={NODE.finalized} right>{num(n.finalized_epoch)}</Cell>
+          <Cell width={NODE.peers} right color={n.peers.beacon === 0 || n.peers.execution === 0 ? 'yellow' : undefined}>{`${num(n.peers.beacon)}/${num(n.peers.execution)}`}</Cell>
+          <Box flexGrow={1} flexShrink={1}>
+            <Text wrap="truncate-end">{n.validators.length > 0 ? n.validators.join(', ') : '-'}</Text>
+          </Box>
+        </Box>
+      ))}
+      <More hidden={nodes.length - shown.length} />
+    </Section>
   );
 }
 

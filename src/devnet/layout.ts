@@ -40,6 +40,26 @@ export function validatorDataDir(layout: DevnetLayout, address: string): string 
   return join(layout.data, `validator-${address}`);
 }
 
+/**
+ * Data directories of node `index`'s execution and beacon. Node 0 keeps `svc node all`'s layout
+ * (data/execution, data/beacon), so a single-node devnet is resumable in either mode and a devnet
+ * made before multi-node support resumes on the same chain; other nodes live in data/node-I/.
+ */
+export function nodeDataDirs(layout: DevnetLayout, index: number): { execution: string; beacon: string } {
+  const base = index === 0 ? layout.data : join(layout.data, `node-${index}`);
+  return { execution: join(base, 'execution'), beacon: join(base, 'beacon') };
+}
+
+/** Bearer token file of node `index`'s beacon: node 0 keeps DIR/validator-token; the others have their own. */
+export function nodeTokenPath(layout: DevnetLayout, index: number): string {
+  return index === 0 ? layout.token : join(layout.data, `node-${index}`, 'validator-token');
+}
+
+/** Supervised process names of node `index` (node 0's are plain `execution` and `beacon`, as before several nodes existed). */
+export function nodeProcessNames(index: number): { execution: string; beacon: string } {
+  return index === 0 ? { execution: 'execution', beacon: 'beacon' } : { execution: `execution-${index}`, beacon: `beacon-${index}` };
+}
+
 /** Log file of a supervised process. */
 export function logPath(layout: DevnetLayout, name: string): string {
   return join(layout.logs, `${name}.log`);

@@ -15,13 +15,11 @@ import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
 import type { GenesisJob } from './genesis-worker.js';
 import { DEV_MNEMONIC } from '../wallet/derivation.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { type DevnetLayout, devnetLayout, devnetOwnedPaths, logPath, validatorDataDir } from './layout.js';
+import { type DevnetLayout, devnetLayout, devnetOwnedPaths, nodeTokenPath } from './layout.js';
 import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
-import { choosePorts } from './ports.js';
-import { LIGHT_PROCESS_FLAGS, type ProcessSpec, Supervisor } from './supervisor.js';
+import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, multiProcessPlan, singleProcessPlan } from './plan.js';
+import { type ProcessSpec, Supervisor } from './supervisor.js';
 
-/** Ports tried first: the spec's defaults, so `--execution-url` is rarely needed even without the manifest. */
-const PREFERRED = { rest: 8546, rpc: 8545, beacon: 8080, validatorMetrics: 8547 } as const;
 /** Chain identity of every devnet (like anvil's 31337). */
 const DEVNET_CHAIN = { chainId: 'svc-devnet', networkId: 1337 } as const;
 /**
@@ -36,13 +34,12 @@ export const DEFAULT_ACCOUNTS = 10;
 export const DEFAULT_VALIDATORS = 4;
 
 /** Inputs of `svc devnet up`. */
-export interface UpOptions {
+export interface UpOptions extends ShapeOptions {
   dir: string;
   validators?: number;
   accounts?: number;
   slotSeconds?: number;
   slotsPerEpoch?: number;
-  singleProcess: boolean;
   fresh: boolean;
   /** Argon2id memory for the keystores written with a fresh genesis. */
   kdfMemoryKib: number;
@@ -65,23 +62,30 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   if (previous && pidAlive(previous.supervisor?.pid)) {
     throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${layout.dir} (supervisor pid ${previous.supervisor!.pid}); stop it with: svc devnet down --dir ${layout.dir}`, 409);
   }
+  // A fresh chain starts from the flags alone; a resumed one keeps its node counts unless told otherwise.
+  const shape = devnetShape(o, o.fresh ? undefined : previous);
   if (previous) await killOrphans(previous);
   if (o.fresh) await removeDevnetFiles(layout, { keepSupervisorLog: true });
   await mkdir(layout.dir, { recursive: true });
 
   const resumed = existsSync(layout.genesis);
   const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o);
-  if (!existsSync(layout.token)) await writeFileAtomic(layout.token, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  if (shape.producers > genesis.validators.length) {
+    throw new DevnetError('USAGE', `--nodes ${shape.producers} needs at least as many validators, and this chain has ${genesis.validators.length}: every producing node runs at least one`, 400);
+  }
+  const count = shape.producers + shape.followers;
+  for (let i = 0; i < count; i++) {
+    const token = nodeTokenPath(layout, i);
+    if (i < shape.producers && !existsSync(token)) await writeFileAtomic(token, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  }
 
   const n = genesis.validators.length;
-  const wanted = previous
-    ? [previous.ports.rest, previous.ports.rpc, previous.ports.beacon, ...Array.from({ length: n }, (_, i) => previous.ports.validator_metrics[i] ?? PREFERRED.validatorMetrics + i)]
-    : [PREFERRED.rest, PREFERRED.rpc, PREFERRED.beacon, ...Array.from({ length: n }, (_, i) => PREFERRED.validatorMetrics + i)];
-  const [rest, rpc, beacon, ...metrics] = await choosePorts(o.singleProcess ? wanted.slice(0, 3) : wanted);
-  const ports = { rest: rest!, rpc: rpc!, beacon: beacon!, validator_metrics: o.singleProcess ? [] : metrics };
-
+  const nodePorts = await allocatePorts(previous, count, n, shape.p2p, o.singleProcess);
   const keys = keystoreList(layout, genesis);
-  const groups = o.singleProcess ? singleProcessPlan(layout, ports) : multiProcessPlan(layout, genesis, ports, keys.validators);
+  const nodes = await describeNodes(layout, genesis, nodePorts.nodes, shape);
+  const node0 = nodes[0]!;
+  const ports = { ...node0.ports, validator_metrics: o.singleProcess ? [] : nodePorts.validatorMetrics };
+  const groups = o.singleProcess ? singleProcessPlan(layout, node0) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
   const manifest: DevnetManifest = {
     version: MANIFEST_VERSION,
     dir: layout.dir,
@@ -93,14 +97,11 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     genesis_time: genesis.genesis_time,
     slot_seconds: genesis.config.slot_seconds,
     slots_per_epoch: genesis.config.slots_per_epoch,
-    endpoints: {
-      execution: `http://127.0.0.1:${ports.rest}`,
-      rpc: `http://127.0.0.1:${ports.rpc}`,
-      beacon: `http://127.0.0.1:${ports.beacon}`,
-      ws: `ws://127.0.0.1:${ports.beacon}/ws`,
-    },
+    endpoints: node0.endpoints,
     ports,
     validator_token_file: layout.token,
+    p2p: shape.p2p,
+    nodes,
     supervisor: { pid: process.pid, started_at: new Date().toISOString() },
     processes: groups.flat().map((s) => ({ name: s.name, pid: null, status: 'stopped', restarts: 0, log: s.log, data_dir: s.dataDir, port: s.port })),
     validators: keys.validators,
@@ -331,64 +332,4 @@ function keystoreList(layout: DevnetLayout, g: Genesis): { validators: ManifestK
   }
   const faucetWallet = join(layout.keystores, 'faucet.json');
   return { validators, accounts, faucet: { index: 0, address: g.config.faucet.address, wallet: faucetWallet } };
-}
-
-type Ports = DevnetManifest['ports'];
-
-function multiProcessPlan(layout: DevnetLayout, g: Genesis, ports: Ports, validators: ManifestKey[]): ProcessSpec[][] {
-  const execUrl = `http://127.0.0.1:${ports.rest}`;
-  const beaconUrl = `http://127.0.0.1:${ports.beacon}`;
-  const execution: ProcessSpec = {
-    name: 'execution',
-    // One verifier thread: a devnet's load is a few transactions per slot, and each thread is a
-    // V8 isolate with its own WebAssembly instance (~10 MB resident).
-    args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'execution'), '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc), '--verifier-threads', '1'],
-    log: logPath(layout, 'execution'),
-    dataDir: join(layout.data, 'execution'),
-    port: ports.rest,
-    healthUrls: [`${execUrl}/health`],
-  };
-  const beacon: ProcessSpec = {
-    name: 'beacon',
-    stopRank: 1,
-    nodeFlags: LIGHT_PROCESS_FLAGS,
-    args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', join(layout.data, 'beacon'), '--port', String(ports.beacon), '--execution-url', execUrl, '--validator-token-file', layout.token],
-    log: logPath(layout, 'beacon'),
-    dataDir: join(layout.data, 'beacon'),
-    port: ports.beacon,
-    healthUrls: [`${beaconUrl}/beacon/v1/node/health`],
-  };
-  const vals = validators.map((v, i): ProcessSpec => {
-    const metrics = ports.validator_metrics[i]!;
-    const dataDir = validatorDataDir(layout, g.validators[i]!.address);
-    return {
-      name: `validator-${v.index}`,
-      stopRank: 2,
-      nodeFlags: LIGHT_PROCESS_FLAGS,
-      args: ['node', 'validator', '--keystore', v.wallet, '--genesis', layout.genesis, '--beacon-url', beaconUrl, '--execution-url', execUrl, '--token-file', layout.token, '--data-dir', dataDir, '--metrics-port', String(metrics)],
-      log: logPath(layout, `validator-${v.index}`),
-      dataDir,
-      port: metrics,
-      healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
-    };
-  });
-  // Validators start with the beacon rather than after it: their start-up (oclif, key, RANDAO
-  // chain) is the slowest, and they retry the beacon until it answers. Execution goes first, alone:
-  // on two cores, starting all at once made every process (and the first block) later.
-  return [[execution], [beacon, ...vals]];
-}
-
-function singleProcessPlan(layout: DevnetLayout, ports: Ports): ProcessSpec[][] {
-  return [
-    [
-      {
-        name: 'node',
-        args: ['node', 'all', '--genesis', layout.genesis, '--data-dir', layout.data, '--rest-port', String(ports.rest), '--rpc-port', String(ports.rpc), '--beacon-port', String(ports.beacon)],
-        log: logPath(layout, 'node'),
-        dataDir: layout.data,
-        port: ports.beacon,
-        healthUrls: [`http://127.0.0.1:${ports.rest}/health`, `http://127.0.0.1:${ports.beacon}/beacon/v1/node/health`],
-      },
-    ],
-  ];
 }

@@ -11,8 +11,8 @@ import { writeFileAtomic } from '../util/fs.js';
 import { svcHome } from '../wallet/store.js';
 import type { ProcessStatus } from './view.js';
 
-/** Manifest format version this build writes and reads. */
-export const MANIFEST_VERSION = 1;
+/** Manifest format version this build writes and reads (2: several nodes, P2P identities and bootnodes). */
+export const MANIFEST_VERSION = 2;
 /** The manifest's file name inside a devnet directory. */
 export const MANIFEST_FILE = 'devnet.json';
 
@@ -42,7 +42,46 @@ export interface ManifestKey {
   wallet: string;
 }
 
-/** The whole `devnet.json`. */
+/** Public endpoints of one node. */
+export interface ManifestEndpoints {
+  execution: string;
+  rpc: string;
+  beacon: string;
+  ws: string;
+}
+
+/** One layer's libp2p host: its identity (known before it starts) and whom it dials. */
+export interface ManifestPeer {
+  /** TCP port of the libp2p host. */
+  port: number;
+  peer_id: string;
+  /** `/ip4/127.0.0.1/tcp/PORT/p2p/PEER_ID`: what other nodes list as a bootnode. */
+  multiaddr: string;
+  /** Multiaddrs this host dials at start and redials while disconnected. */
+  bootnodes: string[];
+}
+
+/**
+ * One node of the devnet: an execution and a beacon process. A producer's beacon serves
+ * validators; a follower runs none and follows the chain from its peers.
+ */
+export interface ManifestNode {
+  index: number;
+  role: 'producer' | 'follower';
+  /** Supervised process names of its execution and beacon. */
+  processes: { execution: string; beacon: string };
+  endpoints: ManifestEndpoints;
+  ports: { rest: number; rpc: number; beacon: number };
+  /** Null when the devnet runs without P2P. */
+  p2p: { execution: ManifestPeer; beacon: ManifestPeer } | null;
+  /** Indices of the validators attached to its beacon (empty for a follower). */
+  validators: number[];
+  /** Bearer token file its beacon accepts from validators; null for a follower. */
+  validator_token_file: string | null;
+  data_dirs: { execution: string; beacon: string };
+}
+
+/** The whole `devnet.json`. Top-level endpoints, ports and token are node 0's: the default target of other commands. */
 export interface DevnetManifest {
   version: number;
   dir: string;
@@ -54,9 +93,13 @@ export interface DevnetManifest {
   genesis_time: number;
   slot_seconds: number;
   slots_per_epoch: number;
-  endpoints: { execution: string; rpc: string; beacon: string; ws: string };
+  endpoints: ManifestEndpoints;
   ports: { rest: number; rpc: number; beacon: number; validator_metrics: number[] };
   validator_token_file: string;
+  /** Whether the nodes run libp2p hosts (`--no-p2p` turns them off). */
+  p2p: boolean;
+  /** Node 0 first; producers, then followers. */
+  nodes: ManifestNode[];
   supervisor: { pid: number; started_at: string } | null;
   processes: ManifestProcess[];
   validators: ManifestKey[];
@@ -150,7 +193,46 @@ export function parseManifest(json: unknown, path: string): DevnetManifest {
   if (m.faucet !== null && !isKey(m.faucet)) throw fail('faucet must be null or {index, address, wallet}');
   const sup = m.supervisor as Record<string, unknown> | null | undefined;
   if (sup !== null && (typeof sup !== 'object' || !Number.isSafeInteger(sup.pid))) throw fail('supervisor must be null or {pid, started_at}');
+  if (typeof m.p2p !== 'boolean') throw fail('p2p must be a boolean');
+  if (!Array.isArray(m.nodes) || m.nodes.length === 0) throw fail('nodes must be a non-empty list');
+  m.nodes.forEach((n, i) => checkNode(n, i, m.p2p as boolean, fail));
   return json as DevnetManifest;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPort = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0 && (v as number) < 65536;
+
+/** Checks `nodes[i]`: index in order, a known role, endpoints, ports, P2P identities as `p2p` says. */
+function checkNode(raw: unknown, i: number, p2p: boolean, fail: (why: string) => DevnetError): void {
+  const at = `nodes[${i}]`;
+  if (!isObject(raw)) throw fail(`${at} must be an object`);
+  if (raw.index !== i) throw fail(`${at}.index must be ${i}`);
+  if (raw.role !== 'producer' && raw.role !== 'follower') throw fail(`${at}.role must be producer or follower`);
+  for (const group of ['processes', 'data_dirs'] as const) {
+    const g = raw[group];
+    if (!isObject(g) || typeof g.execution !== 'string' || typeof g.beacon !== 'string') throw fail(`${at}.${group} must be {execution, beacon} strings`);
+  }
+  const e = raw.endpoints;
+  for (const k of ['execution', 'rpc', 'beacon', 'ws']) if (!isObject(e) || typeof e[k] !== 'string') throw fail(`${at}.endpoints.${k} must be a string`);
+  const ports = raw.ports;
+  for (const k of ['rest', 'rpc', 'beacon']) if (!isObject(ports) || !isPort(ports[k])) throw fail(`${at}.ports.${k} must be a port number`);
+  if (!Array.isArray(raw.validators) || !raw.validators.every((v) => Number.isSafeInteger(v) && v >= 0)) throw fail(`${at}.validators must be a list of validator indices`);
+  if (raw.role === 'follower' && raw.validators.length > 0) throw fail(`${at} is a follower but lists validators`);
+  if (raw.validator_token_file !== null && typeof raw.validator_token_file !== 'string') throw fail(`${at}.validator_token_file must be null or a string`);
+  if (!p2p) {
+    if (raw.p2p !== null) throw fail(`${at}.p2p must be null when p2p is off`);
+    return;
+  }
+  if (!isObject(raw.p2p)) throw fail(`${at}.p2p must be {execution, beacon}`);
+  for (const layer of ['execution', 'beacon'] as const) {
+    const peer = raw.p2p[layer];
+    const where = `${at}.p2p.${layer}`;
+    if (!isObject(peer)) throw fail(`${where} must be {port, peer_id, multiaddr, bootnodes}`);
+    if (!isPort(peer.port)) throw fail(`${where}.port must be a port number`);
+    if (typeof peer.peer_id !== 'string' || peer.peer_id === '') throw fail(`${where}.peer_id must be a non-empty string`);
+    if (typeof peer.multiaddr !== 'string' || !peer.multiaddr.endsWith(`/p2p/${peer.peer_id}`)) throw fail(`${where}.multiaddr must end with /p2p/<peer_id>`);
+    if (!Array.isArray(peer.bootnodes) || !peer.bootnodes.every((b) => typeof b === 'string')) throw fail(`${where}.bootnodes must be a list of multiaddrs`);
+  }
 }
 
 /** Whether a process with this pid exists (signal 0 probes without delivering anything). */

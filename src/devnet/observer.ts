@@ -5,10 +5,10 @@
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
-import { BeaconClient } from '../client/beacon.js';
 import { ExecutionClient } from '../client/execution.js';
-import type { DevnetManifest } from './manifest.js';
-import type { DevnetView, EventLine, ProcessView } from './view.js';
+import type { DevnetManifest, ManifestNode } from './manifest.js';
+import { type NodeProbe, probeNode } from './probe.js';
+import type { DevnetView, EventLine, NodeView, ProcessView } from './view.js';
 
 /** One devnet event, as printed on an NDJSON line (`event` first). */
 export type DevnetEvent =
@@ -24,6 +24,8 @@ export interface ObserverEvents {
 }
 
 const EVENTS_KEPT = 50;
+/** Deadline of each poll request. */
+const POLL_TIMEOUT_MS = 2_000;
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 /** Retry pace until the first connection: the beacon is starting, and its first blocks must not be missed. */
@@ -33,7 +35,6 @@ const FIRST_CONNECT_RETRY_MS = 100;
 export class Observer extends EventEmitter<ObserverEvents> {
   private view: DevnetView;
   private readonly processesOf: () => ProcessView[];
-  private readonly beacon: BeaconClient;
   private readonly execution: ExecutionClient;
   private readonly byAddress = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -52,8 +53,7 @@ export class Observer extends EventEmitter<ObserverEvents> {
   ) {
     super();
     this.processesOf = processes;
-    this.beacon = new BeaconClient(manifest.endpoints.beacon, { timeoutMs: 2_000 });
-    this.execution = new ExecutionClient(manifest.endpoints.execution, { timeoutMs: 2_000 });
+    this.execution = new ExecutionClient(manifest.endpoints.execution, { timeoutMs: POLL_TIMEOUT_MS });
     manifest.validators.forEach((v) => this.byAddress.set(v.address.toLowerCase(), v.index));
     this.view = {
       dir: manifest.dir,
@@ -66,6 +66,7 @@ export class Observer extends EventEmitter<ObserverEvents> {
       finalizedEpoch: 0,
       mempool: null,
       peers: 0,
+      nodes: manifest.nodes.map((n) => nodeView(n, null)),
       processes: processes(),
       validators: manifest.validators.map((v) => ({ index: v.index, address: v.address, proposed: 0, attested: 0, balance: null })),
       events: [],
@@ -135,16 +136,18 @@ export class Observer extends EventEmitter<ObserverEvents> {
     try {
       const slot = this.slotNow();
       const patch: Partial<DevnetView> = { slot, epoch: Math.floor(slot / this.manifest.slots_per_epoch), processes: this.processesOf() };
-      const [head, health, peers] = await Promise.allSettled([this.beacon.head(), this.execution.health(), this.peers()]);
-      if (head.status === 'fulfilled') {
-        const h = head.value;
+      const probes = await Promise.all(this.manifest.nodes.map((n) => probeNode(n, POLL_TIMEOUT_MS)));
+      const node0 = probes[0]!;
+      if (node0.head) {
+        const h = node0.head;
         patch.head = { slot: h.slot, index: h.index, root: h.root };
         patch.justifiedEpoch = h.justified.epoch;
         patch.finalizedEpoch = h.finalized.epoch;
         this.finalized(h.finalized.epoch, h.finalized.root, true);
       }
-      patch.mempool = health.status === 'fulfilled' ? { pending: health.value.mempool_pending, queued: health.value.mempool_queued } : null;
-      if (peers.status === 'fulfilled') patch.peers = peers.value;
+      patch.mempool = node0.execution ? { pending: node0.execution.mempool_pending, queued: node0.execution.mempool_queued } : null;
+      if (node0.beaconPeers !== null) patch.peers = node0.beaconPeers;
+      patch.nodes = this.manifest.nodes.map((n, i) => nodeView(n, probes[i]!));
       this.update(patch);
       if (slot !== this.lastBalancesSlot) {
         this.lastBalancesSlot = slot;
@@ -153,12 +156,6 @@ export class Observer extends EventEmitter<ObserverEvents> {
     } finally {
       this.polling = false;
     }
-  }
-
-  private async peers(): Promise<number> {
-    const r = await fetch(`${this.manifest.endpoints.beacon}/api/v1/p2p/peers`, { signal: AbortSignal.timeout(2_000) });
-    const body = (await r.json()) as { peers?: unknown };
-    return Array.isArray(body.peers) ? body.peers.length : 0;
   }
 
   private async balances(): Promise<void> {
@@ -232,4 +229,17 @@ export class Observer extends EventEmitter<ObserverEvents> {
     if (index === undefined) return;
     this.update({ validators: this.view.validators.map((v) => (v.index === index ? { ...v, [field]: v[field] + 1 } : v)) });
   }
+}
+
+/** A node as the dashboard lists it; before the first answer (`probe` null) everything is unknown. */
+function nodeView(n: ManifestNode, probe: NodeProbe | null): NodeView {
+  const head = probe?.head ?? null;
+  return {
+    index: n.index,
+    role: n.role,
+    validators: n.validators,
+    head: head ? { slot: head.slot, index: head.index, root: head.root } : null,
+    finalized_epoch: head?.finalized.epoch ?? null,
+    peers: { beacon: probe?.beaconPeers ?? null, execution: probe?.execution?.peers ?? null },
+  };
 }

@@ -1,7 +1,7 @@
 /** What `svc devnet up` prints once the network is up: one `started` event, as JSON or as text. */
 import { WEI_PER_TOKEN } from '../core/constants.js';
 import type { Genesis } from '../core/genesis/genesis.js';
-import type { DevnetManifest, ManifestKey } from './manifest.js';
+import type { DevnetManifest, ManifestKey, ManifestNode } from './manifest.js';
 
 /** The `started` event (NDJSON line, and the document `--detach --json` prints). */
 export interface StartedEvent {
@@ -17,6 +17,8 @@ export interface StartedEvent {
   endpoints: DevnetManifest['endpoints'];
   supervisor_pid: number | null;
   processes: Array<{ name: string; pid: number | null; log: string }>;
+  /** Every node: its role, endpoints, validators and (with P2P) the multiaddrs other nodes dial. */
+  nodes: Array<{ index: number; role: ManifestNode['role']; endpoints: ManifestNode['endpoints']; validators: number[]; p2p: { execution: string; beacon: string } | null }>;
   validators: ManifestKey[];
   accounts: Array<ManifestKey & { balance: string }>;
   faucet: ManifestKey | null;
@@ -40,6 +42,7 @@ export function startedEvent(m: DevnetManifest, genesis: Pick<Genesis, 'alloc'>,
     endpoints: m.endpoints,
     supervisor_pid: m.supervisor?.pid ?? null,
     processes: m.processes.map((p) => ({ name: p.name, pid: p.pid, log: p.log })),
+    nodes: m.nodes.map((n) => ({ index: n.index, role: n.role, endpoints: n.endpoints, validators: n.validators, p2p: n.p2p ? { execution: n.p2p.execution.multiaddr, beacon: n.p2p.beacon.multiaddr } : null })),
     validators: m.validators,
     accounts: m.accounts.map((a) => ({ ...a, balance: balance(a.address) })),
     faucet: m.faucet,
@@ -67,6 +70,15 @@ export function startedLines(e: StartedEvent): string[] {
     'Processes',
     ...e.processes.map((p) => `  ${p.name.padEnd(13)} pid ${String(p.pid ?? '-').padEnd(8)} ${p.log}`),
   ];
+  if (e.nodes.length > 1) {
+    lines.push('', 'Nodes (node 0 is the default target of other commands)');
+    for (const n of e.nodes) {
+      const role = n.role === 'follower' ? 'read-only' : `validators ${n.validators.join(', ')}`;
+      lines.push(`  node ${n.index}  execution ${n.endpoints.execution}  beacon ${n.endpoints.beacon}  ${role}`);
+    }
+  }
+  const node0 = e.nodes[0]?.p2p;
+  if (node0) lines.push('', `P2P bootnodes   beacon ${node0.beacon}`, `                execution ${node0.execution}`);
   if (e.accounts.length > 0) {
     lines.push('', `Prefunded accounts (wallet files, password "${e.keystore_password}")`);
     for (const a of e.accounts) lines.push(`  (${a.index}) ${a.address}  ${tokens(a.balance)} tokens  ${a.wallet}`);

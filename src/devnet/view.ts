@@ -44,6 +44,18 @@ export interface Endpoints {
   ws: string;
 }
 
+/** One node of a multi-node devnet (field names as in `svc devnet status --json`'s nodes[]). */
+export interface NodeView {
+  index: number;
+  role: 'producer' | 'follower';
+  /** Validators attached to its beacon. */
+  validators: number[];
+  head: { slot: number; index: number; root: string } | null;
+  finalized_epoch: number | null;
+  /** Connected P2P peers of its beacon and execution; null while unknown. */
+  peers: { beacon: number | null; execution: number | null };
+}
+
 /** Everything the dashboard draws. */
 export interface DevnetView {
   dir: string;
@@ -56,7 +68,10 @@ export interface DevnetView {
   finalizedEpoch: number;
   /** Pool size; null while execution is unreachable. */
   mempool: { pending: number; queued: number } | null;
+  /** Node 0's beacon peers. */
   peers: number;
+  /** Every node (one entry for a single-node devnet). */
+  nodes: NodeView[];
   processes: ProcessView[];
   validators: ValidatorView[];
   /** Most recent last. */

@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { render, cleanup } from 'ink-testing-library';
 import { Dashboard, EVENT_ROWS, TABLE_ROWS } from '../../src/devnet/dashboard.js';
 import { renderDashboard, type DashboardSource } from '../../src/devnet/dashboard-app.js';
-import { clockTime, formatBalance, isDown, mempoolText, shortAddress, shortHash, statusColor } from '../../src/devnet/dashboard-format.js';
+import { clockTime, formatBalance, isDown, mempoolText, nodeStatusText, shortAddress, shortHash, statusColor } from '../../src/devnet/dashboard-format.js';
 import type { DevnetView, ProcessStatus } from '../../src/devnet/view.js';
 
 const WEI = 10n ** 18n;
@@ -37,6 +37,7 @@ function baseView(): DevnetView {
     finalizedEpoch: 3,
     mempool: { pending: 3, queued: 1 },
     peers: 0,
+    nodes: [{ index: 0, role: 'producer', validators: [0, 1, 2, 3], head: { slot: 41, index: 40, root: '0x' + 'ab12'.repeat(16) }, finalized_epoch: 3, peers: { beacon: 0, execution: 0 } }],
     processes: ['execution', 'beacon', 'validator-0', 'validator-1'].map((name, i) => ({ name, pid: 1000 + i, status: 'healthy' as const, restarts: 0, log: `${dir}/logs/${name}.log` })),
     validators: [0, 1, 2, 3].map((index) => ({
       index,
@@ -119,6 +120,34 @@ test('frame: header, endpoints, slot/epoch/head, checkpoints, mempool, peers, fo
   assert.match(lineWith(f, 'slot 42'), /slot 42\s+epoch 5\s+head slot 41 · height 40 · 0xab12ab12…/);
   assert.match(lineWith(f, 'justified'), /justified epoch 4\s+finalized epoch 3\s+mempool 3 pending \/ 1 queued\s+peers 0/);
   assert.ok(f.trimEnd().endsWith('Ctrl-C stops the devnet'), f);
+});
+
+test('nodeStatusText: role and validators, head, finality, peers; unknowns as ?', () => {
+  const head = { slot: 12, index: 11, root: '0x' + 'ab12'.repeat(16) };
+  assert.is(
+    nodeStatusText({ role: 'producer', validators: [0, 2], head, finalized_epoch: 2, peers: { beacon: 2, execution: 3 } }),
+    'producer (validators 0, 2)  head slot 12 · height 11 · 0xab12ab12…  finalized epoch 2  peers 2 beacon / 3 execution',
+  );
+  assert.is(nodeStatusText({ role: 'follower', validators: [], head: null, finalized_epoch: null, peers: { beacon: null, execution: 0 } }), 'read-only  head unknown  finalized epoch ?  peers ? beacon / 0 execution');
+  assert.is(nodeStatusText({ role: 'producer', validators: [], head: null, finalized_epoch: 0, peers: { beacon: 0, execution: 0 } }).split('  ')[0], 'producer (validators none)');
+});
+
+test('frame: a single node has no nodes section; several list each node, followers read-only', () => {
+  assert.not.match(frameOf(render(<Dashboard view={baseView()} />)), /\nnodes\n/);
+  const view = baseView();
+  const head = (slot: number) => ({ slot, index: slot - 1, root: '0x' + 'cd34'.repeat(16) });
+  view.nodes = [
+    { index: 0, role: 'producer', validators: [0, 2], head: head(41), finalized_epoch: 3, peers: { beacon: 2, execution: 2 } },
+    { index: 1, role: 'producer', validators: [1, 3], head: head(41), finalized_epoch: 3, peers: { beacon: 2, execution: 2 } },
+    { index: 2, role: 'follower', validators: [], head: null, finalized_epoch: null, peers: { beacon: null, execution: null } },
+  ];
+  const f = frameOf(render(<Dashboard view={view} />));
+  assert.match(f, /\nnodes\n/);
+  assert.match(lineWith(f, 'NODE'), /^NODE\s+ROLE\s+HEAD SLOT\s+HEIGHT\s+HEAD\s+FINALIZED\s+PEERS B\/E\s+VALIDATORS$/);
+  assert.match(lineWith(f, '0, 2'), /^0\s+producer\s+41\s+40\s+0xcd34cd34…\s+3\s+2\/2\s+0, 2$/);
+  assert.match(lineWith(f, '1, 3'), /^1\s+producer\s+41\s+40\s+0xcd34cd34…\s+3\s+2\/2\s+1, 3$/);
+  assert.match(lineWith(f, 'read-only'), /^2\s+read-only\s+\?\s+\?\s+\?\s+\?\s+\?\/\?\s+-$/);
+  for (const line of f.split('\n')) assert.ok(line.length <= 100, `wider than 100 columns: ${line}`);
 });
 
 test('frame: the slot advances when the view does (rerender)', () => {

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { MANIFEST_VERSION, type DevnetManifest } from '../../src/devnet/manifest.js';
 
 export const WEI = 10n ** 18n;
+/** Peer ids of the sample node 0 (the shape libp2p prints for Ed25519 keys). */
+export const PEER_EXECUTION = '12D3KooWExecution0000000000000000000000000000000000';
+export const PEER_BEACON = '12D3KooWBeacon000000000000000000000000000000000000000';
 
 /** A valid two-validator, two-account manifest for a devnet in `dir` (nothing is running). */
 export function sampleManifest(dir: string): DevnetManifest {
@@ -23,6 +26,23 @@ export function sampleManifest(dir: string): DevnetManifest {
     endpoints: { execution: 'http://127.0.0.1:8546', rpc: 'http://127.0.0.1:8545', beacon: 'http://127.0.0.1:8080', ws: 'ws://127.0.0.1:8080/ws' },
     ports: { rest: 8546, rpc: 8545, beacon: 8080, validator_metrics: [8547, 8548] },
     validator_token_file: join(dir, 'validator-token'),
+    p2p: true,
+    nodes: [
+      {
+        index: 0,
+        role: 'producer',
+        processes: { execution: 'execution', beacon: 'beacon' },
+        endpoints: { execution: 'http://127.0.0.1:8546', rpc: 'http://127.0.0.1:8545', beacon: 'http://127.0.0.1:8080', ws: 'ws://127.0.0.1:8080/ws' },
+        ports: { rest: 8546, rpc: 8545, beacon: 8080 },
+        p2p: {
+          execution: { port: 9001, peer_id: PEER_EXECUTION, multiaddr: `/ip4/127.0.0.1/tcp/9001/p2p/${PEER_EXECUTION}`, bootnodes: [] },
+          beacon: { port: 9000, peer_id: PEER_BEACON, multiaddr: `/ip4/127.0.0.1/tcp/9000/p2p/${PEER_BEACON}`, bootnodes: [] },
+        },
+        validators: [0, 1],
+        validator_token_file: join(dir, 'validator-token'),
+        data_dirs: { execution: join(dir, 'data', 'execution'), beacon: join(dir, 'data', 'beacon') },
+      },
+    ],
     supervisor: null,
     processes: [proc('execution', 8546), proc('beacon', 8080), proc('validator-0', 8547), proc('validator-1', 8548)],
     validators: [

@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { devnetLayout, devnetOwnedPaths, logPath, validatorDataDir, type DevnetLayout } from '../../src/devnet/layout.js';
+import { devnetLayout, devnetOwnedPaths, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, validatorDataDir, type DevnetLayout } from '../../src/devnet/layout.js';
 
 const DIR = '/srv/devnets/alpha';
 
@@ -74,7 +74,17 @@ test('devnetOwnedPaths: everything strictly inside the directory, never the dire
 test('devnetOwnedPaths covers every file the devnet writes (genesis, keystores, data dirs, logs)', () => {
   const l = devnetLayout(DIR);
   const owned = devnetOwnedPaths(l);
-  const written = [...layoutPaths(l), logPath(l, 'execution'), logPath(l, 'validator-3'), validatorDataDir(l, '0x' + 'ab'.repeat(20))];
+  const written = [
+    ...layoutPaths(l),
+    logPath(l, 'execution'),
+    logPath(l, 'validator-3'),
+    logPath(l, 'beacon-2'),
+    validatorDataDir(l, '0x' + 'ab'.repeat(20)),
+    ...Object.values(nodeDataDirs(l, 0)),
+    ...Object.values(nodeDataDirs(l, 3)),
+    nodeTokenPath(l, 0),
+    nodeTokenPath(l, 2),
+  ];
   for (const p of written) assert.ok(owned.some((o) => covered(o, p)), `${p} would survive down --clean`);
 });
 
@@ -83,6 +93,20 @@ test('logPath and validatorDataDir name files inside logs/ and data/', () => {
   assert.is(logPath(l, 'beacon'), join(DIR, 'logs', 'beacon.log'));
   const addr = '0x' + 'ab'.repeat(20);
   assert.is(validatorDataDir(l, addr), join(DIR, 'data', `validator-${addr}`));
+});
+
+test('nodes: node 0 keeps the single-node layout and names; others get data/node-I/ and an own token', () => {
+  const l = devnetLayout(DIR);
+  assert.equal(nodeDataDirs(l, 0), { execution: join(DIR, 'data', 'execution'), beacon: join(DIR, 'data', 'beacon') });
+  assert.equal(nodeDataDirs(l, 2), { execution: join(DIR, 'data', 'node-2', 'execution'), beacon: join(DIR, 'data', 'node-2', 'beacon') });
+  assert.is(nodeTokenPath(l, 0), l.token);
+  assert.is(nodeTokenPath(l, 1), join(DIR, 'data', 'node-1', 'validator-token'));
+  assert.equal(nodeProcessNames(0), { execution: 'execution', beacon: 'beacon' });
+  assert.equal(nodeProcessNames(3), { execution: 'execution-3', beacon: 'beacon-3' });
+  const dirs = [0, 1, 2, 3].flatMap((i) => Object.values(nodeDataDirs(l, i)));
+  assert.is(new Set(dirs).size, dirs.length, 'no two layers share a data directory');
+  const tokens = [0, 1, 2, 3].map((i) => nodeTokenPath(l, i));
+  assert.is(new Set(tokens).size, tokens.length);
 });
 
 test.run();

@@ -77,7 +77,7 @@ test('parseManifest rejects what is not a JSON object', () => {
 });
 
 test('parseManifest rejects a missing or wrong version', () => {
-  for (const v of [undefined, null, 0, 2, '1', 1.5]) {
+  for (const v of [undefined, null, 0, 1, 3, '2', 1.5]) {
     const m = edited((j) => {
       if (v === undefined) delete j.version;
       else j.version = v;
@@ -225,6 +225,74 @@ test('parseManifest rejects a supervisor that is neither null nor {pid, started_
     });
     expectInvalid(() => parseManifest(m, PATH), 'supervisor must be null or {pid, started_at}');
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// nodes and P2P
+
+/** The sample manifest with a second, follower node (no validators, no token). */
+function withFollower(j: Record<string, unknown>): Record<string, unknown>[] {
+  const nodes = j.nodes as Record<string, unknown>[];
+  const follower = JSON.parse(JSON.stringify(nodes[0])) as Record<string, unknown>;
+  follower.index = 1;
+  follower.role = 'follower';
+  follower.validators = [];
+  follower.validator_token_file = null;
+  nodes.push(follower);
+  return nodes;
+}
+
+test('parseManifest accepts several nodes, followers included, and a devnet without P2P', () => {
+  const m = parseManifest(edited((j) => void withFollower(j)), PATH);
+  assert.equal(m.nodes.map((n) => n.role), ['producer', 'follower']);
+  const off = parseManifest(
+    edited((j) => {
+      j.p2p = false;
+      for (const n of j.nodes as Record<string, unknown>[]) n.p2p = null;
+    }),
+    PATH,
+  );
+  assert.is(off.p2p, false);
+  assert.is(off.nodes[0]!.p2p, null);
+});
+
+test('parseManifest rejects a missing p2p flag or node list', () => {
+  for (const bad of [undefined, null, 'yes', 1]) expectInvalid(() => parseManifest(edited((j) => (bad === undefined ? delete j.p2p : (j.p2p = bad))), PATH), 'p2p must be a boolean');
+  for (const bad of [undefined, null, {}, [], 'node']) expectInvalid(() => parseManifest(edited((j) => (bad === undefined ? delete j.nodes : (j.nodes = bad))), PATH), 'nodes must be a non-empty list');
+});
+
+test('parseManifest rejects each malformed node field, naming it', () => {
+  const node = (j: Record<string, unknown>, i = 0) => (j.nodes as Record<string, unknown>[])[i]!;
+  const peer = (j: Record<string, unknown>, layer: string) => (node(j).p2p as Record<string, Record<string, unknown>>)[layer]!;
+  const cases: Array<[(j: Record<string, unknown>) => unknown, string]> = [
+    [(j) => ((j.nodes as unknown[])[0] = 'node'), 'nodes[0] must be an object'],
+    [(j) => (node(j).index = 1), 'nodes[0].index must be 0'],
+    [(j) => (withFollower(j)[1]!.index = 0), 'nodes[1].index must be 1'],
+    [(j) => (node(j).role = 'validator'), 'nodes[0].role must be producer or follower'],
+    [(j) => (node(j).processes = { execution: 'execution' }), 'nodes[0].processes must be {execution, beacon} strings'],
+    [(j) => (node(j).data_dirs = null), 'nodes[0].data_dirs must be {execution, beacon} strings'],
+    [(j) => delete (node(j).endpoints as Record<string, unknown>).ws, 'nodes[0].endpoints.ws must be a string'],
+    [(j) => ((node(j).ports as Record<string, unknown>).beacon = 0), 'nodes[0].ports.beacon must be a port number'],
+    [(j) => ((node(j).ports as Record<string, unknown>).rest = 70000), 'nodes[0].ports.rest must be a port number'],
+    [(j) => (node(j).validators = [0, -1]), 'nodes[0].validators must be a list of validator indices'],
+    [(j) => (node(j).validators = '0,1'), 'nodes[0].validators must be a list of validator indices'],
+    [(j) => (withFollower(j)[1]!.validators = [3]), 'nodes[1] is a follower but lists validators'],
+    [(j) => (node(j).validator_token_file = 7), 'nodes[0].validator_token_file must be null or a string'],
+    [(j) => (node(j).p2p = null), 'nodes[0].p2p must be {execution, beacon}'],
+    [(j) => (j.p2p = false), 'nodes[0].p2p must be null when p2p is off'],
+    [(j) => delete (node(j).p2p as Record<string, unknown>).beacon, 'nodes[0].p2p.beacon must be {port, peer_id, multiaddr, bootnodes}'],
+    [(j) => (peer(j, 'execution').port = '9001'), 'nodes[0].p2p.execution.port must be a port number'],
+    [(j) => (peer(j, 'beacon').peer_id = ''), 'nodes[0].p2p.beacon.peer_id must be a non-empty string'],
+    [(j) => (peer(j, 'beacon').multiaddr = '/ip4/127.0.0.1/tcp/9000/p2p/someone-else'), 'nodes[0].p2p.beacon.multiaddr must end with /p2p/<peer_id>'],
+    [(j) => (peer(j, 'execution').bootnodes = '/ip4/127.0.0.1/tcp/9003'), 'nodes[0].p2p.execution.bootnodes must be a list of multiaddrs'],
+    [(j) => (peer(j, 'execution').bootnodes = [42]), 'nodes[0].p2p.execution.bootnodes must be a list of multiaddrs'],
+  ];
+  for (const [edit, message] of cases) expectInvalid(() => parseManifest(edited((j) => void edit(j)), PATH), message);
+});
+
+test('a version 1 manifest (before several nodes) is refused with the way out', () => {
+  const err = expectError(() => parseManifest(edited((j) => (j.version = 1)), PATH), DevnetError, { code: 'DEVNET_MANIFEST_INVALID' });
+  assert.ok(err.message.includes('version 1, expected 2') && err.message.includes('--fresh'), err.message);
 });
 
 test('the error tells how to recover (the directory of the file)', () => {

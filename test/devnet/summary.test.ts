@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import type { DevnetManifest } from '../../src/devnet/manifest.js';
 import { startedEvent, startedLines, type StartedEvent } from '../../src/devnet/summary.js';
-import { WEI, sampleManifest } from './fixture.js';
+import { PEER_BEACON, PEER_EXECUTION, WEI, sampleManifest } from './fixture.js';
 
 const DIR = '/srv/devnets/alpha';
 const A0 = '0x' + 'aa'.repeat(20);
@@ -60,6 +60,7 @@ test('startedEvent copies the manifest facts and adds the genesis balances of th
         { name: 'validator-0', pid: null, log: join(DIR, 'logs', 'validator-0.log') },
         { name: 'validator-1', pid: null, log: join(DIR, 'logs', 'validator-1.log') },
       ],
+      nodes: [{ index: 0, role: 'producer', endpoints: m.endpoints, validators: [0, 1], p2p: { execution: m.nodes[0]!.p2p!.execution.multiaddr, beacon: m.nodes[0]!.p2p!.beacon.multiaddr } }],
       validators: m.validators,
       accounts: [
         { ...m.accounts[0]!, balance: (1_000_000n * WEI).toString() },
@@ -137,6 +138,28 @@ test('startedLines: the faucet line when there is a faucet, none otherwise; the 
   assert.ok(!startedLines(event(m)).some((l) => l.startsWith('Faucet')));
   assert.is(lines[lines.length - 2], `Mnemonic        ${m.mnemonic}`);
   assert.ok(lines[lines.length - 1]!.includes('never use these keys on a real network'));
+});
+
+test('startedLines: node 0\'s bootnodes; a nodes section only with several nodes, followers read-only', () => {
+  const one = startedLines(event());
+  assert.ok(!one.some((l) => l.startsWith('Nodes')));
+  const i = one.indexOf(`P2P bootnodes   beacon /ip4/127.0.0.1/tcp/9000/p2p/${PEER_BEACON}`);
+  assert.ok(i > 0, one.join('\n'));
+  assert.is(one[i + 1], `                execution /ip4/127.0.0.1/tcp/9001/p2p/${PEER_EXECUTION}`);
+
+  const m = manifest();
+  const follower = structuredClone(m.nodes[0]!);
+  Object.assign(follower, { index: 1, role: 'follower', validators: [], endpoints: { execution: 'http://127.0.0.1:8646', rpc: 'http://127.0.0.1:8645', beacon: 'http://127.0.0.1:8180', ws: 'ws://127.0.0.1:8180/ws' } });
+  m.nodes.push(follower);
+  const lines = startedLines(event(m));
+  const n = lines.indexOf('Nodes (node 0 is the default target of other commands)');
+  assert.ok(n > 0, lines.join('\n'));
+  assert.equal(lines.slice(n + 1, n + 3), ['  node 0  execution http://127.0.0.1:8546  beacon http://127.0.0.1:8080  validators 0, 1', '  node 1  execution http://127.0.0.1:8646  beacon http://127.0.0.1:8180  read-only']);
+
+  const off = manifest();
+  off.p2p = false;
+  off.nodes[0]!.p2p = null;
+  assert.ok(!startedLines(event(off)).some((l) => l.startsWith('P2P')));
 });
 
 test('startedLines: single-process mode and custom password appear as given', () => {

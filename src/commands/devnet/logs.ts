@@ -7,7 +7,7 @@ export default class DevnetLogs extends SvcCommand {
   static override summary = 'Print (or --follow) the log of a devnet process; without a name, list the log files';
   static override examples = ['<%= config.bin %> devnet logs', '<%= config.bin %> devnet logs beacon --follow', '<%= config.bin %> devnet logs validator-2 --lines 200'];
   static override args = {
-    process: Args.string({ description: 'execution, beacon, validator-K, node (single-process) or supervisor' }),
+    process: Args.string({ description: 'execution, beacon, execution-I or beacon-I (node I), validator-K, node (single-process) or supervisor' }),
   };
   static override flags = {
     dir: Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' }),

@@ -2,10 +2,11 @@ import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../cli/base.js';
 import { formatAmount } from '../../cli/format.js';
 import { currentDevnetDir } from '../../devnet/manifest.js';
-import { type DevnetStatus, devnetStatus } from '../../devnet/status.js';
+import { type DevnetStatus, type NodeStatusView, devnetStatus } from '../../devnet/status.js';
+import { nodeStatusText } from '../../devnet/dashboard-format.js';
 
 export default class DevnetStatusCommand extends SvcCommand {
-  static override summary = 'Health of each devnet process, head, finalised epoch, mempool and validators';
+  static override summary = 'Health of each devnet process, each node\'s head, peers and finalised epoch, mempool and validators';
   static override description = 'Exits 0 when the devnet is running and healthy, 1 otherwise (the report still prints).';
   static override examples = ['<%= config.bin %> devnet status', '<%= config.bin %> devnet status --json'];
   static override flags = {
@@ -21,10 +22,16 @@ export default class DevnetStatusCommand extends SvcCommand {
     if (s.head) this.say(`Head           slot ${s.head.slot}, block ${s.head.index} ${s.head.root}`);
     if (s.finalized_epoch !== null) this.say(`Finality       justified epoch ${s.justified_epoch}, finalised epoch ${s.finalized_epoch} (execution block ${s.finalized_block ?? '?'})`);
     if (s.mempool) this.say(`Mempool        ${s.mempool.size} (${s.mempool.pending} pending, ${s.mempool.queued} queued)`);
+    if (s.nodes.length > 1) for (const n of s.nodes) this.say(nodeLine(n));
     this.say(`Endpoints      execution ${s.endpoints.execution}, JSON-RPC ${s.endpoints.rpc}, beacon ${s.endpoints.beacon}`);
     for (const v of s.validators) this.say(`  validator ${v.index} ${v.address}  ${v.balance === null ? 'balance unknown' : formatAmount(v.balance)}`);
     for (const p of s.problems) this.say(`Problem: ${p}`);
     if (!s.healthy) process.exitCode = 1;
     return s;
   }
+}
+
+/** One node's line: role, head, finality and peers. */
+function nodeLine(n: NodeStatusView): string {
+  return `  ${`node ${n.index}`.padEnd(14)} ${nodeStatusText(n)}`;
 }

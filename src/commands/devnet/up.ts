@@ -9,20 +9,23 @@ import { DevnetError, defaultDevnetDir, pidAlive, readManifest } from '../../dev
 import { type DevnetEvent, Observer } from '../../devnet/observer.js';
 import { type StartedEvent, startedEvent, startedLines } from '../../devnet/summary.js';
 import { LIGHT_PROCESS_FLAGS, RUN_JS } from '../../devnet/supervisor.js';
+import { MAX_DEVNET_NODES } from '../../devnet/topology.js';
 
 /** How long `--detach` waits for the network to come up. */
 const DETACH_TIMEOUT_MS = 180_000;
 
 export default class DevnetUp extends SvcCommand {
-  static override summary = 'Start (or resume) a local N-validator devnet: execution, beacon and one process per validator';
+  static override summary = 'Start (or resume) a local N-validator devnet: K producing nodes (execution + beacon), F read-only followers, one process per validator, connected over libp2p';
   static override description = [
     'Generates a devnet genesis from the public dev mnemonic (prefunded accounts, faucet, validator keys), bearer token and ports, writes DIR/devnet.json, starts every layer and waits until each is healthy. Other svc commands then target this devnet without URL flags.',
     'In a terminal it shows a live dashboard; without one, or with --json, it prints one JSON event per line (started, block, finalized, error, stopped). Ctrl-C or SIGTERM stops every process cleanly. --detach returns once the network is up and leaves it running (stop it with svc devnet down).',
+    'With --nodes K the validators are spread round-robin over K producing nodes (validator i on node i mod K); --followers F adds read-only nodes. Every node knows the others\' peer ids in advance (written to devnet.json) and dials them as bootnodes.',
     'Running up on a directory that holds a devnet resumes that chain where it stopped; --fresh deletes it and starts over. A process that crashes is reported and restarted once.',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> devnet up --validators 4',
     '<%= config.bin %> devnet up --validators 4 --detach --json',
+    '<%= config.bin %> devnet up --validators 4 --nodes 2 --followers 1',
     '<%= config.bin %> devnet up --validators 16 --slot-time 1 --single-process --dir ./net',
   ];
   static override flags = {
@@ -31,7 +34,10 @@ export default class DevnetUp extends SvcCommand {
     'slot-time': Flags.integer({ description: 'seconds per slot (new chain; default 2)', min: 1, max: 3600 }),
     'slots-per-epoch': Flags.integer({ description: 'slots per epoch (new chain; default 4)', min: 1, max: 1024 }),
     accounts: Flags.integer({ description: 'prefunded accounts (new chain)', default: 10, min: 0, max: 1000 }),
-    'single-process': Flags.boolean({ description: 'run every layer in one process (svc node all)' }),
+    nodes: Flags.integer({ description: 'producing nodes (execution + beacon), validators spread round-robin across them (default 1, or the resumed devnet\'s)', min: 1, max: MAX_DEVNET_NODES }),
+    followers: Flags.integer({ description: 'read-only nodes (execution + beacon, no validators) following the chain over P2P (default 0, or the resumed devnet\'s)', min: 0, max: MAX_DEVNET_NODES }),
+    p2p: Flags.boolean({ description: 'run libp2p hosts on every node (--no-p2p: one node alone, as before P2P)', default: true, allowNo: true }),
+    'single-process': Flags.boolean({ description: 'run every layer in one process (svc node all; one node only)' }),
     fresh: Flags.boolean({ description: 'delete the devnet in DIR and start a new chain' }),
     detach: Flags.boolean({ description: 'return once the network is up; leave it running in the background' }),
     'kdf-memory': Flags.integer({ description: `Argon2id memory in KiB of the devnet keystores (new chain; default ${DEVNET_KDF_MEMORY_KIB}: the keys and password are public)`, min: 64, max: 4 * 1024 * 1024, helpGroup: 'ADVANCED' }),
@@ -46,6 +52,9 @@ export default class DevnetUp extends SvcCommand {
       if (flags['slot-time'] !== undefined) args.push('--slot-time', String(flags['slot-time']));
       if (flags['slots-per-epoch'] !== undefined) args.push('--slots-per-epoch', String(flags['slots-per-epoch']));
       if (flags['kdf-memory'] !== undefined) args.push('--kdf-memory', String(flags['kdf-memory']));
+      if (flags.nodes !== undefined) args.push('--nodes', String(flags.nodes));
+      if (flags.followers !== undefined) args.push('--followers', String(flags.followers));
+      if (!flags.p2p) args.push('--no-p2p');
       if (flags['single-process']) args.push('--single-process');
       if (flags.fresh) args.push('--fresh');
       return this.detach(dir, args);
@@ -57,6 +66,9 @@ export default class DevnetUp extends SvcCommand {
       accounts: flags.accounts,
       slotSeconds: flags['slot-time'],
       slotsPerEpoch: flags['slots-per-epoch'],
+      nodes: flags.nodes,
+      followers: flags.followers,
+      p2p: flags.p2p,
       singleProcess: flags['single-process'] === true,
       fresh: flags.fresh === true,
       kdfMemoryKib: flags['kdf-memory'] ?? DEVNET_KDF_MEMORY_KIB,

@@ -1,0 +1,214 @@
+/**
+ * What a devnet runs, before anything runs: the node counts `up` accepts, each node's ports, P2P
+ * identities and bootnodes (its manifest entry), and the processes with their flags in start
+ * order. lifecycle.ts writes the result into the manifest and hands the processes to the
+ * supervisor.
+ */
+import type { Genesis } from '../core/genesis/genesis.js';
+import { genesisHash } from '../core/genesis/genesis.js';
+import { writePeerKeyFromSeed } from '../node/p2p/identity.js';
+import { type DevnetLayout, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, validatorDataDir } from './layout.js';
+import { type DevnetManifest, type ManifestKey, type ManifestNode, DevnetError } from './manifest.js';
+import { choosePorts } from './ports.js';
+import { LIGHT_PROCESS_FLAGS, type ProcessSpec } from './supervisor.js';
+import { type NodePorts, P2P_LISTEN_HOST, bootnodesOf, loopbackMultiaddr, peerKeySeed, preferredNodePorts, validatorsByNode } from './topology.js';
+
+/** First validator metrics port tried (validator K tries this + K). */
+const PREFERRED_VALIDATOR_METRICS = 8547;
+
+/** The flags of `up` that shape the network. */
+export interface ShapeOptions {
+  /** Producing nodes; default 1, or the resumed devnet's. */
+  nodes?: number;
+  /** Read-only nodes; default 0, or the resumed devnet's. */
+  followers?: number;
+  /** Run libp2p hosts (default true). */
+  p2p?: boolean;
+  singleProcess: boolean;
+}
+
+/** How many nodes of each kind, and whether they talk P2P. */
+export interface DevnetShape {
+  producers: number;
+  followers: number;
+  p2p: boolean;
+}
+
+/**
+ * The node counts of this `up`: the flags, else the resumed devnet's, else one producer and no
+ * follower. Refuses combinations that cannot run: several nodes without P2P (they could not find
+ * each other), or several in single-process mode (`svc node all` runs every validator of the chain).
+ */
+export function devnetShape(o: ShapeOptions, previous?: Pick<DevnetManifest, 'nodes' | 'p2p'>): DevnetShape {
+  const producers = o.nodes ?? previous?.nodes.filter((n) => n.role === 'producer').length ?? 1;
+  const followers = o.followers ?? previous?.nodes.filter((n) => n.role === 'follower').length ?? 0;
+  const p2p = o.p2p ?? true;
+  if (producers < 1) throw new DevnetError('USAGE', `--nodes must be at least 1, got ${producers}`, 400);
+  if (followers < 0) throw new DevnetError('USAGE', `--followers must be at least 0, got ${followers}`, 400);
+  const many = producers + followers > 1;
+  if (many && !p2p) throw new DevnetError('USAGE', `--no-p2p runs one node alone; ${producers} node(s) and ${followers} follower(s) need P2P to find each other`, 400);
+  if (many && o.singleProcess) throw new DevnetError('USAGE', '--single-process runs one node (svc node all); use one process per layer for --nodes above 1 or --followers', 400);
+  return { producers, followers, p2p };
+}
+
+/**
+ * Ports of every node (previous run's first, else the preferred ones; each replaced by a free
+ * port when taken), then the validators' metrics ports.
+ */
+export async function allocatePorts(previous: DevnetManifest | undefined, count: number, validators: number, p2p: boolean, singleProcess: boolean): Promise<{ nodes: NodePorts[]; validatorMetrics: number[] }> {
+  const wanted: number[] = [];
+  const perNode = p2p ? 5 : 3;
+  for (let i = 0; i < count; i++) {
+    const pref = preferredNodePorts(i);
+    const was = previous?.nodes[i];
+    wanted.push(was?.ports.rest ?? pref.rest, was?.ports.rpc ?? pref.rpc, was?.ports.beacon ?? pref.beacon);
+    if (p2p) wanted.push(was?.p2p?.beacon.port ?? pref.beaconP2p, was?.p2p?.execution.port ?? pref.executionP2p);
+  }
+  if (!singleProcess) for (let v = 0; v < validators; v++) wanted.push(previous?.ports.validator_metrics[v] ?? PREFERRED_VALIDATOR_METRICS + v);
+  const chosen = await choosePorts(wanted);
+  const nodes = Array.from({ length: count }, (_, i): NodePorts => {
+    const [rest, rpc, beacon, beaconP2p, executionP2p] = chosen.slice(i * perNode, i * perNode + perNode);
+    // Without P2P the P2P ports are never used; 0 marks them so.
+    return { rest: rest!, rpc: rpc!, beacon: beacon!, beaconP2p: beaconP2p ?? 0, executionP2p: executionP2p ?? 0 };
+  });
+  return { nodes, validatorMetrics: chosen.slice(count * perNode) };
+}
+
+/**
+ * The manifest entry of every node. With P2P, each host's key is written into its data
+ * directory from a seed of the genesis hash, node and layer before anything starts, so the
+ * peer ids (and with them every node's bootnode list) are known in advance and stable across
+ * resumes.
+ */
+export async function describeNodes(layout: DevnetLayout, g: Genesis, ports: NodePorts[], shape: DevnetShape): Promise<ManifestNode[]> {
+  const byNode = validatorsByNode(g.validators.map((v) => v.index), shape.producers);
+  const hash = genesisHash(g);
+  const ids: Array<{ execution: string; beacon: string } | null> = [];
+  for (let i = 0; i < ports.length; i++) {
+    if (!shape.p2p) {
+      ids.push(null);
+      continue;
+    }
+    const dirs = nodeDataDirs(layout, i);
+    ids.push({
+      execution: await writePeerKeyFromSeed(dirs.execution, peerKeySeed(hash, i, 'execution')),
+      beacon: await writePeerKeyFromSeed(dirs.beacon, peerKeySeed(hash, i, 'beacon')),
+    });
+  }
+  const addrs = (layer: 'execution' | 'beacon') => ports.map((p, i) => loopbackMultiaddr(layer === 'beacon' ? p.beaconP2p : p.executionP2p, ids[i]?.[layer] ?? ''));
+  const execAddrs = addrs('execution');
+  const beaconAddrs = addrs('beacon');
+  return ports.map((p, i): ManifestNode => {
+    const producer = i < shape.producers;
+    const id = ids[i];
+    return {
+      index: i,
+      role: producer ? 'producer' : 'follower',
+      processes: nodeProcessNames(i),
+      endpoints: { execution: `http://127.0.0.1:${p.rest}`, rpc: `http://127.0.0.1:${p.rpc}`, beacon: `http://127.0.0.1:${p.beacon}`, ws: `ws://127.0.0.1:${p.beacon}/ws` },
+      ports: { rest: p.rest, rpc: p.rpc, beacon: p.beacon },
+      p2p: id
+        ? {
+            execution: { port: p.executionP2p, peer_id: id.execution, multiaddr: execAddrs[i]!, bootnodes: bootnodesOf(i, execAddrs) },
+            beacon: { port: p.beaconP2p, peer_id: id.beacon, multiaddr: beaconAddrs[i]!, bootnodes: bootnodesOf(i, beaconAddrs) },
+          }
+        : null,
+      validators: producer ? byNode[i]! : [],
+      validator_token_file: producer ? nodeTokenPath(layout, i) : null,
+      data_dirs: nodeDataDirs(layout, i),
+    };
+  });
+}
+
+/** The P2P flags of one layer's process (`--no-p2p` when the devnet runs without). */
+function p2pArgs(node: ManifestNode, layer: 'execution' | 'beacon'): string[] {
+  const peer = node.p2p?.[layer];
+  if (!peer) return ['--no-p2p'];
+  const args = ['--p2p-host', P2P_LISTEN_HOST, '--p2p-port', String(peer.port)];
+  if (peer.bootnodes.length > 0) args.push('--bootnodes', peer.bootnodes.join(','));
+  return args;
+}
+
+/** One process per layer and validator, in start groups. */
+export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: ManifestNode[], validators: ManifestKey[], metricsPorts: number[]): ProcessSpec[][] {
+  const executions: ProcessSpec[] = [];
+  const beacons: ProcessSpec[][] = [];
+  for (const node of nodes) {
+    const execUrl = node.endpoints.execution;
+    const names = node.processes;
+    executions.push({
+      name: names.execution,
+      // One verifier thread: a devnet's load is a few transactions per slot, and each thread is a
+      // V8 isolate with its own WebAssembly instance (~10 MB resident).
+      args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', node.data_dirs.execution, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc), '--verifier-threads', '1', ...p2pArgs(node, 'execution')],
+      log: logPath(layout, names.execution),
+      dataDir: node.data_dirs.execution,
+      port: node.ports.rest,
+      healthUrls: [`${execUrl}/health`],
+    });
+    const token = node.validator_token_file ? ['--validator-token-file', node.validator_token_file] : [];
+    const beacon: ProcessSpec = {
+      name: names.beacon,
+      stopRank: 1,
+      nodeFlags: LIGHT_PROCESS_FLAGS,
+      args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', node.data_dirs.beacon, '--port', String(node.ports.beacon), '--execution-url', execUrl, ...token, ...p2pArgs(node, 'beacon')],
+      log: logPath(layout, names.beacon),
+      dataDir: node.data_dirs.beacon,
+      port: node.ports.beacon,
+      healthUrls: [`${node.endpoints.beacon}/beacon/v1/node/health`],
+    };
+    const vals = node.validators.map((index): ProcessSpec => {
+      const v = validators[index]!;
+      const metrics = metricsPorts[index]!;
+      const dataDir = validatorDataDir(layout, g.validators[index]!.address);
+      return {
+        name: `validator-${v.index}`,
+        stopRank: 2,
+        nodeFlags: LIGHT_PROCESS_FLAGS,
+        args: ['node', 'validator', '--keystore', v.wallet, '--genesis', layout.genesis, '--beacon-url', node.endpoints.beacon, '--execution-url', execUrl, '--token-file', node.validator_token_file!, '--data-dir', dataDir, '--metrics-port', String(metrics)],
+        log: logPath(layout, `validator-${v.index}`),
+        dataDir,
+        port: metrics,
+        healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
+      };
+    });
+    beacons.push([beacon, ...vals]);
+  }
+  return startGroups(nodes, executions, beacons);
+}
+
+/**
+ * Start order. Execution goes first, alone: on two cores, starting all at once made every
+ * process (and the first block) later. Each beacon starts once its execution is healthy, with
+ * its validators rather than after them: their start-up (oclif, key, RANDAO chain) is the
+ * slowest, and they retry the beacon until it answers. Node 0 first (everyone's bootnode), the
+ * other producers' executions alongside node 0's beacon, followers last.
+ */
+export function startGroups<T>(nodes: ReadonlyArray<Pick<ManifestNode, 'role'>>, executions: T[], beacons: T[][]): T[][] {
+  const producers = nodes.map((n, i) => (n.role === 'producer' ? i : -1)).filter((i) => i > 0);
+  const followers = nodes.map((n, i) => (n.role === 'follower' ? i : -1)).filter((i) => i > 0);
+  const groups: T[][] = [
+    [executions[0]!],
+    [...beacons[0]!, ...producers.map((i) => executions[i]!)],
+    [...producers.flatMap((i) => beacons[i]!), ...followers.map((i) => executions[i]!)],
+    followers.flatMap((i) => beacons[i]!),
+  ];
+  return groups.filter((g) => g.length > 0);
+}
+
+/** One `svc node all` for the single node. */
+export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode): ProcessSpec[][] {
+  const p2p = node.p2p ? ['--p2p-port', String(node.p2p.beacon.port), '--execution-p2p-port', String(node.p2p.execution.port)] : ['--no-p2p'];
+  return [
+    [
+      {
+        name: 'node',
+        args: ['node', 'all', '--genesis', layout.genesis, '--data-dir', layout.data, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc), '--beacon-port', String(node.ports.beacon), ...p2p],
+        log: logPath(layout, 'node'),
+        dataDir: layout.data,
+        port: node.ports.beacon,
+        healthUrls: [`${node.endpoints.execution}/health`, `${node.endpoints.beacon}/beacon/v1/node/health`],
+      },
+    ],
+  ];
+}
