@@ -12,7 +12,7 @@ import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
-import { checkInclusion, InclusionError, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
+import { checkInclusion, InclusionError, type InclusionReason, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
 import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
@@ -29,6 +29,16 @@ import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJ
 
 /** A proposal or attestation the beacon refuses; `code` names the rule. */
 export class BeaconError extends SvcError {}
+
+/** A block whose included attestations break an inclusion rule (code INVALID_ATTESTATION); `reason` names the rule. */
+export class IncludedAttestationError extends BeaconError {
+  constructor(readonly reason: InclusionReason, message: string) {
+    super('INVALID_ATTESTATION', message, 400);
+  }
+}
+
+/** Inclusion faults judged against this node's copy of the registry: the block may be valid on the sender's branch. */
+const REGISTRY_DEPENDENT: ReadonlySet<InclusionReason> = new Set(['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR']);
 
 /** What the beacon keeps per block. */
 export interface BeaconBlockRecord {
@@ -353,7 +363,7 @@ export class BeaconChain {
     try {
       checkInclusion(block.attestations, this.inclusionView(parent.root, slot));
     } catch (err) {
-      if (err instanceof InclusionError) throw new BeaconError('INVALID_ATTESTATION', err.message, 400);
+      if (err instanceof InclusionError) throw new IncludedAttestationError(err.reason, err.message);
       throw err;
     }
     const json = blockToJson(block);
@@ -462,6 +472,7 @@ export class BeaconChain {
       if (err.code === 'UNKNOWN_PARENT') return { status: 'unknown_parent', block_hash: hash, parent: toHex(block.header.parentHash) };
       // Too early, or a local problem (execution unreachable or on another chain): not the sender's fault.
       if (err.code === 'FUTURE_SLOT' || err.status >= 500 || err instanceof WrongChainError) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
+      if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
       return { status: 'invalid', block_hash: hash, code: err.code, reason: err.message };
     }
   }
