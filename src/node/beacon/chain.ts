@@ -12,7 +12,7 @@ import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
-import { checkInclusion, InclusionError, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
+import { checkInclusion, InclusionError, type InclusionReason, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
 import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
@@ -29,6 +29,16 @@ import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJ
 
 /** A proposal or attestation the beacon refuses; `code` names the rule. */
 export class BeaconError extends SvcError {}
+
+/** A block whose included attestations break an inclusion rule (code INVALID_ATTESTATION); `reason` names the rule. */
+export class IncludedAttestationError extends BeaconError {
+  constructor(readonly reason: InclusionReason, message: string) {
+    super('INVALID_ATTESTATION', message, 400);
+  }
+}
+
+/** Inclusion faults judged against this node's copy of the registry: the block may be valid on the sender's branch. */
+const REGISTRY_DEPENDENT: ReadonlySet<InclusionReason> = new Set(['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR']);
 
 /** What the beacon keeps per block. */
 export interface BeaconBlockRecord {
@@ -154,9 +164,10 @@ export class BeaconChain {
     return chain;
   }
 
-  // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
-  // acceptance order, so their fork-choice votes survive a crash (and a proposer can still include them). The journal is
-  // small (one slot's worth at most, see writeWithSnapshot), so this is cheap at any chain length.
+  // The journal holds every acknowledged attestation that can still be included: re-applied in
+  // acceptance order, those after the last snapshot get their fork-choice votes back, and all go
+  // back into the proposer's pool. It holds two epochs' votes at most (see writeWithSnapshot), so
+  // this is cheap at any chain length.
   private async replayJournal(): Promise<void> {
     const entries = await this.journal.load();
     let applied = 0;
@@ -179,11 +190,11 @@ export class BeaconChain {
   }
 
   /**
-   * Writes `batch` with the fork-choice store, retiring the attestation journal in the same
-   * atomic write: the snapshot now holds what the journal entries recorded.
+   * Writes `batch` with the fork-choice store, retiring in the same atomic write the journal
+   * entries no block can include any more (target epoch + 1 < current epoch, as the pool drops them).
    */
   private writeWithSnapshot(batch: WriteBatch): Promise<void> {
-    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()));
+    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()), epochOfSlot(this.genesis, this.currentSlot()) - 1);
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -352,7 +363,7 @@ export class BeaconChain {
     try {
       checkInclusion(block.attestations, this.inclusionView(parent.root, slot));
     } catch (err) {
-      if (err instanceof InclusionError) throw new BeaconError('INVALID_ATTESTATION', err.message, 400);
+      if (err instanceof InclusionError) throw new IncludedAttestationError(err.reason, err.message);
       throw err;
     }
     const json = blockToJson(block);
@@ -461,6 +472,7 @@ export class BeaconChain {
       if (err.code === 'UNKNOWN_PARENT') return { status: 'unknown_parent', block_hash: hash, parent: toHex(block.header.parentHash) };
       // Too early, or a local problem (execution unreachable or on another chain): not the sender's fault.
       if (err.code === 'FUTURE_SLOT' || err.status >= 500 || err instanceof WrongChainError) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
+      if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
       return { status: 'invalid', block_hash: hash, code: err.code, reason: err.message };
     }
   }

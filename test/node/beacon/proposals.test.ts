@@ -418,6 +418,15 @@ proposals('importBlock (gossip and sync): accepted, duplicate, unknown parent, i
   const future = await buildProposal(h, { slot: far, randaoReveal: good.reveal });
   const ignored = await chain.importBlock(future.block, 'sync');
   assert.is(ignored.status === 'ignored' && ignored.code, 'FUTURE_SLOT');
+  // Included votes: an unknown validator may be known on the sender's branch (ignored); a fault of the vote itself (here a
+  // forged vote for a target epoch out of the window) is not (invalid).
+  const stranger = signAttestation(1, { slot: 0, beaconBlockRoot: new Uint8Array(32), source: { epoch: 0, root: new Uint8Array(32) }, target: { epoch: 0, root: new Uint8Array(32) } }, h.validators[1]!.mldsa, h.genesis.chain_id);
+  const unknown = await buildProposal(h, { slot, attestations: [{ ...stranger, validatorIndex: 9 }] });
+  const ign = await chain.importBlock(unknown.block, 'gossip');
+  assert.is(ign.status === 'ignored' && ign.code, 'INVALID_ATTESTATION');
+  const badSig = await buildProposal(h, { slot, attestations: [{ ...stranger, validatorIndex: 0 }] });
+  const inv = await chain.importBlock(badSig.block, 'gossip');
+  assert.is(inv.status === 'invalid' && inv.code, 'INVALID_ATTESTATION');
   const accepted = await chain.importBlock(good.block, 'sync');
   assert.equal(accepted, { status: 'accepted', block_hash: hash, slot, index: good.block.header.index, state_root: accepted.status === 'accepted' ? accepted.state_root : '' });
   assert.equal(await chain.importBlock(good.block, 'gossip'), { status: 'duplicate', block_hash: hash });
