@@ -37,9 +37,6 @@ export class IncludedAttestationError extends BeaconError {
   }
 }
 
-/** Inclusion faults judged against this node's copy of the registry: the block may be valid on the sender's branch. */
-const REGISTRY_DEPENDENT: ReadonlySet<InclusionReason> = new Set(['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR']);
-
 /** What the beacon keeps per block. */
 export interface BeaconBlockRecord {
   root: string;
@@ -55,20 +52,6 @@ export interface BeaconBlockRecord {
   /** [validator index, target epoch] of each attestation the block includes (absent: none). */
   included?: Array<[number, number]>;
 }
-
-/** What importing a block from any source came to (H3's gossip and sync map it to accept/ignore/reject). */
-export type BlockImportOutcome =
-  | { status: 'accepted'; block_hash: string; slot: number; index: number; state_root: string }
-  | { status: 'duplicate'; block_hash: string }
-  /** Its parent is not held: fetch the parent, then retry. */
-  | { status: 'unknown_parent'; block_hash: string; parent: string }
-  /** Not the block's fault (from a future slot, or execution unreachable): neither kept nor held against the sender. */
-  | { status: 'ignored'; block_hash: string; code: string; reason: string }
-  /** Breaks a rule: the sender should be penalised. */
-  | { status: 'invalid'; block_hash: string; code: string; reason: string };
-
-/** Where a block came from. */
-export type BlockSource = 'api' | 'gossip' | 'sync';
 
 /** Attestations the pool keeps for proposers (two epochs of 1,024 validators fit). */
 export const ATTESTATION_POOL_MAX = 4 * MAX_BLOCK_ATTESTATIONS;
@@ -455,26 +438,6 @@ export class BeaconChain {
         }
         return { status };
       });
-  }
-
-  /**
-   * Imports a decoded block from any source through the same checks as a proposal (the API's
-   * path), answering with an outcome instead of throwing, for gossip and sync to act on.
-   */
-  async importBlock(block: Block, _source: BlockSource): Promise<BlockImportOutcome> {
-    const hash = toHex(blockHash(block.header));
-    try {
-      const r = await this.propose(block);
-      if (r.already_known) return { status: 'duplicate', block_hash: hash };
-      return { status: 'accepted', block_hash: hash, slot: r.slot, index: r.index, state_root: r.state_root };
-    } catch (err) {
-      if (!(err instanceof SvcError)) throw err;
-      if (err.code === 'UNKNOWN_PARENT') return { status: 'unknown_parent', block_hash: hash, parent: toHex(block.header.parentHash) };
-      // Too early, or a local problem (execution unreachable or on another chain): not the sender's fault.
-      if (err.code === 'FUTURE_SLOT' || err.status >= 500 || err instanceof WrongChainError) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
-      if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
-      return { status: 'invalid', block_hash: hash, code: err.code, reason: err.message };
-    }
   }
 
   /** Attestations a proposer at `slot` (on the head's branch) may include, at most MAX_BLOCK_ATTESTATIONS. */

@@ -21,6 +21,7 @@ import { attestationFromJson, attestationToJson, signAttestation, type Attestati
 import { type Block, blockFromJson, blockHash, blockToJson, headerSigningHash, signBlock, signedHeaderOf } from '../../../src/core/types/block.js';
 import { signStandardTx, type StandardTx } from '../../../src/core/types/transaction.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
+import { classifyImportError } from '../../../src/node/beacon/sync/verdict.js';
 import { silentLogger } from '../../../src/util/log.js';
 import type { WalletKeys } from '../../../src/wallet/derivation.js';
 import { flipByte } from '../../helpers/assert.js';
@@ -402,34 +403,37 @@ proposals('included attestations: the pool offers received votes, a block includ
   assert.match(await refuse(h, repeat.block, 'INVALID_ATTESTATION'), /ALREADY_INCLUDED/);
 });
 
-proposals('importBlock (gossip and sync): accepted, duplicate, unknown parent, ignored from the future, invalid with its code', async (ctx) => {
+proposals('a block from a peer: accepted, duplicate, unknown parent, future and registry-dependent faults benign, invalid with its code (sync/verdict.ts)', async (ctx) => {
   const h = harness(ctx);
   const chain = h.beacon.chain;
+  // What gossip and range sync do with a peer's block: propose it, classify a refusal.
+  const fromPeer = async (block: Block) => {
+    try {
+      const r = await chain.propose(block);
+      return r.already_known ? 'duplicate' : 'accepted';
+    } catch (err) {
+      return classifyImportError(err);
+    }
+  };
   const slot = await nextSlot(h);
   const good = await buildProposal(h, { slot });
   const hash = toHex(blockHash(good.block.header));
   const orphan = await buildProposal(h, { slot, parentHash: new Uint8Array(32).fill(0x42) });
-  assert.equal(await chain.importBlock(orphan.block, 'gossip'), { status: 'unknown_parent', block_hash: toHex(blockHash(orphan.block.header)), parent: '0x' + '42'.repeat(32) });
+  assert.equal(await fromPeer(orphan.block), { kind: 'unknown_parent', reason: 'UNKNOWN_PARENT' });
   const forged = { ...good.block, signature: flipByte(good.block.signature, 9) };
-  const invalid = await chain.importBlock(forged, 'gossip');
-  assert.is(invalid.status, 'invalid');
-  assert.is(invalid.status === 'invalid' && invalid.code, 'INVALID_BLOCK_SIGNATURE');
+  assert.equal(await fromPeer(forged), { kind: 'invalid', reason: 'INVALID_BLOCK_SIGNATURE' });
   const far = currentSlot(h) + 2;
   const future = await buildProposal(h, { slot: far, randaoReveal: good.reveal });
-  const ignored = await chain.importBlock(future.block, 'sync');
-  assert.is(ignored.status === 'ignored' && ignored.code, 'FUTURE_SLOT');
-  // Included votes: an unknown validator may be known on the sender's branch (ignored); a fault of the vote itself (here a
-  // forged vote for a target epoch out of the window) is not (invalid).
+  assert.equal(await fromPeer(future.block), { kind: 'future', reason: 'FUTURE_SLOT' });
+  // Included votes: an unknown validator may be known on the sender's branch (benign); a fault of the vote itself (here a
+  // forged signature) is not (invalid).
   const stranger = signAttestation(1, { slot: 0, beaconBlockRoot: new Uint8Array(32), source: { epoch: 0, root: new Uint8Array(32) }, target: { epoch: 0, root: new Uint8Array(32) } }, h.validators[1]!.mldsa, h.genesis.chain_id);
   const unknown = await buildProposal(h, { slot, attestations: [{ ...stranger, validatorIndex: 9 }] });
-  const ign = await chain.importBlock(unknown.block, 'gossip');
-  assert.is(ign.status === 'ignored' && ign.code, 'INVALID_ATTESTATION');
+  assert.equal(await fromPeer(unknown.block), { kind: 'local', reason: 'INVALID_ATTESTATION' });
   const badSig = await buildProposal(h, { slot, attestations: [{ ...stranger, validatorIndex: 0 }] });
-  const inv = await chain.importBlock(badSig.block, 'gossip');
-  assert.is(inv.status === 'invalid' && inv.code, 'INVALID_ATTESTATION');
-  const accepted = await chain.importBlock(good.block, 'sync');
-  assert.equal(accepted, { status: 'accepted', block_hash: hash, slot, index: good.block.header.index, state_root: accepted.status === 'accepted' ? accepted.state_root : '' });
-  assert.equal(await chain.importBlock(good.block, 'gossip'), { status: 'duplicate', block_hash: hash });
+  assert.equal(await fromPeer(badSig.block), { kind: 'invalid', reason: 'INVALID_ATTESTATION' });
+  assert.is(await fromPeer(good.block), 'accepted');
+  assert.is(await fromPeer(good.block), 'duplicate');
   assert.is((await beaconHead(h)).root, hash);
 });
 

@@ -3,7 +3,9 @@
  * into a GossipVerdict, range sync into "penalise and disconnect", "go back to the finalised
  * checkpoint" or "stop for now". Decided on machine codes and statuses, never on messages.
  */
+import type { InclusionReason } from '../../../core/consensus/inclusion.js';
 import { SvcError, WrongChainError } from '../../../core/errors.js';
+import { IncludedAttestationError } from '../chain.js';
 
 /**
  * unknown_parent / unknown_block: we lack an ancestor (fetch it); future: not yet valid;
@@ -38,10 +40,14 @@ const BENIGN: Record<string, ImportFaultKind> = {
   WRONG_VRF_SEED: 'local',
 };
 
+/** Included votes judged against this node's copy of the registry: the block may be valid on the sender's branch. */
+const REGISTRY_DEPENDENT: ReadonlySet<InclusionReason> = new Set(['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR']);
+
 /** Classifies an error thrown by the chain while importing a block or attestation from a peer. */
 export function classifyImportError(err: unknown): ImportFault {
   if (!(err instanceof SvcError)) return { kind: 'local', reason: 'INTERNAL' };
   if (err instanceof WrongChainError) return { kind: 'local', reason: err.code };
+  if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { kind: 'local', reason: err.code };
   const benign = BENIGN[err.code];
   if (benign) return { kind: benign, reason: err.code };
   // 5xx: execution unreachable or our storage failing; the sender did nothing wrong.
