@@ -15,7 +15,7 @@ export function assertAbsent(paths: readonly string[]): void {
  * Writes `contents` to `path` atomically (mode 0600 unless given): a temporary file in the same directory,
  * fsync, then rename. An existing file is kept unless `force`.
  */
-export async function writeFileAtomic(path: string, contents: string, opts: { force?: boolean; mode?: number } = {}): Promise<void> {
+export async function writeFileAtomic(path: string, contents: string | Uint8Array, opts: { force?: boolean; mode?: number } = {}): Promise<void> {
   if (!opts.force) assertAbsent([path]);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);

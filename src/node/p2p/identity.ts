@@ -1,0 +1,72 @@
+/**
+ * The node's libp2p identity: an Ed25519 key persisted in `<dataDir>/p2p/peer-key` (protobuf-marshalled,
+ * mode 0600), so a node keeps its peer id across restarts and the devnet can know bootnode peer ids
+ * before starting the nodes. Peer ids stay classical: every payload that matters carries its own
+ * ML-DSA-65 signature (DECISIONS.md, P2P).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generateKeyPair, generateKeyPairFromSeed, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
+import type { PrivateKey } from '@libp2p/interface';
+import { SvcError } from '../../core/errors.js';
+import { writeFileAtomic } from '../../util/fs.js';
+
+/** Path of the peer key inside a data directory. */
+export function peerKeyPath(dataDir: string): string {
+  return join(dataDir, 'p2p', 'peer-key');
+}
+
+/** Ed25519 seed length accepted by `writePeerKeyFromSeed`. */
+export const PEER_KEY_SEED_BYTES = 32;
+
+async function readPeerKey(path: string): Promise<PrivateKey | undefined> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await readFile(path));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const key = privateKeyFromProtobuf(bytes);
+    if (key.type !== 'Ed25519') throw new Error(`key type ${key.type}`);
+    return key;
+  } catch (err) {
+    // A damaged identity must not be silently replaced: peers and bootnode lists know the old id.
+    throw new SvcError('P2P_PEER_KEY_INVALID', `${path} is not an Ed25519 libp2p private key (${(err as Error).message}); move it away to create a new identity`, 400, { cause: err });
+  }
+}
+
+/** Loads the persisted peer key, creating (durably) a fresh one on first start. */
+export async function loadOrCreatePeerKey(dataDir: string): Promise<PrivateKey> {
+  const path = peerKeyPath(dataDir);
+  const existing = await readPeerKey(path);
+  if (existing) return existing;
+  const key = await generateKeyPair('Ed25519');
+  try {
+    await writeFileAtomic(path, privateKeyToProtobuf(key), { mode: 0o600 });
+  } catch (err) {
+    // Another process created it first: its key is the identity, not ours.
+    if (err instanceof SvcError && err.code === 'FILE_EXISTS') {
+      const raced = await readPeerKey(path);
+      if (raced) return raced;
+    }
+    throw err;
+  }
+  return key;
+}
+
+/** Writes the peer key derived from a 32-byte seed (replacing any) and returns its peer id. */
+export async function writePeerKeyFromSeed(dataDir: string, seed: Uint8Array): Promise<string> {
+  if (seed.length !== PEER_KEY_SEED_BYTES) throw new SvcError('P2P_PEER_KEY_SEED', `peer key seed must be ${PEER_KEY_SEED_BYTES} bytes, got ${seed.length}`);
+  const key = await generateKeyPairFromSeed('Ed25519', seed);
+  await writeFileAtomic(peerKeyPath(dataDir), privateKeyToProtobuf(key), { force: true, mode: 0o600 });
+  return peerIdFromPrivateKey(key).toString();
+}
+
+/** The peer id of the key persisted in `dataDir`, or undefined when there is none yet. */
+export async function peerIdFromKeyFile(dataDir: string): Promise<string | undefined> {
+  const key = await readPeerKey(peerKeyPath(dataDir));
+  return key ? peerIdFromPrivateKey(key).toString() : undefined;
+}

@@ -1,0 +1,403 @@
+/**
+ * The libp2p host behind `P2pHost`: TCP, yamux, the hybrid Noise + ML-KEM-1024 encrypter (the only
+ * one), identify and gossipsub. Loaded by `host.ts` through a dynamic import, after the
+ * `Promise.withResolvers` polyfill is in place.
+ */
+import './polyfill.js';
+import { createLibp2p, type Libp2p } from 'libp2p';
+import { tcp } from '@libp2p/tcp';
+import { yamux } from '@libp2p/yamux';
+import { identify, type Identify } from '@libp2p/identify';
+import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import type { Connection, PeerId } from '@libp2p/interface';
+import { createServer } from 'node:net';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../util/log.js';
+import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TTL_MS, topicScoreParams, SCORE_THRESHOLDS, PENALTY_POINTS, DISCONNECT_POINTS, BAN_MS } from './gossip.js';
+import { HYBRID_NOISE_PROTOCOL, hybridNoise } from './hybrid-noise.js';
+import { loadOrCreatePeerKey } from './identity.js';
+import { P2pMetrics } from './metrics.js';
+import { exchange, MAX_INBOUND_STREAMS_PER_PEER, MAX_OUTBOUND_STREAMS_PER_PEER, RequestError, serveStream, type ReqRespContext } from './reqresp.js';
+import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, ProtocolLimits, RequestHandler, Topic, TopicOptions } from './types.js';
+
+/** SPEC Limits: a healthy node has 10 to 50 peers; libp2p prunes above this. */
+export const MAX_CONNECTIONS = 50;
+/** Largest gossipsub RPC decoded at all (a block at the gas cap fits); per-topic limits are tighter. */
+export const MAX_GOSSIP_RPC_BYTES = 16 * 1024 * 1024;
+/** First redial delay of a disconnected bootnode; doubles per failure up to the cap. */
+export const BOOTNODE_REDIAL_MS = 5_000;
+export const BOOTNODE_REDIAL_MAX_MS = 60_000;
+/** Deadline of one dial (TCP connect + hybrid handshake + muxer). */
+export const DIAL_TIMEOUT_MS = 10_000;
+/** Ban after an explicit `disconnect`, so the peer does not come straight back. */
+export const DISCONNECT_BAN_MS = 30_000;
+
+type Services = { identify: Identify; pubsub: GossipSub };
+
+interface Bootnode {
+  addr: Multiaddr;
+  peerId: string;
+  nextDialAt: number;
+  delayMs: number;
+  dialing: boolean;
+}
+
+/** Parses `--bootnodes` entries; each must name its peer id. */
+function parseBootnode(text: string): Bootnode {
+  let addr: Multiaddr;
+  try {
+    addr = multiaddr(text);
+  } catch (err) {
+    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, 400, { cause: err });
+  }
+  const p2p = addr.getComponents().find((c) => c.name === 'p2p');
+  if (!p2p?.value) throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
+  try {
+    peerIdFromString(p2p.value);
+  } catch (err) {
+    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
+  }
+  return { addr, peerId: p2p.value, nextDialAt: 0, delayMs: BOOTNODE_REDIAL_MS, dialing: false };
+}
+
+/**
+ * Fails with `P2P_PORT_IN_USE` if the TCP port cannot be bound. libp2p reports a busy port only inside
+ * an error message, so the port is probed first with the same address (nothing else listens on it
+ * between the probe closing and libp2p binding unless another process races for it).
+ */
+async function assertPortFree(layer: string, host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
+        reject(new SvcError('P2P_PORT_IN_USE', `${layer} P2P port ${port} on ${host} is already in use (choose another with --p2p-port${layer === 'execution' ? ' or --execution-p2p-port' : ''}, or run without P2P: --no-p2p)`, 409, { cause: err }));
+      } else reject(new SvcError('P2P_LISTEN_FAILED', `${layer} P2P cannot listen on ${host}:${port}: ${err.message}`, 400, { cause: err }));
+    });
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve()));
+  });
+}
+
+function hexToBytes(hex: string): Uint8Array {
+  const clean = hex.startsWith('0x') ? hex.slice(2) : hex;
+  if (!/^[0-9a-fA-F]{64}$/.test(clean)) throw new SvcError('P2P_BAD_GENESIS_HASH', `genesis hash must be 32 bytes of hex, got ${hex}`);
+  return new Uint8Array(Buffer.from(clean, 'hex'));
+}
+
+class Libp2pHost implements P2pHost {
+  readonly peerId: string;
+  private readonly metrics: P2pMetrics;
+  private readonly log: Logger;
+  private readonly seen = new SeenIds();
+  private readonly validationQueue = new FairQueue();
+  private readonly penalties = new PenaltyBook();
+  private readonly bans = new Map<string, number>();
+  private readonly agents = new Map<string, string>();
+  private readonly everConnected = new Set<string>();
+  private readonly connectListeners: Array<(peer: string) => void> = [];
+  private readonly topicLimits = new Map<string, number>();
+  private readonly bootnodes: Bootnode[];
+  private redialTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  node!: Libp2p<Services>;
+
+  constructor(
+    private readonly options: P2pOptions,
+    peerId: string,
+    metrics: P2pMetrics,
+    bootnodes: Bootnode[],
+  ) {
+    this.peerId = peerId;
+    this.metrics = metrics;
+    this.log = options.log;
+    this.bootnodes = bootnodes.filter((b) => b.peerId !== peerId);
+  }
+
+  private get reqCtx(): ReqRespContext {
+    return { metrics: this.metrics, log: this.log, penalise: (p, r) => this.penalise(p, r) };
+  }
+
+  /** Whether a peer is currently refused. */
+  isBanned(peer: string, now = Date.now()): boolean {
+    const until = this.bans.get(peer);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.bans.delete(peer);
+    this.penalties.clear(peer);
+    return false;
+  }
+
+  /** Wires libp2p events to metrics, listeners and the bootnode redial loop. */
+  attach(node: Libp2p<Services>): void {
+    this.node = node;
+    const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
+    node.addEventListener('connection:open', (evt) => {
+      refreshConnections();
+      const conn: Connection = evt.detail;
+      const peer = conn.remotePeer.toString();
+      if (!this.everConnected.has(peer)) {
+        if (this.everConnected.size < 100_000) this.everConnected.add(peer);
+        this.metrics.peerDiscovered(conn.direction);
+      }
+    });
+    node.addEventListener('connection:close', () => refreshConnections());
+    node.addEventListener('peer:identify', (evt) => {
+      if (evt.detail.agentVersion) this.agents.set(evt.detail.peerId.toString(), evt.detail.agentVersion);
+    });
+    node.addEventListener('peer:connect', (evt) => {
+      const peer = evt.detail.toString();
+      const boot = this.bootnodes.find((b) => b.peerId === peer);
+      if (boot) boot.delayMs = BOOTNODE_REDIAL_MS;
+      this.log.debug('p2p peer connected', { layer: this.options.layer, peer });
+      for (const listener of this.connectListeners) {
+        try {
+          listener(peer);
+        } catch (err) {
+          this.log.error('p2p peer-connected listener failed', { error: (err as Error).message });
+        }
+      }
+    });
+    node.addEventListener('peer:disconnect', (evt) => {
+      const peer = evt.detail.toString();
+      this.agents.delete(peer);
+      this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
+    });
+    this.redialTimer = setInterval(() => this.redialBootnodes(), 1000);
+    this.redialTimer.unref();
+    this.redialBootnodes();
+  }
+
+  private redialBootnodes(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    for (const boot of this.bootnodes) {
+      if (boot.dialing || boot.nextDialAt > now || this.isBanned(boot.peerId, now)) continue;
+      if (this.node.getConnections(peerIdFromString(boot.peerId)).length > 0) continue;
+      boot.dialing = true;
+      this.metrics.peerDiscovered('bootnode');
+      this.node
+        .dial(boot.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
+        .then(() => {
+          boot.delayMs = BOOTNODE_REDIAL_MS;
+          boot.nextDialAt = Date.now() + boot.delayMs;
+        })
+        .catch((err: unknown) => {
+          boot.nextDialAt = Date.now() + boot.delayMs;
+          this.log.debug('p2p bootnode dial failed', { layer: this.options.layer, bootnode: boot.addr.toString(), retryInMs: boot.delayMs, error: (err as Error).message });
+          boot.delayMs = Math.min(boot.delayMs * 2, BOOTNODE_REDIAL_MAX_MS);
+        })
+        .finally(() => {
+          boot.dialing = false;
+        });
+    }
+  }
+
+  /** Duplicate ledger and `received` count, run by gossipsub for every message before its own dedupe. */
+  observeIncoming(topic: string, data: Uint8Array): string {
+    const id = messageIdHex(gossipMessageId(data));
+    this.metrics.messageReceived(topic);
+    if (this.seen.observe(id)) this.metrics.messageIgnored(topic, 'duplicate');
+    return id;
+  }
+
+  multiaddrs(): string[] {
+    return this.node.getMultiaddrs().map((a) => a.toString());
+  }
+
+  subscribe(topic: Topic, validate: GossipValidator, options: TopicOptions): void {
+    this.topicLimits.set(topic, options.maxBytes);
+    const pubsub = this.node.services.pubsub;
+    pubsub.topicValidators.set(topic, async (peerId: PeerId, msg) => {
+      const from = peerId.toString();
+      const data = msg.data;
+      if (data.length > options.maxBytes) {
+        this.metrics.messageRejected(topic, 'oversize');
+        this.penalise(from, 'gossip_oversize');
+        return TopicValidatorResult.Reject;
+      }
+      let verdict: GossipVerdict | 'queue_full';
+      try {
+        verdict = await this.validationQueue.run(from, data.length, () => validate(data, from));
+      } catch (err) {
+        // The contract says validators do not throw; if one does, the message is dropped unpunished.
+        this.log.error('p2p gossip validator threw', { topic, error: (err as Error).message });
+        this.metrics.messageIgnored(topic, 'validator_error');
+        return TopicValidatorResult.Ignore;
+      }
+      switch (verdict) {
+        case 'accept':
+          this.metrics.messageAccepted(topic);
+          return TopicValidatorResult.Accept;
+        case 'queue_full':
+          this.metrics.messageIgnored(topic, 'queue_full');
+          return TopicValidatorResult.Ignore;
+        case 'ignore':
+          this.metrics.messageIgnored(topic, 'layer');
+          return TopicValidatorResult.Ignore;
+        case 'reject':
+          this.metrics.messageRejected(topic, 'invalid');
+          this.penalise(from, 'gossip_invalid');
+          return TopicValidatorResult.Reject;
+      }
+    });
+    pubsub.subscribe(topic);
+  }
+
+  async publish(topic: Topic, data: Uint8Array): Promise<number> {
+    this.seen.observe(messageIdHex(gossipMessageId(data)));
+    const result = await this.node.services.pubsub.publish(topic, data);
+    this.metrics.messageSent(topic);
+    return result.recipients.length;
+  }
+
+  handle(protocol: string, handler: RequestHandler, limits: ProtocolLimits): void {
+    void this.node
+      .handle(
+        protocol,
+        (stream, connection) => {
+          void serveStream(this.reqCtx, protocol, stream, connection.remotePeer.toString(), handler, limits);
+        },
+        { maxInboundStreams: MAX_INBOUND_STREAMS_PER_PEER, maxOutboundStreams: MAX_OUTBOUND_STREAMS_PER_PEER },
+      )
+      .catch((err: unknown) => this.log.error('p2p handle failed', { protocol, error: (err as Error).message }));
+  }
+
+  async request(peer: string, protocol: string, request: Uint8Array, limits: ProtocolLimits): Promise<Uint8Array[]> {
+    let stream;
+    try {
+      stream = await this.node.dialProtocol(peerIdFromString(peer), protocol, { signal: AbortSignal.timeout(limits.timeoutMs) });
+    } catch (err) {
+      this.metrics.request(protocol, 'outbound', 'dial');
+      throw new RequestError('dial', `cannot open ${protocol} to ${peer}: ${(err as Error).message}`, { cause: err });
+    }
+    return exchange(this.reqCtx, protocol, stream, peer, request, limits);
+  }
+
+  penalise(peer: string, reason: string): void {
+    this.metrics.penalty(reason);
+    const points = this.penalties.add(peer, PENALTY_POINTS);
+    if (points >= DISCONNECT_POINTS && !this.isBanned(peer)) {
+      this.log.warn('p2p peer banned', { layer: this.options.layer, peer, reason, points: Math.round(points) });
+      this.bans.set(peer, Date.now() + BAN_MS);
+      this.metrics.disconnect('penalties');
+      void this.hangUp(peer);
+    }
+  }
+
+  /** Gossipsub's app-specific score: minus the peer's penalty points. */
+  appScore(peer: string): number {
+    return -this.penalties.get(peer);
+  }
+
+  private async hangUp(peer: string): Promise<void> {
+    try {
+      await this.node.hangUp(peerIdFromString(peer));
+    } catch (err) {
+      this.log.debug('p2p hang-up failed', { peer, error: (err as Error).message });
+    }
+  }
+
+  async disconnect(peer: string, reason: string): Promise<void> {
+    this.metrics.disconnect(reason);
+    const until = Date.now() + DISCONNECT_BAN_MS;
+    if ((this.bans.get(peer) ?? 0) < until) this.bans.set(peer, until);
+    this.log.info('p2p peer disconnected', { layer: this.options.layer, peer, reason });
+    await this.hangUp(peer);
+  }
+
+  onPeerConnected(listener: (peer: string) => void): void {
+    this.connectListeners.push(listener);
+  }
+
+  peers(): PeerView[] {
+    const byPeer = new Map<string, Connection>();
+    for (const conn of this.node.getConnections()) {
+      const peer = conn.remotePeer.toString();
+      const first = byPeer.get(peer);
+      if (!first || conn.timeline.open < first.timeline.open) byPeer.set(peer, conn);
+    }
+    return [...byPeer.entries()].map(([peer, conn]) => ({
+      peer_id: peer,
+      address: conn.remoteAddr.toString(),
+      direction: conn.direction,
+      agent: this.agents.get(peer) ?? null,
+      connected_since: new Date(conn.timeline.open).toISOString(),
+      handshake: conn.encryption ?? 'unknown',
+    }));
+  }
+
+  peerCount(): number {
+    return this.node.getPeers().length;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.redialTimer) clearInterval(this.redialTimer);
+    await this.node.stop();
+    this.metrics.connectionsActive(0);
+  }
+}
+
+/** Starts a libp2p host per `options` (see `startP2p` in host.ts). */
+export async function createHost(options: P2pOptions): Promise<P2pHost> {
+  const genesisHash = hexToBytes(options.genesisHash);
+  const bootnodes = options.bootnodes.filter((b) => b.trim() !== '').map((b) => parseBootnode(b.trim()));
+  const privateKey = await loadOrCreatePeerKey(options.dataDir);
+  const metrics = new P2pMetrics(options.metrics, options.layer);
+  const peerId = peerIdFromPrivateKey(privateKey).toString();
+  const host = new Libp2pHost(options, peerId, metrics, bootnodes);
+  const ipFamily = options.host.includes(':') ? 'ip6' : 'ip4';
+  const listen = `/${ipFamily}/${options.host}/tcp/${options.port}`;
+  await assertPortFree(options.layer, options.host, options.port);
+  const node = await createLibp2p<Services>({
+    start: false,
+    privateKey,
+    nodeInfo: { name: 'svc', userAgent: `svc/${options.layer}` },
+    addresses: { listen: [listen] },
+    transports: [tcp()],
+    streamMuxers: [yamux()],
+    connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
+    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS },
+    connectionGater: {
+      // Loopback and private addresses are where devnets and the three-host deployment live.
+      denyDialMultiaddr: () => false,
+      denyDialPeer: (peer) => host.isBanned(peer.toString()),
+      denyInboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
+      denyOutboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
+    },
+    services: {
+      identify: identify(),
+      pubsub: gossipsub({
+        globalSignaturePolicy: 'StrictNoSign',
+        msgIdFn: (msg) => gossipMessageId(msg.data),
+        msgIdToStrFn: (id) => messageIdHex(id),
+        fastMsgIdFn: (rpcMsg) => host.observeIncoming(rpcMsg.topic, rpcMsg.data ?? new Uint8Array(0)),
+        seenTTL: SEEN_TTL_MS,
+        allowPublishToZeroTopicPeers: true,
+        ignoreDuplicatePublishError: true,
+        emitSelf: false,
+        maxInboundDataLength: MAX_GOSSIP_RPC_BYTES,
+        scoreParams: {
+          topics: topicScoreParams(),
+          appSpecificScore: (p) => host.appScore(p),
+          appSpecificWeight: 1,
+          // Every devnet peer shares 127.0.0.1; colocation is not evidence of a Sybil here.
+          IPColocationFactorWeight: 0,
+        },
+        scoreThresholds: { ...SCORE_THRESHOLDS },
+      }),
+    },
+  });
+  try {
+    await node.start();
+  } catch (err) {
+    await Promise.resolve(node.stop()).catch(() => undefined);
+    throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
+  }
+  host.attach(node);
+  options.log.info('p2p listening', { layer: options.layer, peerId, addrs: host.multiaddrs(), handshake: HYBRID_NOISE_PROTOCOL });
+  return host;
+}
