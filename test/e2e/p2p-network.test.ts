@@ -16,7 +16,7 @@ import * as assert from 'uvu/assert';
 import { expectJsonOk, runCli } from '../helpers/cli.js';
 import { getJson, waitFor } from '../helpers/network.js';
 import { withP2pNet } from '../helpers/p2p-network.js';
-import { HYBRID_NOISE_PROTOCOL } from '../../src/node/p2p/hybrid-noise.js';
+import { HYBRID_NOISE_PROTOCOL } from '../../src/node/p2p/protocol-id.js';
 
 const TO = '0x00000000000000000000000000000000000000aa';
 
