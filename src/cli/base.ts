@@ -12,6 +12,15 @@ interface OclifErrorLike {
   oclif?: { exit?: number | false };
 }
 
+/** Flags that cannot be used together or do not parse: exit 2 and code USAGE, like oclif's own flag errors. */
+export class UsageError extends SvcError {
+  readonly oclif = { exit: USAGE_EXIT };
+
+  constructor(message: string) {
+    super('USAGE', message, 400);
+  }
+}
+
 export abstract class SvcCommand extends Command {
   static override enableJsonFlag = true;
 

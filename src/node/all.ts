@@ -1,6 +1,7 @@
 /**
  * The single-process deployment: execution, beacon and validator clients in one process. They
- * still talk only through their HTTP interfaces (on loopback), exactly as separate processes do.
+ * still talk only through their HTTP interfaces (on loopback), exactly as separate processes do,
+ * and each of execution and beacon runs its own libp2p host, on its own port.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,9 +12,29 @@ import type { Logger } from '../util/log.js';
 import type { WalletKeys } from '../wallet/derivation.js';
 import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
+import type { ExecutionP2pOptions } from './execution/p2p.js';
 import { openValidatorDataDir, ValidatorClient } from './validator/client.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
 import type { TlsPair } from './shared/tls.js';
+
+/** The two libp2p hosts of a single-process node: one interface, a port and bootnodes each. */
+export interface AllP2pOptions {
+  host: string;
+  beaconPort: number;
+  executionPort: number;
+  beaconBootnodes: string[];
+  executionBootnodes: string[];
+}
+
+/**
+ * Why the two hosts cannot start, if they share a port: the second would fail to bind after the
+ * first had started, with an error naming neither flag. Port 0 asks each for a free port, so two
+ * zeros differ.
+ */
+export function p2pPortClash(p: Pick<AllP2pOptions, 'beaconPort' | 'executionPort'>): string | undefined {
+  if (p.beaconPort === 0 || p.beaconPort !== p.executionPort) return undefined;
+  return `--p2p-port (beacon) and --execution-p2p-port are both ${p.beaconPort}: execution and beacon each run a libp2p host and need distinct ports`;
+}
 
 /** How to run every layer in one process. */
 export interface AllOptions {
@@ -26,6 +47,8 @@ export interface AllOptions {
   /** PEM certificate and key for the beacon: it then serves HTTPS/WSS only (see BeaconNode). */
   beaconTls?: TlsPair;
   faucet?: { key: MlDsaKeyPair; address: string };
+  /** The libp2p hosts; omitted: every layer runs alone (`--no-p2p`). */
+  p2p?: AllP2pOptions;
   /** Unlocked validator keys run by this process. */
   validators: WalletKeys[];
   log: (component: string) => Logger;
@@ -59,6 +82,9 @@ async function checkBeaconTrusted(url: string): Promise<void> {
 
 /** Starts execution, then the beacon on it, then one validator client per key. */
 export async function startAll(o: AllOptions): Promise<AllNode> {
+  const clash = o.p2p && p2pPortClash(o.p2p);
+  if (clash) throw new SvcError('P2P_PORT_CLASH', clash, 400);
+  const executionP2p: ExecutionP2pOptions | undefined = o.p2p && { host: o.p2p.host, port: o.p2p.executionPort, bootnodes: o.p2p.executionBootnodes };
   const execution = await ExecutionNode.start({
     genesis: o.genesis,
     dataDir: join(o.dataDir, 'execution'),
@@ -67,6 +93,7 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     rpcPort: o.rpcPort,
     log: o.log('execution'),
     ...(o.faucet ? { faucet: o.faucet } : {}),
+    ...(executionP2p ? { p2p: executionP2p } : {}),
   });
   const started: { beacon?: BeaconNode; validators: ValidatorClient[]; dbs: SlashingProtectionDb[] } = { validators: [], dbs: [] };
   const stop = async () => {
@@ -84,6 +111,8 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
       executionUrl: execution.restUrl,
       log: o.log('beacon'),
       ...(o.beaconTls ? { tls: o.beaconTls } : {}),
+      // TODO(H3 beacon-net): pass the beacon's host here once BeaconNode.start takes P2P options:
+      // { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes } when o.p2p is set.
     });
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();

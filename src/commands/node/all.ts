@@ -1,16 +1,19 @@
 import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { SvcCommand } from '../../cli/base.js';
+import { SvcCommand, UsageError } from '../../cli/base.js';
 import { loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockKeystore } from '../../cli/node-setup.js';
+import { DEFAULT_P2P_PORT, p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
-import { startAll } from '../../node/all.js';
+import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
 
 export default class NodeAll extends SvcCommand {
   static override summary = 'Run execution, beacon and validator clients in one process (single-process deployment)';
   static override description =
     'The layers talk through the same HTTP interfaces as separate processes, on loopback. Validators: every keystores/validator-*.json beside the genesis (or --keystores DIR). ' +
     'With --tls-cert and --tls-key the beacon serves HTTPS/WSS only; the in-process validators then need the certificate trusted (NODE_EXTRA_CA_CERTS=<ca.pem>) and naming --host, which is checked at start. ' +
+    'Execution and beacon each run a libp2p host: the beacon on --p2p-port (default 9000), execution on --execution-p2p-port (default --p2p-port + 1); the two must differ. ' +
+    '--bootnodes are the beacon\'s, --execution-bootnodes execution\'s; --no-p2p runs both alone. ' +
     'Stops on SIGINT/SIGTERM and resumes from --data-dir.';
   static override examples = ['<%= config.bin %> node all --genesis ./devnet/genesis.json --data-dir ./devnet/all'];
   static override enableJsonFlag = false;
@@ -25,6 +28,11 @@ export default class NodeAll extends SvcCommand {
     'password-file': Flags.string({ description: 'validator keystores password (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
     'faucet-password-file': Flags.string({ description: 'faucet keystore password (else SVC_FAUCET_PASSWORD; devnet default "svc-devnet")' }),
     ...tlsFlags('PEM certificate (chain) for the beacon: HTTPS and WSS (needs --tls-key)'),
+    ...p2pFlags(),
+    'p2p-port': Flags.integer({ description: 'beacon libp2p TCP port (0: any free port)', default: DEFAULT_P2P_PORT, min: 0, max: 65535 }),
+    'execution-p2p-port': Flags.integer({ description: 'execution libp2p TCP port (default: --p2p-port + 1; 0: any free port)', min: 0, max: 65535 }),
+    bootnodes: Flags.string({ description: 'comma-separated beacon multiaddrs /ip4/…/tcp/…/p2p/<peer id> for the beacon to dial' }),
+    'execution-bootnodes': Flags.string({ description: 'comma-separated execution multiaddrs /ip4/…/tcp/…/p2p/<peer id> for execution to dial' }),
     'log-level': logLevelFlag,
   };
 
@@ -32,6 +40,7 @@ export default class NodeAll extends SvcCommand {
     const { flags } = await this.parse(NodeAll);
     const level = flags['log-level'];
     const log = nodeLogger('all', level);
+    const p2p = flags.p2p ? allP2pOptions(flags) : undefined;
     const beaconTls = await loadTlsFlags(flags, flags.host, log);
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
@@ -49,6 +58,7 @@ export default class NodeAll extends SvcCommand {
       rpcPort: flags['rpc-port'],
       beaconPort: flags['beacon-port'],
       ...(beaconTls ? { beaconTls } : {}),
+      ...(p2p ? { p2p } : {}),
       validators,
       ...(faucet ? { faucet } : {}),
       log: (component) => nodeLogger(component, level),
@@ -63,4 +73,20 @@ export default class NodeAll extends SvcCommand {
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
   }
+}
+
+/** The two hosts' ports and bootnodes from the flags; a clash or a bad bootnode is a usage error (exit 2). */
+function allP2pOptions(flags: { 'p2p-host': string; 'p2p-port': number; 'execution-p2p-port': number | undefined; bootnodes: string | undefined; 'execution-bootnodes': string | undefined }): AllP2pOptions {
+  const beaconPort = flags['p2p-port'];
+  // Port 0 picks a free port for each host; 65535 has no next port, so execution takes the one below.
+  const executionPort = flags['execution-p2p-port'] ?? (beaconPort === 0 ? 0 : beaconPort === 65535 ? 65534 : beaconPort + 1);
+  const clash = p2pPortClash({ beaconPort, executionPort });
+  if (clash) throw new UsageError(clash);
+  return {
+    host: flags['p2p-host'],
+    beaconPort,
+    executionPort,
+    beaconBootnodes: parseBootnodes(flags.bootnodes, '--bootnodes'),
+    executionBootnodes: parseBootnodes(flags['execution-bootnodes'], '--execution-bootnodes'),
+  };
 }

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
@@ -9,8 +10,12 @@ import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/executio
 export default class NodeExecution extends SvcCommand {
   static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';
   static override description =
-    'Logs one JSON line per block and per rejection on stderr. Stops cleanly on SIGINT/SIGTERM and resumes from --data-dir on restart. The faucet uses the genesis faucet keystore (default: keystores/faucet.json beside the genesis file).';
-  static override examples = ['<%= config.bin %> node execution --genesis ./devnet/genesis.json --data-dir ./devnet/execution'];
+    'Logs one JSON line per block and per rejection on stderr. Stops cleanly on SIGINT/SIGTERM and resumes from --data-dir on restart. The faucet uses the genesis faucet keystore (default: keystores/faucet.json beside the genesis file). ' +
+    'Transactions are gossiped over libp2p (--p2p-port, default 9000; --bootnodes to join a network; --no-p2p to run alone); the peer id is kept in <data-dir>/p2p/peer-key.';
+  static override examples = [
+    '<%= config.bin %> node execution --genesis ./devnet/genesis.json --data-dir ./devnet/execution',
+    '<%= config.bin %> node execution --genesis ./devnet/genesis.json --data-dir ./devnet/execution-2 --rest-port 8556 --rpc-port 8555 --p2p-port 9010 --bootnodes /ip4/127.0.0.1/tcp/9000/p2p/12D3KooW…',
+  ];
   static override enableJsonFlag = false;
   static override flags = {
     genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
@@ -26,12 +31,15 @@ export default class NodeExecution extends SvcCommand {
     'pool-global-queue': Flags.integer({ description: 'most queued (waiting for a missing nonce) transactions across all senders (geth GlobalQueue)', default: DEFAULT_GLOBAL_QUEUE, min: 1 }),
     'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
     'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
+    ...p2pFlags(),
     'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeExecution);
     const log = nodeLogger('execution', flags['log-level']);
+    const bootnodes = parseBootnodes(flags.bootnodes, '--bootnodes');
+    if (!flags.p2p && bootnodes.length > 0) log.warn('--bootnodes ignored: --no-p2p runs the node alone');
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
     const engineJwtSecret = flags['engine-jwt-secret'] ? await readJwtSecret(flags['engine-jwt-secret'], '--engine-jwt-secret') : undefined;
@@ -49,6 +57,7 @@ export default class NodeExecution extends SvcCommand {
       poolCapacity: flags['pool-capacity'],
       poolQueue: { accountQueue: flags['pool-account-queue'], globalQueue: flags['pool-global-queue'] },
       submitRatePerIp: flags['rate-limit'],
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes } } : {}),
     });
     await new Promise<void>((done) => {
       const stop = (signal: string) => {

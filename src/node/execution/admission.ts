@@ -1,6 +1,6 @@
 /**
  * The transaction admission pipeline (spec order, first failure rejects, spec messages), shared
- * by every ingress path: REST, JSON-RPC, the faucet and (later) gossip.
+ * by every ingress path: REST, JSON-RPC, the faucet and P2P gossip.
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
 import { SvcError, TxError } from '../../core/errors.js';
@@ -17,7 +17,15 @@ import type { SignatureVerifier } from './verifier.js';
 import type { MempoolEntryJson } from '../../api/execution.js';
 
 /** Where a transaction came from (for logs and metrics); `journal` is the start-up replay. */
-export type TxSource = 'rest' | 'rpc' | 'faucet' | 'gossip' | 'reorg' | 'journal';
+export type TxSource = 'rest' | 'rpc' | 'faucet' | 'p2p' | 'reorg' | 'journal';
+
+/** A transaction admitted and durable, as the admission listeners see it. */
+export interface AdmittedTx {
+  hash: string;
+  /** The canonical signed envelope (what the journal holds and gossip carries). */
+  envelope: Uint8Array;
+  source: TxSource;
+}
 
 /** Journal entries whose signatures are checked together on replay, ahead of their admission. */
 const REPLAY_VERIFY_CHUNK = 256;
@@ -48,6 +56,7 @@ export interface Admitted {
 export class Admission {
   private readonly maxGas: bigint;
   private readonly minGasPrice: bigint;
+  private readonly listeners: Array<(tx: AdmittedTx) => void> = [];
 
   constructor(
     private readonly chain: ExecutionChain,
@@ -71,18 +80,37 @@ export class Admission {
    */
   async submit(tx: Transaction, source: TxSource, opts: SubmitOptions = {}): Promise<Admitted> {
     try {
-      const { admitted, durable } = await this.check(tx, opts, true);
+      // Encoded once: the journal stores it and the listeners (gossip) send it.
+      const envelope = opts.envelope ?? encodeTx(tx);
+      const { admitted, durable } = await this.check(tx, { ...opts, envelope }, true);
       await durable;
       this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
+      for (const listener of this.listeners) {
+        // The transaction is acknowledged already: a listener's failure must not turn it into an error.
+        try {
+          listener({ hash: admitted.hash, envelope, source });
+        } catch (err) {
+          this.log.warn('admission listener failed', { hash: admitted.hash, error: (err as Error).message });
+        }
+      }
       return admitted;
     } catch (err) {
       const reason = err instanceof SvcError ? err.code : 'INTERNAL';
       this.metrics.txRejected.inc({ reason });
-      this.log.info('tx rejected', { source, reason, error: (err as Error).message });
+      // Gossip refusals are counted by reason; a line each would let any peer flood the log.
+      this.log[source === 'p2p' ? 'debug' : 'info']('tx rejected', { source, reason, error: (err as Error).message });
       throw err;
     } finally {
       this.metrics.mempoolSize.set(this.pool.size);
     }
+  }
+
+  /**
+   * Calls `listener` for every transaction `submit` admits, once it is durable. The start-up
+   * replay does not call it: what it restores is in the pool, where a listener can read it.
+   */
+  onAdmitted(listener: (tx: AdmittedTx) => void): void {
+    this.listeners.push(listener);
   }
 
   /**

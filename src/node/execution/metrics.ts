@@ -21,7 +21,20 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly txRejected = new Counter({ name: 'service_execution_transactions_rejected_total', help: 'Transactions refused by the admission pipeline', labelNames: ['reason'], registers: [this.registry] });
   readonly gasFees = new Counter({ name: 'service_execution_gas_fees_collected_wei', help: 'Fees paid to proposers in canonical blocks, in wei', registers: [this.registry] });
   readonly gasUsed = new Counter({ name: 'service_execution_gas_used_total', help: 'Gas used by canonical blocks', registers: [this.registry] });
-  readonly peers = new Gauge({ name: 'service_execution_peer_count', help: 'Connected P2P peers (P2P is not built yet: always 0)', registers: [this.registry] });
+  private peerSource: () => number = () => 0;
+  readonly peers = this.peerGauge();
+  readonly gossipTxs = new Counter({
+    name: 'service_execution_gossip_transactions_total',
+    help: 'Transactions received on /service/txs/v1, by verdict (accept, ignore, reject) and reason (ADMITTED or the refusal code)',
+    labelNames: ['verdict', 'reason'],
+    registers: [this.registry],
+  });
+  readonly gossipPublished = new Counter({
+    name: 'service_execution_gossip_published_total',
+    help: 'Publications of locally admitted transactions on /service/txs/v1, by result: sent, no_peers (kept for a retry), refused (the host had seen it), dropped (left the retry queue unsent)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
   readonly sigGenerated = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'Signatures this process produced (faucet transfers)', registers: [this.registry] });
   readonly cacheHits = new Counter({ name: 'quantum_domain_hash_cache_hits', help: 'Signature checks answered by the verified-transaction cache', registers: [this.registry] });
@@ -29,6 +42,23 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly cacheBytes = this.cacheGauge('service_execution_cache_bytes', 'Estimated resident bytes of each in-memory cache', (s) => s.bytes);
   readonly cacheMaxBytes = this.cacheGauge('service_execution_cache_max_bytes', 'Byte bound of each in-memory cache', (s) => s.maxBytes);
   readonly cacheEntries = this.cacheGauge('service_execution_cache_entries', 'Entries in each in-memory cache', (s) => s.entries);
+
+  /** Reads the connected peer count from `source` at each scrape. */
+  watchPeers(source: () => number): void {
+    this.peerSource = source;
+  }
+
+  private peerGauge(): Gauge {
+    const source = () => this.peerSource();
+    return new Gauge({
+      name: 'service_execution_peer_count',
+      help: 'Connected P2P peers of the execution host (0 when run with --no-p2p)',
+      registers: [this.registry],
+      collect() {
+        this.set(source());
+      },
+    });
+  }
 
   /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */
   watchCaches(source: CacheSource): void {

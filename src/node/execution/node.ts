@@ -1,7 +1,7 @@
 /**
- * The execution node: opens the chain, starts the verifier workers, the pool, the faucet and the
- * REST (8546) and JSON-RPC (8545) servers, and wires canonical-chain changes into the pool and
- * the metrics.
+ * The execution node: opens the chain, starts the verifier workers, the pool, the faucet, the
+ * REST (8546) and JSON-RPC (8545) servers and the P2P host (transaction gossip), and wires
+ * canonical-chain changes into the pool and the metrics.
  */
 import type { FastifyInstance } from 'fastify';
 import { MemoryLevel } from 'memory-level';
@@ -24,11 +24,13 @@ import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
+import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
 import { registerRestRoutes } from './api/rest.js';
 import { registerEngineRoutes } from './api/engine.js';
 import { registerRpcMethods } from './api/rpc.js';
 import { createServer, ENGINE_BODY_LIMIT } from '../shared/http.js';
 import type { AccountView, BlockView, HealthView, TxStatus } from '../../api/execution.js';
+import type { P2pHost } from '../p2p/types.js';
 
 /** How to run an execution node. */
 export interface ExecutionNodeOptions {
@@ -53,6 +55,8 @@ export interface ExecutionNodeOptions {
   faucetRatePerIpPerMinute?: number;
   /** Byte bounds of the block-record and state-change caches (default DEFAULT_CHAIN_CACHE). */
   cacheBytes?: Partial<ChainCacheOptions>;
+  /** The P2P host (transaction gossip); omitted: the node runs alone (`--no-p2p`). Needs `dataDir` (the peer key lives there). */
+  p2p?: ExecutionP2pOptions;
 }
 
 export class ExecutionNode {
@@ -61,6 +65,7 @@ export class ExecutionNode {
    * slot), so public read load cannot delay block import or forkchoiceUpdated.
    */
   readonly enginePriority: PriorityGate;
+  private gossip: TxGossip | undefined;
 
   private constructor(
     readonly chain: ExecutionChain,
@@ -80,6 +85,7 @@ export class ExecutionNode {
   /** Opens storage, replays the pool journal through admission (state itself is on disk), and starts serving. */
   static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
     const log = opts.log;
+    const p2p = opts.p2p ? { ...opts.p2p, dataDir: p2pDataDir(opts.dataDir) } : undefined;
     await initSignatureBackend('auto', (msg) => log.warn(msg));
     const metrics = new ExecutionMetrics();
     let db: Db;
@@ -154,7 +160,27 @@ export class ExecutionNode {
       await node.stop();
       throw new SvcError('LISTEN_FAILED', `cannot listen on ${opts.host}: ${(err as Error).message}`, 500);
     }
-    log.info('execution node started', { chain_id: opts.genesis.chain_id, head: chain.head().index, rest: node.restUrl, rpc: node.rpcUrl, faucet: faucet.enabled });
+    if (p2p) {
+      try {
+        node.gossip = await TxGossip.start(
+          { ...p2p, genesisHash: chain.genesisHash, metrics: metrics.registry },
+          { admission, metrics, enginePriority: node.enginePriority, log, slotMs: opts.genesis.config.slot_seconds * 1000 },
+        );
+      } catch (err) {
+        await node.stop();
+        throw err;
+      }
+    }
+    metrics.watchPeers(() => node.peerCount());
+    log.info('execution node started', {
+      chain_id: opts.genesis.chain_id,
+      head: chain.head().index,
+      rest: node.restUrl,
+      rpc: node.rpcUrl,
+      faucet: faucet.enabled,
+      peers: node.peerCount(),
+      ...(node.gossip ? { peer_id: node.gossip.host.peerId, p2p: node.gossip.host.multiaddrs() } : { p2p: 'disabled' }),
+    });
     return node;
   }
 
@@ -188,7 +214,16 @@ export class ExecutionNode {
     this.metrics.chainHeight.set(this.chain.head().index);
     this.metrics.accounts.set(this.chain.world.size);
     this.metrics.mempoolSize.set(this.admission.pool.size);
-    this.metrics.peers.set(0);
+  }
+
+  /** The P2P host, when the node runs one. */
+  get p2p(): P2pHost | undefined {
+    return this.gossip?.host;
+  }
+
+  /** Connected P2P peers (0 without P2P). */
+  peerCount(): number {
+    return this.gossip?.peerCount() ?? 0;
   }
 
   /** Base URL of the REST server. */
@@ -267,7 +302,7 @@ export class ExecutionNode {
       status: 'healthy',
       layer: 'execution',
       latest_block: head.index,
-      peers: 0,
+      peers: this.peerCount(),
       chain_id: this.chain.genesis.chain_id,
       head_hash: head.hash,
       finalized_block: this.chain.finalized().index,
@@ -278,12 +313,20 @@ export class ExecutionNode {
 
   /** Stops serving and closes storage; safe to call twice. */
   async stop(): Promise<void> {
+    // The host first: no gossiped transaction starts admission while storage closes.
+    await this.gossip?.stop().catch((err: Error) => this.log.warn('p2p stop failed', { error: err.message }));
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
     await this.verifier.close();
     await this.journal.drain();
     if (this.db.status === 'open') await this.db.close();
     this.log.info('execution node stopped');
   }
+}
+
+/** The data directory P2P keeps its peer key in: an in-memory node has none to keep its identity. */
+function p2pDataDir(dir: string | undefined): string {
+  if (!dir) throw new SvcError('P2P_NEEDS_DATA_DIR', 'P2P needs a data directory: the peer key is kept there', 400);
+  return dir;
 }
 
 function urlOf(app: FastifyInstance): string {
