@@ -189,15 +189,15 @@ export class Devnet extends ProcessGroup {
     return Math.max(0, Math.floor((Date.now() - this.genesis.genesis_time * 1000) / this.slotMs));
   }
 
-  /** Starts execution and waits until it is healthy. */
+  /** Starts execution (alone: one node has no peers, and P2P's default port would be shared) and waits until it is healthy. */
   async startExecution(): Promise<void> {
-    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc)]);
+    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc), '--no-p2p']);
     await waitFor('execution /health', async () => ((await getJson(`${this.execUrl}/health`)).status === 'healthy' ? true : undefined), 30_000);
   }
 
   /** Starts (or restarts, on the same data dir and port) the beacon and waits until it is healthy. */
   async startBeacon(): Promise<void> {
-    this.start('beacon', ['node', 'beacon', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'beacon'), '--port', String(this.ports.beacon), '--execution-url', this.execUrl]);
+    this.start('beacon', ['node', 'beacon', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'beacon'), '--port', String(this.ports.beacon), '--execution-url', this.execUrl, '--no-p2p']);
     await waitFor('beacon health', async () => ((await getJson(`${this.beaconUrl}/beacon/v1/node/health`)).status === 'healthy' ? true : undefined), 30_000);
   }
 
