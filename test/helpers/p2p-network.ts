@@ -255,13 +255,21 @@ export class P2pNet extends ProcessGroup {
    * Waits until every node reports the same beacon head root at once and `ok` holds for it
    * (heads move every slot, so agreement is looked for again until the deadline).
    */
-  waitSameHead(nodes: readonly NetNode[], what: string, ok: (h: BeaconHead) => boolean, ms: number): Promise<BeaconHead> {
-    return waitFor(what, async () => {
-      const heads = await Promise.all(nodes.map((n) => this.head(n)));
-      const h0 = heads[0]!;
-      const same = heads.every((h) => h.root === h0.root && h.finalized.root === h0.finalized.root && h.finalized.epoch === h0.finalized.epoch);
-      return same && ok(h0) ? h0 : undefined;
-    }, ms, 200);
+  async waitSameHead(nodes: readonly NetNode[], what: string, ok: (h: BeaconHead) => boolean, ms: number): Promise<BeaconHead> {
+    let last: BeaconHead[] = [];
+    try {
+      return await waitFor(what, async () => {
+        const heads = await Promise.all(nodes.map((n) => this.head(n)));
+        last = heads;
+        const h0 = heads[0]!;
+        const same = heads.every((h) => h.root === h0.root && h.finalized.root === h0.finalized.root && h.finalized.epoch === h0.finalized.epoch);
+        return same && ok(h0) ? h0 : undefined;
+      }, ms, 200);
+    } catch (err) {
+      // Say which node differs in what (head or finality), not only that time ran out.
+      const seen = last.map((h, i) => `${nodes[i]!.name}: head ${h.index}@${h.slot} ${h.root.slice(0, 10)}, justified ${h.justified.epoch}, finalized ${h.finalized.epoch} ${h.finalized.root.slice(0, 10)}`);
+      throw new Error(`${(err as Error).message}; last seen: ${seen.join(' | ')}`);
+    }
   }
 
   /**
