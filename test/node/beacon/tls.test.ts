@@ -311,7 +311,7 @@ tls('svc node all --tls-cert/--tls-key: validators propose over TLS when NODE_EX
   const env = cliEnv(dir);
   expectJsonOk(await runCli(['genesis', 'new', '--validators', '1', '--accounts', '1', '--out', join(dir, 'net'), '--json'], env));
   const genesisFile = join(dir, 'net', 'genesis.json');
-  const args = (data: string) => ['node', 'all', '--genesis', genesisFile, '--data-dir', join(dir, data), '--rest-port', '0', '--rpc-port', '0', '--beacon-port', '0', '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
+  const args = (data: string) => ['node', 'all', '--genesis', genesisFile, '--data-dir', join(dir, data), '--rest-port', '0', '--rpc-port', '0', '--beacon-port', '0', '--p2p-host', '127.0.0.1', '--p2p-port', '0', '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
 
   // --log-level error: the start-up info lines would otherwise share stderr with the error.
   const untrusted = await runCli([...args('untrusted'), '--log-level', 'error'], env);
