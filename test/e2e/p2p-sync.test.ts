@@ -43,6 +43,8 @@ test('late join: a follower started three epochs late catches up by range sync',
     assert.ok(caught.index >= before.index);
     const syncing = (await getJson(`${f.beaconUrl}/beacon/v1/node/syncing`)).data;
     assert.is(syncing.is_syncing, false, JSON.stringify(syncing));
+    const synced = await net.metric(f.beaconUrl, 'service_beacon_sync_blocks_imported_total');
+    assert.ok(synced >= before.index, `the ${before.index} blocks made before the join came by range sync (${synced} imported by sync)`);
 
     // Same blocks and state roots up to a height every node has finalised past the join.
     const fin = await waitFor('a common finalised height past the late join', async () => {
@@ -74,6 +76,11 @@ test('restart: a producer pair SIGKILLed and restarted keeps its peer ids and ca
     await net.startLayers(p1, [p0]);
     assert.is(p1.execPeerId, ids.exec, 'execution keeps its peer id across the restart');
     assert.is(p1.beaconPeerId, ids.beacon, 'the beacon keeps its peer id across the restart');
+    const synced = await waitFor('p1 to import blocks by range sync', async () => {
+      const n = await net.metric(p1.beaconUrl, 'service_beacon_sync_blocks_imported_total');
+      return n > 0 ? n : undefined;
+    }, 4 * epochMs + 30_000);
+    assert.ok(synced > 0);
     const back = await net.waitSameHead([p0, p1], 'p1 back at p0\'s head, finality past the restart', (h) => h.index > alone.index && h.finalized.epoch > start.finalized.epoch, 12 * epochMs + 60_000);
     const fin = await waitFor('a common finalised height past the downtime', async () => {
       const h = await net.commonFinalizedHeight([p0, p1]);

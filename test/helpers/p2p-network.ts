@@ -230,6 +230,13 @@ export class P2pNet extends ProcessGroup {
     return peers as PeerEntry[];
   }
 
+  /** The value of an unlabelled counter or gauge on `url`'s `/metrics` (0 when absent: counters start unexported). */
+  async metric(url: string, name: string): Promise<number> {
+    const r = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+    const line = (await r.text()).split('\n').find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.slice(name.length + 1)) : 0;
+  }
+
   /** Execution's `/health` peer count. */
   async execPeerCount(node: NetNode): Promise<number> {
     return (await getJson(`${node.execUrl}/health`)).peers as number;
