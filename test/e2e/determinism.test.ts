@@ -35,9 +35,10 @@ test('a node syncing from genesis after 5 epochs has the producers\' state root 
     net.startValidators(p1);
 
     // Five whole epochs of chain, with rewards paid for the first ones.
-    await net.waitSameHead([p0, p1], 'the producers agree on a head with blocks', (h) => h.index >= 1, 10 * epochMs + 30_000);
-    await net.waitSlot(5 * net.slotsPerEpoch);
-    const producersAt = await net.waitSameHead([p0, p1], 'a finalised epoch after five epochs', (h) => h.finalized.epoch >= 1 && h.slot >= 5 * net.slotsPerEpoch, 6 * epochMs + 60_000);
+    const first = await net.waitSameHead([p0, p1], 'the producers agree on a head with blocks', (h) => h.index >= 1, 10 * epochMs + 30_000);
+    const fiveEpochsOn = first.slot + 5 * net.slotsPerEpoch;
+    await net.waitSlot(fiveEpochsOn);
+    const producersAt = await net.waitSameHead([p0, p1], 'a finalised epoch after five epochs of blocks', (h) => h.finalized.epoch >= 1 && h.slot >= fiveEpochsOn - net.slotsPerEpoch, 6 * epochMs + 60_000);
 
     const validators = ((await getJson(`${p0.beaconUrl}/api/v1/validators`)).data.validators as Array<{ address: string }>).map((v) => v.address);
     const genesisBalance = BigInt(net.genesis.alloc.find((a: { address: string }) => a.address.toLowerCase() === validators[0]!.toLowerCase())?.balance ?? '0');
