@@ -5,7 +5,7 @@
  * execution must hold the producers' block hash and state root at every height up to the common
  * finalised one, and the same validator balances (every reward credit included) at a common head.
  *
- * (test/node/... of the consensus work replays blocks over the engine API; this one goes through
+ * (test/e2e/determinism.test.ts of the consensus work feeds blocks over the engine API; this one goes through
  * range sync and gossip, as a node joining a week later would.)
  */
 import { test } from 'uvu';
