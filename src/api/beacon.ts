@@ -4,6 +4,7 @@
  * the devnet observer) both import.
  */
 import type { TxJson } from '../core/types/transaction-json.js';
+import type { AttestationJson } from '../core/types/attestation.js';
 import type { PeerView } from '../node/p2p/types.js';
 
 export type { PeerView };
@@ -95,6 +96,12 @@ export interface AttestationDataView {
   beacon_block_root: string;
   source: CheckpointView;
   target: CheckpointView;
+}
+
+/** GET /api/v1/validator/block_attestations?slot=N: what a proposer at slot N may include, in inclusion order. */
+export interface BlockAttestationsView {
+  slot: number;
+  attestations: AttestationJson[];
 }
 
 /** POST /api/v1/validator/blocks/propose */

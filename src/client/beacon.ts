@@ -7,7 +7,7 @@
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
-import type { AttestationJson } from '../core/types/attestation.js';
+import { type Attestation, type AttestationJson, attestationFromJson } from '../core/types/attestation.js';
 import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
@@ -226,6 +226,21 @@ export class BeaconClient extends JsonApiClient {
       source: checkpoint(d.source, `${what}: source`, this),
       target: checkpoint(d.target, `${what}: target`, this),
     };
+  }
+
+  /** Attestations a proposer at `slot` may include (parsed strictly); needs the bearer token. */
+  async blockAttestations(slot: number, opts?: RequestOptions): Promise<{ slot: number; attestations: Attestation[] }> {
+    const path = `/api/v1/validator/block_attestations?slot=${checkUint(slot, 'slot')}`;
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, { ...opts, auth: true });
+    if (!Array.isArray(d.attestations)) throw this.badResponse(what, 'attestations is not an array');
+    let attestations: Attestation[];
+    try {
+      attestations = d.attestations.map((a) => attestationFromJson(a));
+    } catch (err) {
+      throw this.badResponse(what, (err as Error).message);
+    }
+    return { slot: uint(d.slot, `${what}: slot`, this), attestations };
   }
 
   /** Submits a signed block (wire JSON); needs the bearer token. */

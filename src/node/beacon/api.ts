@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { parseDecimal } from '../../core/codec/json.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
-import { attestationFromJson } from '../../core/types/attestation.js';
+import { attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
 import { blockFromJson } from '../../core/types/block.js';
 import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
@@ -12,7 +12,7 @@ import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import type { BeaconNetwork } from './p2p.js';
-import type { BeaconHealthView, HeadView, PeersView, SyncingView } from '../../api/beacon.js';
+import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, SyncingView } from '../../api/beacon.js';
 
 /** Slots behind the wall clock beyond which a beacon with peers calls itself syncing. */
 export const SYNCING_DISTANCE_SLOTS = 2;
@@ -98,6 +98,14 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/attestation_data', async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     return ok(reply, chain.attestationData(Number(parseDecimal(req.query.slot, 'slot', 32))));
+  });
+
+  // Authenticated like proposals: it hands out the pool a proposer packs.
+  app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/block_attestations', validatorRoute, async (req, reply) => {
+    if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
+    const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
+    const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson) };
+    return ok(reply, view);
   });
 
   // What the beacon's own validators send is gossiped once accepted (not when already known:

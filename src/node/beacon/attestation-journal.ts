@@ -1,6 +1,6 @@
 /**
  * The beacon's attestation journal: every attestation it accepts is stored here, one small key
- * each, synced before it is acknowledged; the fork-choice/ledger snapshot (written whole once per
+ * each, synced before it is acknowledged; the fork-choice snapshot (written whole once per
  * slot and with every block) retires the entries it covers in the same atomic batch. So what was
  * acknowledged survives a SIGKILL, and the journal never holds more than one slot's votes.
  *

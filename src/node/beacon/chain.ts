@@ -1,15 +1,19 @@
 /**
- * The beacon chain: checks proposals (proposer draw, VRF seed and proof, signature, RANDAO
- * reveal, slot timing, parent), forwards them to execution, runs fork choice over attestations,
- * tells execution the head and the finalised block, and pays rewards per epoch.
- * Records, fork-choice store and reward ledger persist in LevelDB.
+ * The beacon chain: checks blocks (proposer draw, VRF seed and proof, signature, RANDAO
+ * reveal, slot timing, parent, included attestations), forwards them to execution, runs fork
+ * choice over attestations (those received and those included in blocks), keeps the pool of
+ * attestations a proposer packs, and tells execution the head and the finalised block. Rewards
+ * are not the beacon's business: execution credits them inside each block's state transition.
+ * Records and the fork-choice store persist in LevelDB.
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { verify } from '../../core/crypto/mldsa.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
+import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
+import { checkInclusion, InclusionError, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
+import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
 import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
@@ -22,7 +26,6 @@ import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkc
 import type { BeaconMetrics } from './metrics.js';
 import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
-import { RewardLedger } from './rewards.js';
 
 /** A proposal or attestation the beacon refuses; `code` names the rule. */
 export class BeaconError extends SvcError {}
@@ -39,7 +42,26 @@ export interface BeaconBlockRecord {
   transactions: number;
   /** RANDAO state after this block. */
   randao: RandaoJson;
+  /** [validator index, target epoch] of each attestation the block includes (absent: none). */
+  included?: Array<[number, number]>;
 }
+
+/** What importing a block from any source came to (H3's gossip and sync map it to accept/ignore/reject). */
+export type BlockImportOutcome =
+  | { status: 'accepted'; block_hash: string; slot: number; index: number; state_root: string }
+  | { status: 'duplicate'; block_hash: string }
+  /** Its parent is not held: fetch the parent, then retry. */
+  | { status: 'unknown_parent'; block_hash: string; parent: string }
+  /** Not the block's fault (from a future slot, or execution unreachable): neither kept nor held against the sender. */
+  | { status: 'ignored'; block_hash: string; code: string; reason: string }
+  /** Breaks a rule: the sender should be penalised. */
+  | { status: 'invalid'; block_hash: string; code: string; reason: string };
+
+/** Where a block came from. */
+export type BlockSource = 'api' | 'gossip' | 'sync';
+
+/** Attestations the pool keeps for proposers (two epochs of 1,024 validators fit). */
+export const ATTESTATION_POOL_MAX = 4 * MAX_BLOCK_ATTESTATIONS;
 
 /** A proposer duty with the seed the proposer must use. */
 export interface DutyView {
@@ -54,7 +76,6 @@ const K = {
   body: (root: string) => `B:${root}`,
   bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
   forkChoice: 'm:forkchoice',
-  ledger: 'm:ledger',
 } as const;
 
 /** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
@@ -79,13 +100,14 @@ export class BeaconChain {
   private lastRejection = '';
   private checking = false;
   private readonly journal: AttestationJournal;
+  /** Verified attestations by hash, oldest first (Map order): the proposer's candidates. */
+  private readonly pool = new Map<string, Attestation>();
 
   private constructor(
     readonly genesis: Genesis,
     private readonly store: ChainStore,
     private readonly engine: EngineClient,
     readonly forkChoice: ForkChoice,
-    readonly ledger: RewardLedger,
     private readonly events: EventHub | undefined,
     private readonly metrics: BeaconMetrics,
     private readonly log: Logger,
@@ -99,15 +121,12 @@ export class BeaconChain {
   static async open(o: { genesis: Genesis; store: ChainStore; engine: EngineClient; events?: EventHub; metrics: BeaconMetrics; log: Logger; now?: () => number }): Promise<BeaconChain> {
     const g = o.genesis;
     const root = toHex(genesisHash(g));
-    const params = { proposerReward: BigInt(g.config.proposer_reward), attesterReward: BigInt(g.config.attester_reward) };
     const fcJson = await o.store.get<unknown>(K.forkChoice);
-    const ledgerJson = await o.store.get<unknown>(K.ledger);
     const chain = new BeaconChain(
       g,
       o.store,
       o.engine,
       fcJson ? ForkChoice.fromJson(fcJson) : new ForkChoice(root, g.config.slots_per_epoch),
-      ledgerJson ? RewardLedger.fromJson(ledgerJson, params) : new RewardLedger(params),
       o.events,
       o.metrics,
       o.log,
@@ -136,7 +155,7 @@ export class BeaconChain {
   }
 
   // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
-  // acceptance order, so their fork-choice votes and rewards survive a crash. The journal is
+  // acceptance order, so their fork-choice votes survive a crash (and a proposer can still include them). The journal is
   // small (one slot's worth at most, see writeWithSnapshot), so this is cheap at any chain length.
   private async replayJournal(): Promise<void> {
     const entries = await this.journal.load();
@@ -148,10 +167,10 @@ export class BeaconChain {
         const v = this.registry[att.validatorIndex];
         if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
         // Its signature was checked before it was journaled; only the effects are redone.
-        if (this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status === 'applied') {
-          this.ledger.recordAttestation(att.data.target.epoch, v.address);
-          applied++;
-        }
+        const status = this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
+        // A duplicate was already in the snapshot; either way it is includable again.
+        if (status === 'applied' || status === 'duplicate') this.addToPool(att);
+        if (status === 'applied') applied++;
       } catch (err) {
         this.log.warn('journaled attestation could not be re-applied; dropped', { key: e.key, error: (err as Error).message });
       }
@@ -160,11 +179,11 @@ export class BeaconChain {
   }
 
   /**
-   * Writes `batch` with the fork-choice store and the ledger, retiring the attestation journal in
-   * the same atomic write: the snapshot now holds what the journal entries recorded.
+   * Writes `batch` with the fork-choice store, retiring the attestation journal in the same
+   * atomic write: the snapshot now holds what the journal entries recorded.
    */
   private writeWithSnapshot(batch: WriteBatch): Promise<void> {
-    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()).put(K.ledger, this.ledger.toJson()));
+    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()));
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -325,6 +344,17 @@ export class BeaconChain {
     } catch (err) {
       throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
     }
+    // The signed merkle_root is what binds the included votes to the proposer: checked here, not
+    // only by execution, because the beacon acts on those votes.
+    if (toHex(bodyMerkleRoot(block.transactions, block.attestations)) !== toHex(h.merkleRoot)) {
+      throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
+    }
+    try {
+      checkInclusion(block.attestations, this.inclusionView(parent.root, slot));
+    } catch (err) {
+      if (err instanceof InclusionError) throw new BeaconError('INVALID_ATTESTATION', err.message, 400);
+      throw err;
+    }
     const json = blockToJson(block);
     const result = await this.engine.newPayload(json).catch((err: SvcError) => {
       this.rejectedInRow++;
@@ -343,9 +373,11 @@ export class BeaconChain {
       state_root: result.state_root,
       transactions: block.transactions.length,
       randao: randaoToJson(randao),
+      ...(block.attestations.length > 0 ? { included: block.attestations.map((a): [number, number] => [a.validatorIndex, a.data.target.epoch]) } : {}),
     };
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
-    this.ledger.recordProposal(epoch, proposer);
+    // A node that only sees blocks (a follower, a node syncing by range) gets the same votes.
+    this.applyIncluded(block.attestations);
     this.remember(record);
     await this.writeWithSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root));
     this.metrics.blocksProposed.inc();
@@ -396,7 +428,7 @@ export class BeaconChain {
           throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
         }
         if (outcome.status !== 'applied') return { status: outcome.status };
-        this.ledger.recordAttestation(att.data.target.epoch, v.address);
+        this.addToPool(att);
         // Queued under the lock, so journal order is acceptance order; awaited outside it, so
         // attestations arriving together share one synced write instead of one each.
         const durable = this.journal.append(att);
@@ -412,6 +444,97 @@ export class BeaconChain {
         }
         return { status };
       });
+  }
+
+  /**
+   * Imports a decoded block from any source through the same checks as a proposal (the API's
+   * path), answering with an outcome instead of throwing, for gossip and sync to act on.
+   */
+  async importBlock(block: Block, _source: BlockSource): Promise<BlockImportOutcome> {
+    const hash = toHex(blockHash(block.header));
+    try {
+      const r = await this.propose(block);
+      if (r.already_known) return { status: 'duplicate', block_hash: hash };
+      return { status: 'accepted', block_hash: hash, slot: r.slot, index: r.index, state_root: r.state_root };
+    } catch (err) {
+      if (!(err instanceof SvcError)) throw err;
+      if (err.code === 'UNKNOWN_PARENT') return { status: 'unknown_parent', block_hash: hash, parent: toHex(block.header.parentHash) };
+      // Too early, or a local problem (execution unreachable or on another chain): not the sender's fault.
+      if (err.code === 'FUTURE_SLOT' || err.status >= 500 || err instanceof WrongChainError) return { status: 'ignored', block_hash: hash, code: err.code, reason: err.message };
+      return { status: 'invalid', block_hash: hash, code: err.code, reason: err.message };
+    }
+  }
+
+  /** Attestations a proposer at `slot` (on the head's branch) may include, at most MAX_BLOCK_ATTESTATIONS. */
+  blockAttestations(slot: number): Attestation[] {
+    const head = this.head();
+    if (slot <= head.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`, 400);
+    // Verified on the way into the pool: selection re-checks only the branch rules.
+    return selectIncludable([...this.pool.values()], { ...this.inclusionView(head.root, slot), verify: () => true });
+  }
+
+  /**
+   * The inclusion rules' view of the branch ending at `parentRoot`, for a block at `slot`. Only
+   * votes with target epoch ≥ the block's epoch − 1 are includable, and a vote is included no
+   * later than the epoch after its target, so the blocks from that epoch's start on hold every
+   * inclusion that can matter: the walk is at most two epochs of blocks.
+   */
+  private inclusionView(parentRoot: string, slot: number): InclusionView {
+    const spe = this.genesis.config.slots_per_epoch;
+    const from = Math.max(0, (Math.floor(slot / spe) - 1) * spe);
+    const last = new Map<number, number>();
+    for (let r = this.records.get(parentRoot); r && r.index > 0 && r.slot >= from; r = this.records.get(r.parent)) {
+      for (const [v, e] of r.included ?? []) if ((last.get(v) ?? -1) < e) last.set(v, e);
+    }
+    return {
+      blockSlot: slot,
+      slotsPerEpoch: spe,
+      validator: (index) => {
+        const v = this.registry[index];
+        return v && { active: v.active, publicKey: parseHex(v.public_key, 'public_key') };
+      },
+      lastIncluded: (index) => last.get(index),
+      verify: (att, publicKey) => {
+        // A vote from the pool was verified on arrival; its hash commits to the signature.
+        if (this.pool.has(toHex(attestationHash(att)))) return true;
+        const t = performance.now();
+        const ok = verifyAttestation(att, publicKey, this.genesis.chain_id);
+        this.metrics.signature(performance.now() - t, ok);
+        return ok;
+      },
+    };
+  }
+
+  // Included votes count in fork choice like received ones; one that fork choice cannot use
+  // (names a block not held, conflicts with a recorded vote) is still validly included, since
+  // inclusion rules do not depend on any node's fork-choice state.
+  private applyIncluded(atts: readonly Attestation[]): void {
+    for (const att of atts) {
+      try {
+        const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
+        if (outcome.status === 'slashable') {
+          this.log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
+          this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
+        }
+      } catch (err) {
+        if (!(err instanceof SvcError)) throw err;
+        this.log.debug('included attestation not counted by fork choice', { validator: att.validatorIndex, code: err.code, error: err.message });
+      }
+    }
+  }
+
+  private addToPool(att: Attestation): void {
+    this.pool.set(toHex(attestationHash(att)), att);
+    // Map order is insertion order: the oldest go first.
+    for (const key of this.pool.keys()) {
+      if (this.pool.size <= ATTESTATION_POOL_MAX) break;
+      this.pool.delete(key);
+    }
+  }
+
+  // A vote is includable up to the epoch after its target: older ones can never be packed.
+  private prunePool(epoch: number): void {
+    for (const [key, att] of this.pool) if (att.data.target.epoch + 1 < epoch) this.pool.delete(key);
   }
 
   /** What a validator attesting at `slot` votes for: the head, and the FFG source and target. */
@@ -491,7 +614,7 @@ export class BeaconChain {
     this.lastFinalized = fin.root;
   }
 
-  /** Per-slot work: the execution chain check, metrics, paying closed epochs, persisting the fork-choice store. */
+  /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store. */
   async onSlot(): Promise<void> {
     // Outside the lock: a slow execution node must not hold up proposals and attestations here.
     await this.checkExecution();
@@ -502,25 +625,14 @@ export class BeaconChain {
       this.metrics.currentEpoch.set(epoch);
       // Retries a head or finality update execution refused or missed (a no-op when in sync).
       await this.updateHead();
-      // Epoch e is paid once its attestations can no longer arrive: from epoch e + 2 on.
-      for (const e of this.ledger.unpaidEpochs(epoch - 1)) {
-        const req = this.ledger.creditRequest(e);
-        try {
-          await this.engine.creditRewards(req);
-          this.ledger.markPaid(e);
-          this.log.info('rewards paid', { epoch: e, credits: req.credits.length });
-        } catch (err) {
-          this.log.warn('reward payment failed; will retry', { epoch: e, error: (err as Error).message });
-          break;
-        }
-      }
+      this.prunePool(epoch);
       await this.writeWithSnapshot(new WriteBatch());
     });
   }
 
   // Every slot, not only after a failed call: execution may have been restarted on other data
   // between two calls. While the check fails, the engine client sends execution nothing that
-  // changes its state (no newPayload, forkchoiceUpdated or creditRewards) and health says why.
+  // changes its state (no newPayload or forkchoiceUpdated) and health says why.
   private async checkExecution(): Promise<void> {
     // One check at a time: against a hung node, slot ticks must not pile up requests.
     if (this.checking) return;

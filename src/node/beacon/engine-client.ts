@@ -106,11 +106,6 @@ export class EngineClient {
     return this.checked('/api/v1/engine/forkchoiceUpdated', { head_block_hash: head, finalized_block_hash: finalized });
   }
 
-  /** Pays an epoch's rewards (idempotent per epoch on execution's side; refused by another chain's node). */
-  creditRewards(body: { epoch: number; credits: Array<{ address: string; amount: string }> }): Promise<{ epoch: number; acknowledged: true; already_applied: boolean }> {
-    return this.checked('/api/v1/engine/creditRewards', { ...body, genesis_hash: this.expected.genesis_hash });
-  }
-
   /**
    * Waits until execution answers (a beacon and its execution node are often started together):
    * retries an unreachable engine every 250 ms until `timeoutMs`, then throws the last error.

@@ -102,8 +102,8 @@ export class BeaconNode {
     const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
     try {
       await engine.waitUntilReachable(o.executionWaitMs ?? EXECUTION_WAIT_MS, () => o.log.info('waiting for the execution node', { url: engine.baseUrl, up_to_seconds: (o.executionWaitMs ?? EXECUTION_WAIT_MS) / 1000 }));
-      // Another chain's execution would reject every block and could be paid this chain's
-      // rewards: refuse to start rather than run beside it.
+      // Another chain's execution would reject every block or, worse, import this chain's
+      // blocks onto its own state: refuse to start rather than run beside it.
       await engine.checkChain();
     } catch (err) {
       await db.close();
@@ -123,8 +123,8 @@ export class BeaconNode {
     if (o.p2p) {
       try {
         const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
+        // The host logs `p2p listening` with its peer id and multiaddrs.
         net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
-        o.log.info('p2p listening', { peer_id: host.peerId, addrs: host.multiaddrs(), bootnodes: o.p2p.bootnodes.length });
       } catch (err) {
         events.close();
         await db.close();

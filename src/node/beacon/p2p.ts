@@ -68,6 +68,8 @@ class RequestBudget {
 export class BeaconNetwork {
   private readonly sync: RangeSync;
   private readonly budget = new RequestBudget(SYNC_REQUESTS_PER_SLOT);
+  /** Slot of the last status request prompted by a peer's message with an unknown ancestor. */
+  private readonly askedAt = new Map<string, number>();
   private readonly limits: ReturnType<typeof syncLimits>;
   private timer: NodeJS.Timeout | undefined;
   private readonly genesisHash: string;
@@ -83,7 +85,7 @@ export class BeaconNetwork {
     this.genesisHash = chain.genesisRoot;
     this.limits = syncLimits(slotMs);
     this.sync = new RangeSync({
-      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), importBlock: (b) => chain.propose(b) },
+      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), currentSlot: () => chain.currentSlot(), importBlock: (b) => chain.propose(b) },
       host,
       limits: this.limits.blocksByRange,
       metrics,
@@ -171,10 +173,8 @@ export class BeaconNetwork {
       return r.already_known ? this.verdict(Topics.blocks, 'ignore', 'DUPLICATE') : this.verdict(Topics.blocks, 'accept');
     } catch (err) {
       const f = classifyImportError(err);
-      if (f.kind === 'unknown_parent') {
-        // The sender holds a chain we lack: ask it where its head is, which starts a range sync.
-        void this.exchangeStatus(from);
-      }
+      // The sender holds a chain we lack: ask it where its head is, which starts a range sync.
+      if (f.kind === 'unknown_parent') this.askStatus(from);
       return this.verdict(Topics.blocks, f.kind === 'invalid' ? 'reject' : 'ignore', f.reason);
     }
   }
@@ -192,7 +192,7 @@ export class BeaconNetwork {
     } catch (err) {
       const f = classifyImportError(err);
       // A vote for a block we lack means the sender is ahead of us.
-      if (f.kind === 'unknown_block') void this.exchangeStatus(from);
+      if (f.kind === 'unknown_block') this.askStatus(from);
       return this.verdict(Topics.attestations, f.kind === 'invalid' ? 'reject' : 'ignore', f.reason);
     }
   }
@@ -241,6 +241,16 @@ export class BeaconNetwork {
     }
     this.metrics.syncRequests.inc({ protocol: 'blocks_by_range', result: 'ok' });
     this.log.debug('blocks_by_range served', { peer, blocks: served });
+  }
+
+  // The unknown-parent check comes before any signature is verified, so such messages cost the
+  // sender nothing: one status request per peer per slot, however many arrive.
+  private askStatus(peer: string): void {
+    const slot = this.chain.currentSlot();
+    if (this.askedAt.get(peer) === slot) return;
+    if (this.askedAt.size > 1024) this.askedAt.clear();
+    this.askedAt.set(peer, slot);
+    void this.exchangeStatus(peer);
   }
 
   /** Sends our status to a peer and handles its answer; failures are logged, never thrown. */

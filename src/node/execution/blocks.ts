@@ -14,6 +14,7 @@ import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 import type { AuthChanges } from './authorizations.js';
 import type { ConsensusRecord } from './consensus-fields.js';
 import type { RegistryChanges } from './registry.js';
+import type { IncludedVote } from './rewards.js';
 import { diffFromJson, diffToJson, type StateDiff, type StateDiffJson } from './state.js';
 import { type ChainStore, type WriteBatch } from '../shared/store.js';
 import { Keys } from './store.js';
@@ -47,6 +48,8 @@ export interface BlockChanges {
   registry: RegistryChanges;
   /** ECDSA authorisation changes, in order. */
   authorizations: AuthChanges;
+  /** First inclusions of the block's attestations, in order (absent: none). */
+  votes?: IncludedVote[];
 }
 
 /** Parsed BlockChanges, as the changes cache holds them. */
@@ -54,6 +57,7 @@ export interface LoadedChanges {
   diff: StateDiff;
   registry: RegistryChanges;
   authorizations: AuthChanges;
+  votes: IncludedVote[];
 }
 
 /**
@@ -73,6 +77,8 @@ export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 
 const DIFF_ENTRY_BYTES = 240;
 /** Estimated resident bytes of one registry or authorisation change. */
 const CHANGE_ENTRY_BYTES = 600;
+/** Estimated resident bytes of one included vote's record (three numbers and an object). */
+const VOTE_ENTRY_BYTES = 64;
 
 /** Estimated resident bytes of a block record: its JSON, doubled for UTF-16 strings and object slots. */
 function recordBytes(r: BlockRecord): number {
@@ -80,11 +86,11 @@ function recordBytes(r: BlockRecord): number {
 }
 
 function changesBytes(c: LoadedChanges): number {
-  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES;
+  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES + c.votes.length * VOTE_ENTRY_BYTES;
 }
 
 function loadChanges(c: BlockChanges): LoadedChanges {
-  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations };
+  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations, votes: c.votes ?? [] };
 }
 
 const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
@@ -128,7 +134,7 @@ export class BlockStore {
   /** Queues every key of a new block into `batch` and caches its record and changes (callers write the batch before anyone reads them). */
   put(batch: WriteBatch, b: NewBlock): void {
     const hash = b.record.hash;
-    batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { diff: diffToJson(b.changes.diff), registry: b.changes.registry, authorizations: b.changes.authorizations } satisfies BlockChanges);
+    batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { diff: diffToJson(b.changes.diff), registry: b.changes.registry, authorizations: b.changes.authorizations, votes: b.changes.votes } satisfies BlockChanges);
     if (b.shell.length > 0) batch.putBytes(Keys.blockShell(hash), b.shell).putBytes(Keys.blockTxHashes(hash), concatBytes(...b.txHashes));
     b.envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), b.receipts[i]));
   }

@@ -1,7 +1,8 @@
 /**
  * The execution chain: block validation (the spec's six steps, in order), application against
- * the parent's state, canonical-chain bookkeeping, reorganisation by forkchoiceUpdated, and
- * reward credits. Every state change is one LevelDB batch.
+ * the parent's state (transactions, then the block's consensus rewards: see rewards.ts),
+ * canonical-chain bookkeeping, and reorganisation by forkchoiceUpdated. Every state change is
+ * one LevelDB batch.
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
@@ -30,6 +31,7 @@ import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CAC
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { Keys, SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
+import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
 import type { BlockRef, ImportResult } from '../../api/execution.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
@@ -92,6 +94,7 @@ export class ExecutionChain {
   private readonly minGasPrice: bigint;
   private readonly minStake: bigint;
   private readonly consensus: ConsensusFields;
+  private readonly accounting: ConsensusAccounting;
 
   private constructor(
     readonly genesis: Genesis,
@@ -107,6 +110,7 @@ export class ExecutionChain {
     this.minGasPrice = BigInt(genesis.config.min_gas_price);
     this.minStake = BigInt(genesis.config.min_validator_stake);
     this.consensus = new ConsensusFields(genesis, this.genesisHash, store, this.registry);
+    this.accounting = new ConsensusAccounting(genesis, store, this.registry);
   }
 
   /** Opens the chain in `store`, initialising it from genesis on first use. */
@@ -157,7 +161,7 @@ export class ExecutionChain {
     this.putAccounts(batch, updated);
     for (const v of validators) batch.put(Keys.validator(v.index), v);
     // Genesis has no body: only its record and state changes are stored.
-    this.blocks.put(batch, { record, changes: { diff, registry: { added: validators, exited: [] }, authorizations: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
+    this.blocks.put(batch, { record, changes: { diff, registry: { added: validators, exited: [] }, authorizations: [], votes: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
     batch.put(Keys.canonical(0), record.hash);
     batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash).put(Keys.meta('schema'), SCHEMA_VERSION);
     await this.store.write(batch);
@@ -264,7 +268,9 @@ export class ExecutionChain {
     const parentState = await this.stateAt(parent);
     // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
     const consensus = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
-    const exec = this.execute(block, hash, verified, parentState.reader);
+    // Included votes are checked on this block's branch, then credited with the transactions.
+    const votes = await this.accounting.check(block.attestations, slot, parentState.votes);
+    const exec = this.execute(block, hash, verified, parentState.reader, votes);
     const combined = new Overlay(this.world);
     combined.applyDiff(parentState.pathDiff, 1n);
     combined.applyDiff(exec.diff, 1n);
@@ -282,7 +288,7 @@ export class ExecutionChain {
       size: blockSize(shell, envelopes),
       consensus,
     };
-    const changes: LoadedChanges = { diff: exec.diff, registry: exec.registry, authorizations: exec.authorizations };
+    const changes: LoadedChanges = { diff: exec.diff, registry: exec.registry, authorizations: exec.authorizations, votes };
     const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch();
@@ -294,6 +300,7 @@ export class ExecutionChain {
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
       this.consensus.persist(batch, record, 1);
+      this.accounting.persist(batch, votes, 1);
       const ref = { hash, index: record.index };
       batch.put(Keys.meta('head'), ref);
       await this.commitOrDie(batch);
@@ -335,17 +342,26 @@ export class ExecutionChain {
     return batch;
   }
 
-  /** Reader of the state after `block`, the diff from the head state to it, and the blocks between. */
-  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff; path: BranchPath }> {
+  /** Reader of the state after `block`, the diff from the head state to it, and the blocks (and their included votes) between. */
+  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff; path: BranchPath; votes: VotePath }> {
     const overlay = new Overlay(this.world);
     let path: BranchPath = { reverted: [], applied: [] };
+    const votes: { reverted: IncludedVote[][]; applied: IncludedVote[][] } = { reverted: [], applied: [] };
     if (block.hash !== this.headRef.hash) {
       const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
-      for (const r of reverted) overlay.applyDiff((await this.blocks.changes(r.hash)).diff, -1n);
-      for (const a of applied) overlay.applyDiff((await this.blocks.changes(a.hash)).diff, 1n);
+      for (const r of reverted) {
+        const c = await this.blocks.changes(r.hash);
+        overlay.applyDiff(c.diff, -1n);
+        votes.reverted.push(c.votes);
+      }
+      for (const a of applied) {
+        const c = await this.blocks.changes(a.hash);
+        overlay.applyDiff(c.diff, 1n);
+        votes.applied.push(c.votes);
+      }
       path = { reverted, applied };
     }
-    return { reader: overlay, pathDiff: overlay.diff, path };
+    return { reader: overlay, pathDiff: overlay.diff, path, votes };
   }
 
   /** Blocks to revert (newest first) and apply (oldest first) to move from `from` to `to`. */
@@ -376,12 +392,13 @@ export class ExecutionChain {
     return { reverted, applied: applied.reverse(), ancestor: a };
   }
 
-  /** Executes a block's transactions (step 6); throws on the first invalid one. */
+  /** Executes a block's transactions (step 6), then credits its consensus rewards; throws on the first invalid transaction. */
   private execute(
     block: Block,
     blockHashHex: string,
     verified: Array<{ hash: string; signer: string | null }>,
     state: StateReader,
+    votes: readonly IncludedVote[],
   ): { diff: StateDiff; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
     const overlay = new Overlay(state);
     const proposer = toHex(block.header.validatorId);
@@ -444,6 +461,8 @@ export class ExecutionChain {
         ...(error === undefined ? {} : { error }),
       });
     });
+    // After the transactions, so a reward never funds a transaction of the block that earns it.
+    this.accounting.credit(overlay, proposer, votes);
     return { diff: overlay.diff, receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
   }
 
@@ -553,11 +572,13 @@ export class ExecutionChain {
           this.persistRegistry(batch, r.changes.registry, -1);
           this.auth.apply(r.changes.authorizations, -1, batch);
           this.consensus.persist(batch, r.record, -1);
+          this.accounting.persist(batch, r.changes.votes, -1);
         }
         for (const a of into) {
           this.persistRegistry(batch, a.changes.registry, 1);
           this.auth.apply(a.changes.authorizations, 1, batch);
           this.consensus.persist(batch, a.record, 1);
+          this.accounting.persist(batch, a.changes.votes, 1);
         }
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = {
@@ -622,30 +643,6 @@ export class ExecutionChain {
       this.log.error('database write failed after in-memory changes; exiting to recover from disk', { error: (err as Error).message });
       process.exit(70);
     }
-  }
-
-  /** Credits consensus rewards for `epoch` once; a repeated call acknowledges without paying again. */
-  creditRewards(epoch: number, credits: Array<{ address: string; amount: bigint }>): Promise<{ epoch: number; acknowledged: true; already_applied: boolean; total: string }> {
-    return this.mutex.run(async () => {
-      const done = await this.store.get<{ total: string }>(Keys.rewardEpoch(epoch));
-      if (done) return { epoch, acknowledged: true, already_applied: true, total: done.total };
-      const diff: StateDiff = new Map();
-      let total = 0n;
-      for (const c of credits) {
-        const d = diff.get(c.address) ?? { balance: 0n, nonce: 0n };
-        d.balance += c.amount;
-        diff.set(c.address, d);
-        total += c.amount;
-      }
-      const updated = this.world.preview(diff);
-      const batch = new WriteBatch();
-      this.putAccounts(batch, updated);
-      batch.put(Keys.rewardEpoch(epoch), { total: total.toString(), credits: credits.map((c) => ({ address: c.address, amount: c.amount.toString() })) });
-      await this.store.write(batch);
-      this.world.commit(updated);
-      this.log.info('rewards credited', { epoch, total: total.toString(), accounts: diff.size });
-      return { epoch, acknowledged: true, already_applied: false, total: total.toString() };
-    });
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The execution layer's LevelDB key layout (the store itself is src/node/shared/store.ts). Every
- * block, reorg or reward credit is one batch, so a process killed at any instant restarts with
+ * block or reorg is one batch, so a process killed at any instant restarts with
  * all of it or none of it.
  */
 
@@ -41,7 +41,6 @@ export const Keys = {
   canonical: (height: number) => `h:${pad(height, 16)}`,
   txLocation: (txHash: string) => `t:${txHash}`,
   faucetClaim: (address: string) => `f:${address}`,
-  rewardEpoch: (epoch: number) => `c:${pad(epoch, 12)}`,
   authorizations: (account: string) => `e:${account}`,
   /** Pool journal: the envelope of a transaction the pool holds (see journal.ts). */
   poolTx: (txHash: string) => `p:${txHash}`,

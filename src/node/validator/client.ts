@@ -43,8 +43,8 @@ import { MAX_BLOCK_TXS } from '../../core/constants.js';
 import { vrfProve } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
-import { type BlockHeader, blockToJson, headerSigningHash, signBlock, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
+import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
+import { type BlockHeader, blockToJson, bodyMerkleRoot, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
@@ -470,7 +470,8 @@ export class ValidatorClient {
       this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
       return;
     }
-    const txs = await this.pendingTransactions(slot);
+    const attestations = await this.blockAttestations(slot);
+    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0));
     const v = await this.b(this.beacon.validator(index));
     if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
     const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
@@ -480,7 +481,7 @@ export class ValidatorClient {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
       parentHash: parseHex(head.root, 'head root', 32),
-      merkleRoot: txMerkleRoot(txs),
+      merkleRoot: bodyMerkleRoot(txs, attestations),
       validatorId: parseHex(this.keys.address, 'address', 20),
       vrfProof: vrfProve(this.keys.mldsa, vrfSeed, chainId),
       vrfSeed,
@@ -496,7 +497,7 @@ export class ValidatorClient {
       this.log.warn('slashing protection refused to sign a block', { slot, rule: err.rule, reason: err.message, parent: head.root, signing_root: toHex(signingRoot) });
       return;
     }
-    const block = signBlock(header, txs, this.keys.mldsa, chainId, index);
+    const block = signBlock(header, txs, this.keys.mldsa, chainId, index, attestations);
     let res;
     try {
       res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
@@ -508,13 +509,27 @@ export class ValidatorClient {
       return;
     }
     this.metrics.blocksProposed.inc();
-    this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, already_known: res.already_known ?? false });
+    this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, attestations: attestations.length, already_known: res.already_known ?? false });
     // The validator's own block is the slot's block: no need to wait for the head poll.
     await this.maybeAttest(slot, 'always', 'own_block');
   }
 
-  /** Execution's pending transactions in build order, parsed; none if execution cannot say. */
-  private async pendingTransactions(slot: number): Promise<Transaction[]> {
+  /**
+   * The beacon's includable attestations for `slot`; none if it cannot say (a block without
+   * votes is still a valid block, and the votes stay includable in the next one).
+   */
+  private async blockAttestations(slot: number): Promise<Attestation[]> {
+    try {
+      return (await this.b(this.beacon.blockAttestations(slot))).attestations;
+    } catch (err) {
+      if (err instanceof BeaconClientError && err.transport) throw err;
+      this.log.warn('no attestations from the beacon: proposing without any', { slot, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
+      return [];
+    }
+  }
+
+  /** Execution's pending transactions in build order, parsed, within what `reservedBytes` of attestations leave; none if execution cannot say. */
+  private async pendingTransactions(slot: number, reservedBytes = 0): Promise<Transaction[]> {
     let raw;
     try {
       raw = await this.execution.pendingTransactions();
@@ -524,7 +539,7 @@ export class ValidatorClient {
     }
     const txs: Transaction[] = [];
     // Block JSON overhead (header, signature) is about 14 KB; count each transaction's JSON.
-    let bytes = 16 * 1024;
+    let bytes = 16 * 1024 + reservedBytes;
     for (let i = 0; i < raw.transactions.length && txs.length < MAX_BLOCK_TXS; i++) {
       const json = raw.transactions[i];
       bytes += JSON.stringify(json).length + 1;

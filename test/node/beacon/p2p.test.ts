@@ -286,4 +286,33 @@ p2p('malformed gossip and request frames are refused, counted by reason and pena
   assert.is(await sampleOf(b, 'service_beacon_blocks_proposed_total'), proposedBefore + 1, 'only the new block was imported');
 });
 
+p2p('a peer that serves an invalid block in range sync is penalised and disconnected; the head does not move', async (ctx) => {
+  const { g, b } = ctxOf(ctx);
+  const bare = await bareHost(ctx, b);
+  const head = await beaconHead(b);
+  // Claims a head B lacks one slot ahead, and serves that slot's block with a corrupted signature.
+  const { block } = await buildProposal(b, { slot: head.slot + 1 });
+  const forged = { ...block, signature: block.signature.map((x, i) => (i === 100 ? x ^ 1 : x)) };
+  const limits = { maxRequestBytes: 1024, maxResponseChunks: 64, maxChunkBytes: 1 << 20, timeoutMs: 10_000 };
+  bare.handle(
+    SyncProtocols.status,
+    async function* () {
+      yield encodeStatus({ chainId: chainIdBytes(g.chain_id), genesisHash: b.beacon.chain.genesisRoot, headRoot: toHex(blockHash(block.header)), headSlot: head.slot + 1, finalizedRoot: b.beacon.chain.genesisRoot, finalizedEpoch: 0 });
+    },
+    limits,
+  );
+  bare.handle(
+    SyncProtocols.blocksByRange,
+    async function* () {
+      yield encodeBlock(forged);
+    },
+    limits,
+  );
+  const failed = () => sampleOf(b, 'service_beacon_sync_failures_total', 'reason="INVALID_BLOCK_SIGNATURE"');
+  await until(g, 'B to refuse the forged block', async () => (await failed()) === 1);
+  await until(g, 'B to drop the peer', () => !b.beacon.net!.peers().some((p) => p.peer_id === bare.peerId));
+  assert.is((await beaconHead(b)).root, head.root);
+  assert.ok(total(await beaconMetrics(b), 'service_p2p_peer_penalties_total') >= 1);
+});
+
 p2p.run();

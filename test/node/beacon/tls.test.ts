@@ -241,7 +241,7 @@ tls('svc node beacon --tls-cert/--tls-key: the real CLI serves https and wss (cl
   expectJsonOk(await runCli(['genesis', 'new', '--validators', '1', '--accounts', '1', '--out', join(dir, 'net'), '--json'], env));
   const genesisFile = join(dir, 'net', 'genesis.json');
   const exec = await ExecutionNode.start({ genesis: await loadGenesisFile(genesisFile), host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
-  const args = ['node', 'beacon', '--genesis', genesisFile, '--data-dir', join(dir, 'beacon'), '--port', '0', '--execution-url', exec.restUrl, '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
+  const args = ['node', 'beacon', '--genesis', genesisFile, '--data-dir', join(dir, 'beacon'), '--port', '0', '--execution-url', exec.restUrl, '--tls-cert', pem.certFile, '--tls-key', pem.keyFile, '--p2p-host', '127.0.0.1', '--p2p-port', '0'];
   const child = spawn(process.execPath, [RUN_JS, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));

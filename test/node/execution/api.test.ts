@@ -73,7 +73,7 @@ access('non-loopback callers get 403 ENGINE_FORBIDDEN (also via encoded paths); 
         assert.is((await http(lo, path)).status, 200, `loopback ${path}`);
       }
       const block = makeBlock(await genesisRef(node));
-      for (const path of ['/api/v1/engine/newPayload', '/api/v1/blocks', '/api/v1/engine/forkchoiceUpdated', '/api/v1/engine/creditRewards', '/api/v1/block%73', '/api/v1/%65ngine/newPayload']) {
+      for (const path of ['/api/v1/engine/newPayload', '/api/v1/blocks', '/api/v1/engine/forkchoiceUpdated', '/api/v1/block%73', '/api/v1/%65ngine/newPayload']) {
         expectEnvelope(await http(ext, path, { json: blockToJson(block) }), 403, 'ENGINE_FORBIDDEN', FORBIDDEN);
       }
       assert.is(await height(node), 0, 'nothing was imported from outside');
@@ -143,7 +143,6 @@ const POSTS = [
   '/api/v1/engine/newPayload',
   '/api/v1/blocks',
   '/api/v1/engine/forkchoiceUpdated',
-  '/api/v1/engine/creditRewards',
 ];
 
 input('malformed JSON is 400 INVALID_JSON on every POST endpoint; an empty body too', async ({ node }) => {
@@ -175,8 +174,7 @@ input('wrong types are 400 MALFORMED_INPUT with the field named', async ({ node 
     ['/api/v1/engine/newPayload', { header: {}, transactions: [], signature: '0x', extra: 1 }, 'malformed block.extra: unknown field'],
     ['/api/v1/engine/forkchoiceUpdated', [], 'malformed request: expected an object'],
     ['/api/v1/engine/forkchoiceUpdated', { head_block_hash: '0x' + '0'.repeat(63) }, 'malformed head_block_hash: expected 0x and 64 hex digits'],
-    ['/api/v1/engine/creditRewards', { epoch: '1', credits: [] }, 'malformed request.epoch: expected a non-negative integer'],
-    ['/api/v1/engine/creditRewards', { epoch: 1.5, credits: [] }, 'malformed request.epoch: expected a non-negative integer'],
+    ['/api/v1/engine/newPayload', { header: {}, transactions: [], signature: '0x', attestations: {} }, 'malformed block.attestations: expected an array'],
   ];
   for (const [path, body, message] of cases) expectEnvelope(await post(node, path, body), 400, 'MALFORMED_INPUT', message);
 });

@@ -45,6 +45,7 @@ const val1 = keys.validators[1]!;
 const broke = keys.unfunded[0]!;
 const R = '0x00000000000000000000000000000000000000bb';
 const STAKE = 32n * TOKEN;
+const PROPOSER_REWARD = BigInt(devnet().genesis.config.proposer_reward);
 
 const hashHex = (b: Block) => toHex(blockHash(b.header));
 
@@ -106,7 +107,7 @@ blocks('a valid block applies: receipts, 21,000 gas, fee to the proposer, nonce,
   assert.is(a.balance, before.a.balance - 5n * TOKEN - fee, 'sender pays value + gasUsed × gasPrice (not gasLimit × gasPrice)');
   assert.is(a.nonce, 1);
   assert.is((await account(node, R)).balance, before.r.balance + 5n * TOKEN);
-  assert.is((await account(node, val0.address)).balance, before.v.balance + fee, 'the fee goes to the proposer');
+  assert.is((await account(node, val0.address)).balance, before.v.balance + fee + PROPOSER_REWARD, 'the fee and the proposer reward go to the proposer');
   assert.not.ok((await mempoolHashes(node)).includes(hash), 'removed from the pool on application');
   const status = expectOk(await get(node, `/api/v1/transactions/${hash}`));
   assert.is(status.state, 'Confirmed');
@@ -257,7 +258,7 @@ blocks('a deposit below the 32-token minimum stake fails with status 0: gas cons
   const a = await account(node, acc1.address);
   assert.is(a.balance, before.a.balance - 2n * fee, 'only the fees left the sender');
   assert.is(a.nonce, 2, 'a failed transaction still uses its nonce');
-  assert.is((await account(node, val0.address)).balance, before.v.balance + 2n * fee);
+  assert.is((await account(node, val0.address)).balance, before.v.balance + 2n * fee + PROPOSER_REWARD);
   assert.is((await account(node, DEPOSIT_ADDRESS)).balance, before.d.balance, 'value not moved');
   assert.is(expectOk(await get(node, '/api/v1/engine/registry')).validators.length, 2);
   const s = expectOk(await get(node, `/api/v1/transactions/${hashOf(low)}`));
@@ -291,7 +292,7 @@ blocks('a valid deposit registers a validator, which can then propose', async (c
   const before = await account(node, acc1.address);
   const own = makeBlock(ctx.head, { proposer: acc1, validatorIndex: 2, txs: [tip] });
   ctx.head = (await importOk(node, own)).ref;
-  assert.is((await account(node, acc1.address)).balance, before.balance + 21_000n * 3n * GWEI);
+  assert.is((await account(node, acc1.address)).balance, before.balance + 21_000n * 3n * GWEI + PROPOSER_REWARD);
   // Registering twice fails (status 0).
   const again = transfer(acc1, { nonce: 3, to: DEPOSIT_ADDRESS, value: STAKE, data: commitment, gasLimit: 60_000n });
   const { result: r2, ref: ref2 } = await importOk(node, makeBlock(ctx.head, { txs: [again] }));
@@ -335,38 +336,6 @@ blocks('account proofs verify against the state root for present and absent acco
     assert.not.ok(verifyAccountProof(address, proof, sha3(root)), 'another root fails');
   }
   expectEnvelope(await get(node, '/api/v1/accounts/0x12/proof'), 400, 'MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
-});
-
-blocks('creditRewards credits balances once per epoch; a repeat acknowledges with already_applied', async (ctx) => {
-  const { node } = ctx;
-  const X = '0x00000000000000000000000000000000000000c1';
-  const before = { x: await account(node, X), v: await account(node, val1.address) };
-  const credits = [
-    { address: X, amount: '1000' },
-    { address: X.toUpperCase().replace('0X', '0x'), amount: '500' },
-    { address: val1.address, amount: (3n * TOKEN).toString() },
-  ];
-  const first = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 7, credits }));
-  assert.equal(first, { epoch: 7, acknowledged: true, already_applied: false, total: (1500n + 3n * TOKEN).toString() });
-  assert.is((await account(node, X)).balance, before.x.balance + 1500n);
-  assert.is((await account(node, val1.address)).balance, before.v.balance + 3n * TOKEN);
-  const repeat = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 7, credits: [{ address: X, amount: '999999' }] }));
-  assert.equal(repeat, { epoch: 7, acknowledged: true, already_applied: true, total: (1500n + 3n * TOKEN).toString() });
-  assert.is((await account(node, X)).balance, before.x.balance + 1500n, 'a repeat pays nothing more');
-  const other = expectOk(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 8, credits: [{ address: X, amount: '1' }] }));
-  assert.is(other.already_applied, false);
-  assert.is((await account(node, X)).balance, before.x.balance + 1501n);
-  // Credits change state between blocks: proofs say so and still verify.
-  const p = expectOk(await get(node, `/api/v1/accounts/${X}/proof`));
-  assert.is(p.matches_head_block, false);
-  assert.ok(verifyAccountProof(X, p.proof, parseHex(p.state_root, 'root', 32)));
-  // Bad input.
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [{ address: X, amount: 5 }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].amount');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: -1, credits: [] }), 400, 'MALFORMED_INPUT', 'malformed request.epoch: expected a non-negative integer');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: {} }), 400, 'MALFORMED_INPUT', 'malformed request.credits: expected an array of at most 100000 credits');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [], extra: 1 }), 400, 'MALFORMED_INPUT', 'malformed request.extra: unknown field');
-  expectEnvelope(await post(node, '/api/v1/engine/creditRewards', { genesis_hash: node.chain.genesisHash, epoch: 9, credits: [{ address: '0x1', amount: '1' }] }), 400, 'MALFORMED_INPUT', 'malformed request.credits[0].address: expected a 0x-prefixed 20-byte hex address');
-  assert.is((await account(node, X)).balance, before.x.balance + 1501n);
 });
 
 blocks.run();

@@ -3,6 +3,7 @@
  * genesis whose keys are derivable, nodes on ephemeral ports, HTTP helpers, signed transactions
  * and signed blocks.
  */
+import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -301,6 +302,8 @@ export interface BlockOpts {
   vrfSeed?: Uint8Array;
   /** Overrides the proposer's next RANDAO reveal. */
   randaoReveal?: Uint8Array;
+  /** Attestations the block includes (covered by its merkle_root). */
+  attestations?: Attestation[];
 }
 
 /** Branch state after each block makeBlock built (read back by refOf). */
@@ -340,6 +343,7 @@ export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
     validatorId: parseHex(o.validatorId ?? proposer.address, 'validator', 20),
     vrfSeed: o.vrfSeed ?? seed,
     randaoReveal: reveal,
+    attestations: o.attestations ?? [],
   });
   after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
   return block;

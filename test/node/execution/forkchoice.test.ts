@@ -106,8 +106,8 @@ fc('forkchoiceUpdated to the side block reorganises: balances follow, still-vali
   assert.is((await account(node, Y)).balance, 3n * TOKEN);
   assert.equal(await account(node, acc0.address), { balance: genesisBalance(acc0.address), nonce: 0, pending_nonce: (await account(node, acc0.address)).pending_nonce });
   assert.is((await account(node, acc1.address)).balance, genesisBalance(acc1.address) - 3n * TOKEN - fee(5n * GWEI));
-  assert.is((await account(node, val0.address)).balance, genesisBalance(val0.address), 'A’s fees were reverted');
-  assert.is((await account(node, val1.address)).balance, genesisBalance(val1.address) + fee(5n * GWEI));
+  assert.is((await account(node, val0.address)).balance, genesisBalance(val0.address), 'A’s fees and proposer reward were reverted');
+  assert.is((await account(node, val1.address)).balance, genesisBalance(val1.address) + fee(5n * GWEI) + BigInt(genesis.config.proposer_reward), 'B’s fee and proposer reward');
   // The world state is exactly B1's post-state (computed when B1 was imported as a side block).
   const p = expectOk(await get(node, `/api/v1/accounts/${Y}/proof`));
   assert.is(p.state_root, expectOk(await get(node, `/api/v1/blocks/${ctx.b1.hash}`)).state_root);

@@ -19,12 +19,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toHex, u64LE } from '../../../src/core/codec/bytes.js';
+import { parseHex, toHex, u64LE } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfVerify } from '../../../src/core/crypto/vrf.js';
 import { epochOfSlot, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
-import { attestationFromJson, verifyAttestation } from '../../../src/core/types/attestation.js';
-import { blockFromJson, blockHash, txMerkleRoot, verifyBlockSignature } from '../../../src/core/types/block.js';
+import { type Attestation, attestationFromJson, attestationToJson, signAttestation, verifyAttestation } from '../../../src/core/types/attestation.js';
+import { blockFromJson, blockHash, bodyMerkleRoot, verifyBlockSignature } from '../../../src/core/types/block.js';
 import { txHash } from '../../../src/core/types/transaction.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
@@ -122,6 +122,9 @@ interface HeadState {
   index: number;
 }
 
+/** A vote the fake beacon offers for inclusion (any signed vote: the client includes what it is given). */
+const VOTE = signAttestation(MY_INDEX, { slot: 1, beaconBlockRoot: parseHex(root(0xa1), 'root', 32), source: { epoch: 0, root: parseHex(GENESIS_ROOT, 'root', 32) }, target: { epoch: 0, root: parseHex(GENESIS_ROOT, 'root', 32) } }, ME.mldsa, CHAIN_ID);
+
 class FakeBeacon {
   server: Server | undefined;
   url = '';
@@ -133,6 +136,8 @@ class FakeBeacon {
   head: HeadState = { root: root(0xa3), slot: 3, index: 3 };
   duties = new Map<number, Duty[]>();
   randaoLast: string | null = toHex(RANDAO.commitment());
+  /** What GET /api/v1/validator/block_attestations offers the proposer. */
+  votes: Attestation[] = [VOTE];
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -191,6 +196,10 @@ class FakeBeacon {
       const slot = Number(url.searchParams.get('slot'));
       const epoch = epochOfSlot(genesis, slot);
       return ok({ slot, beacon_block_root: this.head.root, source: checkpoint, target: { epoch, root: this.head.root } });
+    }
+    if (key === 'GET /api/v1/validator/block_attestations') {
+      if (rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
+      return ok({ slot: Number(url.searchParams.get('slot')), attestations: this.votes.map(attestationToJson) });
     }
     if (key === 'GET /api/v1/engine/getPendingTransactions') return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
     if (rec.method === 'POST' && rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
@@ -283,7 +292,8 @@ function assertValidBlock(json: unknown, slot: number, parent: HeadState, randao
   const block = blockFromJson(json);
   const h = block.header;
   assert.ok(verifyBlockSignature(block, CHAIN_ID, MY_INDEX, ME.mldsa.publicKey), 'block signature verifies under the validator key and index');
-  bytesIs(h.merkleRoot, txMerkleRoot(TXS), 'Merkle root of the served transactions');
+  bytesIs(h.merkleRoot, bodyMerkleRoot(TXS, [VOTE]), 'Merkle root of the served transactions and attestations');
+  assert.equal(block.attestations.map(attestationToJson), [attestationToJson(VOTE)], 'the served attestations are included');
   assert.equal(block.transactions.map((t) => toHex(txHash(t))), TXS.map((t) => toHex(txHash(t))), 'the served transactions, in build order');
   assert.is(toHex(h.vrfSeed), duty.vrf_seed, 'vrf_seed as the duty gave it');
   assert.ok(vrfVerify(ME.mldsa.publicKey, h.vrfSeed, h.vrfProof, CHAIN_ID), 'VRF proof verifies');

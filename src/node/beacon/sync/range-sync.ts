@@ -22,6 +22,8 @@ export interface SyncChain {
   head(): BeaconBlockRecord;
   record(root: string): BeaconBlockRecord | undefined;
   finalized(): CheckpointHex;
+  /** The wall-clock slot. */
+  currentSlot(): number;
   importBlock(block: Block): Promise<unknown>;
 }
 
@@ -116,8 +118,9 @@ export class RangeSync {
       const before = this.o.chain.head();
       this.o.log.info('range sync from peer', { peer, peer_head_slot: status.headSlot, head_slot: before.slot });
       const result = await this.syncFrom(peer, status);
-      // A peer that gave nothing new this pass would be picked again at once: let it rest.
-      if (result !== 'progress') this.restingUntil.set(peer, this.now() + this.o.restMs);
+      // A peer that gave nothing new would be picked again at once: let it rest, unless its head
+      // arrived meanwhile by gossip (a status taken while that block was in flight is no fault).
+      if (result !== 'progress' && !this.o.chain.record(status.headRoot)) this.restingUntil.set(peer, this.now() + this.o.restMs);
       const after = this.o.chain.head();
       if (after.root !== before.root) this.o.log.info('range sync pass done', { peer, head_slot: after.slot, result });
     }
@@ -132,11 +135,14 @@ export class RangeSync {
     const chain = this.o.chain;
     const finalizedSlot = (): number => chain.record(chain.finalized().root)?.slot ?? 0;
     const head = chain.head();
-    let fromFinalized = status.headSlot <= head.slot;
+    // A head slot past the wall clock is a lie or a skewed clock; either way no block there can
+    // be imported yet, and it must not send us requesting empty ranges up to it.
+    const end = Math.min(status.headSlot, chain.currentSlot());
+    let fromFinalized = end <= head.slot;
     let start = fromFinalized ? finalizedSlot() + 1 : head.slot + 1;
     let progress = false;
-    while (!this.stopped && start <= status.headSlot) {
-      const count = Math.min(MAX_BLOCKS_PER_REQUEST, status.headSlot - start + 1);
+    while (!this.stopped && start <= end) {
+      const count = Math.min(MAX_BLOCKS_PER_REQUEST, end - start + 1);
       let chunks: Uint8Array[];
       try {
         chunks = await this.o.host.request(peer, SyncProtocols.blocksByRange, encodeRangeRequest({ startSlot: start, count }), this.o.limits);

@@ -4,19 +4,14 @@
  * spec's alias of newPayload and shares the rule, since accepted blocks move the head.
  */
 import type { FastifyInstance } from 'fastify';
-import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
-import { normalizeAddress } from '../../../core/crypto/address.js';
-import { MalformedError, SvcError, WrongChainError } from '../../../core/errors.js';
+import { parseDecimal, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
+import { MalformedError, SvcError } from '../../../core/errors.js';
 import { blockFromJson } from '../../../core/types/block.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
-import { Keys } from '../store.js';
 import { clientIp, errorBody, isLoopback, ok } from '../../shared/http.js';
 import { verifyEngineJwt } from '../../shared/jwt.js';
 import { parseHashParam } from './rest.js';
-
-/** Most reward credits one call may carry. */
-const MAX_CREDITS = 100_000;
 
 /** Whether a matched route pattern is an engine route (POST /api/v1/blocks is newPayload's alias). */
 function isEngineRoute(route: string | undefined): boolean {
@@ -62,35 +57,6 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     const entries = node.admission.pending(maxGas);
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
     return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
-  });
-
-  app.post('/api/v1/engine/creditRewards', async (req, reply) => {
-    const o = requireObject(req.body, 'request');
-    rejectUnknownKeys(o, ['epoch', 'credits', 'genesis_hash'], 'request');
-    const epoch = parseUint(o.epoch, 'request.epoch');
-    if (o.genesis_hash === undefined) throw new MalformedError('request.genesis_hash', 'required');
-    if (typeof o.genesis_hash !== 'string') throw new MalformedError('request.genesis_hash', 'expected a 0x-prefixed 32-byte hash');
-    // Rewards are minted: a beacon of another chain (same port, other genesis) must not pay
-    // into this chain's state, so the request names the chain it belongs to.
-    const genesisHash = parseHashParam(o.genesis_hash, 'genesis_hash');
-    if (genesisHash !== node.chain.genesisHash) {
-      throw new WrongChainError(`creditRewards for genesis ${genesisHash} refused: this execution node runs genesis ${node.chain.genesisHash} (chain id ${node.chain.genesis.chain_id})`);
-    }
-    if (!Array.isArray(o.credits) || o.credits.length > MAX_CREDITS) throw new MalformedError('request.credits', `expected an array of at most ${MAX_CREDITS} credits`);
-    const credits = o.credits.map((c, i) => {
-      const e = requireObject(c, `request.credits[${i}]`);
-      rejectUnknownKeys(e, ['address', 'amount'], `request.credits[${i}]`);
-      return { address: normalizeAddress(e.address, `request.credits[${i}].address`), amount: parseDecimal(e.amount, `request.credits[${i}].amount`, 256) };
-    });
-    return ok(reply, await node.chain.creditRewards(epoch, credits));
-  });
-
-  // Read-only: the credit record creditRewards stored for an epoch (what was paid, once).
-  app.get<{ Params: { epoch: string } }>('/api/v1/engine/rewards/:epoch', async (req, reply) => {
-    const epoch = Number(parseDecimal(req.params.epoch, 'epoch', 32));
-    const record = await node.chain.store.get<{ total: string; credits: Array<{ address: string; amount: string }> }>(Keys.rewardEpoch(epoch));
-    if (!record) throw new SvcError('NOT_FOUND', `no rewards credited for epoch ${epoch}`, 404);
-    return ok(reply, { epoch, total: record.total, credits: record.credits });
   });
 
   // The configuration exchange: the beacon checks it at start-up and after execution was
