@@ -126,8 +126,51 @@ S('a P2P port in use stops svc node execution and svc node all at start-up with 
       cliEnv(d),
     );
     assert.match(startFailure(all, 1), `execution P2P port ${busy.port} on 127.0.0.1 is already in use`);
+    // The beacon starts after execution: execution is stopped again and the process exits.
+    const beacon = await runCli(
+      [
+        'node', 'all', '--genesis', genesisPath, '--data-dir', join(d, 'all-busy-beacon'),
+        '--rest-port', String(await freePort()), '--rpc-port', String(await freePort()), '--beacon-port', String(await freePort()),
+        '--p2p-host', '127.0.0.1', '--p2p-port', String(busy.port), '--execution-p2p-port', '0',
+      ],
+      cliEnv(d),
+    );
+    assert.match(startFailure(beacon, 1), `beacon P2P port ${busy.port} on 127.0.0.1 is already in use`);
   } finally {
     busy.server.close();
+  }
+});
+
+/** A port that is free with the one after it (for the default execution port, --p2p-port + 1). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      next.once('error', () => resolve(false));
+      next.listen(port + 1, '127.0.0.1', () => next.close(() => resolve(true)));
+    });
+    if (ok) return port;
+  }
+}
+
+S('svc node all runs both hosts: the beacon on --p2p-port, execution on the next port by default', async () => {
+  const d = need();
+  const port = await freePortPair();
+  const node = spawnNode([
+    'node', 'all', '--genesis', genesisPath, '--data-dir', join(d, 'all-ok'),
+    '--rest-port', String(await freePort()), '--rpc-port', String(await freePort()), '--beacon-port', String(await freePort()),
+    '--p2p-host', '127.0.0.1', '--p2p-port', String(port),
+  ]);
+  try {
+    const started = await waitFor('all layers started', async () => node.lines().find((l) => l.msg === 'all layers started') ?? (node.child.exitCode !== null ? Promise.reject(new Error(`exited: ${node.output()}`)) : undefined), 20 * slotMs);
+    assert.ok((started.beacon_p2p as string[]).some((a) => a.startsWith(`/ip4/127.0.0.1/tcp/${port}/p2p/`)), `beacon on ${port}: ${JSON.stringify(started)}`);
+    assert.ok((started.execution_p2p as string[]).some((a) => a.startsWith(`/ip4/127.0.0.1/tcp/${port + 1}/p2p/`)), `execution on ${port + 1}: ${JSON.stringify(started)}`);
+    const beaconId = (started.beacon_p2p as string[])[0]!.split('/p2p/')[1];
+    const executionId = (started.execution_p2p as string[])[0]!.split('/p2p/')[1];
+    assert.is.not(beaconId, executionId, 'each host has its own identity (its own data directory)');
+  } finally {
+    await stop(node.child);
   }
 });
 
