@@ -86,11 +86,54 @@ function hexToBytes(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(clean, 'hex'));
 }
 
+/** What gossipsub's private read loop looks like, for the instrumentation below. */
+interface GossipsubInternals {
+  pipePeerReadStream?: (peerId: PeerId, source: AsyncIterable<Uint8Array | { subarray(): Uint8Array }>) => Promise<void>;
+  decodeRpc?: (bytes: Uint8Array) => unknown;
+}
+
+/**
+ * Gossipsub drops an RPC that does not decode (or a stream that breaks its framing) with a log line
+ * and no way to learn who sent it. Its per-peer read loop is wrapped so such input is counted and
+ * its sender penalised; the RPC is decoded once more for the check (protobuf, microseconds, against
+ * the milliseconds of the signature checks that follow). Skipped if a gossipsub version changes
+ * the private methods.
+ */
+function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: string, reason: 'malformed_rpc' | 'rpc_stream') => void): boolean {
+  const internals = pubsub as unknown as GossipsubInternals;
+  const pipe = internals.pipePeerReadStream;
+  const decodeRpc = internals.decodeRpc;
+  if (typeof pipe !== 'function' || typeof decodeRpc !== 'function') return false;
+  internals.pipePeerReadStream = (peerId, source) => {
+    const peer = peerId.toString();
+    const checked = (async function* () {
+      try {
+        for await (const data of source) {
+          const bytes = data instanceof Uint8Array ? data : data.subarray();
+          try {
+            decodeRpc.call(pubsub, bytes);
+          } catch {
+            onFault(peer, 'malformed_rpc');
+            continue;
+          }
+          yield bytes;
+        }
+      } catch (err) {
+        onFault(peer, 'rpc_stream');
+        throw err;
+      }
+    })();
+    return pipe.call(pubsub, peerId, checked);
+  };
+  return true;
+}
+
 class Libp2pHost implements P2pHost {
   readonly peerId: string;
   private readonly metrics: P2pMetrics;
   private readonly log: Logger;
   private readonly seen = new SeenIds();
+  private readonly idCache = new WeakMap<Uint8Array, Uint8Array>();
   private readonly validationQueue = new FairQueue();
   private readonly penalties = new PenaltyBook();
   private readonly bans = new Map<string, number>();
@@ -129,9 +172,14 @@ class Libp2pHost implements P2pHost {
     return false;
   }
 
-  /** Wires libp2p events to metrics, listeners and the bootnode redial loop. */
+  /** Wires libp2p events to metrics and listeners, before libp2p starts so no connection is missed. */
   attach(node: Libp2p<Services>): void {
     this.node = node;
+    const instrumented = instrumentGossipsubInput(node.services.pubsub, (peer, reason) => {
+      this.metrics.messageRejected('rpc', reason);
+      this.penalise(peer, reason);
+    });
+    if (!instrumented) this.log.warn('p2p cannot count malformed gossipsub RPCs with this gossipsub version');
     const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
     node.addEventListener('connection:open', (evt) => {
       refreshConnections();
@@ -164,6 +212,10 @@ class Libp2pHost implements P2pHost {
       this.agents.delete(peer);
       this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
     });
+  }
+
+  /** Starts the bootnode redial and graylist checks (once libp2p listens). */
+  begin(): void {
     this.redialTimer = setInterval(() => {
       this.redialBootnodes();
       this.dropGraylisted();
@@ -221,9 +273,17 @@ class Libp2pHost implements P2pHost {
     }
   }
 
+  /** Message id of a payload (SHA3-256), reusing the one computed on arrival. */
+  messageId(data: Uint8Array): Uint8Array {
+    return this.idCache.get(data) ?? gossipMessageId(data);
+  }
+
   /** Duplicate ledger and `received` count, run by gossipsub for every message before its own dedupe. */
   observeIncoming(topic: string, data: Uint8Array): string {
-    const id = messageIdHex(gossipMessageId(data));
+    const raw = gossipMessageId(data);
+    // Gossipsub asks for the message id of the same bytes again right after: hash once.
+    this.idCache.set(data, raw);
+    const id = messageIdHex(raw);
     this.metrics.messageReceived(topic);
     if (this.seen.observe(id)) this.metrics.messageIgnored(topic, 'duplicate');
     return id;
@@ -399,7 +459,7 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       identify: identify(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictNoSign',
-        msgIdFn: (msg) => gossipMessageId(msg.data),
+        msgIdFn: (msg) => host.messageId(msg.data),
         msgIdToStrFn: (id) => messageIdHex(id),
         fastMsgIdFn: (rpcMsg) => host.observeIncoming(rpcMsg.topic, rpcMsg.data ?? new Uint8Array(0)),
         seenTTL: SEEN_TTL_MS,
@@ -418,13 +478,14 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       }),
     },
   });
+  host.attach(node);
   try {
     await node.start();
   } catch (err) {
     await Promise.resolve(node.stop()).catch(() => undefined);
     throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
   }
-  host.attach(node);
+  host.begin();
   options.log.info('p2p listening', { layer: options.layer, peerId, addrs: host.multiaddrs(), handshake: HYBRID_NOISE_PROTOCOL });
   return host;
 }

@@ -2,7 +2,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Topics, type GossipVerdict } from '../../../src/node/p2p/types.js';
-import { addrOf, metricValue, until, withHosts, type TestHost } from './fixture.js';
+import { multiaddr } from '@multiformats/multiaddr';
+import { encodeFrame } from '../../../src/node/p2p/framing.js';
+import { addrOf, metricValue, rawNode, until, withHosts, type TestHost } from './fixture.js';
 
 const MAX = 64 * 1024;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -143,6 +145,37 @@ test('repeated rejects penalise the sender until it is disconnected and refused'
     await until('A2 dialled B', async () => (await metricValue(a2.registry, 'service_p2p_bootnode_dials_total')) >= 1);
     await until('A2 left without a connection', () => a2.host.peerCount() === 0);
     assert.is(b.host.peerCount(), 0, 'the banned peer does not come back');
+  });
+});
+
+test('RPCs that do not decode, or break the stream framing, are counted and penalised; the host goes on', async () => {
+  await withHosts(async (start) => {
+    const b = await start();
+    const raw = await rawNode({ encrypter: 'hybrid' });
+    try {
+      const target = multiaddr(addrOf(b));
+      const rejected = (reason: string) => metricValue(b.registry, 'service_p2p_messages_rejected_total', { topic: 'rpc', reason });
+      // A length-prefixed frame whose protobuf has an invalid wire type.
+      const s1 = await raw.dialProtocol(target, '/meshsub/1.1.0');
+      s1.send(encodeFrame(new Uint8Array([0x0f, 0x00, 0x0f])));
+      await until('malformed RPC counted', async () => (await rejected('malformed_rpc')) === 1);
+      // A length prefix that is not a varint at all ends the stream.
+      const s2 = await raw.dialProtocol(target, '/meshsub/1.1.0');
+      s2.send(new Uint8Array(12).fill(0xff));
+      await until('broken RPC stream counted', async () => (await rejected('rpc_stream')) === 1);
+      assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'malformed_rpc' }), 1);
+      assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'rpc_stream' }), 1);
+      // B still gossips with a well-behaved peer.
+      const got: string[] = [];
+      b.host.subscribe(Topics.txs, async (data) => {
+        got.push(dec(data));
+        return 'accept';
+      }, { maxBytes: MAX });
+      const a = await start({ bootnodes: [addrOf(b)] });
+      await publishUntil(a, Topics.txs, 'after-garbage', () => got.length > 0);
+    } finally {
+      await raw.stop();
+    }
   });
 });
 
