@@ -10,12 +10,13 @@ import { yamux } from '@libp2p/yamux';
 import { identify, type Identify } from '@libp2p/identify';
 import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Connection, PeerId } from '@libp2p/interface';
 import { createServer } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
 import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TTL_MS, topicScoreParams, SCORE_THRESHOLDS, PENALTY_POINTS, DISCONNECT_POINTS, BAN_MS } from './gossip.js';
+import { BOOTNODE_REDIAL_MAX_MS, BOOTNODE_REDIAL_MS, parseBootnode, type Bootnode } from './bootnodes.js';
+import { instrumentGossipsubInput } from './gossipsub-input.js';
 import { HYBRID_NOISE_PROTOCOL, hybridNoise } from './hybrid-noise.js';
 import { loadOrCreatePeerKey } from './identity.js';
 import { P2pMetrics } from './metrics.js';
@@ -26,41 +27,12 @@ import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, Pro
 export const MAX_CONNECTIONS = 50;
 /** Largest gossipsub RPC decoded at all (a block at the gas cap fits); per-topic limits are tighter. */
 export const MAX_GOSSIP_RPC_BYTES = 16 * 1024 * 1024;
-/** First redial delay of a disconnected bootnode; doubles per failure up to the cap. */
-export const BOOTNODE_REDIAL_MS = 5_000;
-export const BOOTNODE_REDIAL_MAX_MS = 60_000;
 /** Deadline of one dial (TCP connect + hybrid handshake + muxer). */
 export const DIAL_TIMEOUT_MS = 10_000;
 /** Ban after an explicit `disconnect`, so the peer does not come straight back. */
 export const DISCONNECT_BAN_MS = 30_000;
 
 type Services = { identify: Identify; pubsub: GossipSub };
-
-interface Bootnode {
-  addr: Multiaddr;
-  peerId: string;
-  nextDialAt: number;
-  delayMs: number;
-  dialing: boolean;
-}
-
-/** Parses `--bootnodes` entries; each must name its peer id. */
-function parseBootnode(text: string): Bootnode {
-  let addr: Multiaddr;
-  try {
-    addr = multiaddr(text);
-  } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, 400, { cause: err });
-  }
-  const p2p = addr.getComponents().find((c) => c.name === 'p2p');
-  if (!p2p?.value) throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
-  try {
-    peerIdFromString(p2p.value);
-  } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
-  }
-  return { addr, peerId: p2p.value, nextDialAt: 0, delayMs: BOOTNODE_REDIAL_MS, dialing: false };
-}
 
 /**
  * Fails with `P2P_PORT_IN_USE` if the TCP port cannot be bound. libp2p reports a busy port only inside
@@ -84,48 +56,6 @@ function hexToBytes(hex: string): Uint8Array {
   const clean = hex.startsWith('0x') ? hex.slice(2) : hex;
   if (!/^[0-9a-fA-F]{64}$/.test(clean)) throw new SvcError('P2P_BAD_GENESIS_HASH', `genesis hash must be 32 bytes of hex, got ${hex}`);
   return new Uint8Array(Buffer.from(clean, 'hex'));
-}
-
-/** What gossipsub's private read loop looks like, for the instrumentation below. */
-interface GossipsubInternals {
-  pipePeerReadStream?: (peerId: PeerId, source: AsyncIterable<Uint8Array | { subarray(): Uint8Array }>) => Promise<void>;
-  decodeRpc?: (bytes: Uint8Array) => unknown;
-}
-
-/**
- * Gossipsub drops an RPC that does not decode (or a stream that breaks its framing) with a log line
- * and no way to learn who sent it. Its per-peer read loop is wrapped so such input is counted and
- * its sender penalised; the RPC is decoded once more for the check (protobuf, microseconds, against
- * the milliseconds of the signature checks that follow). Skipped if a gossipsub version changes
- * the private methods.
- */
-function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: string, reason: 'malformed_rpc' | 'rpc_stream') => void): boolean {
-  const internals = pubsub as unknown as GossipsubInternals;
-  const pipe = internals.pipePeerReadStream;
-  const decodeRpc = internals.decodeRpc;
-  if (typeof pipe !== 'function' || typeof decodeRpc !== 'function') return false;
-  internals.pipePeerReadStream = (peerId, source) => {
-    const peer = peerId.toString();
-    const checked = (async function* () {
-      try {
-        for await (const data of source) {
-          const bytes = data instanceof Uint8Array ? data : data.subarray();
-          try {
-            decodeRpc.call(pubsub, bytes);
-          } catch {
-            onFault(peer, 'malformed_rpc');
-            continue;
-          }
-          yield bytes;
-        }
-      } catch (err) {
-        onFault(peer, 'rpc_stream');
-        throw err;
-      }
-    })();
-    return pipe.call(pubsub, peerId, checked);
-  };
-  return true;
 }
 
 class Libp2pHost implements P2pHost {
@@ -216,6 +146,7 @@ class Libp2pHost implements P2pHost {
 
   /** Starts the bootnode redial and graylist checks (once libp2p listens). */
   begin(): void {
+    this.metrics.connectionsActive(this.node.getConnections().length);
     this.redialTimer = setInterval(() => {
       this.redialBootnodes();
       this.dropGraylisted();
@@ -447,7 +378,9 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     transports: [tcp()],
     streamMuxers: [yamux()],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
-    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS },
+    // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
+    // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.
+    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: MAX_CONNECTIONS },
     connectionGater: {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { Topics, type GossipVerdict } from '../../../src/node/p2p/types.js';
 import { multiaddr } from '@multiformats/multiaddr';
 import { encodeFrame } from '../../../src/node/p2p/framing.js';
+import { FairQueue, PenaltyBook, SeenIds } from '../../../src/node/p2p/gossip.js';
 import { addrOf, metricValue, rawNode, until, withHosts, type TestHost } from './fixture.js';
 
 const MAX = 64 * 1024;
@@ -184,6 +185,55 @@ test('publishing with no peers resolves 0', async () => {
     const a = await start();
     assert.is(await a.host.publish(Topics.txs, enc('alone')), 0);
   });
+});
+
+test('the validation queue takes peers in turn: a flood from one does not delay another', async () => {
+  const q = new FairQueue(1, 1000, 1 << 30);
+  const order: string[] = [];
+  const gates: Array<() => void> = [];
+  const job = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      order.push(name);
+      gates.push(() => resolve(name));
+    });
+  const flood = Array.from({ length: 50 }, (_, i) => q.run('flooder', 10, job(`f${i}`)));
+  const honest = q.run('honest', 10, job('h0'));
+  assert.is(q.queued('flooder'), 49, 'one running, the rest waiting');
+  // Finish jobs one at a time; each completion hands the slot to the next peer in turn.
+  for (let spins = 0; gates.length > 0 || order.length < 51; spins++) {
+    if (spins > 10_000) assert.unreachable(`queue stalled after ${order.length} jobs`);
+    gates.shift()?.();
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all([...flood, honest]);
+  // The flooder's running job and at most one more of its own before the honest peer's turn.
+  assert.ok(order.indexOf('h0') <= 2, `the honest peer went at ${order.indexOf('h0')}, not near the end`);
+});
+
+test('a peer beyond its queue bound (count or bytes) is turned away at once', async () => {
+  const q = new FairQueue(1, 2, 100);
+  const never = () => new Promise<string>(() => undefined);
+  void q.run('p', 10, never);
+  void q.run('p', 10, never);
+  void q.run('p', 10, never);
+  assert.is(await q.run('p', 10, never), 'queue_full', 'count bound');
+  assert.is(await q.run('other', 101, never), 'queue_full', 'bytes bound');
+  assert.is(q.queued('other'), 0);
+});
+
+test('seen ids expire and stay bounded; penalty points halve over their half-life', () => {
+  const seen = new SeenIds(1000, 3);
+  assert.is(seen.observe('a', 0), false);
+  assert.is(seen.observe('a', 10), true);
+  assert.is(seen.observe('a', 1001), false, 'expired');
+  for (const id of ['b', 'c', 'd', 'e']) seen.observe(id, 1002);
+  assert.ok(seen.size <= 4);
+  assert.is(seen.observe('a', 1003), false, 'oldest dropped first');
+  const book = new PenaltyBook(1000);
+  assert.is(book.add('p', 10, 0), 10);
+  assert.is(Math.round(book.get('p', 1000)), 5);
+  assert.is(Math.round(book.add('p', 10, 1000)), 15);
+  assert.is(book.get('p', 100_000), 0, 'forgotten');
 });
 
 test.run();
