@@ -27,8 +27,8 @@ test('a node fed the canonical blocks from genesis computes the same state root 
   await withDevnet({ validators: VALIDATORS }, async (d) => {
     await d.startAll();
     const epochMs = d.slotsPerEpoch * d.slotMs;
-    // Two epochs of blocks with votes, and a finalised epoch: at least 3 epochs of wall clock.
-    await d.waitHead('an epoch finalised after two epochs of blocks', (h) => h.finalized.epoch >= 1 && h.slot >= 2 * d.slotsPerEpoch, 12 * epochMs + 60_000);
+    // Three epochs of blocks with votes, and a finalised epoch.
+    await d.waitHead('an epoch finalised after three epochs of blocks', (h) => h.finalized.epoch >= 1 && h.slot >= 3 * d.slotsPerEpoch, 12 * epochMs + 60_000);
     for (let i = 0; i < VALIDATORS; i++) await d.kill(`validator-${i}`);
     const head = (await getJson(`${d.execUrl}/health`)).latest_block as number;
     const PR = BigInt(d.genesis.config.proposer_reward);

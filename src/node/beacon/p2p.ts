@@ -222,9 +222,13 @@ export class BeaconNetwork {
       throw new SyncProtocolError('BAD_STATUS', (err as Error).message);
     }
     this.metrics.syncRequests.inc({ protocol: 'status', result: 'ok' });
-    yield encodeStatus(this.ourStatus());
-    // After our answer, so a peer on another chain learns why it is dropped.
-    this.onPeerStatus(peer, theirs);
+    try {
+      yield encodeStatus(this.ourStatus());
+    } finally {
+      // After our answer, so a peer on another chain learns why it is dropped; in `finally`, so it
+      // runs whether the host pulls past the last chunk or closes the iterator there.
+      this.onPeerStatus(peer, theirs);
+    }
   }
 
   private async *serveRange(request: Uint8Array, peer: string): AsyncIterable<Uint8Array> {

@@ -5,6 +5,7 @@
  * client does (duties from the beacon, keys from the derivation paths, RANDAO reveals from the
  * validator's hash chain).
  */
+import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -180,6 +181,8 @@ export interface ProposalOpts {
   index?: number;
   timestampMs?: number;
   transactions?: Transaction[];
+  /** Attestations to include (covered by merkle_root). */
+  attestations?: Attestation[];
 }
 
 /**
@@ -204,6 +207,7 @@ export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ bloc
     validatorId: parseHex(h.validators[validator]!.address, 'address', 20),
     vrfSeed: o.vrfSeed ?? parseHex(duty.vrf_seed, 'vrf_seed', 32),
     randaoReveal: reveal,
+    attestations: o.attestations ?? [],
   });
   return { block, duty, validator, reveal };
 }

@@ -15,11 +15,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
+import { WebSocket } from 'ws';
 import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { chainIdBytes } from '../../../src/core/crypto/domain.js';
 import { type Genesis } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, encodeAttestation, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { blockHash, decodeBlock, encodeBlock } from '../../../src/core/types/block.js';
+import type { BeaconEvent } from '../../../src/node/beacon/events.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
 import { decodeStatus, encodeStatus } from '../../../src/node/beacon/sync/status.js';
@@ -127,9 +129,23 @@ p2p('two beacons connect over the hybrid handshake; peers, health and the peer-c
   await until(g, 'a status exchange', async () => (await sampleOf(a, 'service_beacon_sync_requests_served_total', 'protocol="status",result="ok"')) >= 1);
 });
 
-p2p('a block proposed to one beacon is imported by the other through gossip, and by its execution node', async (ctx) => {
+p2p('a block proposed to one beacon is imported by the other through gossip, by its execution node, and announced on its /ws', async (ctx) => {
   const { g, a, b } = ctxOf(ctx);
-  const root = await proposeNext(a);
+  const ws = new WebSocket(b.beacon.url.replace(/^http/, 'ws') + '/ws');
+  const events: BeaconEvent[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data)) as BeaconEvent));
+  ws.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  let root: string;
+  try {
+    root = await proposeNext(a);
+    await until(g, "the new_block event on B's /ws", () => events.some((e) => e.type === 'new_block' && e.data.block_hash === root));
+  } finally {
+    ws.close();
+  }
   await until(g, 'B to import the block', async () => (await beaconHead(b)).root === root);
   await until(g, 'the gossip verdict', async () => (await sampleOf(b, 'service_beacon_gossip_messages_total', `topic="${Topics.blocks}",verdict="accept"`)) === 1);
   assert.is(await execHeight(b), 1, "B's execution node applied it");

@@ -17,7 +17,7 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { sign } from '../../../src/core/crypto/mldsa.js';
 import { vrfProve } from '../../../src/core/crypto/vrf.js';
 import { epochOfSlot, slotStartMs } from '../../../src/core/genesis/genesis.js';
-import { attestationToJson, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
+import { attestationFromJson, attestationToJson, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { type Block, blockFromJson, blockHash, blockToJson, headerSigningHash, signBlock, signedHeaderOf } from '../../../src/core/types/block.js';
 import { signStandardTx, type StandardTx } from '../../../src/core/types/transaction.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
@@ -351,6 +351,77 @@ proposals('attestations: a bad signature is refused (INVALID_SIGNATURE), a valid
 
   // Attestation data for a slot that has not started is refused.
   expectEnvelope(await bget(h, `/api/v1/validator/attestation_data?slot=${currentSlot(h) + 3}`), 400, 'FUTURE_SLOT');
+});
+
+proposals('included attestations: the pool offers received votes, a block including them is accepted and counted, a forged or repeated one is refused', async (ctx) => {
+  const h = harness(ctx);
+  const head = await beaconHead(h);
+  const chainId = h.genesis.chain_id;
+  // Validator 1 votes at the head's slot: includable in any later block.
+  const d = okData(await bget(h, `/api/v1/validator/attestation_data?slot=${head.slot}`));
+  const data: AttestationData = {
+    slot: d.slot,
+    beaconBlockRoot: parseHex(d.beacon_block_root, 'root', 32),
+    source: { epoch: d.source.epoch, root: parseHex(d.source.root, 'source', 32) },
+    target: { epoch: d.target.epoch, root: parseHex(d.target.root, 'target', 32) },
+  };
+  const vote = signAttestation(1, data, h.validators[1]!.mldsa, chainId);
+  assert.equal(okData(await bpost(h, ATTEST, attestationToJson(vote))), { status: 'applied' });
+
+  const slot = await nextSlot(h);
+  const BA = `/api/v1/validator/block_attestations?slot=${slot}`;
+  expectEnvelope(await bget(h, BA), 401, 'UNAUTHORIZED');
+  const auth = { authorization: `Bearer ${h.token}` };
+  const offered = okData(await bget(h, BA, auth));
+  assert.is(offered.slot, slot);
+  assert.ok(offered.attestations.some((a: unknown) => JSON.stringify(a) === JSON.stringify(attestationToJson(vote))), 'the vote is offered');
+  const atts = offered.attestations.map((a: unknown) => attestationFromJson(a));
+
+  // A forged vote (validator 0's signature under index 1) is refused before execution sees the block.
+  const forged = { ...vote, signature: signAttestation(1, data, h.validators[0]!.mldsa, chainId).signature };
+  const bad = await buildProposal(h, { slot, attestations: [forged] });
+  assert.match(await refuse(h, bad.block, 'INVALID_ATTESTATION'), /INVALID_SIGNATURE/);
+  // Votes that the signed merkle_root does not cover are refused.
+  const honest = await buildProposal(h, { slot, attestations: atts });
+  await refuse(h, { ...honest.block, attestations: [] }, 'MERKLE_ROOT_MISMATCH');
+
+  const balance = async () => BigInt(okData(await http(h.exec.restUrl, `/api/v1/accounts/${h.validators[1]!.address}`)).balance);
+  const before = await balance();
+  await accept(h, honest.block, slot, honest.validator, honest.reveal);
+  const stored = okData(await bget(h, `/api/v1/beacon/blocks/${toHex(blockHash(honest.block.header))}`));
+  assert.equal(stored.block.attestations, offered.attestations, 'the stored block carries its votes');
+  const proposerReward = honest.validator === 1 ? BigInt(h.genesis.config.proposer_reward) : 0n;
+  assert.is(await balance(), before + BigInt(h.genesis.config.attester_reward) + proposerReward, 'execution credited the attester in the including block');
+  assert.equal(okData(await bget(h, '/api/v1/validators/1')).latest_vote, { root: d.beacon_block_root, epoch: d.target.epoch });
+
+  // Included on the head's branch: no longer offered, and a block repeating it is refused.
+  const next = await nextSlot(h);
+  const again = okData(await bget(h, `/api/v1/validator/block_attestations?slot=${next}`, auth));
+  assert.not.ok(again.attestations.some((a: unknown) => JSON.stringify(a) === JSON.stringify(attestationToJson(vote))), 'an included vote is not offered again');
+  const repeat = await buildProposal(h, { slot: next, attestations: [vote] });
+  assert.match(await refuse(h, repeat.block, 'INVALID_ATTESTATION'), /ALREADY_INCLUDED/);
+});
+
+proposals('importBlock (gossip and sync): accepted, duplicate, unknown parent, ignored from the future, invalid with its code', async (ctx) => {
+  const h = harness(ctx);
+  const chain = h.beacon.chain;
+  const slot = await nextSlot(h);
+  const good = await buildProposal(h, { slot });
+  const hash = toHex(blockHash(good.block.header));
+  const orphan = await buildProposal(h, { slot, parentHash: new Uint8Array(32).fill(0x42) });
+  assert.equal(await chain.importBlock(orphan.block, 'gossip'), { status: 'unknown_parent', block_hash: toHex(blockHash(orphan.block.header)), parent: '0x' + '42'.repeat(32) });
+  const forged = { ...good.block, signature: flipByte(good.block.signature, 9) };
+  const invalid = await chain.importBlock(forged, 'gossip');
+  assert.is(invalid.status, 'invalid');
+  assert.is(invalid.status === 'invalid' && invalid.code, 'INVALID_BLOCK_SIGNATURE');
+  const far = currentSlot(h) + 2;
+  const future = await buildProposal(h, { slot: far, randaoReveal: good.reveal });
+  const ignored = await chain.importBlock(future.block, 'sync');
+  assert.is(ignored.status === 'ignored' && ignored.code, 'FUTURE_SLOT');
+  const accepted = await chain.importBlock(good.block, 'sync');
+  assert.equal(accepted, { status: 'accepted', block_hash: hash, slot, index: good.block.header.index, state_root: accepted.status === 'accepted' ? accepted.state_root : '' });
+  assert.equal(await chain.importBlock(good.block, 'gossip'), { status: 'duplicate', block_hash: hash });
+  assert.is((await beaconHead(h)).root, hash);
 });
 
 proposals('bad input on beacon routes: malformed JSON 400, malformed block 400, unknown route 404, bad params 400', async (ctx) => {

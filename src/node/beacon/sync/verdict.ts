@@ -8,7 +8,7 @@ import { SvcError, WrongChainError } from '../../../core/errors.js';
 /**
  * unknown_parent / unknown_block: we lack an ancestor (fetch it); future: not yet valid;
  * duplicate: seen before; local: our side cannot judge now (execution unreachable, store);
- * invalid: the message breaks a rule (the sender is penalised).
+ * invalid: the message breaks a rule whatever the receiver's state (the sender is penalised).
  */
 export type ImportFaultKind = 'unknown_parent' | 'unknown_block' | 'future' | 'duplicate' | 'local' | 'invalid';
 
@@ -29,6 +29,13 @@ const BENIGN: Record<string, ImportFaultKind> = {
   // A block or vote on a branch finality has already ruled out: stale, not forged.
   FINALIZED_CONFLICT: 'duplicate',
   BLOCK_CONFLICT: 'duplicate',
+  // Judged against our copy of the registry (deposits, exits, stakes), which may differ from the
+  // sender's while branches differ: possibly valid elsewhere, so not worth a ban (three rejects
+  // in quick succession ban a peer, docs/protocol.md "Scoring and bans").
+  UNKNOWN_VALIDATOR: 'local',
+  INACTIVE_VALIDATOR: 'local',
+  WRONG_PROPOSER: 'local',
+  WRONG_VRF_SEED: 'local',
 };
 
 /** Classifies an error thrown by the chain while importing a block or attestation from a peer. */

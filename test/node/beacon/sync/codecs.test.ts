@@ -55,6 +55,8 @@ test('import failures: missing ancestors, future and stale messages are not the 
   assert.is(classifyImportError(new SvcError('EXECUTION_REJECTED', 'x', 503)).kind, 'local');
   assert.is(classifyImportError(new WrongChainError('x')).kind, 'local');
   assert.is(classifyImportError(new Error('boom')).kind, 'local');
+  // Judged against our registry, which may differ from the sender's: not a ban.
+  for (const code of ['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR', 'WRONG_PROPOSER', 'WRONG_VRF_SEED']) assert.is(classifyImportError(new SvcError(code, 'x', 400)).kind, 'local', code);
   assert.equal(classifyImportError(new SvcError('INVALID_BLOCK_SIGNATURE', 'x', 400)), { kind: 'invalid', reason: 'INVALID_BLOCK_SIGNATURE' });
   assert.equal(classifyImportError(new SvcError('EXECUTION_REJECTED', 'x', 400)), { kind: 'invalid', reason: 'EXECUTION_REJECTED' });
 });
