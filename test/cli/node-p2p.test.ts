@@ -174,7 +174,7 @@ S('svc node all runs both hosts: the beacon on --p2p-port, execution on the next
   }
 });
 
-S('two svc node execution processes joined by --bootnodes: peers 1 each, a faucet transfer on one reaches the other\'s mempool', async () => {
+S('two svc node execution processes joined by --bootnodes: peers 1 each, a faucet transfer on one reaches the other\'s mempool and survives its SIGKILL', async () => {
   const d = need();
   const ports = { aRest: await freePort(), aRpc: await freePort(), bRest: await freePort(), bRpc: await freePort() };
   const base = (name: string, rest: number, rpc: number) => ['node', 'execution', '--genesis', genesisPath, '--data-dir', join(d, name), '--rest-port', String(rest), '--rpc-port', String(rpc), '--p2p-host', '127.0.0.1', '--p2p-port', '0', '--verifier-threads', '1'];
@@ -197,8 +197,22 @@ S('two svc node execution processes joined by --bootnodes: peers 1 each, a fauce
   const claim = await fetch(`${aUrl}/api/v1/faucet/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: '0x00000000000000000000000000000000000000aa' }) });
   assert.is(claim.status, 200, await claim.clone().text());
   const { tx_hash } = (await claim.json()) as { tx_hash: string };
-  await waitFor('the faucet transfer in B\'s mempool', async () => ((await getJson(`${bUrl}/api/v1/execution/mempool`)).transactions as Array<{ hash: string }>).some((t) => t.hash === tx_hash) || undefined, deadline);
-  await Promise.all([stop(a.child), stop(b.child)]);
+  const inB = async () => ((await getJson(`${bUrl}/api/v1/execution/mempool`)).transactions as Array<{ hash: string }>).some((t) => t.hash === tx_hash) || undefined;
+  await waitFor('the faucet transfer in B\'s mempool', inB, deadline);
+  // Accepted is counted once the journal entry is synced: from then on a SIGKILL loses nothing.
+  const acceptedByB = async () =>
+    (await (await fetch(`${bUrl}/metrics`)).text()).split('\n').some((l) => l.startsWith('service_execution_gossip_transactions_total{') && l.includes('verdict="accept"') && l.endsWith(' 1')) || undefined;
+  await waitFor('B to accept it', acceptedByB, deadline);
+  const bId = started(b)!.peer_id;
+  const killed = new Promise<void>((r) => b.child.once('exit', () => r()));
+  b.child.kill('SIGKILL');
+  await killed;
+  const b2 = spawnNode([...base('exec-b', ports.bRest, ports.bRpc), '--bootnodes', addrs[0]!]);
+  await waitFor('B to restart', async () => started(b2), deadline);
+  assert.is(started(b2)!.peer_id, bId, 'B keeps its peer id');
+  assert.ok(await inB(), 'the gossip-admitted transfer survived SIGKILL (pool journal)');
+  await waitFor('B to reconnect to A', async () => ((await getJson(`${bUrl}/health`)).peers === 1 ? true : undefined), deadline);
+  await Promise.all([stop(a.child), stop(b2.child)]);
 });
 
 S.run();
