@@ -1,8 +1,10 @@
 /**
  * The beacon's attestation journal: every attestation it accepts is stored here, one small key
  * each, synced before it is acknowledged; the fork-choice snapshot (written whole once per
- * slot and with every block) retires the entries it covers in the same atomic batch. So what was
- * acknowledged survives a SIGKILL, and the journal never holds more than one slot's votes.
+ * slot and with every block) retires, in the same atomic batch, the entries that can no longer
+ * be included in a block (target epoch + 1 has passed). So what was acknowledged survives a
+ * SIGKILL, both in fork choice and in the pool a proposer packs, and the journal never holds more
+ * than two epochs' votes.
  *
  * Appends and snapshots share one group-commit queue: concurrent attestations share a sync, and a
  * snapshot is written after every append queued before it, so it never deletes an entry that a
@@ -21,8 +23,8 @@ const keyOf = (seq: number): string => `${PREFIX}${String(seq).padStart(16, '0')
 export type JournalEntry = { key: string; attestation: Attestation } | { key: string; error: Error };
 
 export class AttestationJournal {
-  /** Keys not yet retired by a snapshot. */
-  private keys: string[] = [];
+  /** Entries not yet retired, with the target epoch that decides when they may be. */
+  private entries: Array<{ key: string; epoch: number }> = [];
   private nextSeq = 0;
   private readonly commits: GroupCommit<BatchOp>;
 
@@ -43,10 +45,11 @@ export class AttestationJournal {
         return { key, error: err as Error };
       }
     });
-    this.keys = stored.map((e) => e.key);
+    // An unreadable entry gets epoch -1: the next snapshot retires it.
+    this.entries = out.map((e) => ({ key: e.key, epoch: 'attestation' in e ? e.attestation.data.target.epoch : -1 }));
     const last = stored[stored.length - 1];
     if (last) this.nextSeq = Number(last.key.slice(PREFIX.length)) + 1;
-    this.metrics.attestationJournal.set(this.keys.length);
+    this.metrics.attestationJournal.set(this.entries.length);
     return out;
   }
 
@@ -56,19 +59,25 @@ export class AttestationJournal {
    */
   append(att: Attestation): Promise<void> {
     const key = keyOf(this.nextSeq++);
-    this.keys.push(key);
-    this.metrics.attestationJournal.set(this.keys.length);
+    this.entries.push({ key, epoch: att.data.target.epoch });
+    this.metrics.attestationJournal.set(this.entries.length);
     return this.commits.submit(new WriteBatch().put(key, attestationToJson(att)).ops);
   }
 
   /**
    * Writes `batch`, which must carry the snapshot covering every attestation appended so far,
-   * with those entries retired, after every append queued before it.
+   * after every append queued before it, retiring the entries whose target epoch is below
+   * `keepFromEpoch`. The others stay: the snapshot holds their fork-choice effect, but only the
+   * journal holds them signed, as a proposer must include them.
    */
-  writeSnapshot(batch: WriteBatch): Promise<void> {
-    for (const key of this.keys) batch.del(key);
-    this.keys = [];
-    this.metrics.attestationJournal.set(0);
+  writeSnapshot(batch: WriteBatch, keepFromEpoch: number): Promise<void> {
+    const kept: Array<{ key: string; epoch: number }> = [];
+    for (const e of this.entries) {
+      if (e.epoch < keepFromEpoch) batch.del(e.key);
+      else kept.push(e);
+    }
+    this.entries = kept;
+    this.metrics.attestationJournal.set(kept.length);
     return this.commits.submit(batch.ops);
   }
 }

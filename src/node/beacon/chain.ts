@@ -154,9 +154,10 @@ export class BeaconChain {
     return chain;
   }
 
-  // Attestations acknowledged after the last snapshot live only in the journal: re-applied in
-  // acceptance order, so their fork-choice votes survive a crash (and a proposer can still include them). The journal is
-  // small (one slot's worth at most, see writeWithSnapshot), so this is cheap at any chain length.
+  // The journal holds every acknowledged attestation that can still be included: re-applied in
+  // acceptance order, those after the last snapshot get their fork-choice votes back, and all go
+  // back into the proposer's pool. It holds two epochs' votes at most (see writeWithSnapshot), so
+  // this is cheap at any chain length.
   private async replayJournal(): Promise<void> {
     const entries = await this.journal.load();
     let applied = 0;
@@ -179,11 +180,11 @@ export class BeaconChain {
   }
 
   /**
-   * Writes `batch` with the fork-choice store, retiring the attestation journal in the same
-   * atomic write: the snapshot now holds what the journal entries recorded.
+   * Writes `batch` with the fork-choice store, retiring in the same atomic write the journal
+   * entries no block can include any more (target epoch + 1 < current epoch, as the pool drops them).
    */
   private writeWithSnapshot(batch: WriteBatch): Promise<void> {
-    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()));
+    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()), epochOfSlot(this.genesis, this.currentSlot()) - 1);
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
