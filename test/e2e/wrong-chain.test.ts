@@ -26,7 +26,7 @@ test("a beacon on genesis B against execution on genesis A exits with an error n
     assert.is(cfg.chain_id, d.genesis.chain_id);
 
     const port = await freePort();
-    const r = await runCli(['node', 'beacon', '--genesis', join(other, 'genesis.json'), '--data-dir', join(other, 'beacon'), '--port', String(port), '--execution-url', d.execUrl], d.env);
+    const r = await runCli(['node', 'beacon', '--genesis', join(other, 'genesis.json'), '--data-dir', join(other, 'beacon'), '--port', String(port), '--execution-url', d.execUrl, '--no-p2p'], d.env);
     assert.is(r.code, 1, `exit code: ${r.code} ${r.signal ?? ''}\n${r.stderr}`);
     const last = r.stderr.trimEnd().split('\n').pop() ?? '';
     assert.ok(last.startsWith('Error: '), `the last stderr line is the error: ${last}`);

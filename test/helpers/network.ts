@@ -65,52 +65,30 @@ interface Proc {
 
 const LOG_LINES_KEPT = 5_000;
 
-/** A devnet made by `svc genesis new`, and the node processes running on it. */
-export class Devnet {
-  readonly net: string;
-  readonly genesisPath: string;
-  readonly env: Record<string, string>;
-  readonly execUrl: string;
-  readonly beaconUrl: string;
-  /** The parsed genesis.json. */
-  genesis: any;
+/** How to launch one process: in the test's own network namespace, or through a prefix (e.g. `ip netns exec NAME`). */
+export interface StartOptions {
+  /** Argv prefix that execs the node binary (it must exec, not fork, so SIGKILL reaches node). */
+  prefix?: string[];
+}
+
+/**
+ * Named `svc` child processes with their parsed JSON log lines and raw stderr tails: start,
+ * SIGKILL, restart under the same name, read logs, dump tails on failure.
+ */
+export class ProcessGroup {
   private readonly procs = new Map<string, Proc>();
   /** Parsed log lines of each run of each process (the last run last). */
   private readonly runs = new Map<string, LogLine[][]>();
   /** Raw stderr tail of every run of each process (the last 200,000 chars), for failure reports. */
   private readonly tails = new Map<string, string>();
 
-  constructor(
-    readonly dir: string,
-    readonly validators: number,
-    private readonly ports: { rest: number; rpc: number; beacon: number },
-  ) {
-    this.net = join(dir, 'net');
-    this.genesisPath = join(this.net, 'genesis.json');
-    this.env = cliEnv(dir, { SVC_PASSWORD: 'e2e-password' });
-    this.execUrl = `http://127.0.0.1:${ports.rest}`;
-    this.beaconUrl = `http://127.0.0.1:${ports.beacon}`;
-  }
-
-  /** Slot and epoch lengths from genesis. */
-  get slotMs(): number {
-    return this.genesis.config.slot_seconds * 1000;
-  }
-  get slotsPerEpoch(): number {
-    return this.genesis.config.slots_per_epoch;
-  }
-  epochOf(slot: number): number {
-    return Math.floor(slot / this.slotsPerEpoch);
-  }
-  /** The current slot by our clock (the nodes share it: same machine). */
-  slotNow(): number {
-    return Math.max(0, Math.floor((Date.now() - this.genesis.genesis_time * 1000) / this.slotMs));
-  }
+  constructor(readonly env: Record<string, string>) {}
 
   /** Spawns `svc ...args` as the process `name` (which must not be running). */
-  start(name: string, args: string[]): ChildProcess {
+  start(name: string, args: string[], opts: StartOptions = {}): ChildProcess {
     if (this.procs.has(name)) throw new Error(`${name} is already running`);
-    const child = spawn(process.execPath, [RUN_JS, ...args], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const argv = [...(opts.prefix ?? []), process.execPath, RUN_JS, ...args];
+    const child = spawn(argv[0]!, argv.slice(1), { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
     const lines: LogLine[] = [];
     this.runs.set(name, [...(this.runs.get(name) ?? []), lines]);
     this.tails.set(name, (this.tails.get(name) ?? '') + (this.tails.has(name) ? `\n=== ${name} restarted ===\n` : ''));
@@ -161,20 +139,65 @@ export class Devnet {
     return opts.allRuns ? runs.flat() : (runs[runs.length - 1] ?? []);
   }
 
+  /** Waits for the first line of `name`'s current run whose msg is `msg`. */
+  waitLog(name: string, msg: string, ms: number): Promise<LogLine> {
+    return waitFor(`${name} to log "${msg}"`, async () => {
+      if (!this.running(name)) throw new Error(`${name} is not running`);
+      return this.log(name).find((l) => l.msg === msg);
+    }, ms, 100);
+  }
+
   /** Prints the stderr tail of every process (all runs) to our stderr. */
   dumpLogs(chars = 3_000): void {
     for (const [name, tail] of this.tails) process.stderr.write(`--- ${name} (tail) ---\n${tail.slice(-chars)}\n`);
   }
+}
 
-  /** Starts execution and waits until it is healthy. */
+/** A devnet made by `svc genesis new`, and the node processes running on it. */
+export class Devnet extends ProcessGroup {
+  readonly net: string;
+  readonly genesisPath: string;
+  readonly execUrl: string;
+  readonly beaconUrl: string;
+  /** The parsed genesis.json. */
+  genesis: any;
+
+  constructor(
+    readonly dir: string,
+    readonly validators: number,
+    private readonly ports: { rest: number; rpc: number; beacon: number },
+  ) {
+    super(cliEnv(dir, { SVC_PASSWORD: 'e2e-password' }));
+    this.net = join(dir, 'net');
+    this.genesisPath = join(this.net, 'genesis.json');
+    this.execUrl = `http://127.0.0.1:${ports.rest}`;
+    this.beaconUrl = `http://127.0.0.1:${ports.beacon}`;
+  }
+
+  /** Slot and epoch lengths from genesis. */
+  get slotMs(): number {
+    return this.genesis.config.slot_seconds * 1000;
+  }
+  get slotsPerEpoch(): number {
+    return this.genesis.config.slots_per_epoch;
+  }
+  epochOf(slot: number): number {
+    return Math.floor(slot / this.slotsPerEpoch);
+  }
+  /** The current slot by our clock (the nodes share it: same machine). */
+  slotNow(): number {
+    return Math.max(0, Math.floor((Date.now() - this.genesis.genesis_time * 1000) / this.slotMs));
+  }
+
+  /** Starts execution (alone: one node has no peers, and P2P's default port would be shared) and waits until it is healthy. */
   async startExecution(): Promise<void> {
-    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc)]);
+    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc), '--no-p2p']);
     await waitFor('execution /health', async () => ((await getJson(`${this.execUrl}/health`)).status === 'healthy' ? true : undefined), 30_000);
   }
 
   /** Starts (or restarts, on the same data dir and port) the beacon and waits until it is healthy. */
   async startBeacon(): Promise<void> {
-    this.start('beacon', ['node', 'beacon', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'beacon'), '--port', String(this.ports.beacon), '--execution-url', this.execUrl]);
+    this.start('beacon', ['node', 'beacon', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'beacon'), '--port', String(this.ports.beacon), '--execution-url', this.execUrl, '--no-p2p']);
     await waitFor('beacon health', async () => ((await getJson(`${this.beaconUrl}/beacon/v1/node/health`)).status === 'healthy' ? true : undefined), 30_000);
   }
 
