@@ -15,7 +15,7 @@ import { MAX_DEVNET_NODES } from '../../devnet/topology.js';
 const DETACH_TIMEOUT_MS = 180_000;
 
 export default class DevnetUp extends SvcCommand {
-  static override summary = 'Start (or resume) a local N-validator devnet: K producing nodes (execution + beacon), F read-only followers, one process per validator, connected over libp2p';
+  static override summary = 'Start (or resume) a local N-validator devnet: K nodes, F read-only followers, a process per validator';
   static override description = [
     'Generates a devnet genesis from the public dev mnemonic (prefunded accounts, faucet, validator keys), bearer token and ports, writes DIR/devnet.json, starts every layer and waits until each is healthy. Other svc commands then target this devnet without URL flags.',
     'In a terminal it shows a live dashboard; without one, or with --json, it prints one JSON event per line (started, block, finalized, error, stopped). Ctrl-C or SIGTERM stops every process cleanly. --detach returns once the network is up and leaves it running (stop it with svc devnet down).',
