@@ -69,6 +69,8 @@ const LOG_LINES_KEPT = 5_000;
 export interface StartOptions {
   /** Argv prefix that execs the node binary (it must exec, not fork, so SIGKILL reaches node). */
   prefix?: string[];
+  /** Variables added to the group's environment for this process only (e.g. NODE_EXTRA_CA_CERTS of a client host). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -88,7 +90,7 @@ export class ProcessGroup {
   start(name: string, args: string[], opts: StartOptions = {}): ChildProcess {
     if (this.procs.has(name)) throw new Error(`${name} is already running`);
     const argv = [...(opts.prefix ?? []), process.execPath, RUN_JS, ...args];
-    const child = spawn(argv[0]!, argv.slice(1), { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { env: { ...this.env, ...opts.env }, stdio: ['ignore', 'ignore', 'pipe'] });
     const lines: LogLine[] = [];
     this.runs.set(name, [...(this.runs.get(name) ?? []), lines]);
     this.tails.set(name, (this.tails.get(name) ?? '') + (this.tails.has(name) ? `\n=== ${name} restarted ===\n` : ''));
