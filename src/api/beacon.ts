@@ -4,6 +4,9 @@
  * the devnet observer) both import.
  */
 import type { TxJson } from '../core/types/transaction-json.js';
+import type { PeerView } from '../node/p2p/types.js';
+
+export type { PeerView };
 
 /** An FFG checkpoint. */
 export interface CheckpointView {
@@ -46,9 +49,28 @@ export interface BeaconHealthView {
   current_slot: number;
   finalized_epoch: number;
   validators: number;
+  /** Connected P2P peers (0 with --no-p2p). */
+  peers: number;
   /** Machine code of why the beacon cannot make progress (EXECUTION_UNREACHABLE, WRONG_CHAIN, PROPOSALS_REJECTED). */
   reason?: string;
   message?: string;
+}
+
+/** GET /api/v1/p2p/peers (not enveloped, as the spec shows it); `note` says why the list is empty when P2P is off. */
+export interface PeersView {
+  peers: PeerView[];
+  note?: string;
+}
+
+/** GET /beacon/v1/node/syncing (the spec's shape: decimal strings). */
+export interface SyncingView {
+  data: {
+    head_slot: string;
+    /** Current slot by the wall clock minus the head's slot. */
+    sync_distance: string;
+    /** True while a range sync runs, or when the head is more than 2 slots behind (P2P on). */
+    is_syncing: boolean;
+  };
 }
 
 /** GET /api/v1/validators/:id (fields the validator client reads; the beacon may send more). */

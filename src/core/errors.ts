@@ -87,6 +87,8 @@ export const BLOCK_ERRORS = {
   INVALID_VRF_SEED: 'Block vrf_seed is not the seed of its slot',
   WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
   INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
+  // An included vote breaks the inclusion rules (src/core/consensus/inclusion.ts); the detail names the rule.
+  INVALID_ATTESTATION: 'Block includes an invalid attestation',
 } as const;
 
 export type BlockErrorCode = keyof typeof BLOCK_ERRORS;

@@ -1,7 +1,7 @@
 /** Blocks: Merkle root, SignedHeader (100 + 3309 = 3409 bytes), signatures, wire JSON and SSZ. */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GWEI, SIGNATURE_BYTES } from '../../src/core/constants.js';
+import { GWEI, MAX_BLOCK_ATTESTATIONS, SIGNATURE_BYTES } from '../../src/core/constants.js';
 import { concatBytes, toHex, u64LE, utf8 } from '../../src/core/codec/bytes.js';
 import { addressFromPublicKey } from '../../src/core/crypto/address.js';
 import { chainIdBytes, Domain, domainTagBytes } from '../../src/core/crypto/domain.js';
@@ -25,8 +25,12 @@ import {
   signedHeaderOf,
   txMerkleRoot,
   verifyBlockSignature,
+  attestationLeaf,
+  blockMerkleRoot,
+  bodyMerkleRoot,
 } from '../../src/core/types/block.js';
 import { merkleRoot } from '../../src/core/types/merkle.js';
+import { attestationHash, attestationToJson, signAttestation } from '../../src/core/types/attestation.js';
 import { BlockHeaderSsz } from '../../src/core/types/ssz.js';
 import { signStandardTx, txHash } from '../../src/core/types/transaction.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../helpers/assert.js';
@@ -55,6 +59,14 @@ const header: BlockHeader = {
   randaoReveal: randaoReveal(filled(32, 1), 16, 1),
 };
 const block = signBlock(header, txs, proposer, CHAIN, VALIDATOR_INDEX);
+
+// A block that includes two votes: its merkle_root covers transactions then attestation leaves.
+const voter = keygenFromSeed(filled(32, 4));
+const vote = (index: number, slot: number, target: number) =>
+  signAttestation(index, { slot, beaconBlockRoot: filled(32, 0x21), source: { epoch: target - 1, root: filled(32, 0x22) }, target: { epoch: target, root: filled(32, 0x23) } }, voter, CHAIN);
+const votes = [vote(5, 40, 5), vote(6, 41, 5)];
+const votingHeader: BlockHeader = { ...header, merkleRoot: bodyMerkleRoot(txs, votes) };
+const votingBlock = signBlock(votingHeader, txs, proposer, CHAIN, VALIDATOR_INDEX, votes);
 
 function jsonOf(b: Block): Record<string, unknown> & { header: Record<string, unknown> } {
   return JSON.parse(JSON.stringify(blockToJson(b))) as Record<string, unknown> & { header: Record<string, unknown> };
@@ -243,11 +255,12 @@ test('decodeBlock: truncated bytes are malformed block', () => {
   expectError(() => decodeBlock(bytes.slice(0, 100)), MalformedError, { field: 'block', messageStartsWith: 'malformed block: ' });
 });
 
-test('decodeBlock: cutting bytes off the last envelope\'s `data` yields a different block whose Merkle root no longer matches', () => {
-  // SSZ cannot detect this (the last variable field absorbs the tail); the Merkle root check does.
+test('decodeBlock: cutting bytes off the end is malformed (the attestation list, last, bounds the last envelope)', () => {
   const bytes = encodeBlock(block);
-  const cut = decodeBlock(bytes.slice(0, bytes.length - 1));
-  bytesNot(txMerkleRoot(cut.transactions), cut.header.merkleRoot);
+  expectError(() => decodeBlock(bytes.slice(0, bytes.length - 1)), MalformedError, { field: 'block' });
+  const withVotes = encodeBlock(votingBlock);
+  // Attestations are fixed-size: a partial one cannot decode.
+  expectError(() => decodeBlock(withVotes.slice(0, withVotes.length - 1)), MalformedError, { field: 'block' });
 });
 
 test('decodeBlock: index or timestamp at or above 2^53 is malformed block.header', () => {
@@ -266,7 +279,8 @@ test('decodeBlock: index or timestamp at or above 2^53 is malformed block.header
 
 test('blockToJson: wire shape (ms timestamp, 0x hex, validator_id = address)', () => {
   const j = blockToJson(block);
-  assert.equal(Object.keys(j), ['header', 'transactions', 'signature']);
+  assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations']);
+  assert.equal(j.attestations, []);
   assert.equal(Object.keys(j.header), ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal']);
   assert.is(j.header.index, 7);
   assert.is(j.header.timestamp, 1_700_000_123_456);
@@ -300,6 +314,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     INVALID_VRF_SEED: 'Block vrf_seed is not the seed of its slot',
     WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
     INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
+    INVALID_ATTESTATION: 'Block includes an invalid attestation',
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');
   assert.ok(e instanceof SvcError);
@@ -377,6 +392,64 @@ test('blockFromJson does not validate: a wrong Merkle root still parses (the imp
   j.header.merkle_root = '0x' + '00'.repeat(32);
   const b = blockFromJson(j);
   bytesNot(b.header.merkleRoot, txMerkleRoot(b.transactions));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Included attestations: bound by merkle_root, so by the proposer's signature
+
+test('blockMerkleRoot: without attestations it is the transactions\' root (old blocks keep their root)', () => {
+  bytesIs(blockMerkleRoot(txs.map(txHash), []), txMerkleRoot(txs));
+  bytesIs(bodyMerkleRoot([], []), merkleRoot([]));
+});
+
+test('blockMerkleRoot: transaction hashes then domain-separated attestation leaves', () => {
+  bytesIs(attestationLeaf(votes[0]!), sha3(utf8('svc/attestation-leaf'), attestationHash(votes[0]!)));
+  bytesIs(bodyMerkleRoot(txs, votes), merkleRoot([...txs.map(txHash), ...votes.map(attestationLeaf)]));
+  // A leaf is never the bare attestation hash, so a vote cannot pose as a transaction.
+  bytesNot(attestationLeaf(votes[0]!), attestationHash(votes[0]!));
+});
+
+test('block with attestations: SSZ and JSON round trip, signature verifies, root matches', () => {
+  const back = decodeBlock(encodeBlock(votingBlock));
+  assert.is(back.attestations.length, 2);
+  bytesIs(encodeBlock(back), encodeBlock(votingBlock));
+  bytesIs(bodyMerkleRoot(back.transactions, back.attestations), back.header.merkleRoot);
+  assert.ok(verifyBlockSignature(back, CHAIN, VALIDATOR_INDEX, proposer.publicKey));
+  const json = blockToJson(votingBlock);
+  assert.equal(json.attestations, votes.map(attestationToJson));
+  bytesIs(encodeBlock(blockFromJson(JSON.parse(JSON.stringify(json)))), encodeBlock(votingBlock));
+});
+
+test('block with attestations: dropping, adding, swapping or altering a vote breaks the root; re-rooting breaks the signature', () => {
+  const variants: Array<[string, typeof votes]> = [
+    ['dropped', [votes[0]!]],
+    ['added', [...votes, vote(7, 41, 5)]],
+    ['swapped', [votes[1]!, votes[0]!]],
+    ['replaced', [votes[0]!, vote(6, 39, 4)]],
+    ['none', []],
+  ];
+  for (const [what, atts] of variants) {
+    const forged: Block = { ...votingBlock, attestations: atts };
+    bytesNot(bodyMerkleRoot(forged.transactions, forged.attestations), forged.header.merkleRoot, `${what}: root must not match`);
+    // Fixing the root changes the SignedHeader, which the proposer's signature no longer covers.
+    const reRooted: Block = { ...forged, header: { ...forged.header, merkleRoot: bodyMerkleRoot(forged.transactions, atts) } };
+    assert.not.ok(verifyBlockSignature(reRooted, CHAIN, VALIDATOR_INDEX, proposer.publicKey), `${what}: signature must fail`);
+  }
+  // A flipped byte in an included vote's signature changes its leaf too.
+  const tampered = { ...votes[0]!, signature: flipByte(votes[0]!.signature, 5) };
+  bytesNot(bodyMerkleRoot(txs, [tampered, votes[1]!]), votingHeader.merkleRoot);
+});
+
+test('blockFromJson: absent attestations mean none; a non-array or too many is malformed', () => {
+  const j = jsonOf(block);
+  delete (j as Record<string, unknown>).attestations;
+  assert.equal(blockFromJson(j).attestations, []);
+  const k = jsonOf(block);
+  k.attestations = {};
+  expectError(() => blockFromJson(k), MalformedError, { field: 'block.attestations' });
+  const m = jsonOf(votingBlock);
+  m.attestations = Array.from({ length: MAX_BLOCK_ATTESTATIONS + 1 }, () => attestationToJson(votes[0]!));
+  expectError(() => blockFromJson(m), MalformedError, { field: 'block.attestations' });
 });
 
 test.run();

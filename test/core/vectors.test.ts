@@ -20,7 +20,7 @@ import { keygenFromSeed } from '../../src/core/crypto/mldsa.js';
 import { verifyRandaoReveal } from '../../src/core/crypto/randao.js';
 import { vrfVerify } from '../../src/core/crypto/vrf.js';
 import { attestationFromJson, verifyAttestation } from '../../src/core/types/attestation.js';
-import { blockFromJson, blockToJson, decodeBlock, encodeBlock, txMerkleRoot, verifyBlockSignature } from '../../src/core/types/block.js';
+import { attestationLeaf, blockFromJson, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, verifyBlockSignature } from '../../src/core/types/block.js';
 import { decodeTx, encodeTx, txHash, verifyTxSignature } from '../../src/core/types/transaction.js';
 import { txFromJson, txToJson } from '../../src/core/types/transaction-json.js';
 import {
@@ -44,7 +44,7 @@ const ANCHORS = {
   'transfer.json': { signing_hash: '0xdd8e4dc158d0c73e5df5362331f274e9d53c0202970705fc3e281e608af15bc2', tx_hash: '0x7fa1dfbda89d2d6820a671551a2661226c1ee2ccbca86a61b503bb7ea9fd502b' },
   'deployment.json': { tx_hash: '0x2dcc7f5973afa71cb25f548330f3d9cfc2165ceebaa49217285ace3c9b9941fc' },
   'signed-header.json': { signing_hash: '0x40c0c16517b2aa9a88bed3808ef890c10edc076c6a68bdf8fdabebb127895773' },
-  'block.json': { block_hash: '0xde8ec79bdd32a93543b4c947989d994a4b646e94d7cec51e2c844d6d6e022d66' },
+  'block.json': { block_hash: '0xb68a72e1789ce511234837f7b74a92b790ae170f1c95d7d972e14342eda1e9d6' },
   'merkle.json': { root_0: '0x070fa1ab6fcc557ed14d42941f1967693048551eb9042a8d0a057afbd75e81e0', root_5: '0xd238cb25d943e979fb0b262389dfb47ec68caf960781a3bcfa6bbfca2c81e777' },
   'attestation.json': { signing_hash: '0xf505cd7ff90e942d443efcbd47762503542ed8f371b15027438b2e88455768ef' },
   'randao.json': { commitment: '0xb5bcba350956c7eb09fde255d5f1dcbb88722fc59b7eb3882dc5c746e7bbb58a' },
@@ -159,7 +159,9 @@ test('block.json: recomputed byte for byte; frozen block decodes, verifies and r
   assert.is(JSON.stringify(blockToJson(block)), JSON.stringify(f.outputs.json));
   assert.is(toHex(encodeBlock(blockFromJson(f.outputs.json))), f.outputs.block_ssz);
   assert.is(toHex(sha3(hexOf(f.outputs.header_ssz))), f.outputs.block_hash);
-  assert.is(toHex(txMerkleRoot(block.transactions)), f.outputs.merkle_root);
+  assert.is(toHex(bodyMerkleRoot(block.transactions, block.attestations)), f.outputs.merkle_root);
+  assert.is(block.attestations.length, 1);
+  assert.equal(block.attestations.map((a) => toHex(attestationLeaf(a))), f.outputs.attestation_leaves);
   assert.ok(verifyBlockSignature(block, chainId, f.inputs.validator_index as number, key.publicKey));
   assert.ok(vrfVerify(key.publicKey, hexOf(f.outputs.vrf_seed), hexOf(f.outputs.vrf_proof), chainId));
   // The block carries exactly the transaction of transfer.json.

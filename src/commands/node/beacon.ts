@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
+import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { BeaconNode } from '../../node/beacon/node.js';
 
@@ -11,10 +12,13 @@ export default class NodeBeacon extends SvcCommand {
     'Needs an execution node (--execution-url; waits up to 30 s for it at start). Validators authenticate with the bearer token in --validator-token-file (issued into the data directory when absent). ' +
     'With --tls-cert and --tls-key (PEM, given together) REST and /ws are served over HTTPS/WSS only, so the token never crosses the network in clear; ' +
     'the certificate should name the address clients use (subjectAltName). Clients (svc node validator, fetch, ws) trust a self-signed or private-CA certificate when started with NODE_EXTRA_CA_CERTS=<ca.pem> (read once at process start). ' +
+    'Blocks and attestations are gossiped over libp2p and a beacon that is behind catches up from its peers by range sync (--p2p-port, default 9000; --bootnodes to join a network; --no-p2p to run alone); the peer id is kept in <data-dir>/p2p/peer-key. ' +
+    'A beacon without validators follows the network read-only. ' +
     'Stops on SIGINT/SIGTERM and resumes from --data-dir.';
   static override examples = [
     '<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon --execution-url http://127.0.0.1:8546',
     '<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon --tls-cert ./tls/beacon.crt --tls-key ./tls/beacon.key',
+    '<%= config.bin %> node beacon --genesis ./devnet/genesis.json --data-dir ./devnet/beacon-2 --port 8081 --execution-url http://127.0.0.1:8556 --p2p-port 9010 --bootnodes /ip4/127.0.0.1/tcp/9000/p2p/12D3KooW…',
   ];
   static override enableJsonFlag = false;
   static override flags = {
@@ -26,12 +30,15 @@ export default class NodeBeacon extends SvcCommand {
     'engine-jwt-secret': Flags.string({ description: 'file with the 32-byte hex engine secret (when execution is not on loopback)' }),
     'validator-token-file': Flags.string({ description: 'bearer token file for validator calls (default: <data-dir>/validator-token, created if absent)' }),
     ...tlsFlags('PEM certificate (chain): serve HTTPS and WSS (needs --tls-key)'),
+    ...p2pFlags(),
     'log-level': logLevelFlag,
   };
 
   async run() {
     const { flags } = await this.parse(NodeBeacon);
     const log = nodeLogger('beacon', flags['log-level']);
+    const bootnodes = parseBootnodes(flags.bootnodes, '--bootnodes');
+    if (!flags.p2p && bootnodes.length > 0) log.warn('--bootnodes ignored: --no-p2p runs the node alone');
     // The TLS files are checked before anything else so a bad one is reported first and alone.
     const tls = await loadTlsFlags(flags, flags.host, log);
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
@@ -45,6 +52,7 @@ export default class NodeBeacon extends SvcCommand {
       engineJwtSecret,
       tokenFile: flags['validator-token-file'] ? resolve(flags['validator-token-file']) : undefined,
       tls,
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes } } : {}),
       log,
     });
     await new Promise<void>((done) => {

@@ -1,10 +1,12 @@
 /**
  * Blocks: wire JSON (ms timestamps, 0x hex), SSZ, the block hash, and the 3409-byte canonical
- * SignedHeader that proposers sign with a deterministic ML-DSA-65 signature.
+ * SignedHeader that proposers sign with a deterministic ML-DSA-65 signature. A block carries
+ * transactions and attestations; `merkle_root` covers both (see `blockMerkleRoot`), so the
+ * proposer's signature binds every included vote without changing the SignedHeader.
  */
-import { HASH_BYTES, MAX_BLOCK_TXS, SIGNATURE_BYTES } from '../constants.js';
+import { HASH_BYTES, MAX_BLOCK_ATTESTATIONS, MAX_BLOCK_TXS, SIGNATURE_BYTES } from '../constants.js';
 import { BlockError, MalformedError } from '../errors.js';
-import { concatBytes, parseHex, toHex } from '../codec/bytes.js';
+import { concatBytes, parseHex, toHex, utf8 } from '../codec/bytes.js';
 import { parseAddress, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
 import { chainIdBytes, Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
@@ -12,6 +14,7 @@ import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { merkleRoot } from './merkle.js';
 import { vrfProve } from '../crypto/vrf.js';
 import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
+import { type Attestation, type AttestationJson, attestationFromJson, attestationHash, attestationToJson } from './attestation.js';
 import { type Transaction, decodeTx, encodeTx, txHash } from './transaction.js';
 import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
 
@@ -33,6 +36,8 @@ export interface Block {
   header: BlockHeader;
   transactions: Transaction[];
   signature: Uint8Array;
+  /** Votes the proposer included (covered by `merkle_root`); [] for none. */
+  attestations: Attestation[];
 }
 
 /** The canonical signed form of a header. */
@@ -46,9 +51,32 @@ export interface SignedHeader {
   validatorIndex: number;
 }
 
-/** Merkle root of a block's transactions. */
+/** Merkle root of a block's transactions (its whole `merkle_root` when it includes no attestation). */
 export function txMerkleRoot(txs: readonly Transaction[]): Uint8Array {
   return merkleRoot(txs.map(txHash));
+}
+
+const ATTESTATION_LEAF_TAG = utf8('svc/attestation-leaf');
+
+/**
+ * Leaf of an included attestation: SHA3-256("svc/attestation-leaf" ‖ attestation hash). The tag
+ * keeps it from ever equalling a transaction hash (an envelope starts with a type byte 0-3, never 's').
+ */
+export function attestationLeaf(att: Attestation): Uint8Array {
+  return sha3(ATTESTATION_LEAF_TAG, attestationHash(att));
+}
+
+/**
+ * A block's `merkle_root`: the tree over its transaction hashes followed by its attestation
+ * leaves (count mixed in). Without attestations this is the transactions' root, unchanged.
+ */
+export function blockMerkleRoot(txHashes: readonly Uint8Array[], attestations: readonly Attestation[]): Uint8Array {
+  return merkleRoot(attestations.length === 0 ? txHashes : [...txHashes, ...attestations.map(attestationLeaf)]);
+}
+
+/** `blockMerkleRoot` from decoded transactions. */
+export function bodyMerkleRoot(txs: readonly Transaction[], attestations: readonly Attestation[]): Uint8Array {
+  return blockMerkleRoot(txs.map(txHash), attestations);
 }
 
 /** Block hash: SHA3-256 of the SSZ wire header (the proposer signature is not part of it). */
@@ -85,9 +113,9 @@ export function headerSigningHash(sh: SignedHeader): Uint8Array {
 }
 
 /** Signs a block deterministically (a second, different block for the same slot is provable). */
-export function signBlock(header: BlockHeader, transactions: Transaction[], key: MlDsaKeyPair, chainId: string, validatorIndex: number): Block {
+export function signBlock(header: BlockHeader, transactions: Transaction[], key: MlDsaKeyPair, chainId: string, validatorIndex: number, attestations: Attestation[] = []): Block {
   const signature = sign(key.secretKey, headerSigningHash(signedHeaderOf(header, chainId, validatorIndex)), { deterministic: true });
-  return { header, transactions, signature };
+  return { header, transactions, signature, attestations };
 }
 
 /** True when the block signature verifies for the proposer's key and registry index. */
@@ -97,7 +125,7 @@ export function verifyBlockSignature(block: Block, chainId: string, validatorInd
 
 /** SSZ encoding of a block (transactions as typed envelopes, passed in when already encoded). */
 export function encodeBlock(block: Block, envelopes: Uint8Array[] = block.transactions.map(encodeTx)): Uint8Array {
-  return BlockSsz.serialize({ header: block.header, transactions: envelopes, signature: block.signature });
+  return BlockSsz.serialize({ header: block.header, transactions: envelopes, signature: block.signature, attestations: block.attestations });
 }
 
 /** Decodes an SSZ block; structural faults are `malformed block`. */
@@ -111,7 +139,12 @@ export function decodeBlock(bytes: Uint8Array): Block {
   if (!Number.isSafeInteger(v.header.index) || !Number.isSafeInteger(v.header.timestampMs)) {
     throw new MalformedError('block.header', 'index and timestamp must be below 2^53');
   }
-  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature };
+  for (const a of v.attestations) {
+    if (!Number.isSafeInteger(a.validatorIndex) || !Number.isSafeInteger(a.data.slot) || !Number.isSafeInteger(a.data.source.epoch) || !Number.isSafeInteger(a.data.target.epoch)) {
+      throw new MalformedError('block.attestations', 'integers must be below 2^53');
+    }
+  }
+  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations };
 }
 
 /** Wire JSON of a block. */
@@ -128,6 +161,7 @@ export interface BlockJson {
   };
   transactions: TxJson[];
   signature: string;
+  attestations: AttestationJson[];
 }
 
 /** Canonical wire JSON of a block. */
@@ -146,6 +180,7 @@ export function blockToJson(block: Block): BlockJson {
     },
     transactions: block.transactions.map(txToJson),
     signature: toHex(block.signature),
+    attestations: block.attestations.map(attestationToJson),
   };
 }
 
@@ -156,11 +191,15 @@ export function blockToJson(block: Block): BlockJson {
  */
 export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } = {}): Block {
   const o = requireObject(input, 'block');
-  rejectUnknownKeys(o, ['header', 'transactions', 'signature'], 'block');
+  rejectUnknownKeys(o, ['header', 'transactions', 'signature', 'attestations'], 'block');
   const h = requireObject(o.header, 'block.header');
   rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal'], 'block.header');
   if (!Array.isArray(o.transactions)) throw new MalformedError('block.transactions', 'expected an array');
   if (o.transactions.length > MAX_BLOCK_TXS) throw new MalformedError('block.transactions', `more than ${MAX_BLOCK_TXS}`);
+  // Absent means none: blocks written before attestations were included stay readable.
+  const atts = o.attestations ?? [];
+  if (!Array.isArray(atts)) throw new MalformedError('block.attestations', 'expected an array');
+  if (atts.length > MAX_BLOCK_ATTESTATIONS) throw new MalformedError('block.attestations', `more than ${MAX_BLOCK_ATTESTATIONS}`);
   return {
     header: {
       index: parseUint(h.index, 'block.header.index'),
@@ -174,6 +213,7 @@ export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } =
     },
     transactions: o.transactions.map((t) => txFromJson(t)),
     signature: requirePresent(o.signature, 'MISSING_SIGNATURE', opts, () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
+    attestations: atts.map((a) => attestationFromJson(a)),
   };
 }
 
@@ -198,6 +238,8 @@ export interface BlockProposal {
   validatorId: Uint8Array;
   vrfSeed: Uint8Array;
   randaoReveal: Uint8Array;
+  /** Attestations to include (default none). */
+  attestations?: Attestation[];
 }
 
 /** Assembles and signs a block: Merkle root, VRF proof over the seed, deterministic signature. */
@@ -206,11 +248,11 @@ export function buildSignedBlock(p: BlockProposal): Block {
     index: p.index,
     timestampMs: p.timestampMs,
     parentHash: p.parentHash,
-    merkleRoot: txMerkleRoot(p.transactions),
+    merkleRoot: bodyMerkleRoot(p.transactions, p.attestations ?? []),
     validatorId: p.validatorId,
     vrfProof: vrfProve(p.key, p.vrfSeed, p.chainId),
     vrfSeed: p.vrfSeed,
     randaoReveal: p.randaoReveal,
   };
-  return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex);
+  return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex, p.attestations ?? []);
 }

@@ -5,6 +5,7 @@ import {
   CHAIN_ID_BYTES,
   ECDSA_SIGNATURE_BYTES,
   HASH_BYTES,
+  MAX_BLOCK_ATTESTATIONS,
   MAX_BLOCK_TXS,
   MAX_TX_BYTES,
   MAX_TX_DATA_BYTES,
@@ -75,13 +76,6 @@ export const BlockHeaderSsz = new ContainerType({
   randaoReveal: bytes32,
 });
 
-/** A block: header, opaque typed transaction envelopes, proposer signature. */
-export const BlockSsz = new ContainerType({
-  header: BlockHeaderSsz,
-  transactions: new ListCompositeType(new ByteListType(MAX_TX_BYTES), MAX_BLOCK_TXS),
-  signature,
-});
-
 /** Casper FFG checkpoint. */
 export const CheckpointSsz = new ContainerType({ epoch: uint64n, root: bytes32 });
 
@@ -104,4 +98,16 @@ export const AttestationSsz = new ContainerType({
   validatorIndex: uint64n,
   data: AttestationDataSsz,
   signature,
+});
+
+/**
+ * A block: header, opaque typed transaction envelopes, proposer signature, then the included
+ * attestations (appended last so every earlier field keeps its offset; the header's merkle_root
+ * covers them, see `blockMerkleRoot`).
+ */
+export const BlockSsz = new ContainerType({
+  header: BlockHeaderSsz,
+  transactions: new ListCompositeType(new ByteListType(MAX_TX_BYTES), MAX_BLOCK_TXS),
+  signature,
+  attestations: new ListCompositeType(AttestationSsz, MAX_BLOCK_ATTESTATIONS),
 });

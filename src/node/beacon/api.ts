@@ -11,7 +11,11 @@ import type { BeaconChain } from './chain.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
-import type { BeaconHealthView, HeadView } from '../../api/beacon.js';
+import type { BeaconNetwork } from './p2p.js';
+import type { BeaconHealthView, HeadView, PeersView, SyncingView } from '../../api/beacon.js';
+
+/** Slots behind the wall clock beyond which a beacon with peers calls itself syncing. */
+export const SYNCING_DISTANCE_SLOTS = 2;
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
@@ -31,16 +35,18 @@ function uintParam(v: string, field: 'epoch' | 'slot' | 'validator index'): numb
 }
 
 /** Registers every beacon route. */
-export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub }): void {
-  const { chain } = o;
+export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub; net?: BeaconNetwork }): void {
+  const { chain, net } = o;
   const validatorRoute = { onRequest: async (req: { headers: { authorization?: string } }, reply: { status(n: number): { send(b: unknown): unknown } }) => {
     if (!tokenMatches(req.headers.authorization, o.token)) return reply.status(401).send(errorBody('UNAUTHORIZED', 'validator calls need Authorization: Bearer <token> (the token file the beacon was started with)'));
   } } as const;
 
+  // Without P2P there is nobody to sync from: a distance there is missed slots, not syncing.
   app.get('/beacon/v1/node/syncing', async () => {
     const head = chain.head();
-    const current = chain.currentSlot();
-    return { data: { head_slot: String(head.slot), sync_distance: String(Math.max(0, current - head.slot)), is_syncing: false } };
+    const distance = Math.max(0, chain.currentSlot() - head.slot);
+    const view: SyncingView = { data: { head_slot: String(head.slot), sync_distance: String(distance), is_syncing: net !== undefined && (net.syncing || distance > SYNCING_DISTANCE_SLOTS) } };
+    return view;
   });
 
   // 503 while the beacon cannot make progress (execution unreachable or on another chain, or
@@ -49,7 +55,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get('/beacon/v1/node/health', async (_req, reply) => {
     const head = chain.head();
     const health = chain.health();
-    const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length };
+    const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length, peers: net?.peerCount() ?? 0 };
     return health.healthy ? view : reply.status(503).send({ ...view, reason: health.reason, message: health.message });
   });
 
@@ -94,18 +100,32 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     return ok(reply, chain.attestationData(Number(parseDecimal(req.query.slot, 'slot', 32))));
   });
 
-  const propose = async (body: unknown) => chain.propose(blockFromJson(body));
+  // What the beacon's own validators send is gossiped once accepted (not when already known:
+  // then it came from the network, which has it).
+  const propose = async (body: unknown) => {
+    const block = blockFromJson(body);
+    const r = await chain.propose(block);
+    if (!r.already_known) net?.publishBlock(block);
+    return r;
+  };
   app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
   app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
-  app.post('/api/v1/attestation', validatorRoute, async (req, reply) => ok(reply, await chain.attest(attestationFromJson(req.body))));
+  app.post('/api/v1/attestation', validatorRoute, async (req, reply) => {
+    const att = attestationFromJson(req.body);
+    const r = await chain.attest(att);
+    if (r.status === 'applied') net?.publishAttestation(att);
+    return ok(reply, r);
+  });
 
   app.get('/api/v1/forks/state', async (_req, reply) => {
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
     return ok(reply, { epoch, forks: forkSchedule(chain.genesis, epoch) });
   });
 
-  // P2P is not built yet: no peers, said plainly rather than faked.
-  app.get('/api/v1/p2p/peers', async () => ({ peers: [], note: 'P2P networking is not built yet' }));
+  app.get('/api/v1/p2p/peers', async () => {
+    const view: PeersView = net ? { peers: net.peers() } : { peers: [], note: 'P2P is off (--no-p2p)' };
+    return view;
+  });
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
 }

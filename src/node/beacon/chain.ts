@@ -10,7 +10,7 @@ import { vrfVerify } from '../../core/crypto/vrf.js';
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, verifyAttestation } from '../../core/types/attestation.js';
-import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, txMerkleRoot } from '../../core/types/block.js';
+import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../../api/execution.js';
@@ -367,7 +367,7 @@ export class BeaconChain {
       const sh = signedHeaderOf(block.header, this.genesis.chain_id, known.proposer_index);
       if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
     }
-    if (toHex(txMerkleRoot(block.transactions)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions do not match the header's merkle_root", 400);
+    if (toHex(bodyMerkleRoot(block.transactions, block.attestations)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
   }
 
   // Validators registered by deposits after the parent get their commitment added on first use.

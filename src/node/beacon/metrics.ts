@@ -14,8 +14,13 @@
  * Beyond the spec: `service_beacon_ws_clients`, `service_beacon_ws_events_published_total{type}`,
  * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound),
  * `service_beacon_proposals_rejected_total{reason}`,
- * `service_beacon_forkchoice_updates_failed_total{reason}` and
- * `service_beacon_attestation_journal_entries`.
+ * `service_beacon_forkchoice_updates_failed_total{reason}`,
+ * `service_beacon_attestation_journal_entries`, and for P2P (the host's own `service_p2p_*`
+ * series sit beside these) `service_beacon_gossip_messages_total{topic,verdict}`,
+ * `service_beacon_gossip_dropped_total{topic,verdict,reason}`,
+ * `service_beacon_sync_requests_served_total{protocol,result}`,
+ * `service_beacon_sync_blocks_imported_total`, `service_beacon_sync_failures_total{reason}` and
+ * `service_beacon_peers_refused_total{reason}`.
  */
 import { Counter, Gauge } from 'prom-client';
 import { NodeMetrics } from '../shared/metrics.js';
@@ -36,7 +41,50 @@ export class BeaconMetrics extends NodeMetrics {
     help: 'Acknowledged attestations stored since the last fork-choice snapshot (retired with the next one, once per slot)',
     registers: [this.registry],
   });
-  readonly peers = new Gauge({ name: 'service_beacon_peer_count', help: 'Connected P2P peers (P2P is not built yet: always 0)', registers: [this.registry] });
+  // Read from the P2P host at scrape time, so the figure is never stale.
+  private peerSource: () => number = () => 0;
+  readonly peers: Gauge = new Gauge({
+    name: 'service_beacon_peer_count',
+    help: "Connected P2P peers of the beacon's host (0 with --no-p2p)",
+    registers: [this.registry],
+    collect: (): void => this.peers.set(this.peerSource()),
+  });
+  readonly gossipMessages = new Counter({
+    name: 'service_beacon_gossip_messages_total',
+    help: 'Gossiped blocks and attestations validated by the beacon, by topic and verdict (accept, ignore, reject)',
+    labelNames: ['topic', 'verdict'],
+    registers: [this.registry],
+  });
+  readonly gossipDropped = new Counter({
+    name: 'service_beacon_gossip_dropped_total',
+    help: 'Gossiped messages not accepted, by topic, verdict and reason (the rule or MALFORMED, DUPLICATE, UNKNOWN_PARENT …)',
+    labelNames: ['topic', 'verdict', 'reason'],
+    registers: [this.registry],
+  });
+  readonly syncRequests = new Counter({
+    name: 'service_beacon_sync_requests_served_total',
+    help: 'Sync requests from peers (status, blocks_by_range), by result (ok, bad_request, rate_limited)',
+    labelNames: ['protocol', 'result'],
+    registers: [this.registry],
+  });
+  readonly syncBlocks = new Counter({ name: 'service_beacon_sync_blocks_imported_total', help: 'Blocks imported by range sync', registers: [this.registry] });
+  readonly syncFailures = new Counter({
+    name: 'service_beacon_sync_failures_total',
+    help: 'Range-sync batches that failed, by reason (request_failed, malformed_block, out_of_range, detached_chain, or the rule a block broke)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly peersRefused = new Counter({
+    name: 'service_beacon_peers_refused_total',
+    help: 'Peers disconnected by the beacon, by reason (other_chain, bad_status)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
+  /** Where service_beacon_peer_count is read from (the P2P host). */
+  countPeersWith(source: () => number): void {
+    this.peerSource = source;
+  }
   readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
   readonly forkchoiceUpdatesFailed = new Counter({
     name: 'service_beacon_forkchoice_updates_failed_total',

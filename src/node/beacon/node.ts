@@ -1,4 +1,4 @@
-/** The beacon node: storage, engine client, chain, REST routes, the /ws event stream, the slot timer. */
+/** The beacon node: storage, engine client, chain, P2P, REST routes, the /ws event stream, the slot timer. */
 import type { FastifyInstance } from 'fastify';
 import { ClassicLevel } from 'classic-level';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,17 @@ import { BeaconChain } from './chain.js';
 import { EngineClient } from './engine-client.js';
 import { EventHub } from './events.js';
 import { BeaconMetrics } from './metrics.js';
+import { BeaconNetwork } from './p2p.js';
+import { startP2p } from '../p2p/host.js';
+
+/** The beacon's libp2p host (`--p2p-host`, `--p2p-port`, `--bootnodes`). */
+export interface BeaconP2pOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Multiaddrs `/ip4/…/tcp/…/p2p/<peer id>`. */
+  bootnodes: string[];
+}
 
 /** How to run a beacon node. */
 export interface BeaconNodeOptions {
@@ -35,6 +46,8 @@ export interface BeaconNodeOptions {
   tls?: TlsPair;
   /** How long to wait for an unreachable execution node at start (default 30 s). */
   executionWaitMs?: number;
+  /** The P2P host; absent: the beacon runs alone (`--no-p2p`), with no peers to follow or feed. */
+  p2p?: BeaconP2pOptions;
   log: Logger;
 }
 
@@ -62,6 +75,8 @@ export class BeaconNode {
     readonly tokenFile: string,
     private readonly log: Logger,
     private readonly scheme: 'http' | 'https',
+    /** The beacon on the P2P network; undefined with --no-p2p. */
+    readonly net: BeaconNetwork | undefined,
   ) {}
 
   /** Starts serving once the execution node answers (its registry is read at start; waits up to 30 s for it). */
@@ -104,8 +119,20 @@ export class BeaconNode {
       await db.close();
       throw err;
     }
-    registerBeaconRoutes(app, { chain, engine, token, metrics, events });
-    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http');
+    let net: BeaconNetwork | undefined;
+    if (o.p2p) {
+      try {
+        const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
+        net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
+        o.log.info('p2p listening', { peer_id: host.peerId, addrs: host.multiaddrs(), bootnodes: o.p2p.bootnodes.length });
+      } catch (err) {
+        events.close();
+        await db.close();
+        throw err;
+      }
+    }
+    registerBeaconRoutes(app, { chain, engine, token, metrics, events, ...(net ? { net } : {}) });
+    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http', net);
     try {
       await app.listen({ host: o.host, port: o.port });
     } catch (err) {
@@ -113,7 +140,7 @@ export class BeaconNode {
       throw new SvcError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`, 500);
     }
     chain.start();
-    o.log.info('beacon node started', { url: node.url, head_slot: chain.head().slot, validators: chain.validators().length, token_file: tokenFile });
+    o.log.info('beacon node started', { url: node.url, head_slot: chain.head().slot, validators: chain.validators().length, token_file: tokenFile, p2p: net ? net.host.peerId : 'off', peers: net?.peerCount() ?? 0 });
     return node;
   }
 
@@ -123,8 +150,10 @@ export class BeaconNode {
     return a ? `${this.scheme}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : '';
   }
 
-  /** Stops the timer, the stream and the server, then closes storage. */
+  /** Stops P2P, the timer, the stream and the server, then closes storage. */
   async stop(): Promise<void> {
+    // First: nothing arriving from peers may reach a chain whose storage is closing.
+    await this.net?.stop().catch((err: Error) => this.log.warn('p2p stop failed', { error: err.message }));
     this.chain.stop();
     this.events.close();
     await this.app.close().catch(() => undefined);

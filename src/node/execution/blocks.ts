@@ -1,5 +1,5 @@
 /**
- * Stored blocks in storage layout 2 (see `Keys`): each block is split into a small record, its
+ * Stored blocks in storage layout 3 (see `Keys`): each block is split into a small record, its
  * state changes, a binary shell (header and signature), its transaction-hash list, and one
  * envelope and one receipt per transaction, so every read costs the size of what it returns.
  * The record and state-change caches are bounded by bytes.
@@ -8,6 +8,7 @@ import { HASH_BYTES } from '../../core/constants.js';
 import { SvcError } from '../../core/errors.js';
 import { concatBytes, toHex } from '../../core/codec/bytes.js';
 import { type Block, type BlockHeader, decodeBlock, encodeBlock } from '../../core/types/block.js';
+import type { Attestation } from '../../core/types/attestation.js';
 import { decodeTx, type Transaction } from '../../core/types/transaction.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 import type { AuthChanges } from './authorizations.js';
@@ -88,9 +89,9 @@ function loadChanges(c: BlockChanges): LoadedChanges {
 
 const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
 
-/** The header and signature of a block as stored under `s:` (SSZ with an empty transaction list). */
+/** The header, signature and included attestations of a block as stored under `s:` (SSZ with an empty transaction list). */
 export function encodeShell(block: Block): Uint8Array {
-  return encodeBlock({ header: block.header, signature: block.signature, transactions: [] }, []);
+  return encodeBlock({ header: block.header, signature: block.signature, transactions: [], attestations: block.attestations }, []);
 }
 
 /** SSZ size of a block from its shell and envelopes: each transaction adds its bytes and a 4-byte offset. */
@@ -176,12 +177,12 @@ export class BlockStore {
     return Array.from({ length: bytes.length / HASH_BYTES }, (_, i) => HASH_HEX(bytes, i));
   }
 
-  /** Header and signature of a stored block (undefined for genesis, which has no body). */
-  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array } | undefined> {
+  /** Header, signature and included attestations of a stored block (undefined for genesis, which has no body). */
+  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array; attestations: Attestation[] } | undefined> {
     const bytes = await this.store.getBytes(Keys.blockShell(hash));
     if (!bytes) return undefined;
-    const { header, signature } = decodeBlock(bytes);
-    return { header, signature };
+    const { header, signature, attestations } = decodeBlock(bytes);
+    return { header, signature, attestations };
   }
 
   /** The whole decoded block (undefined for genesis, which has no body). */

@@ -11,11 +11,11 @@ import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import {
   type Block,
   blockHash,
+  blockMerkleRoot,
   canonicalHeaderBytes,
   headerSigningHash,
   signedHeaderOf,
 } from '../../core/types/block.js';
-import { merkleRoot } from '../../core/types/merkle.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { verify } from '../../core/crypto/mldsa.js';
 import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
@@ -229,7 +229,7 @@ export class ExecutionChain {
     const envelopes = block.transactions.map(encodeTx);
     const txHashes = envelopes.map((e) => sha3(e));
     // Step 1: Merkle root.
-    if (toHex(merkleRoot(txHashes)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (toHex(blockMerkleRoot(txHashes, block.attestations)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     // Step 2: every transaction signature (cached when admitted through the pool).
     const verified = await this.verifier.verifyMany(block.transactions, { envelopes, hashes: txHashes });
     const bad = verified.find((v) => v.signer === null);
@@ -314,7 +314,7 @@ export class ExecutionChain {
   // found without reading the stored transactions.
   private async checkKnownCopy(block: Block, known: BlockRecord, txHashes: Uint8Array[]): Promise<void> {
     if (known.index === 0 || (await this.blocks.isStoredCopy(known.hash, block, txHashes))) return;
-    if (toHex(merkleRoot(txHashes)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (toHex(blockMerkleRoot(txHashes, block.attestations)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     const v = this.registry.get(known.proposer);
     if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
     if (!v || !verify(this.registry.publicKey(v), headerSigningHash(signedHeaderOf(block.header, this.genesis.chain_id, v.index)), block.signature)) {

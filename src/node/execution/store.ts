@@ -8,9 +8,12 @@
 /**
  * Version of the execution key layout. Version 2 split the one-JSON-value block record (v1,
  * unversioned) into metadata, state changes, a binary shell, and per-transaction receipts and
- * envelopes; an older data directory is refused rather than misread.
+ * envelopes. Version 3: the shell carries the block's included attestations, state changes carry
+ * their first inclusions, `l:` keys hold each validator's last included target epoch, and the
+ * `c:` reward-credit records are gone (rewards are part of each block's state transition). An
+ * older data directory is refused rather than misread.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

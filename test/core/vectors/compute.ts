@@ -24,7 +24,8 @@ import {
   encodeSignedHeader,
   headerSigningHash,
   signBlock,
-  txMerkleRoot,
+  attestationLeaf,
+  bodyMerkleRoot,
 } from '../../../src/core/types/block.js';
 import { merkleRoot } from '../../../src/core/types/merkle.js';
 import { AttestationMessageSsz, BlockHeaderSsz } from '../../../src/core/types/ssz.js';
@@ -151,6 +152,13 @@ export function computeBlock(inputs: JsonObject): JsonObject {
   const txOut = computeStandardTx({ chain_id: chainId, key_seed: str(txIn.key_seed, 'transaction.key_seed'), tx: obj(txIn.tx, 'transaction.tx') });
   const txBytes = parseHex(str(txOut.signed_envelope, 'signed_envelope'), 'signed_envelope');
   const txs = [decodeTx(txBytes)];
+  // Included votes, each signed like attestation.json (deterministic signature over its data).
+  const attestations = ((inputs.attestations ?? []) as Json[]).map((a, i) => {
+    const o = obj(a, `attestations[${i}]`);
+    const index = num(o.validator_index, `attestations[${i}].validator_index`);
+    const data = attestationFromJson({ validator_index: index, data: o.data, signature: toHex(new Uint8Array(3309)) }).data;
+    return signAttestation(index, data, keygenFromSeed(hex(o.key_seed, `attestations[${i}].key_seed`, 32)), chainId);
+  });
   const slot = num(inputs.slot, 'slot');
   const mix = hex(inputs.randao_mix, 'randao_mix', 32);
   const seed = vrfSeed(mix, slot);
@@ -159,15 +167,16 @@ export function computeBlock(inputs: JsonObject): JsonObject {
     index: num(h.index, 'header.index'),
     timestampMs: num(h.timestamp, 'header.timestamp'),
     parentHash: hex(h.parent_hash, 'header.parent_hash', 32),
-    merkleRoot: txMerkleRoot(txs),
+    merkleRoot: bodyMerkleRoot(txs, attestations),
     validatorId: addressFromPublicKey(proposer.publicKey),
     vrfProof: vrfProve(proposer, seed, chainId),
     vrfSeed: seed,
     randaoReveal: randaoReveal(hex(inputs.key_seed, 'key_seed', 32), num(inputs.randao_chain_length, 'randao_chain_length'), 1),
   };
   const validatorIndex = num(inputs.validator_index, 'validator_index');
-  const block = signBlock(header, txs, proposer, chainId, validatorIndex);
+  const block = signBlock(header, txs, proposer, chainId, validatorIndex, attestations);
   return {
+    attestation_leaves: attestations.map((a) => toHex(attestationLeaf(a))),
     vrf_seed: toHex(seed),
     vrf_proof: toHex(header.vrfProof),
     merkle_root: toHex(header.merkleRoot),

@@ -86,7 +86,7 @@ const files: Record<string, VectorFile> = {
     computeSignedHeader,
   ),
   'block.json': vector(
-    'A block with the transfer of transfer.json, proposed by the key of seed 0x01..01 as validator 1: vrf_seed = SHA3-256("vrf" ‖ randao_mix ‖ uint64_le(slot)), deterministic VRF proof, first RANDAO reveal of a chain of randao_chain_length, block hash = SHA3-256(SSZ(header)), deterministic block signature, wire JSON and SSZ.',
+    'A block with the transfer of transfer.json and one attestation (validator 3, key of seed 0x00..00, signed like attestation.json), proposed by the key of seed 0x01..01 as validator 1: merkle_root over [tx hash, SHA3-256("svc/attestation-leaf" ‖ SHA3-256(SSZ(attestation)))], vrf_seed = SHA3-256("vrf" ‖ randao_mix ‖ uint64_le(slot)), deterministic VRF proof, first RANDAO reveal of a chain of randao_chain_length, block hash = SHA3-256(SSZ(header)), deterministic block signature, wire JSON and SSZ.',
     {
       chain_id: CHAIN_ID,
       key_seed: SEED_01,
@@ -96,6 +96,13 @@ const files: Record<string, VectorFile> = {
       randao_chain_length: 16,
       header: { index: 12, timestamp: 1700000024000, parent_hash: '0x' + '11'.repeat(32) },
       transaction: { key_seed: SEED_01, tx: transferInputs.tx! },
+      attestations: [
+        {
+          key_seed: SEED_00,
+          validator_index: 3,
+          data: { slot: 11, beacon_block_root: '0x' + '11'.repeat(32), source: { epoch: 0, root: '0x' + '33'.repeat(32) }, target: { epoch: 1, root: '0x' + '44'.repeat(32) } },
+        },
+      ],
     },
     computeBlock,
   ),

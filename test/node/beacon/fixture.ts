@@ -14,7 +14,7 @@ import { type Genesis, PRESETS, epochOfSlot, slotAt, slotStartMs } from '../../.
 import { type Block, blockToJson, buildSignedBlock } from '../../../src/core/types/block.js';
 import type { Transaction } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
-import { BeaconNode } from '../../../src/node/beacon/node.js';
+import { type BeaconP2pOptions, BeaconNode } from '../../../src/node/beacon/node.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
 import type { TlsPair } from '../../../src/node/shared/tls.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
@@ -44,17 +44,8 @@ export interface Harness {
  * (devnet preset: 2 s slots, 4 slots per epoch); with `tls` the beacon serves HTTPS/WSS (then `bget`
  * and `bpost`, which use fetch, do not trust it). Anything started is released if a later step fails.
  */
-export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair } = {}): Promise<Harness> {
-  const built = buildGenesis({
-    validators: o.validators ?? 2,
-    accounts: 1,
-    preset: 'devnet',
-    chainId: BEACON_CHAIN_ID,
-    networkId: BEACON_NETWORK_ID,
-    genesisTime: Math.floor(Date.now() / 1000) - (o.slotsAgo ?? 12) * PRESETS.devnet.slot_seconds,
-    mnemonic: DEV_MNEMONIC,
-  });
-  const genesis = built.genesis;
+export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair; genesis?: Genesis; p2p?: BeaconP2pOptions } = {}): Promise<Harness> {
+  const genesis = o.genesis ?? harnessGenesis(o);
   const seed = mnemonicToSeed(DEV_MNEMONIC);
   const validators = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
   const accounts = [deriveWalletKeys(seed, walletPath(Branch.Accounts, 0))];
@@ -65,7 +56,7 @@ export async function startHarness(o: { validators?: number; slotsAgo?: number; 
   try {
     exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
     const tokenFile = join(dir, 'validator-token');
-    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger, ...(o.tls ? { tls: o.tls } : {}) });
+    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger, ...(o.tls ? { tls: o.tls } : {}), ...(o.p2p ? { p2p: o.p2p } : {}) });
     const token = (await readFile(tokenFile, 'utf8')).trim();
     return { genesis, exec, beacon, token, dir, validators, accounts };
   } catch (err) {
@@ -73,6 +64,23 @@ export async function startHarness(o: { validators?: number; slotsAgo?: number; 
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * The harness's devnet genesis (2 s slots, 4 slots per epoch) with slot 0 `slotsAgo` slots in the
+ * past; built once and passed to several harnesses, they run the same chain. `chainId` makes
+ * another chain.
+ */
+export function harnessGenesis(o: { validators?: number; slotsAgo?: number; chainId?: string } = {}): Genesis {
+  return buildGenesis({
+    validators: o.validators ?? 2,
+    accounts: 1,
+    preset: 'devnet',
+    chainId: o.chainId ?? BEACON_CHAIN_ID,
+    networkId: BEACON_NETWORK_ID,
+    genesisTime: Math.floor(Date.now() / 1000) - (o.slotsAgo ?? 12) * PRESETS.devnet.slot_seconds,
+    mnemonic: DEV_MNEMONIC,
+  }).genesis;
 }
 
 /** Stops both nodes and removes the temp directory, whatever fails on the way. */

@@ -1,0 +1,292 @@
+/**
+ * The beacon on the P2P network: validates gossiped blocks and attestations with the same checks
+ * as the REST API (a block runs the proposal checks and execution's newPayload), publishes what
+ * its own validators send, serves `status` and `blocks_by_range`, exchanges status with every
+ * peer on connect and once per slot, refuses peers on another chain, and runs range sync when a
+ * peer holds a head it lacks.
+ */
+import { toHex } from '../../core/codec/bytes.js';
+import { chainIdBytes } from '../../core/crypto/domain.js';
+import { SvcError } from '../../core/errors.js';
+import { type Attestation, decodeAttestation, encodeAttestation } from '../../core/types/attestation.js';
+import { type Block, blockHash, decodeBlock, encodeBlock } from '../../core/types/block.js';
+import { AttestationSsz } from '../../core/types/ssz.js';
+import type { Logger } from '../../util/log.js';
+import { ENGINE_BODY_LIMIT } from '../shared/http.js';
+import { type GossipVerdict, type P2pHost, type PeerView, type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../p2p/types.js';
+import type { BeaconChain } from './chain.js';
+import type { BeaconMetrics } from './metrics.js';
+import { MAX_BLOCKS_PER_REQUEST, RANGE_REQUEST_BYTES, SyncProtocolError, serveBlocksByRange } from './sync/blocks-by-range.js';
+import { RangeSync } from './sync/range-sync.js';
+import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from './sync/status.js';
+import { classifyImportError } from './sync/verdict.js';
+
+/**
+ * Largest block frame on gossip and sync: the engine API's body limit, since execution would
+ * refuse a larger block anyway (the SSZ bound of 4,096 maximal envelopes is over 1 GB). Frames
+ * above it are refused before decoding.
+ */
+export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT;
+/** An attestation's SSZ has a fixed size. */
+export const MAX_ATTESTATION_BYTES = AttestationSsz.maxSize;
+/** Sync requests one peer may make per slot; beyond that they are refused (and the peer penalised by the host). */
+export const SYNC_REQUESTS_PER_SLOT = 16;
+/** Exchanges (status, blocks_by_range) must finish within this many slots. */
+const SYNC_TIMEOUT_SLOTS = 5;
+/** A peer that could not help a sync is passed over for this many epochs. */
+const SYNC_REST_EPOCHS = 1;
+
+/** Limits of the two sync protocols, from the genesis slot time. */
+export function syncLimits(slotMs: number): { status: ProtocolLimits; blocksByRange: ProtocolLimits } {
+  const timeoutMs = slotMs * SYNC_TIMEOUT_SLOTS;
+  return {
+    status: { maxRequestBytes: STATUS_BYTES, maxResponseChunks: 1, maxChunkBytes: STATUS_BYTES, timeoutMs },
+    blocksByRange: { maxRequestBytes: RANGE_REQUEST_BYTES, maxResponseChunks: MAX_BLOCKS_PER_REQUEST, maxChunkBytes: MAX_BLOCK_BYTES, timeoutMs },
+  };
+}
+
+/** Per-peer budget of sync requests in the current slot window. */
+class RequestBudget {
+  private readonly used = new Map<string, { window: number; count: number }>();
+
+  constructor(private readonly perWindow: number) {}
+
+  /** Takes one request from the peer's budget for `window`; false when it is spent. */
+  take(peer: string, window: number): boolean {
+    const u = this.used.get(peer);
+    if (!u || u.window !== window) {
+      // Entries of past windows are dead weight: drop them before the map can grow with peer churn.
+      if (this.used.size > 1024) for (const [p, e] of this.used) if (e.window !== window) this.used.delete(p);
+      this.used.set(peer, { window, count: 1 });
+      return true;
+    }
+    u.count++;
+    return u.count <= this.perWindow;
+  }
+}
+
+export class BeaconNetwork {
+  private readonly sync: RangeSync;
+  private readonly budget = new RequestBudget(SYNC_REQUESTS_PER_SLOT);
+  private readonly limits: ReturnType<typeof syncLimits>;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly genesisHash: string;
+
+  private constructor(
+    readonly host: P2pHost,
+    private readonly chain: BeaconChain,
+    private readonly metrics: BeaconMetrics,
+    private readonly log: Logger,
+  ) {
+    const g = chain.genesis;
+    const slotMs = g.config.slot_seconds * 1000;
+    this.genesisHash = chain.genesisRoot;
+    this.limits = syncLimits(slotMs);
+    this.sync = new RangeSync({
+      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), importBlock: (b) => chain.propose(b) },
+      host,
+      limits: this.limits.blocksByRange,
+      metrics,
+      log,
+      restMs: slotMs * g.config.slots_per_epoch * SYNC_REST_EPOCHS,
+    });
+  }
+
+  /** Subscribes the beacon's topics, serves its protocols and starts the per-slot status exchange. */
+  static attach(o: { host: P2pHost; chain: BeaconChain; metrics: BeaconMetrics; log: Logger }): BeaconNetwork {
+    const net = new BeaconNetwork(o.host, o.chain, o.metrics, o.log);
+    const { host } = o;
+    o.metrics.countPeersWith(() => host.peerCount());
+    host.subscribe(Topics.blocks, (data, from) => net.onGossipBlock(data, from), { maxBytes: MAX_BLOCK_BYTES });
+    host.subscribe(Topics.attestations, (data, from) => net.onGossipAttestation(data, from), { maxBytes: MAX_ATTESTATION_BYTES });
+    host.handle(SyncProtocols.status, (req, peer) => net.serveStatus(req, peer), net.limits.status);
+    host.handle(SyncProtocols.blocksByRange, (req, peer) => net.serveRange(req, peer), net.limits.blocksByRange);
+    host.onPeerConnected((peer) => void net.exchangeStatus(peer));
+    net.scheduleStatusRounds();
+    return net;
+  }
+
+  /** True while range sync runs. */
+  get syncing(): boolean {
+    return this.sync.active;
+  }
+
+  /** Connected peers. */
+  peers(): PeerView[] {
+    return this.host.peers();
+  }
+
+  /** Number of connected peers. */
+  peerCount(): number {
+    return this.host.peerCount();
+  }
+
+  /** Gossips a block the beacon accepted from its validators' API. Never throws. */
+  publishBlock(block: Block): void {
+    this.publish(Topics.blocks, encodeBlock(block), toHex(blockHash(block.header)));
+  }
+
+  /** Gossips an attestation the beacon accepted from its validators' API. Never throws. */
+  publishAttestation(att: Attestation): void {
+    this.publish(Topics.attestations, encodeAttestation(att), `attestation of validator ${att.validatorIndex} at slot ${att.data.slot}`);
+  }
+
+  /** Starts a range sync now if a peer is ahead (tests and start-up use it; the status rounds do too). */
+  syncNow(): Promise<void> | undefined {
+    return this.sync.trigger();
+  }
+
+  /** Stops the status rounds and sync, then the host. */
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.sync.stop();
+    await this.host.stop();
+  }
+
+  private publish(topic: Topic, data: Uint8Array, what: string): void {
+    this.host.publish(topic, data).then(
+      (peers) => this.log.debug('gossip published', { topic, what, peers }),
+      // No peer subscribed yet is normal on a lone node; the message is in our chain regardless.
+      (err: Error) => this.log.debug('gossip not published', { topic, what, error: err.message }),
+    );
+  }
+
+  private verdict(topic: Topic, verdict: GossipVerdict, reason?: string): GossipVerdict {
+    this.metrics.gossipMessages.inc({ topic, verdict });
+    if (reason) this.metrics.gossipDropped.inc({ topic, verdict, reason });
+    return verdict;
+  }
+
+  private async onGossipBlock(data: Uint8Array, from: string): Promise<GossipVerdict> {
+    let block: Block;
+    try {
+      block = decodeBlock(data);
+    } catch {
+      return this.verdict(Topics.blocks, 'reject', 'MALFORMED');
+    }
+    if (this.chain.record(toHex(blockHash(block.header)))) return this.verdict(Topics.blocks, 'ignore', 'DUPLICATE');
+    try {
+      const r = await this.chain.propose(block);
+      return r.already_known ? this.verdict(Topics.blocks, 'ignore', 'DUPLICATE') : this.verdict(Topics.blocks, 'accept');
+    } catch (err) {
+      const f = classifyImportError(err);
+      if (f.kind === 'unknown_parent') {
+        // The sender holds a chain we lack: ask it where its head is, which starts a range sync.
+        void this.exchangeStatus(from);
+      }
+      return this.verdict(Topics.blocks, f.kind === 'invalid' ? 'reject' : 'ignore', f.reason);
+    }
+  }
+
+  private async onGossipAttestation(data: Uint8Array, from: string): Promise<GossipVerdict> {
+    let att: Attestation;
+    try {
+      att = decodeAttestation(data);
+    } catch {
+      return this.verdict(Topics.attestations, 'reject', 'MALFORMED');
+    }
+    try {
+      const r = await this.chain.attest(att);
+      return r.status === 'applied' ? this.verdict(Topics.attestations, 'accept') : this.verdict(Topics.attestations, 'ignore', r.status.toUpperCase());
+    } catch (err) {
+      const f = classifyImportError(err);
+      // A vote for a block we lack means the sender is ahead of us.
+      if (f.kind === 'unknown_block') void this.exchangeStatus(from);
+      return this.verdict(Topics.attestations, f.kind === 'invalid' ? 'reject' : 'ignore', f.reason);
+    }
+  }
+
+  private ourStatus(): StatusMessage {
+    const head = this.chain.head();
+    const fin = this.chain.forkChoice.finalized();
+    return { chainId: chainIdBytes(this.chain.genesis.chain_id), genesisHash: this.genesisHash, headRoot: head.root, headSlot: head.slot, finalizedRoot: fin.root, finalizedEpoch: fin.epoch };
+  }
+
+  // Budget per slot window: a peer flooding requests gets refused, the others are still served.
+  private admit(protocol: string, peer: string): void {
+    const window = Math.floor(Date.now() / (this.chain.genesis.config.slot_seconds * 1000));
+    if (!this.budget.take(peer, window)) {
+      this.metrics.syncRequests.inc({ protocol, result: 'rate_limited' });
+      throw new SvcError('RATE_LIMITED', `more than ${SYNC_REQUESTS_PER_SLOT} sync requests in one slot`, 400);
+    }
+  }
+
+  private async *serveStatus(request: Uint8Array, peer: string): AsyncIterable<Uint8Array> {
+    this.admit('status', peer);
+    let theirs: StatusMessage;
+    try {
+      theirs = decodeStatus(request);
+    } catch (err) {
+      this.metrics.syncRequests.inc({ protocol: 'status', result: 'bad_request' });
+      throw new SyncProtocolError('BAD_STATUS', (err as Error).message);
+    }
+    this.metrics.syncRequests.inc({ protocol: 'status', result: 'ok' });
+    yield encodeStatus(this.ourStatus());
+    // After our answer, so a peer on another chain learns why it is dropped.
+    this.onPeerStatus(peer, theirs);
+  }
+
+  private async *serveRange(request: Uint8Array, peer: string): AsyncIterable<Uint8Array> {
+    this.admit('blocks_by_range', peer);
+    let served = 0;
+    try {
+      for await (const chunk of serveBlocksByRange(this.chain, request)) {
+        served++;
+        yield chunk;
+      }
+    } catch (err) {
+      if (err instanceof SyncProtocolError) this.metrics.syncRequests.inc({ protocol: 'blocks_by_range', result: 'bad_request' });
+      throw err;
+    }
+    this.metrics.syncRequests.inc({ protocol: 'blocks_by_range', result: 'ok' });
+    this.log.debug('blocks_by_range served', { peer, blocks: served });
+  }
+
+  /** Sends our status to a peer and handles its answer; failures are logged, never thrown. */
+  private async exchangeStatus(peer: string): Promise<void> {
+    let chunks: Uint8Array[];
+    try {
+      chunks = await this.host.request(peer, SyncProtocols.status, encodeStatus(this.ourStatus()), this.limits.status);
+    } catch (err) {
+      this.log.debug('status request failed', { peer, error: (err as Error).message });
+      return;
+    }
+    let theirs: StatusMessage;
+    try {
+      if (chunks.length !== 1) throw new SyncProtocolError('BAD_STATUS', `expected one status chunk, got ${chunks.length}`);
+      theirs = decodeStatus(chunks[0]!);
+    } catch (err) {
+      this.metrics.peersRefused.inc({ reason: 'bad_status' });
+      this.host.penalise(peer, 'bad_status');
+      this.log.warn('peer answered status with garbage', { peer, error: (err as Error).message });
+      return;
+    }
+    this.onPeerStatus(peer, theirs);
+  }
+
+  private onPeerStatus(peer: string, theirs: StatusMessage): void {
+    const other = otherChainReason({ chainId: this.chain.genesis.chain_id, genesisHash: this.genesisHash }, theirs);
+    if (other) {
+      this.metrics.peersRefused.inc({ reason: 'other_chain' });
+      this.log.warn('peer is on another chain; disconnected', { peer, reason: other });
+      this.sync.forget(peer);
+      void this.host.disconnect(peer, 'other_chain').catch(() => undefined);
+      return;
+    }
+    this.sync.setStatus(peer, theirs);
+    this.sync.trigger();
+  }
+
+  // Once per slot: every peer's status, so a node that fell behind (downtime, partition) notices.
+  private scheduleStatusRounds(): void {
+    const slotMs = this.chain.genesis.config.slot_seconds * 1000;
+    this.timer = setTimeout(() => {
+      const connected = new Set(this.host.peers().map((p) => p.peer_id));
+      this.sync.retain(connected);
+      for (const p of connected) void this.exchangeStatus(p);
+      this.scheduleStatusRounds();
+    }, slotMs);
+    this.timer.unref();
+  }
+}

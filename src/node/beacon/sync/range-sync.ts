@@ -1,0 +1,195 @@
+/**
+ * Range sync: when a peer's status names a head we do not hold, fetch its canonical blocks with
+ * `blocks_by_range` and import them in order through the same checks as any proposal. One sync
+ * runs at a time; a peer that serves invalid or out-of-range blocks is penalised, disconnected
+ * and another peer is tried; a peer that cannot help (timeouts, nothing new) rests for an epoch.
+ */
+import { toHex } from '../../../core/codec/bytes.js';
+import type { Genesis } from '../../../core/genesis/genesis.js';
+import { type Block, blockHash, decodeBlock } from '../../../core/types/block.js';
+import type { Logger } from '../../../util/log.js';
+import { type P2pHost, type ProtocolLimits, SyncProtocols } from '../../p2p/types.js';
+import type { BeaconBlockRecord } from '../chain.js';
+import type { CheckpointHex } from '../forkchoice.js';
+import type { BeaconMetrics } from '../metrics.js';
+import { encodeRangeRequest, MAX_BLOCKS_PER_REQUEST, slotOfBlock } from './blocks-by-range.js';
+import type { StatusMessage } from './status.js';
+import { classifyImportError } from './verdict.js';
+
+/** What range sync needs from the chain. */
+export interface SyncChain {
+  readonly genesis: Genesis;
+  head(): BeaconBlockRecord;
+  record(root: string): BeaconBlockRecord | undefined;
+  finalized(): CheckpointHex;
+  importBlock(block: Block): Promise<unknown>;
+}
+
+/** The host operations range sync uses. */
+export type SyncHost = Pick<P2pHost, 'request' | 'penalise' | 'disconnect'>;
+
+/** How one pass against a peer ended. */
+type PassResult = 'progress' | 'nothing' | 'failed';
+
+export class RangeSync {
+  private readonly statuses = new Map<string, StatusMessage>();
+  private readonly restingUntil = new Map<string, number>();
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly o: {
+      chain: SyncChain;
+      host: SyncHost;
+      limits: ProtocolLimits;
+      metrics: BeaconMetrics;
+      log: Logger;
+      /** How long a peer that could not help is left out of peer selection. */
+      restMs: number;
+      now?: () => number;
+    },
+  ) {}
+
+  /** True while a sync runs. */
+  get active(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** The last status a peer gave (undefined after it was forgotten). */
+  status(peer: string): StatusMessage | undefined {
+    return this.statuses.get(peer);
+  }
+
+  /** Records a peer's latest status (on our chain: the caller checked). */
+  setStatus(peer: string, s: StatusMessage): void {
+    this.statuses.set(peer, s);
+  }
+
+  /** Drops what is known about a peer (disconnected). */
+  forget(peer: string): void {
+    this.statuses.delete(peer);
+    this.restingUntil.delete(peer);
+  }
+
+  /** Forgets every peer not in `connected`, so a departed peer is never picked. */
+  retain(connected: ReadonlySet<string>): void {
+    for (const peer of this.statuses.keys()) if (!connected.has(peer)) this.forget(peer);
+  }
+
+  /** Starts a sync if some peer has a head we lack and none is running; returns the running sync. */
+  trigger(): Promise<void> | undefined {
+    if (this.stopped || this.running || !this.pickPeer()) return this.running;
+    this.running = this.loop()
+      .catch((err: Error) => this.o.log.warn('range sync stopped', { error: err.message }))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  /** Stops after the batch in flight; waits for it. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  private now(): number {
+    return (this.o.now ?? Date.now)();
+  }
+
+  // The peer with the highest head we do not hold, among those not resting.
+  private pickPeer(): [string, StatusMessage] | undefined {
+    let best: [string, StatusMessage] | undefined;
+    const now = this.now();
+    for (const [peer, s] of this.statuses) {
+      if ((this.restingUntil.get(peer) ?? 0) > now) continue;
+      if (this.o.chain.record(s.headRoot)) continue;
+      if (!best || s.headSlot > best[1].headSlot) best = [peer, s];
+    }
+    return best;
+  }
+
+  private async loop(): Promise<void> {
+    let picked: [string, StatusMessage] | undefined;
+    while (!this.stopped && (picked = this.pickPeer())) {
+      const [peer, status] = picked;
+      const before = this.o.chain.head();
+      this.o.log.info('range sync from peer', { peer, peer_head_slot: status.headSlot, head_slot: before.slot });
+      const result = await this.syncFrom(peer, status);
+      // A peer that gave nothing new this pass would be picked again at once: let it rest.
+      if (result !== 'progress') this.restingUntil.set(peer, this.now() + this.o.restMs);
+      const after = this.o.chain.head();
+      if (after.root !== before.root) this.o.log.info('range sync pass done', { peer, head_slot: after.slot, result });
+    }
+  }
+
+  /**
+   * Fetches from our head onwards, or, when the peer's head is not ahead of ours or its blocks do
+   * not attach to our head (another branch), from our finalised checkpoint: every branch a valid
+   * peer can be on descends from it, so the common ancestor lies in between.
+   */
+  private async syncFrom(peer: string, status: StatusMessage): Promise<PassResult> {
+    const chain = this.o.chain;
+    const finalizedSlot = (): number => chain.record(chain.finalized().root)?.slot ?? 0;
+    const head = chain.head();
+    let fromFinalized = status.headSlot <= head.slot;
+    let start = fromFinalized ? finalizedSlot() + 1 : head.slot + 1;
+    let progress = false;
+    while (!this.stopped && start <= status.headSlot) {
+      const count = Math.min(MAX_BLOCKS_PER_REQUEST, status.headSlot - start + 1);
+      let chunks: Uint8Array[];
+      try {
+        chunks = await this.o.host.request(peer, SyncProtocols.blocksByRange, encodeRangeRequest({ startSlot: start, count }), this.o.limits);
+      } catch (err) {
+        this.o.metrics.syncFailures.inc({ reason: 'request_failed' });
+        this.o.log.debug('blocks_by_range request failed', { peer, start_slot: start, count, error: (err as Error).message });
+        return progress ? 'progress' : 'failed';
+      }
+      let previous = start - 1;
+      let restart = false;
+      for (const chunk of chunks) {
+        let block: Block;
+        try {
+          block = decodeBlock(chunk);
+        } catch {
+          return this.fault(peer, 'malformed_block');
+        }
+        const slot = slotOfBlock(chain.genesis, block);
+        if (slot <= previous || slot >= start + count) return this.fault(peer, 'out_of_range');
+        previous = slot;
+        if (chain.record(toHex(blockHash(block.header)))) continue;
+        try {
+          await chain.importBlock(block);
+          progress = true;
+          this.o.metrics.syncBlocks.inc();
+        } catch (err) {
+          const f = classifyImportError(err);
+          if (f.kind === 'unknown_parent' && !fromFinalized) {
+            // Its branch leaves ours below our head: go back to the finalised checkpoint.
+            fromFinalized = true;
+            start = finalizedSlot() + 1;
+            restart = true;
+            break;
+          }
+          if (f.kind === 'future' || f.kind === 'local' || f.kind === 'duplicate') return progress ? 'progress' : 'nothing';
+          // An invalid block, or a chain that does not attach even to our finalised checkpoint.
+          return this.fault(peer, f.kind === 'unknown_parent' ? 'detached_chain' : f.reason);
+        }
+      }
+      if (!restart) start += count;
+    }
+    if (progress) this.o.log.info('range sync caught up with peer', { peer, head_slot: chain.head().slot });
+    return progress ? 'progress' : 'nothing';
+  }
+
+  // A peer that serves blocks breaking the rules is penalised and disconnected; another is tried.
+  private async fault(peer: string, reason: string): Promise<PassResult> {
+    this.o.metrics.syncFailures.inc({ reason });
+    this.o.log.warn('peer served invalid blocks; disconnected', { peer, reason });
+    this.o.host.penalise(peer, `sync_${reason}`);
+    this.forget(peer);
+    this.restingUntil.set(peer, this.now() + this.o.restMs);
+    await this.o.host.disconnect(peer, `sync_${reason}`).catch(() => undefined);
+    return 'failed';
+  }
+}

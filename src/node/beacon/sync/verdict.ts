@@ -1,0 +1,43 @@
+/**
+ * What a failed block or attestation import means for the peer that sent it. Gossip turns this
+ * into a GossipVerdict, range sync into "penalise and disconnect", "go back to the finalised
+ * checkpoint" or "stop for now". Decided on machine codes and statuses, never on messages.
+ */
+import { SvcError, WrongChainError } from '../../../core/errors.js';
+
+/**
+ * unknown_parent / unknown_block: we lack an ancestor (fetch it); future: not yet valid;
+ * duplicate: seen before; local: our side cannot judge now (execution unreachable, store);
+ * invalid: the message breaks a rule (the sender is penalised).
+ */
+export type ImportFaultKind = 'unknown_parent' | 'unknown_block' | 'future' | 'duplicate' | 'local' | 'invalid';
+
+/** A classified import failure; `reason` is the metric label (the error's code). */
+export interface ImportFault {
+  kind: ImportFaultKind;
+  reason: string;
+}
+
+// Codes that say the message may become valid later, or was already seen: never penalised.
+const BENIGN: Record<string, ImportFaultKind> = {
+  UNKNOWN_PARENT: 'unknown_parent',
+  UNKNOWN_BLOCK: 'unknown_block',
+  FUTURE_SLOT: 'future',
+  // Two votes of one validator that conflict are evidence against the validator, not against
+  // the peer that relayed the second one.
+  SLASHABLE_ATTESTATION: 'duplicate',
+  // A block or vote on a branch finality has already ruled out: stale, not forged.
+  FINALIZED_CONFLICT: 'duplicate',
+  BLOCK_CONFLICT: 'duplicate',
+};
+
+/** Classifies an error thrown by the chain while importing a block or attestation from a peer. */
+export function classifyImportError(err: unknown): ImportFault {
+  if (!(err instanceof SvcError)) return { kind: 'local', reason: 'INTERNAL' };
+  if (err instanceof WrongChainError) return { kind: 'local', reason: err.code };
+  const benign = BENIGN[err.code];
+  if (benign) return { kind: benign, reason: err.code };
+  // 5xx: execution unreachable or our storage failing; the sender did nothing wrong.
+  if (err.status >= 500) return { kind: 'local', reason: err.code };
+  return { kind: 'invalid', reason: err.code };
+}
