@@ -5,7 +5,7 @@ import os from 'node:os';
 export interface BenchResult {
   readonly name: string;
   readonly backend: string;
-  readonly unit: 'ops/s' | 'MB/s' | 'tx/s' | 'MB' | 'ms' | 's';
+  readonly unit: 'ops/s' | 'MB/s' | 'tx/s' | 'MB' | 'ms' | 's' | 'bytes';
   readonly value: number;
   /** Speed relative to the row's reference (e.g. liboqs / noble, tx verify / raw verify). */
   readonly ratio?: number;

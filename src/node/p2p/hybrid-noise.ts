@@ -71,7 +71,7 @@ export function hybridPrologue(genesisHash: Uint8Array, kemPublicKey: Uint8Array
  * encrypts the responder's static key, the payloads, the transport keys) derives from it. AEAD calls
  * are counted for `service_p2p_encrypted_bytes_total`.
  */
-function kemMixingCrypto(sharedSecret: Uint8Array, observer: HandshakeObserver | undefined): ICryptoInterface {
+export function kemMixingCrypto(sharedSecret: Uint8Array, observer: HandshakeObserver | undefined): ICryptoInterface {
   let kemMixed = false;
   return {
     ...defaultCrypto,

@@ -40,6 +40,7 @@ export class P2pMetrics {
   private readonly penalties: Counter<'layer' | 'reason'>;
   private readonly disconnects: Counter<'layer' | 'reason'>;
   private readonly requests: Counter<'layer' | 'protocol' | 'direction' | 'result'>;
+  private readonly dials: Counter<'layer' | 'result'>;
 
   constructor(
     registry: Registry,
@@ -57,6 +58,7 @@ export class P2pMetrics {
     this.encrypted = counter(registry, 'service_p2p_encrypted_bytes_total', 'Bytes sealed (out) and opened (in) by the hybrid encrypter, handshake and transport', ['layer', 'direction']);
     this.penalties = counter(registry, 'service_p2p_peer_penalties_total', 'Penalties applied to peers, by reason', ['layer', 'reason']);
     this.disconnects = counter(registry, 'service_p2p_peer_disconnects_total', 'Peers this node disconnected, by reason', ['layer', 'reason']);
+    this.dials = counter(registry, 'service_p2p_bootnode_dials_total', 'Bootnode dials, by result', ['layer', 'result']);
     this.requests = counter(registry, 'service_p2p_requests_total', 'Request/response exchanges, by protocol, direction (inbound = served) and result', ['layer', 'protocol', 'direction', 'result']);
   }
 
@@ -108,6 +110,10 @@ export class P2pMetrics {
   /** A peer disconnected by this node. */
   disconnect(reason: string): void {
     this.disconnects.inc(this.l({ reason }));
+  }
+  /** A bootnode dial ended. */
+  bootnodeDial(result: 'ok' | 'failed'): void {
+    this.dials.inc(this.l({ result }));
   }
   /** A request/response exchange ended. */
   request(protocol: string, direction: 'inbound' | 'outbound', result: string): void {

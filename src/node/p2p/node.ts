@@ -164,7 +164,10 @@ class Libp2pHost implements P2pHost {
       this.agents.delete(peer);
       this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
     });
-    this.redialTimer = setInterval(() => this.redialBootnodes(), 1000);
+    this.redialTimer = setInterval(() => {
+      this.redialBootnodes();
+      this.dropGraylisted();
+    }, 1000);
     this.redialTimer.unref();
     this.redialBootnodes();
   }
@@ -180,10 +183,12 @@ class Libp2pHost implements P2pHost {
       this.node
         .dial(boot.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
         .then(() => {
+          this.metrics.bootnodeDial('ok');
           boot.delayMs = BOOTNODE_REDIAL_MS;
           boot.nextDialAt = Date.now() + boot.delayMs;
         })
         .catch((err: unknown) => {
+          this.metrics.bootnodeDial('failed');
           boot.nextDialAt = Date.now() + boot.delayMs;
           this.log.debug('p2p bootnode dial failed', { layer: this.options.layer, bootnode: boot.addr.toString(), retryInMs: boot.delayMs, error: (err as Error).message });
           boot.delayMs = Math.min(boot.delayMs * 2, BOOTNODE_REDIAL_MAX_MS);
@@ -191,6 +196,28 @@ class Libp2pHost implements P2pHost {
         .finally(() => {
           boot.dialing = false;
         });
+    }
+  }
+
+  /**
+   * Disconnects and bans peers whose gossipsub score fell below the graylist threshold: gossipsub then
+   * ignores their RPCs, so our validators (and penalties) would never see their next offence.
+   */
+  private dropGraylisted(): void {
+    if (this.stopped) return;
+    // getScore is public on gossipsub's class but missing from its exported interface.
+    const pubsub = this.node.services.pubsub as unknown as { getScore?: (peer: string) => number };
+    if (typeof pubsub.getScore !== 'function') return;
+    for (const peerId of this.node.getPeers()) {
+      const peer = peerId.toString();
+      if (this.isBanned(peer)) continue;
+      const score = pubsub.getScore(peer);
+      if (score < SCORE_THRESHOLDS.graylistThreshold) {
+        this.log.warn('p2p peer banned', { layer: this.options.layer, peer, reason: 'gossip_score', score: Math.round(score) });
+        this.bans.set(peer, Date.now() + BAN_MS);
+        this.metrics.disconnect('gossip_score');
+        void this.hangUp(peer);
+      }
     }
   }
 

@@ -71,3 +71,82 @@ export function addrOf(t: TestHost): string {
   if (!a) throw new Error('host has no loopback address');
   return a.includes('/p2p/') ? a : `${a}/p2p/${t.host.peerId}`;
 }
+
+/** What a raw libp2p node for adversarial tests is built with. */
+export interface RawNodeOptions {
+  /** `hybrid` (our encrypter, with `genesisHash`) or `plain` (stock `/noise`). */
+  encrypter: 'hybrid' | 'plain';
+  genesisHash?: string;
+}
+
+/**
+ * A bare libp2p node (no gossipsub, no P2pHost) that tests drive by hand: raw protocol streams with
+ * garbage frames, a stock-Noise peer. Stopped by the caller.
+ */
+export async function rawNode(opts: RawNodeOptions) {
+  await import('../../../src/node/p2p/polyfill.js');
+  const { createLibp2p } = await import('libp2p');
+  const { tcp } = await import('@libp2p/tcp');
+  const { yamux } = await import('@libp2p/yamux');
+  const { noise } = await import('@chainsafe/libp2p-noise');
+  const { hybridNoise } = await import('../../../src/node/p2p/hybrid-noise.js');
+  const genesis = new Uint8Array(Buffer.from((opts.genesisHash ?? GENESIS).slice(2), 'hex'));
+  return createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    streamMuxers: [yamux()],
+    connectionEncrypters: [opts.encrypter === 'plain' ? noise() : hybridNoise({ genesisHash: genesis })],
+    connectionGater: { denyDialMultiaddr: () => false },
+  });
+}
+
+/** A TCP proxy between two hosts: records both directions and can flip one byte at an offset. */
+export interface WireProxy {
+  port: number;
+  /** Client-to-server and server-to-client bytes of every connection, in order. */
+  captured: { c2s: Buffer[]; s2c: Buffer[] };
+  close(): Promise<void>;
+}
+
+/** Starts a proxy to 127.0.0.1:`targetPort`; `flip` XORs 0x01 into the byte at `offset` of each connection's `direction`. */
+export async function startProxy(targetPort: number, flip?: { direction: 'c2s' | 's2c'; offset: number }): Promise<WireProxy> {
+  const net = await import('node:net');
+  const captured = { c2s: [] as Buffer[], s2c: [] as Buffer[] };
+  const sockets = new Set<import('node:net').Socket>();
+  const relay = (from: import('node:net').Socket, to: import('node:net').Socket, direction: 'c2s' | 's2c'): void => {
+    let seen = 0;
+    from.on('data', (chunk: Buffer) => {
+      const data = Buffer.from(chunk);
+      if (flip?.direction === direction && flip.offset >= seen && flip.offset < seen + data.length) data[flip.offset - seen] ^= 0x01;
+      seen += data.length;
+      captured[direction].push(data);
+      to.write(data);
+    });
+    from.on('end', () => to.end());
+    from.on('error', () => to.destroy());
+    from.on('close', () => to.destroy());
+  };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    relay(client, upstream, 'c2s');
+    relay(upstream, client, 's2c');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    captured,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The TCP port of a host's loopback listen address. */
+export function portOf(t: TestHost): number {
+  const m = /\/tcp\/(\d+)/.exec(addrOf(t));
+  if (!m) throw new Error('no tcp port');
+  return Number(m[1]);
+}

@@ -50,4 +50,107 @@ test('a message published on A reaches C through B, relayed only after each vali
   });
 });
 
+
+test('an ignored message is not relayed; an accepted one after it is', async () => {
+  await withHosts(async (start) => {
+    const [a, b, c] = await line(start);
+    const atC: string[] = [];
+    const bDone: string[] = [];
+    a.host.subscribe(Topics.attestations, async () => 'accept', { maxBytes: MAX });
+    b.host.subscribe(Topics.attestations, async (data) => {
+      const text = dec(data);
+      bDone.push(text);
+      return text.startsWith('skip') ? 'ignore' : 'accept';
+    }, { maxBytes: MAX });
+    c.host.subscribe(Topics.attestations, async (data) => {
+      atC.push(dec(data));
+      return 'accept';
+    }, { maxBytes: MAX });
+    await publishUntil(a, Topics.attestations, 'warm', () => atC.length > 0);
+    await a.host.publish(Topics.attestations, enc('skip-me'));
+    await until('B validated skip-me', () => bDone.includes('skip-me'));
+    await a.host.publish(Topics.attestations, enc('after-skip'));
+    // B relays to C over one stream in validation order: once after-skip is at C, skip-me would be too.
+    await until('after-skip at C', () => atC.includes('after-skip'));
+    assert.not.ok(atC.includes('skip-me'), 'B did not relay what it ignored');
+    assert.ok((await metricValue(b.registry, 'service_p2p_messages_ignored_total', { topic: Topics.attestations, reason: 'layer' })) >= 1);
+    assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total'), 0, 'ignore costs the sender nothing');
+  });
+});
+
+test('the same payload from two peers is validated once and counted as a duplicate', async () => {
+  await withHosts(async (start) => {
+    const [a, b, c] = await line(start);
+    const atB: string[] = [];
+    // Only B subscribes: A and C publish to it directly and never relay to each other.
+    b.host.subscribe(Topics.txs, async (data) => {
+      atB.push(dec(data));
+      return 'accept';
+    }, { maxBytes: MAX });
+    await publishUntil(a, Topics.txs, 'warm-a', () => atB.some((m) => m.startsWith('warm-a')));
+    await publishUntil(c, Topics.txs, 'warm-c', () => atB.some((m) => m.startsWith('warm-c')));
+    const before = await metricValue(b.registry, 'service_p2p_messages_ignored_total', { topic: Topics.txs, reason: 'duplicate' });
+    assert.is(await a.host.publish(Topics.txs, enc('same-bytes')), 1);
+    await until('A copy validated', () => atB.includes('same-bytes'));
+    assert.is(await c.host.publish(Topics.txs, enc('same-bytes')), 1, 'C sends its copy');
+    await c.host.publish(Topics.txs, enc('marker'));
+    await until('marker validated (C copy arrived before it)', () => atB.includes('marker'));
+    assert.is(atB.filter((m) => m === 'same-bytes').length, 1, 'validated once');
+    assert.is((await metricValue(b.registry, 'service_p2p_messages_ignored_total', { topic: Topics.txs, reason: 'duplicate' })) - before, 1);
+  });
+});
+
+test('an oversized message is rejected before validation, counted and penalised', async () => {
+  await withHosts(async (start) => {
+    const a = await start();
+    const b = await start({ bootnodes: [addrOf(a)] });
+    const atB: number[] = [];
+    b.host.subscribe(Topics.blocks, async (data) => {
+      atB.push(data.length);
+      return 'accept';
+    }, { maxBytes: 1000 });
+    await publishUntil(a, Topics.blocks, 'small', () => atB.length > 0);
+    await a.host.publish(Topics.blocks, new Uint8Array(1001).fill(7));
+    await until('oversize counted', async () => (await metricValue(b.registry, 'service_p2p_messages_rejected_total', { topic: Topics.blocks, reason: 'oversize' })) === 1);
+    assert.ok(atB.every((n) => n <= 1000), 'the validator never saw it');
+    assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'gossip_oversize' }), 1);
+  });
+});
+
+test('repeated rejects penalise the sender until it is disconnected and refused', async () => {
+  await withHosts(async (start) => {
+    const a = await start();
+    const b = await start({ bootnodes: [addrOf(a)] });
+    let validated = 0;
+    b.host.subscribe(Topics.blocks, async () => {
+      validated++;
+      return 'reject';
+    }, { maxBytes: MAX });
+    let n = 0;
+    await until('A disconnected by B', async () => {
+      if (b.host.peerCount() === 0 && validated > 0) return true;
+      await a.host.publish(Topics.blocks, enc(`bad-${n++}`));
+      return false;
+    }, 30_000, 100);
+    assert.ok((await metricValue(b.registry, 'service_p2p_messages_rejected_total', { topic: Topics.blocks, reason: 'invalid' })) >= 1);
+    assert.ok((await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'gossip_invalid' })) >= 1);
+    assert.ok((await metricValue(b.registry, 'service_p2p_peer_disconnects_total')) >= 1);
+    // A comes back under the same identity and dials B: refused while the ban lasts.
+    await a.host.stop();
+    const a2 = await start({ dataDir: a.dataDir, bootnodes: [addrOf(b)] });
+    assert.is(a2.host.peerId, a.host.peerId);
+    // The handshake completes on A2's side; B's connection gater then refuses the connection.
+    await until('A2 dialled B', async () => (await metricValue(a2.registry, 'service_p2p_bootnode_dials_total')) >= 1);
+    await until('A2 left without a connection', () => a2.host.peerCount() === 0);
+    assert.is(b.host.peerCount(), 0, 'the banned peer does not come back');
+  });
+});
+
+test('publishing with no peers resolves 0', async () => {
+  await withHosts(async (start) => {
+    const a = await start();
+    assert.is(await a.host.publish(Topics.txs, enc('alone')), 0);
+  });
+});
+
 test.run();
