@@ -167,8 +167,10 @@ interface GossipRun {
   sent: number;
   /** Corpus messages never sent within the phase's budget. */
   unsent: number;
-  /** Of them, oversize ones that were sent. */
-  oversizeSent: number;
+  /** Of them, those above the topic's size cap (oversize ones, and extensions of a fixed-size encoding). */
+  overCapSent: number;
+  /** Of them, the valid encodings (which the node may already hold: a replay is a duplicate). */
+  validSent: number;
   identities: number;
   /** Identities the node hung up on (a publish found it gone) before they had sent their share. */
   cutOff: number;
@@ -190,9 +192,9 @@ const PER_IDENTITY = 16;
  * PER_IDENTITY messages after the node's subscription has reached it. A message that finds no
  * subscribed peer (the node hung up) was not sent and goes back in the queue for the next identity.
  */
-async function fuzzGossip(layer: 'execution' | 'beacon', topic: Topic, corpus: readonly FuzzMessage[]): Promise<GossipRun> {
+async function fuzzGossip(layer: 'execution' | 'beacon', topic: Topic, corpus: readonly FuzzMessage[], maxBytes: number): Promise<GossipRun> {
   const nodeId = layer === 'execution' ? execPeer.id : beaconPeer.id;
-  const run: GossipRun = { sent: 0, unsent: 0, oversizeSent: 0, identities: 0, cutOff: 0, ids: [] };
+  const run: GossipRun = { sent: 0, unsent: 0, overCapSent: 0, validSent: 0, identities: 0, cutOff: 0, ids: [] };
   const deadline = Date.now() + PHASE_BUDGET_MS;
   const queue = corpus.map((_, k) => k).reverse();
   const lane = async (): Promise<void> => {
@@ -210,7 +212,8 @@ async function fuzzGossip(layer: 'execution' | 'beacon', topic: Topic, corpus: r
             break;
           }
           run.sent++;
-          if (corpus[k]!.kind === 'oversize') run.oversizeSent++;
+          if (corpus[k]!.data.length > maxBytes) run.overCapSent++;
+          if (corpus[k]!.kind === 'valid') run.validSent++;
         }
       } finally {
         // The last identity stays until the node has judged everything (its ban may still come).
@@ -227,10 +230,15 @@ let lastPeer: FuzzPeer | undefined;
 
 /** What a request phase did, from the requester's side. */
 interface RequestRun {
+  /** Requests that came back without error, and of them those with no chunk at all. */
   answered: number;
+  empty: number;
+  /** Requests that failed after their stream opened (the node reset it or answered an error). */
   refused: number;
+  /** Corpus requests never sent within the phase's budget. */
   unsent: number;
   identities: number;
+  /** Identities the node disconnected before they had sent their share. */
   cutOff: number;
   ids: string[];
 }
@@ -239,35 +247,48 @@ interface RequestRun {
 const LOOSE: ProtocolLimits = { maxRequestBytes: 64 * 1024 * 1024, maxResponseChunks: 1_000, maxChunkBytes: 64 * 1024 * 1024, timeoutMs: 30_000 };
 
 /**
- * Sends `corpus` as requests of `protocol`, one at a time, identity after identity: a request that
- * could not open a stream (the node cut us off and refuses the identity) goes first on the next.
+ * Sends `corpus` as requests of `protocol`, one at a time per identity, from LANES identities at
+ * once: a request that could not open a stream (the node cut the identity off and refuses it)
+ * goes back in the queue for the next identity.
  */
 async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[]): Promise<RequestRun> {
-  const run: RequestRun = { answered: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, ids: [] };
+  const run: RequestRun = { answered: 0, empty: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, ids: [] };
   const deadline = Date.now() + PHASE_BUDGET_MS;
-  let i = 0;
-  while (i < corpus.length && Date.now() < deadline) {
-    const peer = await startPeer('beacon');
-    run.identities++;
-    run.ids.push(peer.peerId);
-    try {
-      await waitFor('the test peer connected to the beacon', async () => (peer.connectedTo(beaconPeer.id) ? true : undefined), 20_000, 20);
-      for (; i < corpus.length && Date.now() < deadline; i++) {
-        if (!peer.connectedTo(beaconPeer.id)) break;
-        try {
-          await peer.host.request(beaconPeer.id, protocol, corpus[i]!.data, LOOSE);
-          run.answered++;
-        } catch (err) {
-          if (err instanceof RequestError && err.fault === 'dial') break;
-          run.refused++;
+  const queue = corpus.map((_, k) => k).reverse();
+  const lane = async (): Promise<void> => {
+    while (queue.length > 0 && Date.now() < deadline) {
+      const peer = await startPeer('beacon');
+      run.identities++;
+      run.ids.push(peer.peerId);
+      try {
+        await waitFor('the test peer connected to the beacon', async () => (peer.connectedTo(beaconPeer.id) ? true : undefined), 20_000, 20);
+        for (let n = 0; n < PER_IDENTITY && queue.length > 0 && Date.now() < deadline; n++) {
+          const k = queue.pop()!;
+          if (!peer.connectedTo(beaconPeer.id)) {
+            queue.push(k);
+            run.cutOff++;
+            break;
+          }
+          try {
+            const chunks = await peer.host.request(beaconPeer.id, protocol, corpus[k]!.data, LOOSE);
+            run.answered++;
+            if (chunks.length === 0) run.empty++;
+          } catch (err) {
+            if (err instanceof RequestError && err.fault === 'dial') {
+              queue.push(k);
+              run.cutOff++;
+              break;
+            }
+            run.refused++;
+          }
         }
+      } finally {
+        await peer.stop();
       }
-      if (i < corpus.length && Date.now() < deadline) run.cutOff++;
-    } finally {
-      await peer.stop();
     }
-  }
-  run.unsent = corpus.length - i;
+  };
+  await Promise.all(Array.from({ length: LANES }, lane));
+  run.unsent = queue.length;
   return run;
 }
 
@@ -328,21 +349,22 @@ function test(name: string, fn: () => Promise<void>): void {
       await fn();
     } catch (err) {
       failed = true;
+      // uvu reports at the very end; the phase's counts are easier to read next to its own logs.
+      process.stderr.write(`p2p fuzz: ${name} failed: ${(err as Error).message}\n`);
       throw err;
     }
   });
 }
 
 /** One gossip topic: corpus, send, settle, then the counters and the node's health. */
-async function gossipPhase(layer: 'execution' | 'beacon', topic: Topic, valid: Uint8Array[], maxBytes: number, seedOffset: number): Promise<{ run: GossipRun; accepted: number; validSent: number }> {
+async function gossipPhase(layer: 'execution' | 'beacon', topic: Topic, valid: Uint8Array[], maxBytes: number, seedOffset: number): Promise<{ run: GossipRun; accepted: number }> {
   const rng = new Rng(SEED + seedOffset);
   const corpus = fuzzCorpus(rng, { valid, maxBytes, count: COUNT, includeValid: true });
   const before = gossipCounts(await scrape(metricsUrl(layer)), layer, topic);
   const penaltiesBefore = metricBy(await scrape(metricsUrl(layer)), 'service_p2p_peer_penalties_total', 'reason', { layer });
   const disconnectsBefore = metricSum(await scrape(metricsUrl(layer)), 'service_p2p_peer_disconnects_total', { layer });
   const t0 = Date.now();
-  const run = await fuzzGossip(layer, topic, corpus);
-  const delivered = corpus.length - run.unsent;
+  const run = await fuzzGossip(layer, topic, corpus, maxBytes);
   const label = `${topic} ${where()}: ${JSON.stringify({ ...run, ids: run.ids.length, kinds: tally(corpus), seconds: (Date.now() - t0) / 1000 })}`;
   // Settled: every received message has its verdict, and nothing new arrived between two scrapes.
   const after = await settle(layer, `${topic} verdicts`, (s) => gossipCounts(s, layer, topic), (c) => c.received - before.received === c.accepted - before.accepted + total(diff(c.ignored, before.ignored)) + total(diff(c.rejected, before.rejected)));
@@ -354,16 +376,16 @@ async function gossipPhase(layer: 'execution' | 'beacon', topic: Topic, valid: U
   assert.ok(run.sent > 0, `nothing reached the node: ${counts}`);
   assert.is(received, accepted + total(ignored) + total(rejected), `one verdict per received message: ${counts}`);
   assert.ok(received <= run.sent, `the node counted more than was sent: ${counts}`);
-  assert.is(ignored.duplicate ?? 0, 0, `every message was sent once: ${counts}`);
+  // Each corpus message went out once: a duplicate can only be a valid encoding the node already had (its own block).
+  assert.ok((ignored.duplicate ?? 0) <= run.validSent, `duplicates only of what the node already held: ${counts}`);
   assert.ok(total(rejected) > 0, `bad messages were rejected: ${counts}`);
-  const validSent = Math.min(valid.length, delivered);
-  assert.ok(accepted <= validSent, `only valid encodings are accepted (${validSent} were sent): ${counts}`);
+  assert.ok(accepted <= run.validSent, `only valid encodings are accepted: ${counts}`);
   // Penalties: one per rejection, by the host's reason for it.
   const penalties = diff(metricBy(await scrape(metricsUrl(layer)), 'service_p2p_peer_penalties_total', 'reason', { layer }), penaltiesBefore);
   assert.is(penalties.gossip_invalid ?? 0, rejected.invalid ?? 0, `a penalty per invalid message: penalties ${JSON.stringify(penalties)}; ${counts}`);
   assert.is(penalties.gossip_oversize ?? 0, rejected.oversize ?? 0, `a penalty per oversize message: penalties ${JSON.stringify(penalties)}; ${counts}`);
-  assert.ok((rejected.oversize ?? 0) <= run.oversizeSent, `only oversize messages are rejected as oversize: ${counts}`);
-  assert.ok(run.oversizeSent === 0 || (rejected.oversize ?? 0) > 0, `oversize messages are rejected as such: ${counts}`);
+  assert.ok((rejected.oversize ?? 0) <= run.overCapSent, `only messages above the cap are rejected as oversize: ${counts}`);
+  assert.ok(run.overCapSent === 0 || (rejected.oversize ?? 0) > 0, `messages above the cap are rejected as such: ${counts}`);
   // Every identity it cut off, the node disconnected; none of them is still a peer.
   const lastCut = lastPeer ? await waitFor('the last identity judged', async () => (lastPeer!.connectedTo(layer === 'execution' ? execPeer.id : beaconPeer.id) ? undefined : true), 5_000, 100).catch(() => false) : false;
   const disconnects = metricSum(await scrape(metricsUrl(layer)), 'service_p2p_peer_disconnects_total', { layer }) - disconnectsBefore;
@@ -376,7 +398,7 @@ async function gossipPhase(layer: 'execution' | 'beacon', topic: Topic, valid: U
     assert.equal(stillThere, [], `cut-off identities are gone from the beacon's peers: ${counts}`);
   }
   process.stdout.write(`  ${counts}\n`);
-  return { run, accepted, validSent };
+  return { run, accepted };
 }
 
 /** The node is up, its head advances past where it was, and an honest peer still gets a tx and a vote in. */
@@ -402,8 +424,8 @@ async function stillFollowing(): Promise<void> {
 
 test('txs topic: random and mutated envelopes', async () => {
   const valid = [validTx(), validTx(), validTx()];
-  const { accepted, validSent } = await gossipPhase('execution', Topics.txs, valid, MAX_TX_BYTES, 1);
-  assert.is(accepted, validSent, 'the valid transactions (sent first, before any penalty) were admitted');
+  const { run, accepted } = await gossipPhase('execution', Topics.txs, valid, MAX_TX_BYTES, 1);
+  assert.is(accepted, run.validSent, 'the valid transactions (sent first, before any penalty) were admitted');
   await stillFollowing();
 });
 
@@ -420,6 +442,19 @@ test('attestations topic: random and mutated votes', async () => {
   const { accepted } = await gossipPhase('beacon', Topics.attestations, [att.bytes], MAX_ATTESTATION_BYTES, 3);
   assert.ok(accepted <= 1, 'at most the one valid vote was accepted');
   await stillFollowing();
+  // An honest peer's vote of the next epoch (validator 1 votes once per epoch) is still applied.
+  const epochMs = net.slotMs * net.slotsPerEpoch;
+  await waitFor('the next epoch', async () => (net.epochOf(await net.currentSlot()) > net.epochOf(att.slot) ? true : undefined), epochMs * 2);
+  const accepted0 = gossipCounts(await scrape(metricsUrl('beacon')), 'beacon', Topics.attestations).accepted;
+  const honest = await startPeer('beacon');
+  try {
+    const vote = await validAttestation();
+    assert.ok(await honest.waitSubscribed(Topics.attestations, beaconPeer.id, 20_000), 'an honest peer connects to the beacon after the fuzz');
+    assert.ok((await honest.publish(Topics.attestations, vote.bytes)) > 0, 'the honest vote went to the beacon');
+    await waitFor('the honest vote accepted', async () => (gossipCounts(await scrape(metricsUrl('beacon')), 'beacon', Topics.attestations).accepted > accepted0 ? true : undefined), epochMs);
+  } finally {
+    await honest.stop();
+  }
 });
 
 /** One request/response protocol: corpus, send, settle, then exact outcome counts. */
@@ -435,7 +470,9 @@ async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: num
   const counts = `node outcomes ${JSON.stringify(after)}; requester ${label}`;
   assert.ok(served > 0, `no request reached the node: ${counts}`);
   assert.is(total(after), served, `one outcome per request stream: ${counts}`);
-  assert.is(after.ok ?? 0, run.answered, `answered = served ok: ${counts}`);
+  // A refusal racing the node's hang-up can reach the requester as a clean end with no chunk,
+  // so an answer is only known good when it is not empty.
+  assert.ok((after.ok ?? 0) <= run.answered && (after.ok ?? 0) >= run.answered - run.empty, `answered (less empty answers) = served ok: ${counts}`);
   assert.ok(total(after) - (after.ok ?? 0) > 0, `bad requests were refused: ${counts}`);
   const peers = ((await getJson(`${net.beaconUrl}/api/v1/p2p/peers`)) as { peers: Array<{ peer_id: string }> }).peers.map((p) => p.peer_id);
   assert.equal(run.ids.filter((id) => peers.includes(id)), [], `no test identity is still connected: ${counts}`);
