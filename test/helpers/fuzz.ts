@@ -111,8 +111,9 @@ function mutate(rng: Rng, v: Uint8Array): { kind: FuzzKind; data: Uint8Array } {
 /**
  * `count` distinct messages (distinct by SHA3-256, the gossip message id, so no two collapse into
  * one on the wire): the valid encodings once each when asked, first (so they arrive before the
- * sender is penalised), then in random order one empty message, a few just above the cap, and
- * otherwise half random bytes of random lengths, half mutations of the valid encodings.
+ * sender is penalised), and one message just above the cap; then in random order one empty
+ * message, a few more above the cap, and otherwise half random bytes of random lengths, half
+ * mutations of the valid encodings.
  */
 export function fuzzCorpus(rng: Rng, o: CorpusOptions): FuzzMessage[] {
   const seen = new Set<string>();
@@ -134,7 +135,8 @@ export function fuzzCorpus(rng: Rng, o: CorpusOptions): FuzzMessage[] {
     if (rng.next() < 0.5) add({ kind: 'random', data: rng.bytes(rng.int(1, maxRandom)) });
     else add(mutate(rng, rng.pick(o.valid)));
   }
-  const head = o.includeValid ? out.filter((m) => m.kind === 'valid') : [];
+  // Valid encodings first, then one message above the cap: both are sent whatever the budget.
+  const head = [...(o.includeValid ? out.filter((m) => m.kind === 'valid') : []), out.find((m) => m.kind === 'oversize')!];
   const rest = out.filter((m) => !head.includes(m));
   for (let i = rest.length - 1; i > 0; i--) {
     const j = rng.int(0, i);
