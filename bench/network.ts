@@ -10,7 +10,7 @@
  *     time on each node; one machine, one clock), against a third of a slot, when validators attest.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -187,6 +187,7 @@ export interface NetworkDetails {
 /** Transfers to node 1, timed into node 3's pool. */
 async function gossipThroughput(dir: string, env: NodeJS.ProcessEnv, say: (m: string) => void): Promise<{ gossip: NetworkDetails['gossip']; signed: Array<{ pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }> }> {
   const { genesis, keys } = buildGenesis({ validators: 1, accounts: SENDERS, preset: 'devnet', chainId: CHAIN_ID, networkId: 31341, genesisTime: Math.floor(Date.now() / 1000), mnemonic: DEV_MNEMONIC });
+  await mkdir(dir, { recursive: true });
   const genesisPath = join(dir, 'genesis.json');
   await writeFile(genesisPath, JSON.stringify(genesis, null, 2) + '\n');
   const accounts = keys.filter((k) => k.role === 'account').map((k) => k.keys);
