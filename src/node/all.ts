@@ -111,8 +111,7 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
       executionUrl: execution.restUrl,
       log: o.log('beacon'),
       ...(o.beaconTls ? { tls: o.beaconTls } : {}),
-      // TODO(H3 beacon-net): pass the beacon's host here once BeaconNode.start takes P2P options:
-      // { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes } when o.p2p is set.
+      ...(o.p2p ? { p2p: { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes } } : {}),
     });
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();

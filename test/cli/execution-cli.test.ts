@@ -183,7 +183,7 @@ S('set-up: genesis, wallet, node on free ports answering /health', async () => {
   let log = '';
   const node = (nodeProc = spawn(
     process.execPath,
-    [RUN_JS, 'node', 'execution', '--genesis', join(net, 'genesis.json'), '--data-dir', join(dir, 'exec'), '--rest-port', String(restPort), '--rpc-port', String(rpcPort), '--verifier-threads', '1'],
+    [RUN_JS, 'node', 'execution', '--genesis', join(net, 'genesis.json'), '--data-dir', join(dir, 'exec'), '--rest-port', String(restPort), '--rpc-port', String(rpcPort), '--verifier-threads', '1', '--p2p-host', '127.0.0.1', '--p2p-port', '0'],
     { env: cliEnv(dir), stdio: ['ignore', 'pipe', 'pipe'] },
   ));
   node.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));

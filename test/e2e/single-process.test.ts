@@ -35,7 +35,7 @@ test('svc node all: blocks, a finalised transfer, finality', async () => {
     const net = join(dir, 'net');
     expectJsonOk(await runCli(['genesis', 'new', '--validators', '4', '--accounts', '1', '--out', net, '--json'], env));
     const [rest, rpc, beacon] = [await freePort(), await freePort(), await freePort()];
-    const child = spawn(process.execPath, [RUN_JS, 'node', 'all', '--genesis', join(net, 'genesis.json'), '--data-dir', join(net, 'all'), '--rest-port', String(rest), '--rpc-port', String(rpc), '--beacon-port', String(beacon)], {
+    const child = spawn(process.execPath, [RUN_JS, 'node', 'all', '--genesis', join(net, 'genesis.json'), '--data-dir', join(net, 'all'), '--rest-port', String(rest), '--rpc-port', String(rpc), '--beacon-port', String(beacon), '--p2p-host', '127.0.0.1', '--p2p-port', '0'], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });

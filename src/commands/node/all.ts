@@ -63,7 +63,14 @@ export default class NodeAll extends SvcCommand {
       ...(faucet ? { faucet } : {}),
       log: (component) => nodeLogger(component, level),
     });
-    log.info('all layers started', { execution: node.execution.restUrl, rpc: node.execution.rpcUrl, beacon: node.beacon.url, validators: validators.length });
+    log.info('all layers started', {
+      execution: node.execution.restUrl,
+      rpc: node.execution.rpcUrl,
+      beacon: node.beacon.url,
+      validators: validators.length,
+      beacon_p2p: node.beacon.net?.host.multiaddrs() ?? 'off',
+      execution_p2p: node.execution.p2p?.multiaddrs() ?? 'off',
+    });
     await new Promise<void>((done) => {
       const stop = (signal: string) => {
         log.info('shutting down', { signal });

@@ -123,8 +123,8 @@ export class BeaconNode {
     if (o.p2p) {
       try {
         const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
+        // The host logs `p2p listening` with its peer id and multiaddrs.
         net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
-        o.log.info('p2p listening', { peer_id: host.peerId, addrs: host.multiaddrs(), bootnodes: o.p2p.bootnodes.length });
       } catch (err) {
         events.close();
         await db.close();

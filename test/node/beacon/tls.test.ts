@@ -241,7 +241,7 @@ tls('svc node beacon --tls-cert/--tls-key: the real CLI serves https and wss (cl
   expectJsonOk(await runCli(['genesis', 'new', '--validators', '1', '--accounts', '1', '--out', join(dir, 'net'), '--json'], env));
   const genesisFile = join(dir, 'net', 'genesis.json');
   const exec = await ExecutionNode.start({ genesis: await loadGenesisFile(genesisFile), host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
-  const args = ['node', 'beacon', '--genesis', genesisFile, '--data-dir', join(dir, 'beacon'), '--port', '0', '--execution-url', exec.restUrl, '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
+  const args = ['node', 'beacon', '--genesis', genesisFile, '--data-dir', join(dir, 'beacon'), '--port', '0', '--execution-url', exec.restUrl, '--tls-cert', pem.certFile, '--tls-key', pem.keyFile, '--p2p-host', '127.0.0.1', '--p2p-port', '0'];
   const child = spawn(process.execPath, [RUN_JS, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
@@ -311,7 +311,7 @@ tls('svc node all --tls-cert/--tls-key: validators propose over TLS when NODE_EX
   const env = cliEnv(dir);
   expectJsonOk(await runCli(['genesis', 'new', '--validators', '1', '--accounts', '1', '--out', join(dir, 'net'), '--json'], env));
   const genesisFile = join(dir, 'net', 'genesis.json');
-  const args = (data: string) => ['node', 'all', '--genesis', genesisFile, '--data-dir', join(dir, data), '--rest-port', '0', '--rpc-port', '0', '--beacon-port', '0', '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
+  const args = (data: string) => ['node', 'all', '--genesis', genesisFile, '--data-dir', join(dir, data), '--rest-port', '0', '--rpc-port', '0', '--beacon-port', '0', '--p2p-host', '127.0.0.1', '--p2p-port', '0', '--tls-cert', pem.certFile, '--tls-key', pem.keyFile];
 
   // --log-level error: the start-up info lines would otherwise share stderr with the error.
   const untrusted = await runCli([...args('untrusted'), '--log-level', 'error'], env);

@@ -19,7 +19,7 @@ import { type P2pHost, Topics } from '../../../src/node/p2p/types.js';
 import { MalformedError, SvcError, TxError } from '../../../src/core/errors.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { flipByte } from '../../helpers/assert.js';
-import { CHAIN_ID, devnet, get, hashOf, startNode, submitOk, transfer, waitFor } from './fixture.js';
+import { devnet, get, hashOf, startNode, submitOk, transfer, waitFor } from './fixture.js';
 
 const { genesis, keys } = devnet();
 const [acc0, acc1] = keys.accounts as [(typeof keys.accounts)[0], (typeof keys.accounts)[0]];
@@ -64,6 +64,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 const metricsOf = (node: ExecutionNode) => node.metrics.text();
+
+/** Gossiped transactions the node admitted (counted once durable in its journal). */
+const accepted = async (node: ExecutionNode) => sample(await metricsOf(node), 'service_execution_gossip_transactions_total', { verdict: 'accept' });
 
 /**
  * Publishes `payload(i)` for i = 0, 1, … until the host hands one to a peer: before the test
@@ -121,8 +124,10 @@ S('a transfer submitted by REST to A reaches B and C (relayed by B), journaled o
   const { a, b, c } = need();
   const tx = transfer(acc0, { nonce: 0 });
   const hash = await submitOk(a, tx);
-  await waitFor('the transfer in B\'s and C\'s pools', () => b.admission.pool.has(hash) && c.admission.pool.has(hash), GOSSIP_MS);
+  // Pooled comes before durable; the accept verdict (counted) comes after.
+  await waitFor('B and C to accept the transfer', async () => (await accepted(b)) === 1 && (await accepted(c)) === 1, GOSSIP_MS);
   for (const n of [b, c]) {
+    assert.ok(n.admission.pool.has(hash));
     const journaled = await n.admission.journal.entries();
     const entry = journaled.find((e) => e.hash === hash);
     assert.ok(entry, 'the gossip-admitted transaction is in the pool journal');
@@ -158,17 +163,22 @@ S('a transaction B already pools is ignored by hash, not re-admitted and not rel
   const dup = transfer(acc1, { nonce: 0, value: 7n });
   await c.b.submit(dup, 'reorg');
   // Warm-up: the first transfer the peer manages to deliver (same nonce: B takes only one).
+  const acceptedBefore = await accepted(c.b);
   const first = await publishDelivered(peer, (i) => encodeTx(transfer(acc1, { nonce: 1, value: 100n + BigInt(i) })));
-  await waitFor('B to admit the test peer\'s transfer', () => c.b.admission.pool.has(toHex(sha3(first))), GOSSIP_MS);
+  await waitFor('B to admit the test peer\'s transfer', async () => (await accepted(c.b)) === acceptedBefore + 1, GOSSIP_MS);
+  assert.ok(c.b.admission.pool.has(toHex(sha3(first))));
   const sizeBefore = c.b.admission.pool.size;
   const journalBefore = (await c.b.admission.journal.entries()).length;
+  const admissionKnownBefore = sample(await metricsOf(c.b), 'service_execution_transactions_rejected_total', { reason: 'ALREADY_KNOWN' });
   await publishNow(peer, encodeTx(dup));
   // Behind it, a new transfer B accepts and relays: once C has it, B had handled the duplicate.
   const next = transfer(acc1, { nonce: 2, value: 8n });
   await publishNow(peer, encodeTx(next));
   await waitFor('C to have the transfer behind the duplicate', () => c.c.admission.pool.has(hashOf(next)), GOSSIP_MS);
+  await waitFor('B to have accepted it', async () => (await accepted(c.b)) === acceptedBefore + 2, GOSSIP_MS);
   const text = await metricsOf(c.b);
-  assert.is(sample(text, 'service_execution_gossip_transactions_total', { verdict: 'ignore', reason: 'ALREADY_KNOWN' }), 1, 'B ignored the duplicate by hash');
+  assert.is(sample(text, 'service_execution_gossip_transactions_total', { verdict: 'ignore', reason: 'ALREADY_KNOWN' }), 1, 'B ignored the duplicate');
+  assert.is(sample(text, 'service_execution_transactions_rejected_total', { reason: 'ALREADY_KNOWN' }), admissionKnownBefore, 'by its hash, before admission (no signature check)');
   assert.is(c.b.admission.pool.size, sizeBefore + 1, 'B pooled only the new transfer');
   assert.is((await c.b.admission.journal.entries()).length, journalBefore + 1, 'and journaled only it');
   assert.not.ok(c.c.admission.pool.has(hashOf(dup)), 'the duplicate was not relayed to C');
@@ -204,7 +214,7 @@ S('malformed bytes, a bad signature and another chain\'s transfer are rejected, 
         return encodeTx({ ...t, signature: flipByte(t.signature, 10) });
       },
     },
-    { name: 'peer-other-chain', reason: 'INVALID_SIGNATURE', payload: (i) => encodeTx(transfer(acc1, { nonce: 10, value: 2000n + BigInt(i), chainId: `${CHAIN_ID}-x` })) },
+    { name: 'peer-other-chain', reason: 'INVALID_SIGNATURE', payload: (i) => encodeTx(transfer(acc1, { nonce: 10, value: 2000n + BigInt(i), chainId: 'svc-other' })) },
   ];
   // One peer per kind: a second rejection from the same peer may already find it graylisted.
   for (const b of bad) await publishDelivered(await testPeer(c, b.name), b.payload);

@@ -33,7 +33,7 @@ export async function startProc(dir: string, env: Record<string, string> = {}): 
   const [restPort, rpcPort] = [await freePort(), await freePort()];
   const child = spawn(
     process.execPath,
-    [RUN_JS, 'node', 'execution', '--genesis', join(dir, 'genesis.json'), '--data-dir', join(dir, 'data'), '--rest-port', String(restPort), '--rpc-port', String(rpcPort), '--verifier-threads', '1'],
+    [RUN_JS, 'node', 'execution', '--genesis', join(dir, 'genesis.json'), '--data-dir', join(dir, 'data'), '--rest-port', String(restPort), '--rpc-port', String(rpcPort), '--verifier-threads', '1', '--p2p-host', '127.0.0.1', '--p2p-port', '0'],
     { env: cliEnv(dir, env), stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
