@@ -39,14 +39,15 @@ export function encodeFrame(body: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Pulls frames out of a stream's byte chunks. */
+/** Pulls frames out of a stream's byte chunks (chunks are kept as they come and copied once, into their frame). */
 export class FrameReader {
   private readonly source: AsyncIterator<Uint8Array | { subarray(): Uint8Array }>;
-  private buf: Uint8Array = new Uint8Array(0);
+  private readonly chunks: Uint8Array[] = [];
+  private buffered = 0;
   private ended = false;
 
-  constructor(stream: Stream) {
-    this.source = stream[Symbol.asyncIterator]();
+  constructor(source: AsyncIterable<Uint8Array | { subarray(): Uint8Array }>) {
+    this.source = source[Symbol.asyncIterator]();
   }
 
   private async fill(): Promise<boolean> {
@@ -57,14 +58,36 @@ export class FrameReader {
       return false;
     }
     const chunk = next.value instanceof Uint8Array ? next.value : next.value.subarray();
-    if (this.buf.length === 0) this.buf = chunk;
-    else {
-      const joined = new Uint8Array(this.buf.length + chunk.length);
-      joined.set(this.buf, 0);
-      joined.set(chunk, this.buf.length);
-      this.buf = joined;
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
     }
     return true;
+  }
+
+  /** The byte at `index` of what is buffered (index < buffered). */
+  private byteAt(index: number): number {
+    for (const c of this.chunks) {
+      if (index < c.length) return c[index]!;
+      index -= c.length;
+    }
+    throw new RangeError('byteAt past the buffer');
+  }
+
+  /** Removes and returns the first `n` buffered bytes (n <= buffered). */
+  private take(n: number): Uint8Array {
+    const out = new Uint8Array(n);
+    let o = 0;
+    while (o < n) {
+      const c = this.chunks[0]!;
+      const k = Math.min(c.length, n - o);
+      out.set(c.subarray(0, k), o);
+      o += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+    this.buffered -= n;
+    return out;
   }
 
   /** The next frame, or null at a clean end of stream (between frames). */
@@ -72,33 +95,33 @@ export class FrameReader {
     let length = 0;
     let multiplier = 1;
     let i = 0;
+    let last = 0;
     for (;;) {
-      while (i >= this.buf.length) {
+      while (i >= this.buffered) {
         if (!(await this.fill())) {
-          if (i === 0 && this.buf.length === 0) return null;
+          if (i === 0) return null;
           throw new FrameError('truncated', 'stream ended inside a frame length');
         }
       }
-      const byte = this.buf[i]!;
-      length += (byte & 0x7f) * multiplier;
+      last = this.byteAt(i);
+      length += (last & 0x7f) * multiplier;
       multiplier *= 128;
       i++;
-      if ((byte & 0x80) === 0) break;
+      if ((last & 0x80) === 0) break;
       if (i >= MAX_VARINT_BYTES) throw new FrameError('malformed_length', 'frame length varint too long');
     }
-    if (i > 1 && this.buf[i - 1] === 0) throw new FrameError('malformed_length', 'frame length varint not minimal');
+    if (i > 1 && last === 0) throw new FrameError('malformed_length', 'frame length varint not minimal');
     if (length > maxBytes) throw new FrameError('oversize', `frame of ${length} bytes exceeds the limit of ${maxBytes}`);
-    while (this.buf.length < i + length) {
-      if (!(await this.fill())) throw new FrameError('truncated', `stream ended after ${this.buf.length - i} of ${length} frame bytes`);
+    while (this.buffered < i + length) {
+      if (!(await this.fill())) throw new FrameError('truncated', `stream ended after ${this.buffered - i} of ${length} frame bytes`);
     }
-    const frame = this.buf.slice(i, i + length);
-    this.buf = this.buf.subarray(i + length);
-    return frame;
+    this.take(i);
+    return this.take(length);
   }
 
   /** True if the stream ends here with no further bytes. */
   async atEnd(): Promise<boolean> {
-    while (this.buf.length === 0) {
+    while (this.buffered === 0) {
       if (!(await this.fill())) return true;
     }
     return false;

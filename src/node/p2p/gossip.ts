@@ -84,7 +84,7 @@ export class FairQueue {
   /** Runs `task` when its turn comes; resolves `'queue_full'` at once if the peer's queue is full. */
   run<T>(peer: string, bytes: number, task: () => Promise<T>): Promise<T | 'queue_full'> {
     let q = this.queues.get(peer);
-    if (q && (q.jobs.length >= this.maxPerPeer || q.bytes + bytes > this.maxBytesPerPeer)) return Promise.resolve('queue_full');
+    if ((q?.jobs.length ?? 0) >= this.maxPerPeer || (q?.bytes ?? 0) + bytes > this.maxBytesPerPeer) return Promise.resolve('queue_full');
     return new Promise<T | 'queue_full'>((resolve, reject) => {
       const job: Job = {
         bytes,

@@ -4,6 +4,7 @@
  * before starting the nodes. Peer ids stay classical: every payload that matters carries its own
  * ML-DSA-65 signature (DECISIONS.md, P2P).
  */
+import './polyfill.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateKeyPair, generateKeyPairFromSeed, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys';

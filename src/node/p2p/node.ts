@@ -10,12 +10,13 @@ import { yamux } from '@libp2p/yamux';
 import { identify, type Identify } from '@libp2p/identify';
 import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Connection, PeerId } from '@libp2p/interface';
 import { createServer } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
 import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TTL_MS, topicScoreParams, SCORE_THRESHOLDS, PENALTY_POINTS, DISCONNECT_POINTS, BAN_MS } from './gossip.js';
+import { BOOTNODE_REDIAL_MAX_MS, BOOTNODE_REDIAL_MS, parseBootnode, type Bootnode } from './bootnodes.js';
+import { instrumentGossipsubInput } from './gossipsub-input.js';
 import { HYBRID_NOISE_PROTOCOL, hybridNoise } from './hybrid-noise.js';
 import { loadOrCreatePeerKey } from './identity.js';
 import { P2pMetrics } from './metrics.js';
@@ -26,41 +27,12 @@ import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, Pro
 export const MAX_CONNECTIONS = 50;
 /** Largest gossipsub RPC decoded at all (a block at the gas cap fits); per-topic limits are tighter. */
 export const MAX_GOSSIP_RPC_BYTES = 16 * 1024 * 1024;
-/** First redial delay of a disconnected bootnode; doubles per failure up to the cap. */
-export const BOOTNODE_REDIAL_MS = 5_000;
-export const BOOTNODE_REDIAL_MAX_MS = 60_000;
 /** Deadline of one dial (TCP connect + hybrid handshake + muxer). */
 export const DIAL_TIMEOUT_MS = 10_000;
 /** Ban after an explicit `disconnect`, so the peer does not come straight back. */
 export const DISCONNECT_BAN_MS = 30_000;
 
 type Services = { identify: Identify; pubsub: GossipSub };
-
-interface Bootnode {
-  addr: Multiaddr;
-  peerId: string;
-  nextDialAt: number;
-  delayMs: number;
-  dialing: boolean;
-}
-
-/** Parses `--bootnodes` entries; each must name its peer id. */
-function parseBootnode(text: string): Bootnode {
-  let addr: Multiaddr;
-  try {
-    addr = multiaddr(text);
-  } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, 400, { cause: err });
-  }
-  const p2p = addr.getComponents().find((c) => c.name === 'p2p');
-  if (!p2p?.value) throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
-  try {
-    peerIdFromString(p2p.value);
-  } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
-  }
-  return { addr, peerId: p2p.value, nextDialAt: 0, delayMs: BOOTNODE_REDIAL_MS, dialing: false };
-}
 
 /**
  * Fails with `P2P_PORT_IN_USE` if the TCP port cannot be bound. libp2p reports a busy port only inside
@@ -91,6 +63,7 @@ class Libp2pHost implements P2pHost {
   private readonly metrics: P2pMetrics;
   private readonly log: Logger;
   private readonly seen = new SeenIds();
+  private readonly idCache = new WeakMap<Uint8Array, Uint8Array>();
   private readonly validationQueue = new FairQueue();
   private readonly penalties = new PenaltyBook();
   private readonly bans = new Map<string, number>();
@@ -129,9 +102,14 @@ class Libp2pHost implements P2pHost {
     return false;
   }
 
-  /** Wires libp2p events to metrics, listeners and the bootnode redial loop. */
+  /** Wires libp2p events to metrics and listeners, before libp2p starts so no connection is missed. */
   attach(node: Libp2p<Services>): void {
     this.node = node;
+    const instrumented = instrumentGossipsubInput(node.services.pubsub, (peer, reason) => {
+      this.metrics.messageRejected('rpc', reason);
+      this.penalise(peer, reason);
+    });
+    if (!instrumented) this.log.warn('p2p cannot count malformed gossipsub RPCs with this gossipsub version');
     const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
     node.addEventListener('connection:open', (evt) => {
       refreshConnections();
@@ -164,6 +142,11 @@ class Libp2pHost implements P2pHost {
       this.agents.delete(peer);
       this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
     });
+  }
+
+  /** Starts the bootnode redial and graylist checks (once libp2p listens). */
+  begin(): void {
+    this.metrics.connectionsActive(this.node.getConnections().length);
     this.redialTimer = setInterval(() => {
       this.redialBootnodes();
       this.dropGraylisted();
@@ -221,9 +204,17 @@ class Libp2pHost implements P2pHost {
     }
   }
 
+  /** Message id of a payload (SHA3-256), reusing the one computed on arrival. */
+  messageId(data: Uint8Array): Uint8Array {
+    return this.idCache.get(data) ?? gossipMessageId(data);
+  }
+
   /** Duplicate ledger and `received` count, run by gossipsub for every message before its own dedupe. */
   observeIncoming(topic: string, data: Uint8Array): string {
-    const id = messageIdHex(gossipMessageId(data));
+    const raw = gossipMessageId(data);
+    // Gossipsub asks for the message id of the same bytes again right after: hash once.
+    this.idCache.set(data, raw);
+    const id = messageIdHex(raw);
     this.metrics.messageReceived(topic);
     if (this.seen.observe(id)) this.metrics.messageIgnored(topic, 'duplicate');
     return id;
@@ -387,7 +378,9 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     transports: [tcp()],
     streamMuxers: [yamux()],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
-    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS },
+    // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
+    // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.
+    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: MAX_CONNECTIONS },
     connectionGater: {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,
@@ -399,7 +392,7 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       identify: identify(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictNoSign',
-        msgIdFn: (msg) => gossipMessageId(msg.data),
+        msgIdFn: (msg) => host.messageId(msg.data),
         msgIdToStrFn: (id) => messageIdHex(id),
         fastMsgIdFn: (rpcMsg) => host.observeIncoming(rpcMsg.topic, rpcMsg.data ?? new Uint8Array(0)),
         seenTTL: SEEN_TTL_MS,
@@ -418,13 +411,14 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       }),
     },
   });
+  host.attach(node);
   try {
     await node.start();
   } catch (err) {
     await Promise.resolve(node.stop()).catch(() => undefined);
     throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
   }
-  host.attach(node);
+  host.begin();
   options.log.info('p2p listening', { layer: options.layer, peerId, addrs: host.multiaddrs(), handshake: HYBRID_NOISE_PROTOCOL });
   return host;
 }

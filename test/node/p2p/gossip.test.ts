@@ -2,7 +2,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Topics, type GossipVerdict } from '../../../src/node/p2p/types.js';
-import { addrOf, metricValue, until, withHosts, type TestHost } from './fixture.js';
+import { multiaddr } from '@multiformats/multiaddr';
+import { encodeFrame } from '../../../src/node/p2p/framing.js';
+import { FairQueue, PenaltyBook, SeenIds } from '../../../src/node/p2p/gossip.js';
+import { addrOf, metricValue, rawNode, until, withHosts, type TestHost } from './fixture.js';
 
 const MAX = 64 * 1024;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -146,11 +149,91 @@ test('repeated rejects penalise the sender until it is disconnected and refused'
   });
 });
 
+test('RPCs that do not decode, or break the stream framing, are counted and penalised; the host goes on', async () => {
+  await withHosts(async (start) => {
+    const b = await start();
+    const raw = await rawNode({ encrypter: 'hybrid' });
+    try {
+      const target = multiaddr(addrOf(b));
+      const rejected = (reason: string) => metricValue(b.registry, 'service_p2p_messages_rejected_total', { topic: 'rpc', reason });
+      // A length-prefixed frame whose protobuf has an invalid wire type.
+      const s1 = await raw.dialProtocol(target, '/meshsub/1.1.0');
+      s1.send(encodeFrame(new Uint8Array([0x0f, 0x00, 0x0f])));
+      await until('malformed RPC counted', async () => (await rejected('malformed_rpc')) === 1);
+      // A length prefix that is not a varint at all ends the stream.
+      const s2 = await raw.dialProtocol(target, '/meshsub/1.1.0');
+      s2.send(new Uint8Array(12).fill(0xff));
+      await until('broken RPC stream counted', async () => (await rejected('rpc_stream')) === 1);
+      assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'malformed_rpc' }), 1);
+      assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'rpc_stream' }), 1);
+      // B still gossips with a well-behaved peer.
+      const got: string[] = [];
+      b.host.subscribe(Topics.txs, async (data) => {
+        got.push(dec(data));
+        return 'accept';
+      }, { maxBytes: MAX });
+      const a = await start({ bootnodes: [addrOf(b)] });
+      await publishUntil(a, Topics.txs, 'after-garbage', () => got.length > 0);
+    } finally {
+      await raw.stop();
+    }
+  });
+});
+
 test('publishing with no peers resolves 0', async () => {
   await withHosts(async (start) => {
     const a = await start();
     assert.is(await a.host.publish(Topics.txs, enc('alone')), 0);
   });
+});
+
+test('the validation queue takes peers in turn: a flood from one does not delay another', async () => {
+  const q = new FairQueue(1, 1000, 1 << 30);
+  const order: string[] = [];
+  const gates: Array<() => void> = [];
+  const job = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      order.push(name);
+      gates.push(() => resolve(name));
+    });
+  const flood = Array.from({ length: 50 }, (_, i) => q.run('flooder', 10, job(`f${i}`)));
+  const honest = q.run('honest', 10, job('h0'));
+  assert.is(q.queued('flooder'), 49, 'one running, the rest waiting');
+  // Finish jobs one at a time; each completion hands the slot to the next peer in turn.
+  for (let spins = 0; gates.length > 0 || order.length < 51; spins++) {
+    if (spins > 10_000) assert.unreachable(`queue stalled after ${order.length} jobs`);
+    gates.shift()?.();
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all([...flood, honest]);
+  // The flooder's running job and at most one more of its own before the honest peer's turn.
+  assert.ok(order.indexOf('h0') <= 2, `the honest peer went at ${order.indexOf('h0')}, not near the end`);
+});
+
+test('a peer beyond its queue bound (count or bytes) is turned away at once', async () => {
+  const q = new FairQueue(1, 2, 100);
+  const never = () => new Promise<string>(() => undefined);
+  void q.run('p', 10, never);
+  void q.run('p', 10, never);
+  void q.run('p', 10, never);
+  assert.is(await q.run('p', 10, never), 'queue_full', 'count bound');
+  assert.is(await q.run('other', 101, never), 'queue_full', 'bytes bound');
+  assert.is(q.queued('other'), 0);
+});
+
+test('seen ids expire and stay bounded; penalty points halve over their half-life', () => {
+  const seen = new SeenIds(1000, 3);
+  assert.is(seen.observe('a', 0), false);
+  assert.is(seen.observe('a', 10), true);
+  assert.is(seen.observe('a', 1001), false, 'expired');
+  for (const id of ['b', 'c', 'd', 'e']) seen.observe(id, 1002);
+  assert.ok(seen.size <= 4);
+  assert.is(seen.observe('a', 1003), false, 'oldest dropped first');
+  const book = new PenaltyBook(1000);
+  assert.is(book.add('p', 10, 0), 10);
+  assert.is(Math.round(book.get('p', 1000)), 5);
+  assert.is(Math.round(book.add('p', 10, 1000)), 15);
+  assert.is(book.get('p', 100_000), 0, 'forgotten');
 });
 
 test.run();

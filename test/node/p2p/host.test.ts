@@ -18,6 +18,16 @@ test('a port already in use is P2P_PORT_IN_USE at start-up', async () => {
   });
 });
 
+test('a fresh host reports zero connections and zero peers', async () => {
+  await withHosts(async (start) => {
+    const a = await start();
+    assert.is(a.host.peerCount(), 0);
+    assert.equal(a.host.peers(), []);
+    assert.match(await a.registry.metrics(), /service_p2p_peer_connections_active\{layer="beacon"\} 0/);
+    assert.ok(a.host.multiaddrs().every((m) => m.endsWith(`/p2p/${a.host.peerId}`)));
+  });
+});
+
 test('bad bootnodes and genesis hashes are refused at start-up', async () => {
   await withHosts(async (start) => {
     const cases: Array<[Partial<P2pOptions>, string]> = [

@@ -1,0 +1,36 @@
+/** Bootnodes: parsing `--bootnodes` entries and the redial schedule of each. */
+import { peerIdFromString } from '@libp2p/peer-id';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import { SvcError } from '../../core/errors.js';
+
+/** First redial delay of a disconnected bootnode; doubles per failure up to the cap. */
+export const BOOTNODE_REDIAL_MS = 5_000;
+export const BOOTNODE_REDIAL_MAX_MS = 60_000;
+
+/** A bootnode and when to dial it next. */
+export interface Bootnode {
+  addr: Multiaddr;
+  peerId: string;
+  nextDialAt: number;
+  delayMs: number;
+  dialing: boolean;
+}
+
+/** Parses `--bootnodes` entries; each must name its peer id. */
+export function parseBootnode(text: string): Bootnode {
+  let addr: Multiaddr;
+  try {
+    addr = multiaddr(text);
+  } catch (err) {
+    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, 400, { cause: err });
+  }
+  const p2p = addr.getComponents().find((c) => c.name === 'p2p');
+  if (!p2p?.value) throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
+  try {
+    peerIdFromString(p2p.value);
+  } catch (err) {
+    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
+  }
+  return { addr, peerId: p2p.value, nextDialAt: 0, delayMs: BOOTNODE_REDIAL_MS, dialing: false };
+}
+
