@@ -176,7 +176,10 @@ interface GossipRun {
   identities: number;
   /** Identities the node hung up on (a publish found it gone) before they had sent their share. */
   cutOff: number;
-  /** Messages the test peer's own host refused to send (never reached the node), and why the first was. */
+  /**
+   * Messages our own host did not send (it threw, or found no recipient while the node still looked
+   * connected: our outbound stream refused it, or the node was hanging up): not retried, and why the first was.
+   */
   refusedLocally: number;
   firstLocalRefusal?: string;
   /** Peer ids of every identity used. */
@@ -222,7 +225,7 @@ async function fuzzGossip(layer: 'execution' | 'beacon', topic: Topic, corpus: r
           }
           if (recipients === 0) {
             if (peer.connectedTo(nodeId)) {
-              // Connected and subscribed, yet not sent: our own outbound stream dropped it.
+              // Not sent although the node looks connected: our outbound stream refused it or the node is hanging up; not retried, so one such message cannot stall the phase.
               run.refusedLocally++;
               run.firstLocalRefusal ??= `${corpus[k]!.data.length} bytes: not sent although connected`;
               break;
