@@ -1,23 +1,25 @@
 /**
- * P2P fuzz: a test peer (a real libp2p host speaking the hybrid handshake) sends 10,000 random and
- * mutated messages on each gossip topic and each request/response protocol to a real devnet node
- * (`svc node execution`, `svc node beacon` and one of its two validators, as processes).
+ * P2P fuzz: test peers (real libp2p hosts speaking the hybrid handshake) send a seeded corpus of
+ * 10,000 random and mutated messages on each gossip topic and each request/response protocol to a
+ * real devnet node (`svc node execution`, `svc node beacon` and one of its two validators, as
+ * processes).
  *
- * The node penalises and, at its threshold, bans an offending peer, so one identity cannot deliver
- * 10,000 bad messages: when the node cuts it off, the test peer comes back with a fresh identity
- * and goes on from the first message not yet delivered, until the corpus or the phase's time
- * budget runs out (what is left counts as unsent). Afterwards:
- *  - both processes are up and the beacon still imports blocks; an honest peer's valid
- *    transaction and attestation are still accepted;
- *  - every identity the node cut off was disconnected by it (its disconnect counter) and is gone
- *    from its peers;
+ * The node bans a peer after a handful of rejections, so one identity cannot deliver 10,000 bad
+ * messages: four test peers at a time send up to 16 messages per identity, then a fresh identity
+ * takes over (a message that found the node gone goes back in the queue), until the corpus or the
+ * phase's 60 s budget runs out; what is left is reported as unsent. Afterwards:
+ *  - both processes are up, the beacon still imports blocks, and an honest peer's valid
+ *    transaction (and, after the vote fuzz, its vote) is still accepted;
+ *  - the node disconnected offenders (its disconnect counter) and none is still its peer;
  *  - the counters match. Gossip: every message the node received got exactly one verdict
- *    (accepted + ignored + rejected by reason = received), every rejection cost the sender one
- *    penalty, and received <= sent. The difference is what the node never read: gossipsub drops a
- *    graylisted peer's messages unread, and what was in flight when it hung up is lost with the
- *    connection; the test peer cannot tell those apart from delivered ones, so that part is a bound,
- *    not an equality. Request/response: every stream the test peer opened was served with exactly
- *    one outcome (answered = the node's `ok`, refused = its other results), an exact equality.
+ *    (accepted + ignored + rejected by reason = received, exact), every rejection cost exactly one
+ *    penalty of its reason, only messages above the cap were rejected as oversize, only valid
+ *    encodings were accepted, duplicates only of what the node already held, and received <= sent:
+ *    gossipsub drops a graylisted peer's messages unread and what is in flight when the node hangs
+ *    up is lost with the connection, which the sender cannot tell from delivered, so that part is a
+ *    bound. Request/response: the node counted exactly one outcome per stream the test peers
+ *    opened (exact), and its `ok` count lies between the answers that carried chunks and all answers
+ *    (a refusal racing the hang-up can reach the requester as a clean, empty end).
  *
  * SVC_FUZZ_COUNT (default 10,000) and SVC_FUZZ_SEED (default: random, printed on failure) replay a
  * run; SVC_FUZZ_ONLY=<part of a test name> runs only those phases.
