@@ -115,7 +115,7 @@ function nextMessage<T>(w: Worker): Promise<T> {
 }
 
 /** (1) `threads` liboqs workers verifying pre-made signatures at the same time; returns each worker's rate. */
-async function rawVerifyAllCores(signed: Array<{ pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }>, threads: number, seconds: number): Promise<number[]> {
+export async function rawVerifyAllCores(signed: Array<{ pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }>, threads: number, seconds: number): Promise<number[]> {
   const workers = Array.from({ length: threads }, () => new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { signed, seconds } }));
   try {
     await Promise.all(workers.map((w) => nextMessage(w)));

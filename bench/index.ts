@@ -1,5 +1,5 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon|devnet|flood|p2p] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon|devnet|flood|p2p|network] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
@@ -8,10 +8,11 @@ import { runDevnetBench } from './devnet.js';
 import { type RestClient, runExecutionBench } from './execution.js';
 import { runFloodBench } from './flood.js';
 import { formatMachine, machineInfo } from './harness.js';
+import { runNetworkBench } from './network.js';
 import { runP2pBench } from './p2p.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'ws', 'beacon', 'devnet', 'flood', 'p2p'] as const;
+const SUITES = ['crypto', 'execution', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -24,7 +25,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|ws|beacon|devnet|flood|p2p` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|ws|beacon|devnet|flood|p2p|network` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -60,7 +61,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon|devnet|flood|p2p, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon|devnet|flood|p2p|network, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -110,5 +111,11 @@ if (args.only.has('flood')) {
 }
 if (args.only.has('p2p')) {
   report.p2p = (await runP2pBench({ print: !args.json })).results;
+  if (!args.json && args.only.has('network')) console.log('');
+}
+if (args.only.has('network')) {
+  const { results, details } = await runNetworkBench({ seconds: args.seconds, print: !args.json });
+  report.network = results;
+  report.networkDetails = details;
 }
 if (args.json) console.log(JSON.stringify(report, null, 2));
