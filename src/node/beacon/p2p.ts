@@ -22,11 +22,12 @@ import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type Status
 import { classifyImportError } from './sync/verdict.js';
 
 /**
- * Largest block frame on gossip and sync: the engine API's body limit, since execution would
- * refuse a larger block anyway (the SSZ bound of 4,096 maximal envelopes is over 1 GB). Frames
- * above it are refused before decoding.
+ * Largest block frame on gossip and sync: half the engine API's body limit, since a block goes to
+ * execution as hex JSON (two characters per byte) and execution would refuse a larger one (the
+ * SSZ bound of 4,096 maximal envelopes is over 1 GB). Frames above it are refused before
+ * decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
  */
-export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT;
+export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT / 2;
 /** An attestation's SSZ has a fixed size. */
 export const MAX_ATTESTATION_BYTES = AttestationSsz.maxSize;
 /** Sync requests one peer may make per slot; beyond that they are refused (and the peer penalised by the host). */

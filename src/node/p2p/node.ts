@@ -25,8 +25,17 @@ import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, Pro
 
 /** SPEC Limits: a healthy node has 10 to 50 peers; libp2p prunes above this. */
 export const MAX_CONNECTIONS = 50;
-/** Largest gossipsub RPC decoded at all (a block at the gas cap fits); per-topic limits are tighter. */
-export const MAX_GOSSIP_RPC_BYTES = 16 * 1024 * 1024;
+/**
+ * Largest gossipsub RPC decoded at all: the largest topic payload (a block, 16 MiB) plus room
+ * for the RPC framing around it; per-topic limits are tighter.
+ */
+export const MAX_GOSSIP_RPC_BYTES = 17 * 1024 * 1024;
+/**
+ * Unread bytes a yamux stream may buffer. yamux's default (4 MiB) aborts the stream under any
+ * larger message, silently: a gossiped block above it never arrived and the peer's outbound
+ * stream was gone. It must hold the largest RPC or request/response frame.
+ */
+export const STREAM_READ_BUFFER_BYTES = MAX_GOSSIP_RPC_BYTES + 1024 * 1024;
 /** Deadline of one dial (TCP connect + hybrid handshake + muxer). */
 export const DIAL_TIMEOUT_MS = 10_000;
 /** Ban after an explicit `disconnect`, so the peer does not come straight back. */
@@ -376,7 +385,7 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     nodeInfo: { name: 'svc', userAgent: `svc/${options.layer}` },
     addresses: { listen: [listen] },
     transports: [tcp()],
-    streamMuxers: [yamux()],
+    streamMuxers: [yamux({ streamOptions: { maxReadBufferLength: STREAM_READ_BUFFER_BYTES } })],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
     // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
     // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.

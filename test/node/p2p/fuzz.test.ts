@@ -36,7 +36,7 @@ import { genesisHash, type Genesis } from '../../../src/core/genesis/genesis.js'
 import { type AttestationData, encodeAttestation, signAttestation } from '../../../src/core/types/attestation.js';
 import { blockFromJson, encodeBlock } from '../../../src/core/types/block.js';
 import { decodeTx, encodeTx, signStandardTx, txHash } from '../../../src/core/types/transaction.js';
-import { MAX_GOSSIP_RPC_BYTES } from '../../../src/node/p2p/node.js';
+import { MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES } from '../../../src/node/p2p/node.js';
 import { RequestError } from '../../../src/node/p2p/reqresp.js';
 import { type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../../../src/node/p2p/types.js';
 import { MAX_ATTESTATION_BYTES, MAX_BLOCK_BYTES, syncLimits } from '../../../src/node/beacon/p2p.js';
@@ -467,11 +467,8 @@ test('txs topic: random and mutated envelopes', async () => {
 
 /** Room for the gossipsub RPC framing around one message. */
 const RPC_OVERHEAD = 64 * 1024;
-/**
- * The largest message a yamux stream buffers (@libp2p/yamux's default maxReadBufferLength): a
- * gossip RPC above it does not get through (the sender's stream is aborted), whatever the caps.
- */
-const YAMUX_READ_BUFFER = 4_194_304;
+/** The largest message a yamux stream buffers: a gossip RPC above it does not get through (the sender's stream is aborted), whatever the caps. */
+const YAMUX_READ_BUFFER = STREAM_READ_BUFFER_BYTES;
 
 test('blocks topic: its size cap can apply', async () => {
   // Above the smaller of the host's RPC limit and the stream buffer a block is dropped with the
