@@ -6,7 +6,7 @@
  * fetch) and reports the outcome and its own CPU time; exits when the parent disconnects.
  */
 import http from 'node:http';
-import { pump, type PumpResult } from './pump.js';
+import { httpPoster, pump, type PumpResult } from './pump.js';
 
 interface Init {
   url: string;
@@ -35,20 +35,7 @@ process.once('message', (init: Init) => {
     const text = await res.text();
     return res.status === 202 ? undefined : `HTTP ${res.status}: ${text.slice(0, 300)}`;
   };
-  const viaHttp = (body: string): Promise<string | undefined> =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve(res.statusCode === 202 ? undefined : `HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const viaHttp = httpPoster(url, agent);
   const post = init.client === 'fetch' ? viaFetch : viaHttp;
   void pump(init.warm, init.concurrency, post).then((warm) => {
     send({ warm });

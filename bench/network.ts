@@ -13,7 +13,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +20,12 @@ import { WebSocket } from 'ws';
 import { toHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, loadLiboqsBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
 import { encodeTx, signStandardTx, txSigningHash } from '../src/core/types/transaction.js';
+import { anyFreePort } from '../src/devnet/ports.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { DEV_MNEMONIC } from '../src/wallet/derivation.js';
 import { rawVerifyAllCores } from './execution.js';
 import { type BenchResult, formatTable } from './harness.js';
-import { pump } from './pump.js';
+import { httpPoster, pump } from './pump.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const CHAIN_ID = 'svc-netbench';
@@ -50,17 +50,6 @@ function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`network bench self-check failed: ${what}`);
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** One JSON log line of a node process. */
 type LogLine = { msg: string } & Record<string, unknown>;
@@ -220,10 +209,10 @@ async function gossipThroughput(dir: string, env: NodeJS.ProcessEnv, say: (m: st
   try {
     let bootnodes: string[] = [];
     for (let i = 0; i < GOSSIP_NODES; i++) {
-      const restPort = await freePort();
+      const restPort = await anyFreePort();
       const proc = new SvcProcess(`execution-${i + 1}`, [
         'node', 'execution', '--genesis', genesisPath, '--data-dir', join(dir, `execution-${i + 1}`),
-        '--host', '127.0.0.1', '--rest-port', String(restPort), '--rpc-port', String(await freePort()),
+        '--host', '127.0.0.1', '--rest-port', String(restPort), '--rpc-port', String(await anyFreePort()),
         '--p2p-host', '127.0.0.1', '--p2p-port', '0', '--rate-limit', '0',
         ...(bootnodes.length ? ['--bootnodes', bootnodes.join(',')] : []),
       ], env);
@@ -235,20 +224,7 @@ async function gossipThroughput(dir: string, env: NodeJS.ProcessEnv, say: (m: st
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const url = new URL(`${nodes[0]!.rest}/api/v1/transactions`);
-    const post = (body: string): Promise<string | undefined> =>
-      new Promise((resolve, reject) => {
-        const req = http.request(
-          { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve(res.statusCode === 202 ? undefined : `HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`));
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const post = httpPoster(url, agent);
 
     try {
       // Untimed round: the line is connected and subscribed once node 3 holds it (node 1 retries
@@ -335,14 +311,14 @@ async function blockPropagation(dir: string, env: NodeJS.ProcessEnv, say: (m: st
     const slots = new Map<string, number>();
     let bootnodes: string[] = [];
     for (let i = 1; i <= BLOCK_NODES; i++) {
-      const rest = await freePort();
+      const rest = await anyFreePort();
       const exec = new SvcProcess(`execution-${i}`, [
         'node', 'execution', '--genesis', genesisPath, '--data-dir', join(net, `execution-${i}`),
-        '--host', '127.0.0.1', '--rest-port', String(rest), '--rpc-port', String(await freePort()), '--no-p2p',
+        '--host', '127.0.0.1', '--rest-port', String(rest), '--rpc-port', String(await anyFreePort()), '--no-p2p',
       ], env);
       procs.push(exec);
       await exec.waitLog('start-up line', (l) => l.msg === 'execution node started');
-      const port = await freePort();
+      const port = await anyFreePort();
       const beacon = new SvcProcess(`beacon-${i}`, [
         'node', 'beacon', '--genesis', genesisPath, '--data-dir', join(net, `beacon-${i}`), '--host', '127.0.0.1', '--port', String(port),
         '--execution-url', `http://127.0.0.1:${rest}`, '--p2p-host', '127.0.0.1', '--p2p-port', '0',

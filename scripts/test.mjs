@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /**
- * Runs the compiled uvu suite (dist/test) in parallel shards: `npm test` (all), or
- * `node scripts/test.mjs [PATTERN] [--shards N]`.
+ * Runs the compiled uvu suite (dist/test), two files at a time: `npm test` (all), or
+ * `node scripts/test.mjs [PATTERN] [--jobs N]`.
  *
- * Why shards: the end-to-end tests spend most of their wall time waiting for slots on real
- * processes, so two uvu processes side by side finish the suite in far less time on CI's two
+ * Why in parallel: the end-to-end tests spend most of their wall time waiting for slots on real
+ * processes, so two test files side by side finish the suite in far less time on CI's two
  * cores, and every test already has to hold on a loaded machine (deadlines from slot time,
- * free ports, own temp dirs). Files are dealt to shards by an estimated cost so each shard gets
- * a similar share of the slow end-to-end files. Each shard's output is printed whole when it
- * ends (no interleaving); the exit code is non-zero if any shard failed.
+ * free ports, own temp dirs). Each file runs in its own uvu process; the slowest start first and
+ * a worker takes the next file as soon as it is free. Each file's output is printed whole when
+ * it ends (no interleaving); the exit code is non-zero if any file failed.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -18,10 +18,10 @@ import { fileURLToPath } from 'node:url';
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const dir = join(root, 'dist', 'test');
 const args = process.argv.slice(2);
-const shardsAt = args.indexOf('--shards');
-const shards = shardsAt >= 0 ? Number(args.splice(shardsAt, 2)[1]) : Number(process.env.SVC_TEST_SHARDS ?? 2);
-if (!Number.isInteger(shards) || shards < 1) {
-  console.error('--shards must be a positive integer');
+const jobsAt = args.indexOf('--jobs');
+const jobs = jobsAt >= 0 ? Number(args.splice(jobsAt, 2)[1]) : Number(process.env.SVC_TEST_JOBS ?? 2);
+if (!Number.isInteger(jobs) || jobs < 1) {
+  console.error('--jobs must be a positive integer');
   process.exit(2);
 }
 const pattern = new RegExp(args[0] ?? '\\.test\\.js$', 'i');
@@ -36,9 +36,12 @@ function testFiles(d, out = []) {
   return out;
 }
 
-/** Rough cost of a file: end-to-end and process-level files dominate. */
+/**
+ * Rough cost of a file, so the slowest start first and the pool drains evenly: process-level
+ * end-to-end files (about a minute or more each) dominate.
+ */
 function cost(file) {
-  if (file.startsWith('e2e/')) return 20;
+  if (file.startsWith('e2e/') || /fuzz/.test(file)) return 20;
   if (/^cli\/|devnet|p2p|crash|process/.test(file)) return 5;
   return 1;
 }
@@ -48,33 +51,43 @@ if (files.length === 0) {
   console.error(`no test file matches ${pattern}`);
   process.exit(1);
 }
-const groups = Array.from({ length: Math.min(shards, files.length) }, () => ({ files: [], cost: 0 }));
-for (const f of files) {
-  const g = groups.reduce((a, b) => (b.cost < a.cost ? b : a));
-  g.files.push(f);
-  g.cost += cost(f);
-}
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const uvu = join(root, 'node_modules', 'uvu', 'bin.js');
 const started = Date.now();
-const results = await Promise.all(
-  groups.map(
-    (g, i) =>
-      new Promise((resolve) => {
-        const re = `^(${g.files.map(escape).join('|')})$`;
-        const child = spawn(process.execPath, [uvu, dir, re], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-        const chunks = [];
-        child.stdout.on('data', (c) => chunks.push(c));
-        child.stderr.on('data', (c) => chunks.push(c));
-        child.on('close', (code, signal) => {
-          process.stdout.write(`\n===== shard ${i + 1}/${groups.length} (${g.files.length} files): ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} =====\n`);
-          process.stdout.write(Buffer.concat(chunks));
-          resolve(code === 0);
-        });
-      }),
-  ),
+const totals = { total: 0, passed: 0, skipped: 0 };
+const failed = [];
+
+/** Runs one file in its own uvu process; prints its output whole when it ends. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(process.execPath, [uvu, dir, `^${escape(file)}$`], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (c) => chunks.push(c));
+    child.stderr.on('data', (c) => chunks.push(c));
+    child.on('close', (code, signal) => {
+      const out = Buffer.concat(chunks).toString('utf8');
+      const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
+      for (const key of ['total', 'passed', 'skipped']) {
+        const m = new RegExp(`${key}:\\s+(\\d+)`, 'i').exec(plain);
+        if (m) totals[key] += Number(m[1]);
+      }
+      if (code !== 0) failed.push(`${file} (${signal ?? `exit ${code}`})`);
+      process.stdout.write(`\n----- ${file}: ${code === 0 ? 'ok' : 'FAILED'} in ${Math.round((Date.now() - t0) / 1000)} s\n${out}`);
+      resolve();
+    });
+  });
+}
+
+// A pool of `jobs` workers, each taking the next file (slowest first) as it frees up.
+const queue = [...files];
+await Promise.all(
+  Array.from({ length: Math.min(jobs, files.length) }, async () => {
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) await runFile(f);
+  }),
 );
-const ok = results.every(Boolean);
-console.log(`\n${ok ? 'all shards passed' : 'some shard FAILED'} in ${Math.round((Date.now() - started) / 1000)} s (${files.length} files, ${groups.length} shards)`);
-process.exit(ok ? 0 : 1);
+const secs = Math.round((Date.now() - started) / 1000);
+console.log(`\n${totals.passed}/${totals.total} tests passed (${totals.skipped} skipped) in ${files.length} files, ${secs} s, ${jobs} at a time`);
+if (failed.length > 0) console.log(`FAILED: ${failed.join(', ')}`);
+process.exit(failed.length === 0 && totals.passed + totals.skipped === totals.total ? 0 : 1);

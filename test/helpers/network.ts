@@ -243,17 +243,23 @@ export class Devnet extends ProcessGroup {
   }
 }
 
+/** A process group on a genesis made by `svc genesis new` (Devnet, P2pNet). */
+export interface GenesisNetwork extends ProcessGroup {
+  readonly net: string;
+  readonly genesisPath: string;
+  genesis: any;
+}
+
 /**
- * Makes a devnet genesis (`validators` validators, one prefunded account) in a fresh temp dir,
- * runs `fn`, then SIGKILLs every process it started (always) and removes the dir. On failure the
- * processes' log tails are printed before the error propagates.
+ * Makes a genesis (`validators` validators, one prefunded account) for the network `make`
+ * builds in a fresh temp dir, runs `fn`, then SIGKILLs every process it started (always) and
+ * removes the dir. On failure the processes' log tails are printed before the error propagates.
  */
-export async function withDevnet<T>(opts: { validators: number }, fn: (net: Devnet) => Promise<T>): Promise<T> {
+export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators: number, make: (dir: string) => Promise<N>, fn: (net: N) => Promise<T>): Promise<T> {
   return withTempDir(async (dir) => {
-    const ports = { rest: await freePort(), rpc: await freePort(), beacon: await freePort() };
-    const net = new Devnet(dir, opts.validators, ports);
+    const net = await make(dir);
     try {
-      expectJsonOk(await runCli(['genesis', 'new', '--validators', String(opts.validators), '--out', net.net, '--accounts', '1', '--json'], { ...net.env, SVC_PASSWORD: '' }));
+      expectJsonOk(await runCli(['genesis', 'new', '--validators', String(validators), '--out', net.net, '--accounts', '1', '--json'], { ...net.env, SVC_PASSWORD: '' }));
       net.genesis = JSON.parse(await readFile(net.genesisPath, 'utf8'));
       const result = await fn(net);
       if (process.env.SVC_E2E_LOGS) net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
@@ -265,4 +271,9 @@ export async function withDevnet<T>(opts: { validators: number }, fn: (net: Devn
       await net.killAll();
     }
   });
+}
+
+/** A single-node devnet (execution, beacon, `validators` validator processes) on free loopback ports: see withGenesisNetwork. */
+export async function withDevnet<T>(opts: { validators: number }, fn: (net: Devnet) => Promise<T>): Promise<T> {
+  return withGenesisNetwork(opts.validators, async (dir) => new Devnet(dir, opts.validators, { rest: await freePort(), rpc: await freePort(), beacon: await freePort() }), fn);
 }

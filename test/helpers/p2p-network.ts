@@ -11,11 +11,10 @@
  * Every process is SIGKILLed when `withP2pNet` returns or throws; on failure the stderr tail of
  * each process is printed (on success too with SVC_E2E_LOGS=<chars>).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { cliEnv, expectJsonOk, runCli, withTempDir } from './cli.js';
-import { type BeaconHead, freePort, getJson, ProcessGroup, waitFor } from './network.js';
+import { cliEnv, expectJsonOk, runCli } from './cli.js';
+import { type BeaconHead, freePort, getJson, ProcessGroup, waitFor, withGenesisNetwork } from './network.js';
 
 /** The prefunded account the tests send from (keystore password of the devnet preset). */
 export const DEVNET_KEYSTORE_PASSWORD = 'svc-devnet';
@@ -385,25 +384,7 @@ export class P2pNet extends ProcessGroup {
   }
 }
 
-/**
- * Makes a genesis with `validators` validators and one prefunded account in a fresh temp dir,
- * runs `fn`, then SIGKILLs every process (always) and removes the dir; on failure prints the
- * processes' log tails first.
- */
+/** A multi-node network on one fresh genesis: see withGenesisNetwork. */
 export async function withP2pNet<T>(opts: { validators: number }, fn: (net: P2pNet) => Promise<T>): Promise<T> {
-  return withTempDir(async (dir) => {
-    const net = new P2pNet(dir);
-    try {
-      expectJsonOk(await runCli(['genesis', 'new', '--validators', String(opts.validators), '--out', net.net, '--accounts', '1', '--json'], { ...net.env, SVC_PASSWORD: '' }));
-      net.genesis = JSON.parse(await readFile(net.genesisPath, 'utf8'));
-      const result = await fn(net);
-      if (process.env.SVC_E2E_LOGS) net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
-      return result;
-    } catch (err) {
-      net.dumpLogs();
-      throw err;
-    } finally {
-      await net.killAll();
-    }
-  });
+  return withGenesisNetwork(opts.validators, async (dir) => new P2pNet(dir), fn);
 }

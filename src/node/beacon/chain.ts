@@ -600,7 +600,9 @@ export class BeaconChain {
       this.metrics.currentEpoch.set(epoch);
       // Retries a head or finality update execution refused or missed (a no-op when in sync).
       await this.updateHead();
-      this.prunePool(epoch);
+      // The next block on the head's branch may lie before the wall clock's slot (a stalled or
+      // syncing chain, a proposal for an earlier slot): keep what that block could still include.
+      this.prunePool(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
       await this.writeWithSnapshot(new WriteBatch());
     });
   }
