@@ -80,11 +80,38 @@ function runFile(file) {
   });
 }
 
-// A pool of `jobs` workers, each taking the next file (slowest first) as it frees up.
+/**
+ * Files that must not run beside each other: each `svc devnet up` binds the well-known default
+ * ports (8546, 8545, 8080, 9000, …, swapping ones already taken), so two devnets planning their
+ * ports at the same instant could pick the same one.
+ */
+const EXCLUSIVE = /^e2e\/devnet/;
+const running = new Set();
+
+/** The next queued file that may start now, removed from the queue. */
+function nextFile(queue) {
+  const busy = [...running].some((f) => EXCLUSIVE.test(f));
+  const i = queue.findIndex((f) => !(busy && EXCLUSIVE.test(f)));
+  return i < 0 ? undefined : queue.splice(i, 1)[0];
+}
+
+// A pool of `jobs` workers, each taking the next file it may run (slowest first) as it frees up.
 const queue = [...files];
+const waiters = [];
 await Promise.all(
   Array.from({ length: Math.min(jobs, files.length) }, async () => {
-    for (let f = queue.shift(); f !== undefined; f = queue.shift()) await runFile(f);
+    while (queue.length > 0) {
+      const f = nextFile(queue);
+      if (f === undefined) {
+        // Only exclusive files are left and one is running: wait for a file to finish.
+        await new Promise((resolve) => waiters.push(resolve));
+        continue;
+      }
+      running.add(f);
+      await runFile(f);
+      running.delete(f);
+      for (const resolve of waiters.splice(0)) resolve();
+    }
   }),
 );
 const secs = Math.round((Date.now() - started) / 1000);

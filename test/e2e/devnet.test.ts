@@ -86,6 +86,15 @@ test('devnet up --detach: transfer finalised with no URL flags, crash restarted 
       assert.is(up.accounts.length, 10);
       assert.ok(existsSync(up.accounts[0].wallet));
       manifestPids(dir).forEach((p) => seen.add(p));
+      if (seen.size !== 7) {
+        // Say which process is missing and why, from the manifest and its log.
+        const m = readManifest(dir);
+        for (const p of m?.processes ?? []) {
+          if (p.pid) continue;
+          const tail = await readFile(p.log, 'utf8').then((t) => t.slice(-3_000), () => '(no log)');
+          console.error(`[devnet e2e] ${p.name}: status ${p.status}, restarts ${p.restarts}\n${tail}`);
+        }
+      }
       assert.is(seen.size, 7);
       for (const p of seen) assert.ok(pidAlive(p), `pid ${p} alive`);
 
