@@ -11,7 +11,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { getJson, waitFor } from '../helpers/network.js';
-import { type NetNode, type P2pNet, withP2pNet } from '../helpers/p2p-network.js';
+import { type NetNode, type P2pNet, startProducers, withP2pNet } from '../helpers/p2p-network.js';
 
 /** Validator balances read at one head hash of `node` (retried until the head holds still across the reads). */
 async function balancesAtHead(net: P2pNet, node: NetNode, addresses: readonly string[]): Promise<{ head: string; balances: string[] }> {
@@ -26,13 +26,7 @@ async function balancesAtHead(net: P2pNet, node: NetNode, addresses: readonly st
 test('a node syncing from genesis after 5 epochs has the producers\' state root at every height, rewards included', async () => {
   await withP2pNet({ validators: 4 }, async (net) => {
     const epochMs = net.epochMs;
-    const p0 = await net.addNode('p0', [0, 1]);
-    const p1 = await net.addNode('p1', [2, 3]);
-    await net.startLayers(p0, []);
-    await net.startLayers(p1, [p0]);
-    await net.waitPeers([p0, p1], 1, 60_000);
-    net.startValidators(p0);
-    net.startValidators(p1);
+    const [p0, p1] = await startProducers(net);
 
     // Five whole epochs of chain, with rewards paid for the first ones.
     const first = await net.waitSameHead([p0, p1], 'the producers agree on a head with blocks', (h) => h.index >= 1, 10 * epochMs + 30_000);

@@ -12,24 +12,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { getJson, waitFor } from '../helpers/network.js';
-import { type NetNode, type P2pNet, withP2pNet } from '../helpers/p2p-network.js';
-
-/** Starts two producers (validators 0-1 and 2-3), meshed, with validators running. */
-async function producers(net: P2pNet): Promise<[NetNode, NetNode]> {
-  const p0 = await net.addNode('p0', [0, 1]);
-  const p1 = await net.addNode('p1', [2, 3]);
-  await net.startLayers(p0, []);
-  await net.startLayers(p1, [p0]);
-  await net.waitPeers([p0, p1], 1, 60_000);
-  net.startValidators(p0);
-  net.startValidators(p1);
-  return [p0, p1];
-}
+import { startProducers, withP2pNet } from '../helpers/p2p-network.js';
 
 test('late join: a follower started three epochs late catches up by range sync', async () => {
   await withP2pNet({ validators: 4 }, async (net) => {
     const epochMs = net.epochMs;
-    const [p0, p1] = await producers(net);
+    const [p0, p1] = await startProducers(net);
     const first = await net.waitSameHead([p0, p1], 'the producers agree on a head with blocks', (h) => h.index >= 1, 10 * epochMs + 30_000);
     // Three whole epochs after the first common head, by the chain's clock.
     await net.waitSlot(first.slot + 3 * net.slotsPerEpoch);
@@ -61,7 +49,7 @@ test('late join: a follower started three epochs late catches up by range sync',
 test('restart: a producer pair SIGKILLed and restarted keeps its peer ids and catches up', async () => {
   await withP2pNet({ validators: 4 }, async (net) => {
     const epochMs = net.epochMs;
-    const [p0, p1] = await producers(net);
+    const [p0, p1] = await startProducers(net);
     const ids = { exec: p1.execPeerId, beacon: p1.beaconPeerId };
     assert.ok(ids.exec && ids.beacon, 'peer ids in the listen addresses');
     const start = await net.waitSameHead([p0, p1], 'a finalised epoch on both producers', (h) => h.finalized.epoch >= 1, 12 * epochMs + 60_000);

@@ -388,3 +388,15 @@ export class P2pNet extends ProcessGroup {
 export async function withP2pNet<T>(opts: { validators: number }, fn: (net: P2pNet) => Promise<T>): Promise<T> {
   return withGenesisNetwork(opts.validators, async (dir) => new P2pNet(dir), fn);
 }
+
+/** Starts two producers (validators 0-1 and 2-3), meshed, with validators running. */
+export async function startProducers(net: P2pNet): Promise<[NetNode, NetNode]> {
+  const p0 = await net.addNode('p0', [0, 1]);
+  const p1 = await net.addNode('p1', [2, 3]);
+  await net.startLayers(p0, []);
+  await net.startLayers(p1, [p0]);
+  await net.waitPeers([p0, p1], 1, 60_000);
+  net.startValidators(p0);
+  net.startValidators(p1);
+  return [p0, p1];
+}

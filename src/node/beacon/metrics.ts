@@ -42,13 +42,7 @@ export class BeaconMetrics extends NodeMetrics {
     registers: [this.registry],
   });
   // Read from the P2P host at scrape time, so the figure is never stale.
-  private peerSource: () => number = () => 0;
-  readonly peers: Gauge = new Gauge({
-    name: 'service_beacon_peer_count',
-    help: "Connected P2P peers of the beacon's host (0 with --no-p2p)",
-    registers: [this.registry],
-    collect: (): void => this.peers.set(this.peerSource()),
-  });
+  readonly peers = this.peerGauge('service_beacon_peer_count', "Connected P2P peers of the beacon's host (0 with --no-p2p)");
   readonly gossipMessages = new Counter({
     name: 'service_beacon_gossip_messages_total',
     help: 'Gossiped blocks and attestations validated by the beacon, by topic and verdict (accept, ignore, reject)',
@@ -81,10 +75,6 @@ export class BeaconMetrics extends NodeMetrics {
     registers: [this.registry],
   });
 
-  /** Where service_beacon_peer_count is read from (the P2P host). */
-  countPeersWith(source: () => number): void {
-    this.peerSource = source;
-  }
   readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
   readonly forkchoiceUpdatesFailed = new Counter({
     name: 'service_beacon_forkchoice_updates_failed_total',

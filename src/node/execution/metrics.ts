@@ -21,8 +21,7 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly txRejected = new Counter({ name: 'service_execution_transactions_rejected_total', help: 'Transactions refused by the admission pipeline', labelNames: ['reason'], registers: [this.registry] });
   readonly gasFees = new Counter({ name: 'service_execution_gas_fees_collected_wei', help: 'Fees paid to proposers in canonical blocks, in wei', registers: [this.registry] });
   readonly gasUsed = new Counter({ name: 'service_execution_gas_used_total', help: 'Gas used by canonical blocks', registers: [this.registry] });
-  private peerSource: () => number = () => 0;
-  readonly peers = this.peerGauge();
+  readonly peers = this.peerGauge('service_execution_peer_count', 'Connected P2P peers of the execution host (0 when run with --no-p2p)');
   readonly gossipTxs = new Counter({
     name: 'service_execution_gossip_transactions_total',
     help: 'Transactions received on /service/txs/v1, by verdict (accept, ignore, reject) and reason (ADMITTED or the refusal code)',
@@ -42,23 +41,6 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly cacheBytes = this.cacheGauge('service_execution_cache_bytes', 'Estimated resident bytes of each in-memory cache', (s) => s.bytes);
   readonly cacheMaxBytes = this.cacheGauge('service_execution_cache_max_bytes', 'Byte bound of each in-memory cache', (s) => s.maxBytes);
   readonly cacheEntries = this.cacheGauge('service_execution_cache_entries', 'Entries in each in-memory cache', (s) => s.entries);
-
-  /** Reads the connected peer count from `source` at each scrape. */
-  watchPeers(source: () => number): void {
-    this.peerSource = source;
-  }
-
-  private peerGauge(): Gauge {
-    const source = () => this.peerSource();
-    return new Gauge({
-      name: 'service_execution_peer_count',
-      help: 'Connected P2P peers of the execution host (0 when run with --no-p2p)',
-      registers: [this.registry],
-      collect() {
-        this.set(source());
-      },
-    });
-  }
 
   /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */
   watchCaches(source: CacheSource): void {

@@ -171,7 +171,7 @@ export class ExecutionNode {
         throw err;
       }
     }
-    metrics.watchPeers(() => node.peerCount());
+    metrics.countPeersWith(() => node.peerCount());
     log.info('execution node started', {
       chain_id: opts.genesis.chain_id,
       head: chain.head().index,

@@ -24,6 +24,8 @@ export class NodeMetrics {
     registers: [this.registry],
   });
   readonly vrfFail = new Counter({ name: 'quantum_canonical_vrf_fail_total', help: 'VRF proofs that failed verification', registers: [this.registry] });
+  /** Where the layer's peer-count gauge reads from at scrape time (its P2P host; 0 without one). */
+  private peerSource: () => number = () => 0;
   readonly canonicalBytes = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding produced (expected 3409)', registers: [this.registry] });
 
   constructor() {
@@ -31,6 +33,24 @@ export class NodeMetrics {
     // (and fire CanonicalBytesLengthIncorrect) before any header was encoded. Without a sample
     // the series is absent until the first real encoding sets it.
     this.canonicalBytes.remove();
+  }
+
+  /** Where the peer-count gauge is read from (the P2P host). */
+  countPeersWith(source: () => number): void {
+    this.peerSource = source;
+  }
+
+  /** A gauge of connected P2P peers, read from the host when scraped rather than kept in step. */
+  protected peerGauge(name: string, help: string): Gauge {
+    const source = () => this.peerSource();
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(source());
+      },
+    });
   }
 
   /** Records one signature verification. */
