@@ -35,7 +35,8 @@ export abstract class SvcCommand extends Command {
   }
 
   protected override async catch(err: Error & OclifErrorLike): Promise<void> {
-    const usage = typeof err.oclif?.exit === 'number' && err.oclif.exit === USAGE_EXIT;
+    // Bad usage found after parsing (a flag combination the command refuses) is exit 2 as well.
+    const usage = (typeof err.oclif?.exit === 'number' && err.oclif.exit === USAGE_EXIT) || (err instanceof SvcError && err.code === 'USAGE');
     const code = err instanceof SvcError ? err.code : usage ? 'USAGE' : 'ERROR';
     process.exitCode = usage ? USAGE_EXIT : typeof err.oclif?.exit === 'number' && err.oclif.exit > 0 ? err.oclif.exit : 1;
     const message = (err.message || String(err))

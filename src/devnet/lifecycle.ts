@@ -55,6 +55,13 @@ export interface PreparedDevnet {
   groups: ProcessSpec[][];
 }
 
+/** Every producing node runs at least one validator. */
+function checkNodesFit(producers: number, validators: number): void {
+  if (producers > validators) {
+    throw new DevnetError('USAGE', `--nodes ${producers} needs at least as many validators, and this chain has ${validators}: every producing node runs at least one`, 400);
+  }
+}
+
 /** Creates or resumes the devnet in `o.dir` and writes its manifest; starts nothing. */
 export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   const layout = devnetLayout(o.dir);
@@ -64,15 +71,15 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   }
   // A fresh chain starts from the flags alone; a resumed one keeps its node counts unless told otherwise.
   const shape = devnetShape(o, o.fresh ? undefined : previous);
+  // A new chain's validator count is known from the flags: refuse before anything is written.
+  if (o.fresh || !existsSync(layout.genesis)) checkNodesFit(shape.producers, o.validators ?? DEFAULT_VALIDATORS);
   if (previous) await killOrphans(previous);
   if (o.fresh) await removeDevnetFiles(layout, { keepSupervisorLog: true });
   await mkdir(layout.dir, { recursive: true });
 
   const resumed = existsSync(layout.genesis);
   const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o);
-  if (shape.producers > genesis.validators.length) {
-    throw new DevnetError('USAGE', `--nodes ${shape.producers} needs at least as many validators, and this chain has ${genesis.validators.length}: every producing node runs at least one`, 400);
-  }
+  checkNodesFit(shape.producers, genesis.validators.length);
   const count = shape.producers + shape.followers;
   for (let i = 0; i < count; i++) {
     const token = nodeTokenPath(layout, i);

@@ -8,6 +8,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha3_256 } from '@noble/hashes/sha3.js';
@@ -170,6 +171,12 @@ Json('every command reports failures as one stderr line and a {success:false,err
       { args: ['tx', 'sign', '--from', 'a', '--to', TO, '--value', '0x10', '--nonce', '0', '--chain-id', 'svc-test', '--json'], exit: 1, code: 'MALFORMED_INPUT', message: 'malformed tx.Value' },
       { args: ['genesis', 'new', '--json'], exit: 2, code: 'USAGE', message: 'Missing required flag validators; See more help with --help' },
       {
+        args: ['devnet', 'up', '--validators', '2', '--nodes', '3', '--dir', join(dir, 'devnet'), '--json'],
+        exit: 2,
+        code: 'USAGE',
+        message: '--nodes 3 needs at least as many validators, and this chain has 2: every producing node runs at least one',
+      },
+      {
         args: ['forks', 'list', '--genesis', missing, '--json'],
         exit: 1,
         code: 'INVALID_GENESIS',
@@ -181,6 +188,7 @@ Json('every command reports failures as one stderr line and a {success:false,err
     // Without --json: the same single stderr line and nothing on stdout.
     const plain = await mapLimit(cases, PAR, (c) => runCli(c.args.filter((a) => a !== '--json'), env));
     plain.forEach((r, i) => expectCliError(r, { exit: cases[i]!.exit, message: cases[i]!.message, json: false }));
+    assert.not.ok(existsSync(join(dir, 'devnet')), 'a refused devnet up writes nothing');
   });
 });
 
