@@ -42,7 +42,28 @@ export interface Receipt {
   cumulativeGasUsed: number;
   effectiveGasPrice: string;
   fee: string;
+  /** Address of the contract a successful deployment created; null otherwise. */
+  contractAddress: string | null;
+  /** Events the transaction emitted (none when it failed: a failed call's logs are reverted). */
+  logs: LogJson[];
+  /** Why the transaction failed (status 0): out of gas, a trap, or `revert: <reason>`. */
   error?: string;
+}
+
+/** An event a contract emitted, as receipts, eth_getLogs and REST logs show it. */
+export interface LogJson {
+  /** The contract that emitted it. */
+  address: string;
+  /** 0..4 32-byte topics, 0x hex; topics[0] is SHA3-256 of the event name. */
+  topics: string[];
+  /** The event's data, 0x hex. */
+  data: string;
+  blockNumber: number;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: number;
+  /** Position of the log in its block. */
+  logIndex: number;
 }
 
 /** Lifecycle state of a transaction as the spec names it. */

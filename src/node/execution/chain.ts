@@ -458,6 +458,8 @@ export class ExecutionChain {
         cumulativeGasUsed: Number(cumulative),
         effectiveGasPrice: tx.gasPrice.toString(),
         fee: fee.toString(),
+        contractAddress: null,
+        logs: [],
         ...(error === undefined ? {} : { error }),
       });
     });
@@ -487,6 +489,8 @@ export class ExecutionChain {
       cumulativeGasUsed: Number(at.cumulative),
       effectiveGasPrice: '0',
       fee: '0',
+      contractAddress: null,
+      logs: [],
       ...(done ? {} : { error: revoke ? `ECDSA key ${ecdsa} is not authorised` : `ECDSA key ${ecdsa} is already authorised` }),
     };
   }
