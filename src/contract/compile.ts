@@ -106,9 +106,10 @@ export class ContractRejectedError extends SvcError {
   }
 }
 
-/** "file:line:col: message" (or just the message when unlocated). */
+/** "file:line:col: message" (or just the message when unlocated), without the compiler's final period. */
 export function formatDiagnostic(d: CompileDiagnostic): string {
-  return d.file !== null ? `${d.file}:${d.line}:${d.column}: ${d.message}` : d.message;
+  const message = d.message.replace(/\.$/, '');
+  return d.file !== null ? `${d.file}:${d.line}:${d.column}: ${message}` : message;
 }
 
 // asc's category numbers (DiagnosticCategory: Pedantic, Info, Warning, Error).
