@@ -21,9 +21,9 @@ function allowanceSlot(owner: Address, spender: Address): Uint8Array {
 
 function move(from: Address, to: Address, amount: U256): void {
   const fromBalance = Storage.getU256(balanceSlot(from));
-  require(fromBalance >= amount, "insufficient balance");
-  Storage.setU256(balanceSlot(from), fromBalance - amount);
-  Storage.setU256(balanceSlot(to), Storage.getU256(balanceSlot(to)) + amount);
+  require(fromBalance.gte(amount), "insufficient balance");
+  Storage.setU256(balanceSlot(from), fromBalance.sub(amount));
+  Storage.setU256(balanceSlot(to), Storage.getU256(balanceSlot(to)).add(amount));
   new Event("Transfer").indexAddress(from).indexAddress(to).emit(new Encoder().u256(amount));
 }
 
@@ -103,8 +103,8 @@ export function transferFrom(): void {
   args.end();
   const spender = Context.caller();
   const allowed = Storage.getU256(allowanceSlot(from, spender));
-  require(allowed >= amount, "allowance exceeded");
-  Storage.setU256(allowanceSlot(from, spender), allowed - amount);
+  require(allowed.gte(amount), "allowance exceeded");
+  Storage.setU256(allowanceSlot(from, spender), allowed.sub(amount));
   move(from, to, amount);
   Result.bool(true);
 }

@@ -63,6 +63,26 @@ export class U256 {
     return this.cmp(other) == 0;
   }
 
+  /** this < other. */
+  lt(other: U256): bool {
+    return this.cmp(other) < 0;
+  }
+
+  /** this <= other. */
+  lte(other: U256): bool {
+    return this.cmp(other) <= 0;
+  }
+
+  /** this > other. */
+  gt(other: U256): bool {
+    return this.cmp(other) > 0;
+  }
+
+  /** this >= other. */
+  gte(other: U256): bool {
+    return this.cmp(other) >= 0;
+  }
+
   /** this + other; reverts on overflow past 2^256 - 1. */
   add(other: U256): U256 {
     let carry: u64 = 0;
@@ -153,6 +173,8 @@ export class U256 {
     return h;
   }
 
+  // Operators for AssemblyScript code (a + b, a < b, …). Editors type-check as TypeScript, which
+  // knows nothing of operator overloading, so the examples call the methods instead.
   // @ts-ignore: decorator
   @operator("+") static __add(a: U256, b: U256): U256 {
     return a.add(b);
