@@ -124,9 +124,8 @@ export class LogIndex {
     return (await this.store.get<LogJson[]>(LogKeys.block(block.index, block.hash))) ?? [];
   }
 
-  /** The logs matching `filter`, by block then log index; refuses ranges and results beyond the limits. */
-  async query(filter: LogFilter): Promise<LogJson[]> {
-    const { fromBlock, toBlock } = filter;
+  /** Refuses a range that is inverted, negative or wider than the limit. */
+  checkRange(fromBlock: number, toBlock: number): void {
     if (!Number.isSafeInteger(fromBlock) || !Number.isSafeInteger(toBlock) || fromBlock < 0 || toBlock < 0) {
       throw new LogQueryError('INVALID_LOG_RANGE', 'log range bounds must be non-negative block numbers', 400);
     }
@@ -135,6 +134,12 @@ export class LogIndex {
     if (span > this.limits.maxBlockRange) {
       throw new LogQueryError('LOG_RANGE_TOO_LARGE', `log queries may span at most ${this.limits.maxBlockRange} blocks; this one spans ${span} (narrow fromBlock..toBlock)`, 400);
     }
+  }
+
+  /** The logs matching `filter`, by block then log index; refuses ranges and results beyond the limits. */
+  async query(filter: LogFilter): Promise<LogJson[]> {
+    const { fromBlock, toBlock } = filter;
+    this.checkRange(fromBlock, toBlock);
     const out: LogJson[] = [];
     const keep = (log: LogJson) => {
       if (!topicsMatch(log, filter.topics)) return;
