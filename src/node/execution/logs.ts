@@ -124,6 +124,12 @@ export class LogIndex {
     return (await this.store.get<LogJson[]>(LogKeys.block(block.index, block.hash))) ?? [];
   }
 
+  /** The logs of any stored block: from the index when it is canonical, else from its receipts (side branches are not indexed). */
+  async ofStoredBlock(block: { hash: string; index: number; tx_count: number }, canonical: boolean, receipts: () => Promise<Receipt[]>): Promise<LogJson[]> {
+    if (block.tx_count === 0) return [];
+    return canonical ? this.ofBlock(block) : blockLogs(await receipts());
+  }
+
   /** Refuses a range that is inverted, negative or wider than the limit. */
   checkRange(fromBlock: number, toBlock: number): void {
     if (!Number.isSafeInteger(fromBlock) || !Number.isSafeInteger(toBlock) || fromBlock < 0 || toBlock < 0) {

@@ -4,7 +4,6 @@
  * gas estimation. The node passes the real implementation (ExecutionChain's state views and
  * proofs, the VM's executor); without one these operations answer STATE_UNAVAILABLE.
  */
-import { bytesToBigintBE, toHex } from '../../../core/codec/bytes.js';
 import { SvcError } from '../../../core/errors.js';
 import type { AccountProofJson, StateView } from '../../execution/state/types.js';
 import type { BlockRecord } from '../blocks.js';
@@ -185,14 +184,4 @@ export class ContractReader {
     }
     return backend.run(view, { from: req.from, to: req.to, value: req.value, data: req.data, gasLimit: gas, nonce: view.account(req.from).nonce, blockNumber: block.index, timestampMs: block.timestamp });
   }
-}
-
-/** A 32-byte storage value as a quantity-free 0x hex word. */
-export function wordHex(word: Uint8Array): string {
-  return toHex(word);
-}
-
-/** A 32-byte value as a bigint (storage values shown as numbers). */
-export function wordValue(word: Uint8Array): bigint {
-  return bytesToBigintBE(word);
 }

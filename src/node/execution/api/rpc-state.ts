@@ -134,9 +134,8 @@ export const STATE_METHODS: Record<string, Method> = {
     let logs: LogJson[];
     if ('blockHash' in f.range) {
       const block = await resolveSelector(n, { hash: f.range.blockHash, requireCanonical: false });
-      const canonical = (await n.chain.canonicalHash(block.index)) === block.hash;
-      // A side-branch block is not indexed: its receipts carry its logs.
-      const all = canonical ? await env.logs.ofBlock(block) : (await n.chain.blocks.receipts(block.hash)).flatMap((r) => r.logs ?? []);
+      const canonical = block.tx_count > 0 && (await n.chain.canonicalHash(block.index)) === block.hash;
+      const all = await env.logs.ofStoredBlock(block, canonical, () => n.chain.blocks.receipts(block.hash));
       const wanted = new Set(f.addresses);
       logs = all.filter((l) => (wanted.size === 0 || wanted.has(l.address)) && topicsMatch(l, f.topics));
     } else {

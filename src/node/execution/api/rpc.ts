@@ -66,18 +66,17 @@ async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, ful
     mixHash: header ? toHex(header.randaoReveal) : ZERO_HASH,
     sha3Uncles: ZERO_HASH,
     uncles: [],
-    logsBloom: toHex(logsBloom(await blockLogsOf(node, logs, r))),
+    logsBloom: toHex(logsBloom(await logsOfBlock(node, logs, r))),
     extraData: '0x',
     size: qty(r.size),
     transactions: txs,
   };
 }
 
-/** A block's logs: from the index when it is canonical, else from its receipts (side branches are not indexed). */
-async function blockLogsOf(node: ExecutionNode, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
-  if (r.tx_count === 0) return [];
-  if ((await node.chain.canonicalHash(r.index)) === r.hash) return logs.ofBlock(r);
-  return (await node.chain.blocks.receipts(r.hash)).flatMap((x) => x.logs ?? []);
+/** A stored block's logs (canonical from the index, side branches from their receipts). */
+export async function logsOfBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
+  const canonical = r.tx_count > 0 && (await node.chain.canonicalHash(r.index)) === r.hash;
+  return logs.ofStoredBlock(r, canonical, () => node.chain.blocks.receipts(r.hash));
 }
 
 async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
