@@ -129,6 +129,7 @@ export class ContractReader {
     const backend = this.need('eth_call');
     const view = await backend.stateView(block.hash);
     const gas = this.gasOf(req);
+    checkValue(view, req);
     if (req.to !== null && req.data.length > 0 && view.code(req.to) === undefined) {
       return { status: 1, gasUsed: backend.intrinsicGas(req.to, req.data), contractAddress: null, returnData: new Uint8Array(0), logs: [] };
     }
@@ -149,6 +150,7 @@ export class ContractReader {
     const intrinsic = backend.intrinsicGas(req.to, req.data);
     const cap = this.gasOf(req);
     if (intrinsic > cap) throw new SvcError('GAS_TOO_LOW', `intrinsic gas ${intrinsic} exceeds the gas limit ${cap}`, 400);
+    checkValue(view, req);
     // A value transfer, or a call to an address without code, runs nothing.
     if (req.to !== null && (req.data.length === 0 || view.code(req.to) === undefined)) return intrinsic;
     const attempt = (gas: bigint): ContractTxResult => {
@@ -179,9 +181,13 @@ export class ContractReader {
   }
 
   private runOn(backend: ContractBackend, view: StateView, block: BlockRecord, req: CallRequest, gas: bigint): ContractTxResult {
-    if (req.value > 0n && view.account(req.from).balance < req.value) {
-      throw new SvcError('INSUFFICIENT_FUNDS', `${req.from} has less than the call's value ${req.value}`, 400);
-    }
     return backend.run(view, { from: req.from, to: req.to, value: req.value, data: req.data, gasLimit: gas, nonce: view.account(req.from).nonce, blockNumber: block.index, timestampMs: block.timestamp });
+  }
+}
+
+/** A call cannot move more than its sender has (the fee is not charged on a read). */
+function checkValue(view: StateView, req: CallRequest): void {
+  if (req.value > 0n && view.account(req.from).balance < req.value) {
+    throw new SvcError('INSUFFICIENT_FUNDS', `${req.from} has less than the call's value ${req.value}`, 400);
   }
 }

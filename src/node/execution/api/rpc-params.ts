@@ -36,11 +36,6 @@ export function param<T>(params: Params, i: number, parse: (v: unknown) => T, na
   }
 }
 
-/** Wraps a parse failure of a nested field into -32602. */
-export function invalid(name: string, fn: () => void): void {
-  param([undefined], 0, fn, name);
-}
-
 export const address = (v: unknown) => normalizeAddress(v, 'address');
 export const hash32 = (v: unknown) => toHex(parseHex(v, 'hash', 32));
 export const bool = (v: unknown) => {
