@@ -1,7 +1,7 @@
 /**
  * JSON-RPC 2.0 (`{jsonrpc_url}`, default port 8545), with batches. Quantities and objects follow
- * Ethereum's conventions where the svc transaction format allows, so Ethereum client libraries
- * can read chain id, height, balances, nonces and blocks.
+ * Ethereum's conventions where the svc transaction format allows (rpc-format.ts), so viem's and
+ * ethers' standard reads work; state, contract, log and fee methods are in rpc-state.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { toHex } from '../../../core/codec/bytes.js';
