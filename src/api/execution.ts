@@ -206,6 +206,9 @@ export interface EstimateGasView {
   block_number: number;
 }
 
+/** Most blocks one log query (eth_getLogs, GET /api/v1/execution/logs) may span. */
+export const MAX_LOG_BLOCK_RANGE = 10_000;
+
 /** GET /api/v1/execution/logs */
 export interface LogsView {
   from_block: number;

@@ -4,7 +4,7 @@
  * send.ts, and decode return values and events.
  */
 import { readFile } from 'node:fs/promises';
-import type { LogJson, Receipt, TxStatus } from '../api/execution.js';
+import { type LogJson, MAX_LOG_BLOCK_RANGE, type Receipt, type TxStatus } from '../api/execution.js';
 import { parseHex, toHex } from '../core/codec/bytes.js';
 import { type CallValue, CalldataError, decodeValues, encodeCall, encodeDeploy, eventTopic, parseCliArg, topicAddress, valueToJson } from '../core/codec/calldata.js';
 import { SvcError } from '../core/errors.js';
@@ -174,7 +174,13 @@ export function parseBound(v: string | undefined, flag: string): number | string
 export async function contractLogs(client: ExecutionClient, address: string, o: { from?: number | string; to?: number | string; event?: string } = {}): Promise<{ from_block: number; to_block: number; logs: DecodedLog[] }> {
   const emitter = normalizeAddress(address);
   const topic0 = o.event === undefined ? undefined : eventTopic(o.event);
-  const r = await client.logs({ address: [emitter], ...(o.from === undefined ? {} : { from: o.from }), ...(o.to === undefined ? {} : { to: o.to }), ...(topic0 ? { topics: [[topic0]] } : {}) });
+  // Without --from: the widest window the node answers, ending at --to (default the head).
+  let from = o.from;
+  if (from === undefined) {
+    const to = typeof o.to === 'number' ? o.to : o.to === undefined ? (await client.health()).latest_block : (await client.block(o.to)).number;
+    from = Math.max(0, to - (MAX_LOG_BLOCK_RANGE - 1));
+  }
+  const r = await client.logs({ address: [emitter], from, ...(o.to === undefined ? {} : { to: o.to }), ...(topic0 ? { topics: [[topic0]] } : {}) });
   return {
     from_block: r.from_block,
     to_block: r.to_block,

@@ -86,6 +86,7 @@ node('logs: a Transfer event decoded (address topics, tagged data); --event filt
     const json = expectJsonOk(await runCli(['contract', 'logs', C, '--from', '0', '--event', 'Transfer', '--execution-url', node.restUrl, '--json'], env));
     assert.equal(json, { from_block: 0, to_block: 1, logs: [{ ...log, event: 'Transfer', topic_addresses: [HOLDER, C], values: [{ type: 'u256', value: '250' }] }] });
     assert.equal(expectJsonOk(await runCli(['contract', 'logs', C, '--from', '0', '--event', 'Approval', '--execution-url', node.restUrl, '--json'], env)).logs, []);
+    assert.is(expectJsonOk(await runCli(['contract', 'logs', C, '--execution-url', node.restUrl, '--json'], env)).logs.length, 1, 'without --from: the last 10,000 blocks');
     const human = await runCli(['contract', 'logs', C, '--from', 'earliest', '--execution-url', node.restUrl], env);
     assert.is(human.code, 0, human.stderr);
     assert.match(human.stdout, `topic1  ${HOLDER} (address)`);

@@ -8,12 +8,12 @@ import { usageAddress } from '../../cli/contract-flags.js';
 export default class ContractLogs extends SvcCommand {
   static override summary = 'List the events a contract emitted, decoded';
   static override description =
-    'Searches canonical blocks from --from to --to (default: the latest block only; at most 10,000 blocks per query). --event keeps one event (its topic0 is SHA3-256 of the name). ' +
+    'Searches canonical blocks from --from to --to (default: the last 10,000 blocks up to the head, the most one query may span). --event keeps one event (its topic0 is SHA3-256 of the name). ' +
     'Address topics are shown as addresses and data as tagged values where they follow the SDK\'s conventions.';
   static override examples = ['<%= config.bin %> contract logs 0x5f…e1 --from 0 --event Transfer', '<%= config.bin %> contract logs 0x5f…e1 --from 100 --to 200 --json'];
   static override args = { address: Args.string({ description: 'contract address', required: true }) };
   static override flags = {
-    from: Flags.string({ description: 'first block: number, latest, finalized or earliest (default: --to)' }),
+    from: Flags.string({ description: 'first block: number, latest, finalized or earliest (default: 9,999 blocks before --to)' }),
     to: Flags.string({ description: 'last block: number, latest, finalized or earliest (default latest)' }),
     event: Flags.string({ description: 'only this event, by name (e.g. Transfer)' }),
     'execution-url': executionUrlFlag,

@@ -11,7 +11,7 @@
  * Keys carry the block hash, so a reorg's `revert` of the old block and `put` of the new one at
  * the same height touch different keys and commute within one batch.
  */
-import type { LogJson, Receipt } from '../../api/execution.js';
+import { type LogJson, MAX_LOG_BLOCK_RANGE, type Receipt } from '../../api/execution.js';
 import { parseHex } from '../../core/codec/bytes.js';
 import { keccak256 } from '../../core/crypto/hash.js';
 import { SvcError } from '../../core/errors.js';
@@ -40,7 +40,7 @@ export interface LogLimits {
 }
 
 /** Defaults in line with public Ethereum endpoints. */
-export const DEFAULT_LOG_LIMITS: LogLimits = { maxBlockRange: 10_000, maxResults: 10_000 };
+export const DEFAULT_LOG_LIMITS: LogLimits = { maxBlockRange: MAX_LOG_BLOCK_RANGE, maxResults: 10_000 };
 
 /** A log filter: a height range, optional emitters and positional topic alternatives. */
 export interface LogFilter {
