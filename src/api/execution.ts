@@ -169,3 +169,49 @@ export interface FaucetClaimView {
   /** Base-10 wei. */
   amount: string;
 }
+
+/** GET /api/v1/execution/contracts/:address/code */
+export interface CodeView {
+  address: string;
+  block_number: number;
+  block_hash: string;
+  /** The deployed (original) WebAssembly module, 0x hex; `0x` when the account has none. */
+  code: string;
+  size: number;
+}
+
+/** GET /api/v1/execution/contracts/:address/storage/:key */
+export interface StorageView {
+  address: string;
+  /** 32-byte key, 0x hex. */
+  key: string;
+  /** 32-byte value, 0x hex (all zero when unset). */
+  value: string;
+  block_number: number;
+  block_hash: string;
+}
+
+/** POST /api/v1/execution/call (a failed call is the EXECUTION_REVERTED or EXECUTION_FAILED envelope). */
+export interface CallView {
+  /** The call's return data (tagged values, see docs/contracts.md), 0x hex. */
+  return_data: string;
+  gas_used: number;
+  block_number: number;
+  block_hash: string;
+}
+
+/** POST /api/v1/execution/estimate-gas */
+export interface EstimateGasView {
+  gas: number;
+  block_number: number;
+}
+
+/** Most blocks one log query (eth_getLogs, GET /api/v1/execution/logs) may span. */
+export const MAX_LOG_BLOCK_RANGE = 10_000;
+
+/** GET /api/v1/execution/logs */
+export interface LogsView {
+  from_block: number;
+  to_block: number;
+  logs: LogJson[];
+}

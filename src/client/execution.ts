@@ -6,7 +6,21 @@
 import { SvcError } from '../core/errors.js';
 import { runningDevnet } from '../devnet/manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
-import type { AccountView, BlockView, FaucetClaimView, HealthView, MempoolEntryJson, MempoolView, SubmitView, TxStatus } from '../api/execution.js';
+import type {
+  AccountView,
+  BlockView,
+  CallView,
+  CodeView,
+  EstimateGasView,
+  FaucetClaimView,
+  HealthView,
+  LogsView,
+  MempoolEntryJson,
+  MempoolView,
+  StorageView,
+  SubmitView,
+  TxStatus,
+} from '../api/execution.js';
 
 /** Where the execution REST API listens when nothing else is configured. */
 export const DEFAULT_EXECUTION_URL = 'http://127.0.0.1:8546';
@@ -105,8 +119,7 @@ export class ExecutionClient {
 
   /** Balance and nonces of an address at the head. */
   async account(address: string, opts?: RequestOptions): Promise<AccountView> {
-    if (!ADDRESS_RE.test(address)) throw new SvcError('MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
-    return this.data<AccountView>('GET', `/api/v1/accounts/${address.toLowerCase()}`, undefined, opts);
+    return this.data<AccountView>('GET', `/api/v1/accounts/${checkAddress(address)}`, undefined, opts);
   }
 
   /** Submits a signed envelope (0x hex) to the pool. */
@@ -136,6 +149,37 @@ export class ExecutionClient {
   /** A block by height, 0x hash, `latest`, `finalized` or `earliest`. */
   block(id: string | number, opts?: RequestOptions): Promise<BlockView> {
     return this.data<BlockView>('GET', `/api/v1/blocks/${encodeURIComponent(String(id))}`, undefined, opts);
+  }
+
+  /** The deployed code of a contract at a block (default latest). */
+  code(address: string, block?: string, opts?: RequestOptions): Promise<CodeView> {
+    return this.data<CodeView>('GET', `/api/v1/execution/contracts/${checkAddress(address)}/code${blockQuery(block)}`, undefined, opts);
+  }
+
+  /** One 32-byte storage slot of a contract at a block (default latest). */
+  storage(address: string, key: string, block?: string, opts?: RequestOptions): Promise<StorageView> {
+    return this.data<StorageView>('GET', `/api/v1/execution/contracts/${checkAddress(address)}/storage/${encodeURIComponent(key)}${blockQuery(block)}`, undefined, opts);
+  }
+
+  /** Runs a read-only call (no transaction); a revert is EXECUTION_REVERTED with the reason. */
+  call(req: CallBody, opts?: RequestOptions): Promise<CallView> {
+    return this.data<CallView>('POST', '/api/v1/execution/call', req, opts);
+  }
+
+  /** The least gas limit under which a deployment or call succeeds. */
+  estimateGas(req: CallBody, opts?: RequestOptions): Promise<EstimateGasView> {
+    return this.data<EstimateGasView>('POST', '/api/v1/execution/estimate-gas', req, opts);
+  }
+
+  /** Logs of canonical blocks by range, emitters and topics (each position: alternatives). */
+  logs(q: LogsRequest, opts?: RequestOptions): Promise<LogsView> {
+    const params = new URLSearchParams();
+    if (q.address?.length) params.set('address', q.address.join(','));
+    if (q.from !== undefined) params.set('from', String(q.from));
+    if (q.to !== undefined) params.set('to', String(q.to));
+    q.topics?.forEach((t, i) => t && t.length && params.set(`topic${i}`, t.join(',')));
+    const qs = params.toString();
+    return this.data<LogsView>('GET', `/api/v1/execution/logs${qs ? `?${qs}` : ''}`, undefined, opts);
   }
 
   /** A `{success: true, data}` route: returns `data`. */
@@ -175,6 +219,34 @@ export class ExecutionClient {
     return new ExecutionClientError('BAD_RESPONSE', `unexpected answer from ${this.baseUrl} to ${what}: ${why} (is this an svc execution node?)`);
   }
 }
+
+/** Body of POST /call and /estimate-gas. */
+export interface CallBody {
+  from?: string;
+  /** null: a deployment. */
+  to: string | null;
+  /** 0x hex calldata or deploy data. */
+  data: string;
+  /** Base-10 wei. */
+  value?: string;
+  gas?: number;
+  block?: string;
+}
+
+/** Query of GET /logs. */
+export interface LogsRequest {
+  address?: string[];
+  from?: number | string;
+  to?: number | string;
+  topics?: Array<string[] | null>;
+}
+
+function checkAddress(address: string): string {
+  if (!ADDRESS_RE.test(address)) throw new SvcError('MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
+  return address.toLowerCase();
+}
+
+const blockQuery = (block: string | undefined) => (block === undefined ? '' : `?block=${encodeURIComponent(block)}`);
 
 function object(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ExecutionClientError('BAD_RESPONSE', `unexpected answer to ${what}: not a JSON object`);

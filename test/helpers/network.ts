@@ -160,6 +160,8 @@ export class Devnet extends ProcessGroup {
   readonly net: string;
   readonly genesisPath: string;
   readonly execUrl: string;
+  /** The execution node's JSON-RPC URL. */
+  readonly rpcUrl: string;
   readonly beaconUrl: string;
   /** The parsed genesis.json. */
   genesis: any;
@@ -173,6 +175,7 @@ export class Devnet extends ProcessGroup {
     this.net = join(dir, 'net');
     this.genesisPath = join(this.net, 'genesis.json');
     this.execUrl = `http://127.0.0.1:${ports.rest}`;
+    this.rpcUrl = `http://127.0.0.1:${ports.rpc}`;
     this.beaconUrl = `http://127.0.0.1:${ports.beacon}`;
   }
 

@@ -388,9 +388,11 @@ jsonrpc('protocol errors: -32700, -32600, -32601, -32602; eth_subscribe points t
   assert.equal(await raw(big), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request: batch larger than 100' } });
   const note = await http(node.rpcUrl, '/', { json: { jsonrpc: '2.0', method: 'eth_chainId', params: [] } });
   assert.is(note.status, 204, 'a lone notification gets no body');
+  // Historical state comes from the contract-state backend (api/contracts.ts); a node without one says so.
   assert.equal((await rpc(node, 'eth_getBalance', [acc0.address, 'earliest'])).error, {
-    code: -32000,
-    message: 'historical state is not available: this node keeps only the latest state (use "latest" or "pending")',
+    code: -32603,
+    message: 'reading historical state needs the contract state and VM, which this node does not serve',
+    data: { code: 'STATE_UNAVAILABLE' },
   });
 });
 

@@ -7,6 +7,9 @@ import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseSubmission } from './submission.js';
+import { type ContractBackend, ContractReader } from './contracts.js';
+import { registerContractRoutes } from './rest-contracts.js';
+import { LogIndex } from '../logs.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 /** Mempool page size by default and at most. */
@@ -24,8 +27,8 @@ export interface RestLimits {
   faucetRatePerIpPerMinute: number;
 }
 
-/** Registers /health, faucet, mempool, transactions, accounts, blocks and /metrics. */
-export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits): void {
+/** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs (with `contracts`, the state backend), and /metrics. */
+export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits, contracts?: ContractBackend): void {
   const submitPerIp = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'client');
   const submitPerSender = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'sender');
   const faucetPerIp = new RateLimiter(limits.faucetRatePerIpPerMinute / 60, limits.faucetRatePerIpPerMinute, 'client');
@@ -87,6 +90,8 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
     return ok(reply, await node.blockView(r));
   });
+
+  registerContractRoutes(app, node, new ContractReader(contracts, BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
 }

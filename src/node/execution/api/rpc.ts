@@ -1,79 +1,34 @@
 /**
  * JSON-RPC 2.0 (`{jsonrpc_url}`, default port 8545), with batches. Quantities and objects follow
- * Ethereum's conventions where the svc transaction format allows, so Ethereum client libraries
- * can read chain id, height, balances, nonces and blocks.
+ * Ethereum's conventions where the svc transaction format allows (rpc-format.ts), so viem's and
+ * ethers' standard reads work; state, contract, log and fee methods are in rpc-state.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { parseHex, toHex } from '../../../core/codec/bytes.js';
-import { normalizeAddress } from '../../../core/crypto/address.js';
+import { toHex } from '../../../core/codec/bytes.js';
 import { SvcError, TxError, MalformedError } from '../../../core/errors.js';
 import type { Transaction } from '../../../core/types/transaction.js';
-import { txFromJson, txToJson, type TxJson, type ValueTxJson } from '../../../core/types/transaction-json.js';
+import { txFromJson, txToJson } from '../../../core/types/transaction-json.js';
 import type { BlockRecord } from '../chain.js';
-import type { Receipt } from '../../../api/execution.js';
+import type { LogJson } from '../../../api/execution.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
+import { LogIndex, logsBloom } from '../logs.js';
+import { CallFailedError, type ContractBackend, ContractReader } from './contracts.js';
+import { qty, rpcReceipt, rpcTx } from './rpc-format.js';
+import { address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
+import { STATE_METHODS } from './rpc-state.js';
 
-/** Standard JSON-RPC error codes (DECISIONS.md). */
-export const RpcCode = { Parse: -32700, InvalidRequest: -32600, MethodNotFound: -32601, InvalidParams: -32602, Internal: -32603, Server: -32000 } as const;
-
-/** An error with a JSON-RPC code. */
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
+export { RpcCode, RpcError } from './rpc-params.js';
+export type { RpcContext } from './rpc-params.js';
 
 /** Most requests one batch may carry. */
 const MAX_BATCH = 100;
 const ZERO_HASH = '0x' + '00'.repeat(32);
-const EMPTY_BLOOM = '0x' + '00'.repeat(256);
-
-const qty = (n: bigint | number): string => '0x' + BigInt(n).toString(16);
-
-type Params = unknown[];
-/** Per-request context: the submission limits bound to the caller. */
-export interface RpcContext {
-  limitIp(): void;
-  limitSender(sender: string): void;
-}
 
 const UNLIMITED: RpcContext = { limitIp() {}, limitSender() {} };
-
-type Method = (params: Params, node: ExecutionNode, ctx: RpcContext) => unknown;
-
-function param<T>(params: Params, i: number, parse: (v: unknown) => T, name: string, optional = false): T | undefined {
-  const v = params[i];
-  if (v === undefined && optional) return undefined;
-  try {
-    return parse(v);
-  } catch (err) {
-    throw new RpcError(RpcCode.InvalidParams, `invalid ${name}: ${(err as Error).message}`);
-  }
-}
-
-const address = (v: unknown) => normalizeAddress(v, 'address');
-const hash32 = (v: unknown) => toHex(parseHex(v, 'hash', 32));
-const bool = (v: unknown) => {
-  if (typeof v !== 'boolean') throw new Error('expected true or false');
-  return v;
-};
-
-/** Only the head state is kept: historical tags are refused rather than answered wrongly. */
-function stateTag(v: unknown): void {
-  if (v === undefined || v === 'latest' || v === 'pending') return;
-  if (typeof v === 'string' && /^(earliest|finalized|safe|0x[0-9a-fA-F]+)$/.test(v)) {
-    throw new RpcError(RpcCode.Server, `historical state is not available: this node keeps only the latest state (use "latest" or "pending")`);
-  }
-  throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(v)}`);
-}
 
 async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecord | undefined> {
   if (typeof tag !== 'string') throw new RpcError(RpcCode.InvalidParams, 'block tag must be a string');
@@ -86,50 +41,13 @@ async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecor
   throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(tag)}`);
 }
 
-function rpcTx(node: ExecutionNode, at: { hash: string; number: number } | undefined, index: number | undefined, json: TxJson) {
-  const v = json as Partial<ValueTxJson>;
-  return {
-    hash: json.hash,
-    type: qty(json.type),
-    nonce: qty(json.nonce),
-    from: json.from,
-    to: v.to ?? null,
-    value: qty(BigInt(v.value ?? '0')),
-    gas: qty(v.gasLimit ?? 0),
-    gasPrice: qty(BigInt(v.gasPrice ?? '0')),
-    input: v.data ?? '0x',
-    chainId: qty(node.chain.genesis.network_id),
-    blockHash: at?.hash ?? null,
-    blockNumber: at ? qty(at.number) : null,
-    transactionIndex: index === undefined ? null : qty(index),
-  };
-}
-
-function rpcReceipt(r: Receipt) {
-  return {
-    transactionHash: r.transactionHash,
-    transactionIndex: qty(r.transactionIndex),
-    blockHash: r.blockHash,
-    blockNumber: qty(r.blockNumber),
-    from: r.from,
-    to: r.to,
-    cumulativeGasUsed: qty(r.cumulativeGasUsed),
-    gasUsed: qty(r.gasUsed),
-    effectiveGasPrice: qty(BigInt(r.effectiveGasPrice)),
-    contractAddress: null,
-    logs: [],
-    logsBloom: EMPTY_BLOOM,
-    status: qty(r.status),
-    type: '0x0',
-  };
-}
-
 // Without full transactions only the record, the header and the hash list are read.
-async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
+async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, full: boolean) {
   const at = { hash: r.hash, number: r.index };
   const block = full ? await node.chain.blocks.block(r.hash) : undefined;
   const header = block ? block.header : (await node.chain.blocks.header(r.hash))?.header;
-  const txs = block ? block.transactions.map((t, i) => rpcTx(node, at, i, txToJson(t))) : await node.chain.blocks.txHashes(r.hash);
+  const chainId = node.chain.genesis.network_id;
+  const txs = block ? block.transactions.map((t, i) => rpcTx(txToJson(t), chainId, at, i)) : await node.chain.blocks.txHashes(r.hash);
   return {
     number: qty(r.index),
     hash: r.hash,
@@ -148,11 +66,17 @@ async function rpcBlock(node: ExecutionNode, r: BlockRecord, full: boolean) {
     mixHash: header ? toHex(header.randaoReveal) : ZERO_HASH,
     sha3Uncles: ZERO_HASH,
     uncles: [],
-    logsBloom: EMPTY_BLOOM,
+    logsBloom: toHex(logsBloom(await logsOfBlock(node, logs, r))),
     extraData: '0x',
     size: qty(r.size),
     transactions: txs,
   };
+}
+
+/** A stored block's logs (canonical from the index, side branches from their receipts). */
+export async function logsOfBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
+  const canonical = r.tx_count > 0 && (await node.chain.canonicalHash(r.index)) === r.hash;
+  return logs.ofStoredBlock(r, canonical, () => node.chain.blocks.receipts(r.hash));
 }
 
 async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
@@ -173,37 +97,26 @@ const METHODS: Record<string, Method> = {
   eth_chainId: (_p, n) => qty(n.chain.genesis.network_id),
   eth_blockNumber: (_p, n) => qty(n.chain.head().index),
   eth_gasPrice: (_p, n) => qty(BigInt(n.chain.genesis.config.min_gas_price)),
-  eth_getBalance: (p, n) => {
-    const a = param(p, 0, address, 'address')!;
-    stateTag(p[1]);
-    return qty(BigInt(n.account(a).balance));
-  },
-  eth_getTransactionCount: (p, n) => {
-    const a = param(p, 0, address, 'address')!;
-    stateTag(p[1]);
-    const acc = n.account(a);
-    return qty(p[1] === 'pending' ? acc.pending_nonce : acc.nonce);
-  },
   svc_getNonce: (p, n) => {
     const a = param(p, 0, address, 'address')!;
     const acc = n.account(a);
     return { address: a, nonce: acc.nonce, pendingNonce: acc.pending_nonce };
   },
-  eth_getBlockByNumber: async (p, n) => {
+  eth_getBlockByNumber: async (p, n, _c, env) => {
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
     const r = await blockByTag(n, p[0]);
-    return r ? rpcBlock(n, r, full) : null;
+    return r ? rpcBlock(n, env.logs, r, full) : null;
   },
-  eth_getBlockByHash: async (p, n) => {
+  eth_getBlockByHash: async (p, n, _c, env) => {
     const h = param(p, 0, hash32, 'block hash')!;
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
     const r = await n.resolveBlock(h);
-    return r ? rpcBlock(n, r, full) : null;
+    return r ? rpcBlock(n, env.logs, r, full) : null;
   },
   eth_getTransactionByHash: async (p, n) => {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
     if (!s.tx) return null;
-    return rpcTx(n, s.block, s.receipt?.transactionIndex, s.tx);
+    return rpcTx(s.tx, n.chain.genesis.network_id, s.block, s.receipt?.transactionIndex);
   },
   eth_getTransactionReceipt: async (p, n) => {
     const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
@@ -221,10 +134,11 @@ const METHODS: Record<string, Method> = {
     n.admission.views(entries).forEach((v, i) => {
       const e = entries[i]!;
       const bucket = out[v.status === 'ready' ? 'pending' : 'queued'];
-      (bucket[e.sender] ??= {})[e.nonce.toString()] = rpcTx(n, undefined, undefined, txToJson(e.tx));
+      (bucket[e.sender] ??= {})[e.nonce.toString()] = rpcTx(txToJson(e.tx), n.chain.genesis.network_id, undefined, undefined);
     });
     return out;
   },
+  ...STATE_METHODS,
   eth_subscribe: () => {
     throw new RpcError(RpcCode.MethodNotFound, 'eth_subscribe is not available on the execution layer: subscribe to the beacon event stream at ws://<beacon-host>:8080/ws instead');
   },
@@ -242,7 +156,7 @@ function errorResponse(id: unknown, code: number, message: string, data?: unknow
 }
 
 /** Handles one request object; returns undefined for notifications (no id). */
-export async function handleRpc(req: unknown, node: ExecutionNode, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
+export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
   if (typeof req !== 'object' || req === null || Array.isArray(req)) return errorResponse(null, RpcCode.InvalidRequest, 'invalid request: expected an object');
   const r = req as Partial<RpcRequest>;
   const id = r.id;
@@ -254,10 +168,12 @@ export async function handleRpc(req: unknown, node: ExecutionNode, ctx: RpcConte
   const method = Object.hasOwn(METHODS, r.method) ? METHODS[r.method] : undefined;
   if (!method) return errorResponse(id, RpcCode.MethodNotFound, `the method ${r.method} does not exist/is not available`);
   try {
-    const result = await method((r.params as Params | undefined) ?? [], node, ctx);
+    const result = await method((r.params as Params | undefined) ?? [], node, ctx, env);
     return id === undefined ? undefined : { jsonrpc: '2.0', id, result };
   } catch (err) {
     if (err instanceof RpcError) return errorResponse(id, err.code, err.message, err.data);
+    // Ethereum nodes answer a reverted call with code 3 and the revert data; tooling decodes both.
+    if (err instanceof CallFailedError && err.reverted) return errorResponse(id, RpcCode.Reverted, err.message, toHex(err.result.returnData));
     if (err instanceof TxError || err instanceof PoolError || err instanceof MalformedError || err instanceof SvcError) {
       return errorResponse(id, err.status >= 500 ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
     }
@@ -266,7 +182,8 @@ export async function handleRpc(req: unknown, node: ExecutionNode, ctx: RpcConte
 }
 
 /** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
-export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number, contracts?: ContractBackend): void {
+  const env: RpcEnv = { reader: new ContractReader(contracts, BigInt(node.chain.genesis.config.max_gas_per_block)), logs: new LogIndex(node.chain.store) };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   app.removeAllContentTypeParsers();
@@ -283,10 +200,10 @@ export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, su
     if (Array.isArray(parsed)) {
       if (parsed.length === 0) return reply.send(errorResponse(null, RpcCode.InvalidRequest, 'invalid request: empty batch'));
       if (parsed.length > MAX_BATCH) return reply.send(errorResponse(null, RpcCode.InvalidRequest, `invalid request: batch larger than ${MAX_BATCH}`));
-      const out = (await Promise.all(parsed.map((p) => handleRpc(p, node, ctx)))).filter((x) => x !== undefined);
+      const out = (await Promise.all(parsed.map((p) => handleRpc(p, node, env, ctx)))).filter((x) => x !== undefined);
       return out.length ? reply.send(out) : reply.status(204).send();
     }
-    const res = await handleRpc(parsed, node, ctx);
+    const res = await handleRpc(parsed, node, env, ctx);
     return res ? reply.send(res) : reply.status(204).send();
   });
 }

@@ -1,0 +1,193 @@
+/**
+ * What the read APIs (JSON-RPC and REST) need from the state trie and the contract VM, as one
+ * typed backend, and the read-only operations built on it: code, storage, proofs, eth_call and
+ * gas estimation. The node passes the real implementation (ExecutionChain's state views and
+ * proofs, the VM's executor); without one these operations answer STATE_UNAVAILABLE.
+ */
+import { SvcError } from '../../../core/errors.js';
+import type { AccountProofJson, StateView } from '../../execution/state/types.js';
+import type { BlockRecord } from '../blocks.js';
+
+/** Everything a contract transaction (or read-only call) runs with (the VM's executor.ts shape). */
+export interface ContractTxContext {
+  from: string;
+  to: string | null;
+  value: bigint;
+  data: Uint8Array;
+  gasLimit: bigint;
+  nonce: bigint;
+  blockNumber: number;
+  timestampMs: number;
+}
+
+/** What a contract run produced (the VM's executor.ts shape). */
+export interface ContractTxResult {
+  status: 0 | 1;
+  gasUsed: bigint;
+  contractAddress: string | null;
+  returnData: Uint8Array;
+  logs: Array<{ address: string; topics: Uint8Array[]; data: Uint8Array }>;
+  error?: string;
+}
+
+/** The state trie and VM operations the read APIs use. */
+export interface ContractBackend {
+  /** A throwaway view of the state after a stored, non-pruned block; throws a typed error otherwise. */
+  stateView(blockHash: string): Promise<StateView>;
+  /** Account and storage proofs against the state root of a stored, non-pruned block. */
+  proof(blockHash: string, address: string, keys: Uint8Array[]): Promise<AccountProofJson>;
+  /** Runs a deployment or call on `view` (the VM's runContractTx). */
+  run(view: StateView, ctx: ContractTxContext): ContractTxResult;
+  /** Intrinsic gas of a deployment or call (the VM's intrinsicGas). */
+  intrinsicGas(to: string | null, data: Uint8Array): bigint;
+}
+
+/** The node serves no contract state (no backend was wired in). */
+export class StateUnavailableError extends SvcError {
+  constructor(what: string) {
+    super('STATE_UNAVAILABLE', `${what} needs the contract state and VM, which this node does not serve`, 503);
+  }
+}
+
+/** A read-only call that failed: a revert (with its reason) or an out-of-gas or trap. */
+export class CallFailedError extends SvcError {
+  constructor(
+    readonly result: ContractTxResult,
+    readonly reverted: boolean,
+  ) {
+    super(reverted ? 'EXECUTION_REVERTED' : 'EXECUTION_FAILED', reverted ? `execution reverted: ${revertReason(result)}` : `execution failed: ${result.error ?? 'status 0'}`, 400);
+  }
+}
+
+const REVERT_PREFIX = 'revert: ';
+
+/** The revert reason of a failed run, from its error (`revert: <reason>`). */
+export function revertReason(r: ContractTxResult): string {
+  return r.error?.startsWith(REVERT_PREFIX) ? r.error.slice(REVERT_PREFIX.length) : (r.error ?? '');
+}
+
+/** A read-only call as the APIs accept it (validated). */
+export interface CallRequest {
+  from: string;
+  to: string | null;
+  value: bigint;
+  data: Uint8Array;
+  /** Gas the call may use; defaults to the block gas limit. */
+  gas?: bigint;
+}
+
+/** Read-only operations at a block, over a backend. */
+export class ContractReader {
+  constructor(
+    private readonly backend: ContractBackend | undefined,
+    /** The block gas limit: the default and the cap of a call's gas. */
+    private readonly maxGas: bigint,
+  ) {}
+
+  private need(what: string): ContractBackend {
+    if (!this.backend) throw new StateUnavailableError(what);
+    return this.backend;
+  }
+
+  /** Whether the node serves contract state at all. */
+  get available(): boolean {
+    return this.backend !== undefined;
+  }
+
+  /** A view of the state after `block`. */
+  view(block: BlockRecord, what: string): Promise<StateView> {
+    return this.need(what).stateView(block.hash);
+  }
+
+  /** The deployed code at `address` after `block` (empty when none). */
+  async code(block: BlockRecord, address: string): Promise<Uint8Array> {
+    return (await this.view(block, 'reading code')).code(address) ?? new Uint8Array(0);
+  }
+
+  /** A 32-byte storage slot after `block`. */
+  async storage(block: BlockRecord, address: string, key: Uint8Array): Promise<Uint8Array> {
+    return (await this.view(block, 'reading storage')).storage(address, key);
+  }
+
+  /** Balance and nonce after `block`. */
+  async account(block: BlockRecord, address: string): Promise<{ balance: bigint; nonce: bigint }> {
+    const a = (await this.view(block, 'reading historical state')).account(address);
+    return { balance: a.balance, nonce: a.nonce };
+  }
+
+  /** Account and storage proofs against `block`'s state root. */
+  proof(block: BlockRecord, address: string, keys: Uint8Array[]): Promise<AccountProofJson> {
+    return this.need('a state proof').proof(block.hash, address, keys);
+  }
+
+  /**
+   * Runs `req` on a throwaway view of the state after `block`, in that block's context (its
+   * number and timestamp), and returns the result; a status-0 result throws CallFailedError.
+   * A call to an address without code returns empty data, as on Ethereum.
+   */
+  async call(block: BlockRecord, req: CallRequest): Promise<ContractTxResult> {
+    const backend = this.need('eth_call');
+    const view = await backend.stateView(block.hash);
+    const gas = this.gasOf(req);
+    checkValue(view, req);
+    if (req.to !== null && req.data.length > 0 && view.code(req.to) === undefined) {
+      return { status: 1, gasUsed: backend.intrinsicGas(req.to, req.data), contractAddress: null, returnData: new Uint8Array(0), logs: [] };
+    }
+    const r = this.runOn(backend, view, block, req, gas);
+    if (r.status === 0) throw new CallFailedError(r, r.error?.startsWith(REVERT_PREFIX) ?? false);
+    return r;
+  }
+
+  /**
+   * The least gas limit under which `req` succeeds: a run at the cap proves it can; its gas used
+   * is then tried first (it is the answer unless the call behaves differently with less gas left,
+   * e.g. by forwarding gas to a nested call), and only then a binary search between the two. Each
+   * run starts from the same state (checkpoint and revert on one view).
+   */
+  async estimateGas(block: BlockRecord, req: CallRequest): Promise<bigint> {
+    const backend = this.need('eth_estimateGas');
+    const view = await backend.stateView(block.hash);
+    const intrinsic = backend.intrinsicGas(req.to, req.data);
+    const cap = this.gasOf(req);
+    if (intrinsic > cap) throw new SvcError('GAS_TOO_LOW', `intrinsic gas ${intrinsic} exceeds the gas limit ${cap}`, 400);
+    checkValue(view, req);
+    // A value transfer, or a call to an address without code, runs nothing.
+    if (req.to !== null && (req.data.length === 0 || view.code(req.to) === undefined)) return intrinsic;
+    const attempt = (gas: bigint): ContractTxResult => {
+      const mark = view.checkpoint();
+      try {
+        return this.runOn(backend, view, block, req, gas);
+      } finally {
+        view.revertTo(mark);
+      }
+    };
+    const full = attempt(cap);
+    if (full.status === 0) throw new CallFailedError(full, full.error?.startsWith(REVERT_PREFIX) ?? false);
+    let lo = full.gasUsed > intrinsic ? full.gasUsed : intrinsic;
+    if (attempt(lo).status === 1) return lo;
+    let hi = cap;
+    while (hi - lo > 1n) {
+      const mid = (lo + hi) / 2n;
+      if (attempt(mid).status === 1) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  }
+
+  private gasOf(req: CallRequest): bigint {
+    const gas = req.gas ?? this.maxGas;
+    if (gas > this.maxGas) throw new SvcError('GAS_TOO_HIGH', `gas ${gas} exceeds the block gas limit ${this.maxGas}`, 400);
+    return gas;
+  }
+
+  private runOn(backend: ContractBackend, view: StateView, block: BlockRecord, req: CallRequest, gas: bigint): ContractTxResult {
+    return backend.run(view, { from: req.from, to: req.to, value: req.value, data: req.data, gasLimit: gas, nonce: view.account(req.from).nonce, blockNumber: block.index, timestampMs: block.timestamp });
+  }
+}
+
+/** A call cannot move more than its sender has (the fee is not charged on a read). */
+function checkValue(view: StateView, req: CallRequest): void {
+  if (req.value > 0n && view.account(req.from).balance < req.value) {
+    throw new SvcError('INSUFFICIENT_FUNDS', `${req.from} has less than the call's value ${req.value}`, 400);
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Ethereum tooling against a real devnet (execution, beacon and validator processes): viem 2's
+ * standard public reads and ethers 6's getTransaction / getBlock(n, true) parse what svc's
+ * JSON-RPC answers, for a block that carries an ML-DSA-signed transfer.
+ *
+ * The "state reads" test (estimateGas, call, getCode, getStorageAt, getProof, balances at a
+ * past block) needs the node's contract-state backend; it passes once the state trie and the VM
+ * are wired into the API (issue 11).
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { JsonRpcProvider } from 'ethers';
+import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { expectJsonOk, runCli } from '../helpers/cli.js';
+import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
+
+const TO = '0x00000000000000000000000000000000000000bb';
+const DEVNET_PASSWORD = 'svc-devnet';
+type Hex = `0x${string}`;
+
+interface Ctx {
+  net: Devnet;
+  viem: PublicClient;
+  from: Hex;
+  hash: Hex;
+  block: bigint;
+}
+
+/** Runs the suite's tests on one devnet with one included transfer. */
+async function withTransfer(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
+  await withDevnet({ validators: 2 }, async (net) => {
+    await net.startAll();
+    const slotMs = net.slotMs;
+    await net.waitHead('the first block', (h) => h.index >= 1, 20 * slotMs + 30_000);
+    const sent = expectJsonOk(
+      await runCli(['tx', 'send', '--from', join(net.net, 'accounts', 'account-0.json'), '--to', TO, '--value', '777', '--wait', '--timeout', String(Math.ceil((30 * slotMs) / 1000) + 60), '--execution-url', net.execUrl, '--json'], { ...net.env, SVC_PASSWORD: DEVNET_PASSWORD }),
+    );
+    const chain = defineChain({ id: net.genesis.network_id, name: 'svc devnet', nativeCurrency: { name: 'SVC', symbol: 'SVC', decimals: 18 }, rpcUrls: { default: { http: [net.rpcUrl] } } });
+    const viem = createPublicClient({ chain, transport: http(net.rpcUrl) }) as PublicClient;
+    await fn({ net, viem, from: sent.from as Hex, hash: sent.hash as Hex, block: BigInt(sent.block.number) });
+  });
+}
+
+/** One devnet for the suite: started in `before`, held open until `after` releases it (withDevnet then kills and removes it). */
+const test = suite<{ ctx: Ctx; release: () => void; done: Promise<void> }>('ethereum tooling: viem 2 and ethers 6');
+test.before(async (s) => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  s.release = release;
+  s.ctx = await new Promise<Ctx>((resolve, reject) => {
+    s.done = withTransfer(async (ctx) => {
+      resolve(ctx);
+      await held;
+    });
+    s.done.catch(reject);
+  });
+});
+test.after(async (s) => {
+  s.release?.();
+  await s.done;
+});
+
+test('viem standard reads and ethers getTransaction / getBlock(n, true)', async ({ ctx }) => {
+  const { net, viem, from, hash, block } = ctx;
+  // --- chain, blocks, transactions, receipts, fees ----------------------------------------
+  assert.is(await viem.getChainId(), net.genesis.network_id);
+  assert.ok((await viem.getBlockNumber()) >= block);
+  const withTxs = await viem.getBlock({ blockNumber: block, includeTransactions: true });
+  const tx = withTxs.transactions.find((t) => t.hash === hash);
+  assert.ok(tx, 'the transfer is in its block');
+  assert.is(tx!.from, from);
+  assert.is(tx!.to, TO);
+  assert.is(tx!.value, 777n);
+  assert.is(tx!.r, `0x${'00'.repeat(32)}`, 'an ML-DSA transaction has r = 0: no ECDSA signature');
+  const hashesOnly = await viem.getBlock({ blockNumber: block });
+  assert.ok(hashesOnly.transactions.includes(hash));
+  assert.ok(typeof (await viem.getBlock({ blockTag: 'finalized' })).number === 'bigint', 'the finalized tag resolves');
+  assert.is((await viem.getTransaction({ hash })).hash, hash);
+  const receipt = await viem.getTransactionReceipt({ hash });
+  assert.is(receipt.status, 'success');
+  assert.is(receipt.contractAddress, null);
+  assert.equal(receipt.logs, []);
+  assert.is(await viem.getGasPrice(), BigInt(net.genesis.config.min_gas_price));
+  const fees = await viem.getFeeHistory({ blockCount: 4, blockTag: 'latest', rewardPercentiles: [50] });
+  assert.is(fees.baseFeePerGas.length, fees.gasUsedRatio.length + 1);
+  // viem has no action for eth_syncing; its raw request is what wallets use.
+  const request = viem.request as unknown as (a: { method: string; params?: unknown[] }) => Promise<unknown>;
+  assert.is(await request({ method: 'eth_syncing' }), false);
+  assert.equal(await viem.getLogs({ fromBlock: 0n, toBlock: 'latest' }), [], 'no contract has emitted anything');
+  assert.is(await viem.getBalance({ address: TO }), 777n);
+  assert.is(await viem.getTransactionCount({ address: from }), 1);
+
+  // --- ethers 6: transaction objects carry r, s, v (it refused them before) ---------------
+  const ethers = new JsonRpcProvider(net.rpcUrl, undefined, { polling: false });
+  try {
+    const et = await ethers.getTransaction(hash);
+    assert.ok(et, 'ethers finds the transaction');
+    assert.is(et!.from.toLowerCase(), from);
+    assert.is(et!.value, 777n);
+    const eb = await ethers.getBlock(Number(block), true);
+    assert.ok(eb!.prefetchedTransactions.some((t) => t.hash === hash));
+    assert.is((await ethers.getTransactionReceipt(hash))!.status, 1);
+  } finally {
+    ethers.destroy();
+  }
+});
+
+test('state reads at the head and at past blocks (need the contract-state backend: pass after issue 11 is merged)', async ({ ctx }) => {
+  const { net, viem, from, block } = ctx;
+  assert.is(await viem.getBalance({ address: TO, blockNumber: block - 1n }), 0n, 'balance before the transfer');
+  assert.is(await viem.getTransactionCount({ address: from, blockTag: 'earliest' }), 0);
+  assert.is(await viem.getCode({ address: TO }), undefined, 'an account without code');
+  assert.is(await viem.getStorageAt({ address: TO, slot: '0x0' }), `0x${'00'.repeat(32)}`);
+  assert.is(await viem.estimateGas({ account: from, to: TO, value: 1n }), 21_000n);
+  assert.is((await viem.call({ account: from, to: TO, data: '0x' })).data, undefined);
+  const proof = await viem.getProof({ address: TO, storageKeys: [`0x${'00'.repeat(32)}`], blockNumber: block });
+  assert.is(proof.balance, 777n);
+  assert.is(proof.storageProof.length, 1);
+  await waitFor('the transfer Finalized', async () => ((await getJson(`${net.execUrl}/health`)).finalized_block >= Number(block) ? true : undefined), 60 * net.slotMs + 60_000);
+  assert.is(await viem.getBalance({ address: TO, blockTag: 'finalized' }), 777n);
+});
+
+test.run();
