@@ -5,7 +5,7 @@
  */
 import { ContractModuleError } from './errors.js';
 import { CALL_INSTRUCTION_GAS, DIV_GAS, INSTRUCTION_GAS, MAX_NESTING } from './schedule.js';
-import { EMPTY_BLOCK, type FuncType, I32, I64, Reader, malformed } from './wasm.js';
+import { type FuncType, I32, I64, Reader, malformed } from './wasm.js';
 
 /** What an instruction means to the rewrite. */
 export const enum Role {
@@ -100,8 +100,6 @@ export function decodeBody(code: Uint8Array, ctx: BodyContext, resultCount: numb
     if (!t) malformed(`block type index ${bt}`, r.pos);
     return { params: t.params.length, results: t.results.length };
   };
-  void EMPTY_BLOCK;
-
   while (!r.done()) {
     const start = r.pos;
     const nesting = frames.length - 1;

@@ -309,8 +309,6 @@ function checkElements(s: Reader): number {
     if ((flags & 1) === 0) {
       if (flags & 2) s.u32();
       readConstExpr(s);
-    } else if (flags & 2) {
-      // Passive or declarative with an explicit kind: nothing more before the kind byte.
     }
     if (flags & 4) {
       if (flags & 3) {

@@ -116,7 +116,7 @@ export const FORWARDER = wat(`(module ${HOST_IMPORTS}
     (call $input_copy (i32.const 1024))
     (memory.copy (i32.const 900) (i32.const 1024) (i32.const 20))
     (i32.store (i32.const 1040) (i32.const 0x64776603))
-    (if (i32.eqz (call $call (i32.const 900) (i32.const 1040) (i32.sub (local.get $n) (i32.const 16)) (i32.const 2048) (i64.const 0)))
+    (if (i32.eqz (call $call (i32.const 900) (i32.const 1040) (i32.sub (local.get $n) (i32.const 16)) (i32.const 60000) (i64.const 0)))
       (then (call $revert (i32.const 3000) (i32.const 11)))))
   (func (export "deep")
     (i32.store8 (i32.const 99) (i32.const 1))
