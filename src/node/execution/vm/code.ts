@@ -10,7 +10,9 @@ import { type FuncType, I32, I64, Reader, malformed } from './wasm.js';
 /** What an instruction means to the rewrite. */
 export const enum Role {
   Plain,
-  /** block / loop / if: opens a frame; metering restarts inside it. */
+  /** block: opens a frame, but its body starts exactly when it does, so metering goes on. */
+  Block,
+  /** loop / if: opens a frame whose body is a branch target or conditional; metering restarts inside it. */
   Open,
   /** else / end: metering restarts after it. */
   Close,
@@ -18,6 +20,8 @@ export const enum Role {
   Branch,
   /** return: rewritten into a branch to the wrapper block. */
   Return,
+  /** call / call_indirect: the callee reads and charges the gas counter, so it must be current. */
+  Call,
   /** memory.grow: its page count is charged at run time. */
   Grow,
   /** memory.copy / memory.fill / memory.init: their byte count is charged at run time. */
@@ -32,6 +36,8 @@ export interface Instr {
   gas: bigint;
   /** Open frames (not counting the function's own) before this instruction. */
   nesting: number;
+  /** A `loop` (the rewrite keeps the gas counter in a local in functions that have one). */
+  loop?: boolean;
 }
 
 /** A decoded function body. */
@@ -123,7 +129,7 @@ export function decodeBody(code: Uint8Array, ctx: BodyContext, resultCount: numb
         frames.push({ base: height, results: bt.results, params: bt.params });
         if (frames.length > MAX_NESTING) throw new ContractModuleError('CONTRACT_LIMIT', `blocks nested deeper than ${MAX_NESTING}`);
         push(bt.params);
-        role = Role.Open;
+        role = op === 0x02 ? Role.Block : Role.Open;
         break;
       }
       case 0x05: {
@@ -180,6 +186,7 @@ export function decodeBody(code: Uint8Array, ctx: BodyContext, resultCount: numb
         pop(t.params.length);
         push(t.results.length);
         gas = CALL_INSTRUCTION_GAS;
+        role = Role.Call;
         break;
       }
       case 0x11: {
@@ -191,6 +198,7 @@ export function decodeBody(code: Uint8Array, ctx: BodyContext, resultCount: numb
         pop(t.params.length + 1);
         push(t.results.length);
         gas = CALL_INSTRUCTION_GAS;
+        role = Role.Call;
         break;
       }
       case 0x1a: // drop
@@ -272,7 +280,7 @@ export function decodeBody(code: Uint8Array, ctx: BodyContext, resultCount: numb
         decodeNumeric(op, r, pop, push);
         if (op === 0x6d || op === 0x6e || op === 0x6f || op === 0x70 || op === 0x7f || op === 0x80 || op === 0x81 || op === 0x82) gas = DIV_GAS;
     }
-    instrs.push({ start, end: r.pos, role, gas, nesting });
+    instrs.push(op === 0x03 ? { start, end: r.pos, role, gas, nesting, loop: true } : { start, end: r.pos, role, gas, nesting });
   }
   return malformed('function body has no final end');
 }
