@@ -74,7 +74,8 @@ export function instrument(v: ValidatedModule): Uint8Array {
     m.exports.push({ name: START_EXPORT, kind: 0, index: src.start });
     delete m.start;
   }
-  if (!m.exports.some((e) => e.kind === 2)) m.exports.push({ name: 'memory', kind: 2, index: 0 });
+  // The host reads the memory through the export named memory; validation made sure no other kind uses the name.
+  if (!m.exports.some((e) => e.name === 'memory')) m.exports.push({ name: 'memory', kind: 2, index: 0 });
   m.exports.push({ name: GAS_EXPORT, kind: 3, index: gas }, { name: DEPTH_EXPORT, kind: 3, index: depth });
   const out = encodeModule(m);
   if (!WebAssembly.validate(out)) {

@@ -7,7 +7,7 @@ import { keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
 import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { MAX_MEMORY_PAGES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
 import { MemoryState } from '../../../helpers/memory-state.js';
-import { callData, deployData } from '../../../helpers/wat.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 import { CALLER, COUNTER, COUNTER_TOPIC, REVERT_REASON } from './contracts.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);
@@ -265,6 +265,27 @@ test('re-entrancy: a call to a contract already on the call stack fails', () => 
   // A contract calling itself is the same rule.
   const self = call(state, a, 'call_it', concatBytes(Buffer.from(a.slice(2), 'hex'), callData('call_it')));
   assert.equal(self.returnData, Uint8Array.of(0));
+});
+
+const LOOP = wat(`(module ${HOST_IMPORTS} (memory (export "mem") 1)
+  (func (export "loop") (local $i i32) (local $n i32)
+    (call $input_copy (i32.const 0))
+    (local.set $n (i32.load (i32.const 0)))
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))))`);
+
+test('metering charges every loop iteration its instructions exactly (8 gas for an 8-instruction body)', () => {
+  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+  const c = deploy(state, LOOP);
+  const n = (k: number): Uint8Array => Uint8Array.of(k & 0xff, (k >> 8) & 0xff, 0, 0);
+  const g1000 = call(state, c, 'loop', n(1000));
+  const g2000 = call(state, c, 'loop', n(2000));
+  assert.is(g1000.status, 1, g1000.error);
+  assert.is(g2000.gasUsed - g1000.gasUsed, 8000n);
+  const tight = call(state, c, 'loop', n(60000), { gasLimit: 21_000n + 8n * 50_000n });
+  assert.is(tight.status, 0, 'a budget for 50,000 iterations does not run 60,000');
+  assert.is(tight.error, 'out of gas');
 });
 
 test('determinism: the same transactions give identical results, gas and state, with a fresh module cache', () => {
