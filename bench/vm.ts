@@ -3,15 +3,40 @@
  * AssemblyScript compiled by the installed compiler, run once as the plain module and once in
  * its stored (instrumented) form, both called straight through the engine so that the only
  * difference is the injected gas and depth accounting. Goal: metered at most 2x the plain time.
- * A third row is whole contract calls through runContractTx on an in-memory state.
+ * Then the worst cases a block could hold: one transaction at the block gas cap that spins in a
+ * loop, calls a cheap host function, or calls another contract, through runContractTx on an
+ * in-memory state: how long the gas budget lets abuse hold up block import.
  */
 import v8 from 'node:v8';
 import asc from 'assemblyscript/asc';
+import { runContractTx } from '../src/node/execution/vm/executor.js';
+import { HOST_BASE_GAS } from '../src/node/execution/vm/schedule.js';
+import { MemoryState } from '../test/helpers/memory-state.js';
 import { type BenchResult, formatTable, measure } from './harness.js';
 import { GAS_EXPORT, instrument, START_EXPORT } from '../src/node/execution/vm/instrument.js';
 import { validateModule } from '../src/node/execution/vm/validate.js';
 
 const METERING_GOAL = 2;
+const BLOCK_GAS = 30_000_000n;
+const SENDER = '0x' + '5e'.repeat(20);
+
+const ABUSE_SOURCE = `
+@external("svc", "revert") declare function revert(p: usize, l: i32): void;
+@external("svc", "caller") declare function caller(p: usize): void;
+@external("svc", "input_copy") declare function input_copy(p: usize): void;
+@external("svc", "call") declare function call(a: usize, i: usize, l: i32, v: usize, g: i64): i32;
+export function svcAbort(msg: usize, file: usize, line: u32, col: u32): void { revert(0, 0); }
+memory.grow(1);
+export function spin(): void { let i: u64 = 0; while (true) { i++; store<u64>(0, i); } }
+export function hostSpin(): void { while (true) caller(0); }
+export function callSpin(): void {
+  input_copy(64);
+  store<u32>(200, 0x6f6f6e04);
+  store<u8>(204, 0x70);
+  while (true) call(64, 200, 5, 300, 0);
+}
+export function noop(): void {}
+`;
 const ROUNDS = 5;
 
 const SOURCE = `
@@ -95,6 +120,43 @@ export async function runVmBench(opts: { seconds: number; print: boolean }): Pro
       note: `${slowdown.toFixed(2)}x plain time, goal <= ${METERING_GOAL}x (${(slowdown / METERING_GOAL).toFixed(2)} of limit)`,
     });
   }
-  if (opts.print) console.log(formatTable('Contract VM: metering overhead', results));
-  return results;
+  const abuse = await abuseRows();
+  if (opts.print) {
+    console.log(formatTable('Contract VM: metering overhead', results));
+    console.log('');
+    console.log(formatTable(`Contract VM: one transaction at the block gas cap (${BLOCK_GAS.toLocaleString('en-US')} gas), out of gas`, abuse));
+  }
+  return [...results, ...abuse];
+}
+
+/** Wall time of a transaction that burns the whole block gas cap in each abusive pattern. */
+async function abuseRows(): Promise<BenchResult[]> {
+  const out = await asc.compileString(ABUSE_SOURCE, { runtime: 'stub', optimizeLevel: 3, use: ['abort=input/svcAbort'] });
+  if (!out.binary) throw new Error(`AssemblyScript compile failed: ${out.stderr.toString()}`);
+  const data = new Uint8Array(4 + out.binary.length);
+  new DataView(data.buffer).setUint32(0, out.binary.length, true);
+  data.set(out.binary, 4);
+  const state = new MemoryState().fund(SENDER, 10n ** 24n);
+  const ctx = { from: SENDER, value: 0n, gasLimit: BLOCK_GAS, blockNumber: 1, timestampMs: 0 };
+  const a = runContractTx(state, { ...ctx, to: null, data, nonce: 0n }).contractAddress!;
+  const b = runContractTx(state, { ...ctx, to: null, data, nonce: 1n }).contractAddress!;
+  const call = (method: string, args: Uint8Array = new Uint8Array(0)): Uint8Array => Uint8Array.from([method.length, ...new TextEncoder().encode(method), ...args]);
+  const rows: BenchResult[] = [];
+  const cases: Array<[string, Uint8Array]> = [
+    ['loop of memory stores', call('spin')],
+    [`loop of host calls (caller, ${HOST_BASE_GAS} gas)`, call('hostSpin')],
+    ['loop of nested contract calls', call('callSpin', Buffer.from(b.slice(2), 'hex'))],
+  ];
+  for (const [name, callData] of cases) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const r = runContractTx(state, { ...ctx, to: a, data: callData, nonce: 2n });
+      times.push(performance.now() - t0);
+      if (r.status !== 0 || r.error !== 'out of gas') throw new Error(`${name}: expected out of gas, got status ${r.status}, ${r.error}`);
+    }
+    const ms = Math.min(...times);
+    rows.push({ name, backend: 'runContractTx, best of 3', unit: 'ms', value: ms, note: `${(Number(BLOCK_GAS) / ms / 1000).toFixed(0)}k gas/ms` });
+  }
+  return rows;
 }
