@@ -191,6 +191,7 @@ export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Arra
 
 function failure(err: unknown, f: FrameState): FrameResult {
   const empty = new Uint8Array(0);
+  if (err instanceof VmResourceError) throw err;
   if (err instanceof Revert) {
     const reason = new TextDecoder().decode(err.reason);
     return { outcome: 'revert', gasLeft: (f.gas?.value as bigint | undefined) ?? 0n, returnData: err.reason, error: `revert: ${reason}` };

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { bytesToBigintBE, concatBytes, toHex, u64LE } from '../../../../src/core/codec/bytes.js';
 import { contractAddress } from '../../../../src/core/crypto/address.js';
 import { sha3 } from '../../../../src/core/crypto/hash.js';
-import { keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
+import { initSignatureBackend, keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
 import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { MAX_MEMORY_PAGES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
 import { MemoryState } from '../../../helpers/memory-state.js';
@@ -201,6 +201,29 @@ test('ML-DSA-65 verify host function: valid and tampered signatures, 50,000 gas'
   assert.ok(good.gasUsed > 21_000n + MLDSA_VERIFY_GAS);
   const bad = call(state, c, 'verify', concatBytes(publicKey, sig, new TextEncoder().encode('pay eve')), { gasLimit: 5_000_000n });
   assert.equal(bad.returnData, Uint8Array.of(0));
+});
+
+test('determinism across signature backends: the ML-DSA host function gives identical receipts with noble and liboqs', async () => {
+  const { publicKey, secretKey } = keygenFromSeed(new Uint8Array(32).fill(4));
+  const msg = new TextEncoder().encode('same on every node');
+  const sig = sign(secretKey, msg, { deterministic: true });
+  const inputs = [concatBytes(publicKey, sig, msg), concatBytes(publicKey, sig, msg.subarray(1)), concatBytes(publicKey, new Uint8Array(3309).fill(0xff), msg)];
+  const runWith = async (backend: 'noble' | 'liboqs'): Promise<{ results: ContractTxResult[]; digest: string }> => {
+    await initSignatureBackend(backend);
+    const state = new MemoryState().fund(ALICE, 10n ** 20n);
+    const c = deploy(state, COUNTER);
+    const results = inputs.map((input) => call(state, c, 'verify', input, { gasLimit: 5_000_000n }));
+    return { results, digest: state.digest() };
+  };
+  try {
+    const noble = await runWith('noble');
+    const liboqs = await runWith('liboqs');
+    assert.equal(noble.results.map((r) => r.returnData[0]), [1, 0, 0]);
+    assert.equal(liboqs.results, noble.results);
+    assert.is(liboqs.digest, noble.digest);
+  } finally {
+    await initSignatureBackend('noble');
+  }
 });
 
 test('gas_left falls as the call proceeds and stays below the budget', () => {
