@@ -5,7 +5,7 @@
 import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
 import { contractAddress } from '../../../core/crypto/address.js';
 import type { StateView } from '../state/types.js';
-import { ContractModuleError } from './errors.js';
+import { ContractModuleError, InstrumentationError } from './errors.js';
 import { instrument } from './instrument.js';
 import { type CompiledContract, compileContract, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
 import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS } from './schedule.js';
@@ -49,9 +49,23 @@ export function intrinsicGas(to: string | null, data: Uint8Array): bigint {
   return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(splitDeployData(data).code.length);
 }
 
-/** Statically validates deploy data (module well-formed, imports allowed, no floats, size, one memory under the cap); throws a typed error with a clear message. */
+/**
+ * Validates and rewrites a module into its stored form. A module the rewrite cannot handle is
+ * refused like any other bad module: deterministic on every node, never a failed block import.
+ */
+function prepareModule(code: Uint8Array): Uint8Array {
+  const validated = validateModule(code);
+  try {
+    return instrument(validated);
+  } catch (err) {
+    if (err instanceof InstrumentationError) throw new ContractModuleError('CONTRACT_UNSUPPORTED_FEATURE', `the VM cannot meter this module: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Statically validates deploy data (module well-formed, imports allowed, no floats, size, one memory under the cap); throws a typed error with a clear message. Admission calls it so a bad module is refused before it is pooled. */
 export function validateDeploy(data: Uint8Array): void {
-  validateModule(splitDeployData(data).code);
+  prepareModule(splitDeployData(data).code);
 }
 
 /** Compiled modules by code hash, least recently used first; compiling is the expensive step. */
@@ -113,7 +127,7 @@ export function runContractTx(state: StateView, ctx: ContractTxContext): Contrac
   if (deploy) {
     let stored: Uint8Array;
     try {
-      stored = instrument(validateModule(deploy.code));
+      stored = prepareModule(deploy.code);
     } catch (err) {
       if (err instanceof ContractModuleError) return fail(intrinsic, err.message);
       throw err;
