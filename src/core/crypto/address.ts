@@ -1,7 +1,7 @@
 /** Address derivation for ML-DSA (SHA3-256) and companion secp256k1 (Keccak-256) keys. */
 import { ADDRESS_BYTES, PUBLIC_KEY_BYTES } from '../constants.js';
 import { CryptoError, MalformedError } from '../errors.js';
-import { toHex } from '../codec/bytes.js';
+import { toHex, u64LE, utf8 } from '../codec/bytes.js';
 import { keccak256, sha3 } from './hash.js';
 
 /** Address of an ML-DSA-65 public key: the last 20 bytes of SHA3-256(public key). */
@@ -27,4 +27,16 @@ export function normalizeAddress(value: unknown, field = 'address'): string {
 /** Lowercase 0x string of a 20-byte address. */
 export function addressToString(address: Uint8Array): string {
   return toHex(address);
+}
+
+/** Domain tag of contract addresses, so no other SHA3-256 preimage in the protocol can collide with one. */
+const CONTRACT_ADDRESS_TAG = utf8('svc/contract-address');
+
+/**
+ * Address of the contract that `sender` deploys with its transaction of nonce `nonce`: the last
+ * 20 bytes of SHA3-256("svc/contract-address" ‖ sender (20 bytes) ‖ nonce (u64 LE)).
+ */
+export function contractAddress(sender: string, nonce: bigint): string {
+  const from = Buffer.from(normalizeAddress(sender, 'sender').slice(2), 'hex');
+  return toHex(sha3(CONTRACT_ADDRESS_TAG, from, u64LE(nonce)).slice(32 - ADDRESS_BYTES));
 }

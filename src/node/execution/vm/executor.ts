@@ -1,0 +1,175 @@
+/**
+ * The VM's entry point for the chain and for read-only calls: intrinsic gas, deploy-time
+ * validation, and running a deployment or a call against a journaled StateView.
+ */
+import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
+import { contractAddress } from '../../../core/crypto/address.js';
+import type { StateView } from '../state/types.js';
+import { ContractModuleError, InstrumentationError } from './errors.js';
+import { instrument } from './instrument.js';
+import { type CompiledContract, compileContract, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
+import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS } from './schedule.js';
+import { validateModule } from './validate.js';
+
+export { EMPTY_CODE_HASH, splitCallData, VmResourceError };
+
+/** A deployment or call as the chain hands it to the VM. */
+export interface ContractTxContext {
+  from: string;
+  to: string | null;
+  value: bigint;
+  data: Uint8Array;
+  gasLimit: bigint;
+  nonce: bigint;
+  blockNumber: number;
+  timestampMs: number;
+}
+
+/** What a deployment or call did; the chain turns it into a receipt. */
+export interface ContractTxResult {
+  status: 0 | 1;
+  gasUsed: bigint;
+  contractAddress: string | null;
+  returnData: Uint8Array;
+  logs: Array<{ address: string; topics: Uint8Array[]; data: Uint8Array }>;
+  error?: string;
+}
+
+/** Splits deploy data `u32 LE code_length ‖ code ‖ constructor args`; throws when it does not frame. */
+export function splitDeployData(data: Uint8Array): { code: Uint8Array; args: Uint8Array } {
+  if (data.length < 4) throw new ContractModuleError('CONTRACT_DEPLOY_DATA_MALFORMED', `deploy data is ${data.length} bytes, shorter than its 4-byte code length`);
+  const len = new DataView(data.buffer, data.byteOffset, 4).getUint32(0, true);
+  if (len > data.length - 4) throw new ContractModuleError('CONTRACT_DEPLOY_DATA_MALFORMED', `deploy data announces ${len} bytes of code but carries ${data.length - 4}`);
+  return { code: data.subarray(4, 4 + len), args: data.subarray(4 + len) };
+}
+
+/** Intrinsic gas of a deploy or call (the pool's admission uses it); throws a typed error for malformed deploy data. */
+export function intrinsicGas(to: string | null, data: Uint8Array): bigint {
+  if (to !== null) return TX_BASE_GAS;
+  return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(splitDeployData(data).code.length);
+}
+
+/**
+ * Validates and rewrites a module into its stored form. A module the rewrite cannot handle is
+ * refused like any other bad module: deterministic on every node, never a failed block import.
+ */
+function prepareModule(code: Uint8Array): Uint8Array {
+  const validated = validateModule(code);
+  try {
+    return instrument(validated);
+  } catch (err) {
+    if (err instanceof InstrumentationError) throw new ContractModuleError('CONTRACT_UNSUPPORTED_FEATURE', `the VM cannot meter this module: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Statically validates deploy data (module well-formed, imports allowed, no floats, size, one memory under the cap); throws a typed error with a clear message. Admission calls it so a bad module is refused before it is pooled. */
+export function validateDeploy(data: Uint8Array): void {
+  prepareModule(splitDeployData(data).code);
+}
+
+/** Compiled modules by code hash, least recently used first; compiling is the expensive step. */
+const MODULE_CACHE_SIZE = 128;
+const modules = new Map<string, CompiledContract>();
+
+function loader(state: StateView): (codeHash: Uint8Array) => CompiledContract | undefined {
+  return (codeHash) => {
+    if (bytesEqual(codeHash, EMPTY_CODE_HASH)) return undefined;
+    const key = toHex(codeHash);
+    const hit = modules.get(key);
+    if (hit) {
+      modules.delete(key);
+      modules.set(key, hit);
+      return hit;
+    }
+    const stored = state.instrumented(codeHash);
+    if (!stored) return undefined;
+    const compiled = compileContract(stored);
+    modules.set(key, compiled);
+    if (modules.size > MODULE_CACHE_SIZE) modules.delete(modules.keys().next().value!);
+    return compiled;
+  };
+}
+
+/** Empties the compiled-module cache (tests use it to prove results do not depend on it). */
+export function clearModuleCache(): void {
+  modules.clear();
+}
+
+/** Runs a deployment or call on `state`. Moves `value`, never touches the sender's nonce or fee (the chain does). A failed run reverts its state changes. */
+export function runContractTx(state: StateView, ctx: ContractTxContext): ContractTxResult {
+  const empty = new Uint8Array(0);
+  const fail = (gasUsed: bigint, error: string, contract: string | null = null, returnData: Uint8Array = empty): ContractTxResult => ({
+    status: 0,
+    gasUsed,
+    contractAddress: contract,
+    returnData,
+    logs: [],
+    error,
+  });
+  let intrinsic: bigint;
+  let deploy: { code: Uint8Array; args: Uint8Array } | undefined;
+  try {
+    if (ctx.to === null) deploy = splitDeployData(ctx.data);
+    intrinsic = intrinsicGas(ctx.to, ctx.data);
+  } catch (err) {
+    if (err instanceof ContractModuleError) return fail(ctx.gasLimit, err.message);
+    throw err;
+  }
+  if (ctx.gasLimit < intrinsic) return fail(ctx.gasLimit, `intrinsic gas too low: gas limit ${ctx.gasLimit} < ${intrinsic}`);
+  if (state.account(ctx.from).balance < ctx.value) return fail(intrinsic, 'insufficient balance for value');
+
+  const run: TxRun = { state, blockNumber: ctx.blockNumber, timestampMs: ctx.timestampMs, logs: [], stack: [] };
+  const cp = state.checkpoint();
+  let address: string;
+  let input: Uint8Array;
+  let method = '';
+  if (deploy) {
+    let stored: Uint8Array;
+    try {
+      stored = prepareModule(deploy.code);
+    } catch (err) {
+      if (err instanceof ContractModuleError) return fail(intrinsic, err.message);
+      throw err;
+    }
+    address = contractAddress(ctx.from, ctx.nonce);
+    const existing = state.account(address);
+    if (existing.nonce > 0n || !bytesEqual(existing.codeHash, EMPTY_CODE_HASH)) return fail(intrinsic, `contract address ${address} is already in use`, address);
+    state.setCode(address, deploy.code, stored);
+    input = deploy.args;
+  } else {
+    address = ctx.to!;
+    input = ctx.data;
+  }
+  if (ctx.value > 0n) {
+    state.addBalance(ctx.from, -ctx.value);
+    state.addBalance(address, ctx.value);
+  }
+  const contract = deploy ? address : null;
+  if (!deploy) {
+    // A plain transfer, or value sent to a contract with no data: nothing runs.
+    if (input.length === 0 || bytesEqual(state.account(address).codeHash, EMPTY_CODE_HASH)) {
+      return { status: 1, gasUsed: intrinsic, contractAddress: null, returnData: empty, logs: [] };
+    }
+    const parsed = splitCallData(input);
+    if (!parsed) {
+      state.revertTo(cp);
+      return fail(intrinsic, 'malformed call data: expected u8 method length (1..64), method name, arguments');
+    }
+    method = parsed.method;
+    input = parsed.args;
+  }
+  const budget = ctx.gasLimit - intrinsic;
+  let result;
+  try {
+    result = runFrame(run, { address, caller: ctx.from, value: ctx.value, input, gas: budget, depthBase: 0, method, deploy: deploy !== undefined }, loader(state));
+  } catch (err) {
+    state.revertTo(cp);
+    throw err;
+  }
+  if (result.outcome === 'ok') {
+    return { status: 1, gasUsed: ctx.gasLimit - result.gasLeft, contractAddress: contract, returnData: result.returnData, logs: run.logs };
+  }
+  state.revertTo(cp);
+  return fail(ctx.gasLimit - result.gasLeft, result.error ?? result.outcome, contract, result.returnData);
+}

@@ -1,0 +1,84 @@
+/**
+ * The VM's limits and gas schedule, named once (docs/contracts.md prints the same table). The
+ * spec fixes deployment, storage-write and ML-DSA figures; the rest follows Ethereum's relative
+ * prices so that one gas is roughly one cheap WebAssembly instruction.
+ */
+import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, DILITHIUM_VERIFY_GAS, STORAGE_WRITE_GAS, TX_BASE_GAS } from '../../../core/constants.js';
+
+export { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS };
+
+/** Largest deployable module, bytes (its deployment gas, 32,000 + 200 × 65,536, fits a block). */
+export const MAX_CODE_BYTES = 65_536;
+/** Memory cap in 64 KiB pages; a memory declared without a maximum gets this one. */
+export const MAX_MEMORY_PAGES = 32;
+/** Most functions (imported + defined) one module may have. */
+export const MAX_FUNCTIONS = 4_096;
+/** Most locals (parameters included) one function may declare. */
+export const MAX_LOCALS = 1_024;
+/** Most globals one module may define. */
+export const MAX_GLOBALS = 1_024;
+/** Largest table (entries) and the most element-segment entries in total. */
+export const MAX_TABLE_ENTRIES = 4_096;
+/** Most types, exports and data segments. */
+export const MAX_TYPES = 1_024;
+export const MAX_EXPORTS = 1_024;
+export const MAX_DATA_SEGMENTS = 1_024;
+/** Deepest block nesting inside one function (keeps the rewrite's own recursion bounded). */
+export const MAX_NESTING = 1_024;
+
+/**
+ * Native-stack budget shared by every contract frame of one transaction, in slots of 8 bytes.
+ * Each function frame costs FRAME_BASE_SLOTS + params + locals + its operand stack's maximum
+ * height (+ the injected code's few values); a nested contract call costs HOST_CALL_SLOTS for the
+ * JavaScript frames between the two modules. Measured on Node 20 (V8 11, Liftoff frames, the
+ * larger tier): a frame takes about 48 bytes plus 8 per local or stack value, so 32,768 slots is
+ * about 256 KiB of a ~984 KiB stack, and the injected limit always trips before V8's
+ * (test/node/execution/vm/depth.test.ts recurses with small and large frames and across contracts).
+ */
+export const STACK_BUDGET_SLOTS = 32_768;
+export const FRAME_BASE_SLOTS = 8;
+export const HOST_CALL_SLOTS = 256;
+/** Contract-to-contract call depth (the top-level call is depth 1). */
+export const MAX_CALL_DEPTH = 64;
+
+/** Gas of one instruction unless listed below. */
+export const INSTRUCTION_GAS = 1n;
+/** Calls (the callee's own instructions are charged separately). */
+export const CALL_INSTRUCTION_GAS = 4n;
+/** Integer division and remainder. */
+export const DIV_GAS = 4n;
+/** Per 64 KiB page added by memory.grow (charged whether or not the engine grants it). */
+export const MEMORY_PAGE_GAS = 8_192n;
+/** Per 32-byte word of memory.copy / memory.fill / memory.init, and of host copies in and out. */
+export const COPY_WORD_GAS = 3n;
+
+/**
+ * Host functions (docs/contracts.md, Gas). Crossing from WebAssembly into JavaScript costs about
+ * 300 ns where an instruction costs well under 1 ns, so even the cheapest host function is 100 gas
+ * (the bench suite vm measures a block's worth of each abusive pattern); state reads are
+ * Ethereum's cold-access prices (EIP-2929), as a read may miss every cache.
+ */
+export const HOST_BASE_GAS = 100n;
+export const STORAGE_READ_GAS = 2_100n;
+export { STORAGE_WRITE_GAS };
+export const STORAGE_REMOVE_GAS = 5_000n;
+export const BALANCE_GAS = 2_600n;
+export const TRANSFER_GAS = 9_000n;
+/** A nested call instantiates the callee afresh (a new memory), about 40 µs. */
+export const CALL_GAS = 5_000n;
+export const CALL_VALUE_GAS = 9_000n;
+export const LOG_GAS = 375n;
+export const LOG_TOPIC_GAS = 375n;
+export const LOG_BYTE_GAS = 8n;
+export const SHA3_GAS = 30n;
+export const SHA3_WORD_GAS = 6n;
+export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
+/** Most topics of one log, bytes of one log's data, bytes of return data or revert reason. */
+export const MAX_LOG_TOPICS = 4;
+export const MAX_LOG_DATA_BYTES = 65_536;
+export const MAX_RETURN_BYTES = 65_536;
+
+/** Gas of copying `bytes` bytes (rounded up to whole words). */
+export function copyGas(bytes: number): bigint {
+  return COPY_WORD_GAS * BigInt(Math.ceil(bytes / 32));
+}
