@@ -5,7 +5,7 @@
 import { Args, Context, Encoder, Event, Result, Storage } from "svc-sdk";
 
 // Computed inside a function: a module-level `const` with a computed value would need a start
-// function, which the VM does not run.
+// function, rerun at every call; the build refuses it (contracts/README.md).
 function countSlot(): Uint8Array {
   return Storage.slot("count");
 }

@@ -2,14 +2,16 @@
  * Compiles an AssemblyScript contract to a WebAssembly module the VM accepts: the SDK importable
  * as "svc-sdk" from a file anywhere on disk, a runtime without a start function, AssemblyScript's
  * abort routed to svc.revert, size-optimised (deployment costs gas per byte), and the result
- * checked against the host ABI (imports, no floats, no start function, one memory).
+ * checked by the VM's own deployment check (src/node/execution/vm/validate.ts, prepareModule), so
+ * the build and a deployment can never disagree on what is accepted.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../core/errors.js';
-import { HOST_FUNCTIONS, HOST_MODULE, INIT_EXPORT } from './host-abi.js';
-import { inspectWasm, type FuncSig, type WasmSummary } from './inspect.js';
+import { type ContractErrorCode, ContractModuleError } from '../node/execution/vm/errors.js';
+import { MAX_MEMORY_PAGES } from '../node/execution/vm/schedule.js';
+import { entryPoints, type PreparedModule, prepareModule } from '../node/execution/vm/validate.js';
 
 /** The part of AssemblyScript's compiler API (assemblyscript/asc) this module uses. */
 interface AscDiagnostic {
@@ -52,9 +54,6 @@ export const SDK_MODULE = 'svc-sdk';
 
 /** The SDK's source folder (contracts/sdk at the repository root; this file is dist/src/contract/compile.js). */
 export const SDK_DIR = fileURLToPath(new URL('../../../contracts/sdk/', import.meta.url));
-
-/** Upper bound on a contract's memory, in 64 KiB pages, declared in the module (the VM may cap lower). */
-export const MAX_MEMORY_PAGES = 16;
 
 // AssemblyScript resolves a package import "svc-sdk" as <path>/svc-sdk/<file>.ts for each --path
 // entry; this directory does not exist, the file reader below maps it onto SDK_DIR. That lets a
@@ -99,10 +98,13 @@ export class ContractCompileError extends SvcError {
   }
 }
 
-/** The source compiled, but into a module the VM would refuse at deployment. */
+/** Machine code of the SDK's own rule on top of the VM's: no start function (see checkModule). */
+export type SdkRuleCode = 'CONTRACT_START_FUNCTION';
+
+/** The source compiled, but into a module the VM would refuse at deployment (the VM's code) or that breaks the SDK's rule. */
 export class ContractRejectedError extends SvcError {
-  constructor(message: string) {
-    super('CONTRACT_INVALID', message, 400);
+  constructor(code: ContractErrorCode | SdkRuleCode, message: string) {
+    super(code, message, 400);
   }
 }
 
@@ -145,6 +147,7 @@ export async function compileContract(entryPath: string): Promise<CompiledContra
       '--runtime', 'stub',
       '--optimizeLevel', '3',
       '--shrinkLevel', '2',
+      // The VM's cap, declared as the memory's maximum: growing past it fails inside the contract.
       '--maximumMemory', String(MAX_MEMORY_PAGES),
       // Bulk-memory instructions copy or fill a caller-chosen length in one instruction; without
       // them every byte goes through metered code, so gas follows the work.
@@ -194,38 +197,36 @@ export async function compileContract(entryPath: string): Promise<CompiledContra
   return { ...checkModule(shownEntry, compiled), wasm: compiled, warnings: diagnostics.filter((d) => d.severity === 'warning') };
 }
 
-/** Checks a compiled module against what the VM accepts; returns its methods and imports. */
+// What to do about a refusal, by the VM's rule; the VM's message says what is wrong.
+const HINTS: Partial<Record<ContractErrorCode, string>> = {
+  CONTRACT_FLOAT: 'float results may differ across machines, use integer types (i32, u64, U256)',
+  CONTRACT_FORBIDDEN_IMPORT: 'contracts import only the svc host functions of contracts/sdk (Math.random, Date, console and trace are not available)',
+  CONTRACT_MODULE_TOO_LARGE: 'deployment costs gas per byte; split the contract or drop unused code',
+};
+
+/** Checks a compiled module with the VM's deployment check, then the SDK's rule; returns its methods and imports. */
 export function checkModule(shown: string, wasm: Uint8Array): { methods: string[]; hasInit: boolean; imports: string[] } {
-  const summary: WasmSummary = inspectWasm(wasm);
-  for (const imp of summary.imports) {
-    const name = `${imp.module}.${imp.name}`;
-    if (imp.module !== HOST_MODULE) {
-      throw new ContractRejectedError(
-        `${shown} imports ${name}, which contracts cannot use: the only import module is "${HOST_MODULE}" (Math.random, Date, console and trace are not available in contracts)`,
-      );
-    }
-    const want = HOST_FUNCTIONS[imp.name];
-    if (imp.kind !== 'function' || !want) throw new ContractRejectedError(`${shown} imports ${name}, which is not a host function`);
-    if (!sameSig(imp.sig, want)) {
-      throw new ContractRejectedError(`${shown} imports ${name} as ${sigText(imp.sig)}, but the host function is ${sigText(want)}`);
-    }
+  let prepared: PreparedModule;
+  try {
+    prepared = prepareModule(wasm);
+  } catch (err) {
+    if (!(err instanceof ContractModuleError)) throw err;
+    const code = err.code as ContractErrorCode;
+    const hint = HINTS[code];
+    throw new ContractRejectedError(code, `${shown} would be refused at deployment: ${err.message}${hint ? `; ${hint}` : ''}`);
   }
-  if (summary.float !== null) {
-    throw new ContractRejectedError(`${shown} uses floating point (${summary.float}): the VM refuses floats, use integer types (i32, u64, U256)`);
-  }
-  if (summary.hasStart) {
+  const m = prepared.module;
+  // The VM meters a start function, but it runs at the top of every call (each call starts a
+  // fresh instance) and its values do not persist: top-level state that looks durable is not.
+  // The SDK's runtime needs none, so one only appears for a module-level computed value.
+  if (m.start !== undefined) {
     throw new ContractRejectedError(
-      `${shown} needs a start function (a module-level variable with a computed initial value): the VM runs none, compute the value inside a function`,
+      'CONTRACT_START_FUNCTION',
+      `${shown} needs a start function (a module-level variable with a computed initial value): it would rerun, and be charged, at the start of every call, and nothing but storage persists between calls; compute the value inside a function`,
     );
   }
-  if (summary.memories.length !== 1) throw new ContractRejectedError(`${shown} has ${summary.memories.length} memories; a contract has exactly one`);
-  if (!summary.exports.some((e) => e.name === 'memory' && e.kind === 'memory')) throw new ContractRejectedError(`${shown} does not export its memory as "memory"`);
-  const fns = summary.exports.filter((e) => e.kind === 'function');
-  const methods = fns
-    .filter((e) => !e.name.startsWith('_') && e.name !== INIT_EXPORT && e.sig && e.sig.params.length === 0 && e.sig.results.length === 0)
-    .map((e) => e.name)
-    .sort();
-  return { methods, hasInit: fns.some((e) => e.name === INIT_EXPORT), imports: summary.imports.map((i) => i.name).sort() };
+  const { callable, hasInit } = entryPoints(m);
+  return { methods: callable, hasInit, imports: m.imports.map((i) => i.name).sort() };
 }
 
 // The stock stub runtime sets its heap start from a start function; ours computes it on first
@@ -233,14 +234,6 @@ export function checkModule(shown: string, wasm: Uint8Array): { methods: string[
 // (idempotent: the same text every time).
 function installRuntime(asc: AscApi, text: string): void {
   asc.libraryFiles['rt/stub'] = text;
-}
-
-function sameSig(got: FuncSig | undefined, want: { params: readonly string[]; results: readonly string[] }): boolean {
-  return !!got && got.params.join() === want.params.join() && got.results.join() === want.results.join();
-}
-
-function sigText(sig: { params: readonly string[]; results: readonly string[] } | undefined): string {
-  return sig ? `(${sig.params.join(', ')}) -> (${sig.results.join(', ')})` : 'a non-function';
 }
 
 function lineColumn(text: string, offset: number): { line: number; column: number } {

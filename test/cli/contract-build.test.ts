@@ -82,11 +82,11 @@ Build('a contract that does not compile: exit 1, COMPILE_FAILED, the diagnostic 
   });
 });
 
-Build('a contract the VM would refuse (floating point): exit 1, CONTRACT_INVALID, nothing written', async () => {
+Build('a contract the VM would refuse (floating point): exit 1, the VM\'s CONTRACT_FLOAT, nothing written', async () => {
   await withTempDir(async (dir) => {
     await writeFile(join(dir, 'float.ts'), FLOAT);
     const r = await runCli(['contract', 'build', 'float.ts', '--json'], cliEnv(dir), { cwd: dir });
-    expectCliError(r, { exit: 1, code: 'CONTRACT_INVALID', messageStartsWith: 'float.ts uses floating point (', messageIncludes: ['the VM refuses floats'], json: true });
+    expectCliError(r, { exit: 1, code: 'CONTRACT_FLOAT', messageStartsWith: 'float.ts would be refused at deployment: function ', messageIncludes: ['floating-point', 'use integer types'], json: true });
     assert.not.ok(existsSync(join(dir, 'float.wasm')));
   });
 });

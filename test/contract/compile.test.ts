@@ -1,19 +1,23 @@
 /**
- * The contract compiler and the SDK as compiled: the examples build into modules the VM's rules
- * accept (only svc.* host imports with the ABI's signatures, no floats, no start function, one
- * exported memory), expose the documented methods, and match what `npm run build` put in
- * dist/contracts; contracts the VM would refuse fail at build time with a clear reason.
- * Running contracts needs the VM (src/node/execution/vm), which has its own tests.
+ * The contract compiler and the SDK as compiled: the examples build into modules the VM's
+ * deployment check accepts (only svc.* host imports with the ABI's signatures, no floats, no start
+ * function, one exported memory at the VM's cap), expose the documented methods, and match what
+ * `npm run build` put in dist/contracts; contracts the VM would refuse fail at build time with
+ * the VM's code and a clear reason. The examples run on the VM in test/node/execution/vm/examples.test.ts.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compileContract, ContractCompileError, ContractRejectedError, MAX_MEMORY_PAGES, type CompiledContract } from '../../src/contract/compile.js';
-import { HOST_FUNCTIONS, HOST_MODULE } from '../../src/contract/host-abi.js';
-import { inspectWasm } from '../../src/contract/inspect.js';
+import { checkModule, compileContract, ContractCompileError, ContractRejectedError, type CompiledContract } from '../../src/contract/compile.js';
+import { MAX_MEMORY_PAGES } from '../../src/node/execution/vm/schedule.js';
+import { HOST_MODULE, HOST_SIGNATURES } from '../../src/node/execution/vm/validate.js';
+import { parseModule } from '../../src/node/execution/vm/wasm.js';
+import { validateDeploy } from '../../src/node/execution/vm/executor.js';
+import { ContractModuleError } from '../../src/node/execution/vm/errors.js';
 import { REPO_ROOT, withTempDir } from '../helpers/cli.js';
 import { engineExports, engineImports } from '../helpers/wasm.js';
+import { deployData, wat } from '../helpers/wat.js';
 
 const EXAMPLES = join(REPO_ROOT, 'contracts', 'examples');
 const BUILT = join(REPO_ROOT, 'dist', 'contracts');
@@ -55,9 +59,11 @@ for (const name of Object.keys(DOCUMENTED)) {
     for (const imp of engineSeen) {
       assert.is(imp.module, HOST_MODULE, `${name} imports ${imp.module}.${imp.name}`);
       assert.is(imp.kind, 'function');
-      assert.ok(HOST_FUNCTIONS[imp.name], `${name}: ${imp.name} is a host function`);
+      assert.ok(HOST_SIGNATURES[imp.name], `${name}: ${imp.name} is a host function`);
     }
-    for (const imp of inspectWasm(c.wasm).imports) assert.equal(imp.sig, { params: [...HOST_FUNCTIONS[imp.name]!.params], results: [...HOST_FUNCTIONS[imp.name]!.results] }, `${name}: signature of ${imp.name}`);
+    const m = parseModule(c.wasm);
+    for (const imp of m.imports) assert.equal(m.types[imp.typeIndex], HOST_SIGNATURES[imp.name], `${name}: signature of ${imp.name}`);
+    assert.equal(c.imports, m.imports.map((i) => i.name).sort());
 
     const exported = engineExports(c.wasm);
     assert.equal(exported.filter((e) => e.kind === 'memory').map((e) => e.name), ['memory']);
@@ -66,11 +72,10 @@ for (const name of Object.keys(DOCUMENTED)) {
 
   Examples(`${name}: no floating point, no start function, no bulk-memory instructions, one memory capped at ${MAX_MEMORY_PAGES} pages`, async () => {
     const c = await example(name);
-    const summary = inspectWasm(c.wasm);
-    assert.is(summary.float, null);
-    assert.is(summary.hasStart, false);
-    assert.is(summary.memories.length, 1);
-    assert.is(summary.memories[0]!.max, MAX_MEMORY_PAGES);
+    const m = parseModule(c.wasm);
+    assert.is(m.start, undefined);
+    assert.is(m.memories.length, 1);
+    assert.is(m.memories[0]!.max, MAX_MEMORY_PAGES);
     const text = binaryen.readBinary(c.wasm).emitText();
     assert.not.match(text, /\bf(32|64)\b/, 'binaryen sees no f32/f64 type or instruction');
     assert.not.match(text, /\(start /, 'binaryen sees no start function');
@@ -96,12 +101,12 @@ async function compileSource(file: string, source: string): Promise<CompiledCont
   });
 }
 
-async function rejection(file: string, source: string): Promise<ContractRejectedError> {
+async function rejection(file: string, source: string, code: string): Promise<ContractRejectedError> {
   try {
     await compileSource(file, source);
   } catch (err) {
     assert.instance(err, ContractRejectedError, String(err));
-    assert.is((err as ContractRejectedError).code, 'CONTRACT_INVALID');
+    assert.is((err as ContractRejectedError).code, code);
     return err as ContractRejectedError;
   }
   assert.unreachable(`${file} should be refused`);
@@ -117,22 +122,48 @@ Rejected('a contract outside the repository imports the SDK by name and builds',
 });
 
 Rejected('floating point is refused with the reason and the fix', async () => {
-  const err = await rejection('float.ts', 'import { Args, Result } from "svc-sdk";\nexport function half(): void { Result.u64(<u64>(<f64>Args.input().u64() * 0.5)); }\n');
-  assert.match(err.message, /^\S*\/float\.ts uses floating point \(.+\): the VM refuses floats, use integer types/);
+  const err = await rejection('float.ts', 'import { Args, Result } from "svc-sdk";\nexport function half(): void { Result.u64(<u64>(<f64>Args.input().u64() * 0.5)); }\n', 'CONTRACT_FLOAT');
+  assert.match(err.message, /^\S*\/float\.ts would be refused at deployment: function \d+: floating-point .+; float results may differ across machines, use integer types/);
 });
 
 Rejected('a module-level computed value (which needs a start function) is refused', async () => {
-  const err = await rejection('start.ts', 'import { Result, Storage } from "svc-sdk";\nconst SLOT = Storage.slot("x");\nexport function f(): void { Result.bytes(SLOT); }\n');
+  const err = await rejection('start.ts', 'import { Result, Storage } from "svc-sdk";\nconst SLOT = Storage.slot("x");\nexport function f(): void { Result.bytes(SLOT); }\n', 'CONTRACT_START_FUNCTION');
   assert.match(err.message, /^\S*\/start\.ts needs a start function .*compute the value inside a function$/);
 });
 
 Rejected('an import outside "svc" and a host function with the wrong signature are refused', async () => {
-  const env = await rejection('env.ts', '@external("env", "now") declare function now(): i64;\nexport function f(): void { now(); }\n');
-  assert.match(env.message, /^\S*\/env\.ts imports env\.now, which contracts cannot use: the only import module is "svc"/);
-  const sig = await rejection('sig.ts', '@external("svc", "gas_left") declare function gl(): i32;\nexport function f(): void { gl(); }\n');
-  assert.match(sig.message, /^\S*\/sig\.ts imports svc\.gas_left as \(\) -> \(i32\), but the host function is \(\) -> \(i64\)$/);
-  const unknown = await rejection('unknown.ts', '@external("svc", "selfdestruct") declare function sd(): void;\nexport function f(): void { sd(); }\n');
-  assert.match(unknown.message, /^\S*\/unknown\.ts imports svc\.selfdestruct, which is not a host function$/);
+  const env = await rejection('env.ts', '@external("env", "now") declare function now(): i64;\nexport function f(): void { now(); }\n', 'CONTRACT_FORBIDDEN_IMPORT');
+  assert.match(env.message, /^\S*\/env\.ts would be refused at deployment: import env\.now is not allowed: only the host functions of module "svc" .*; contracts import only the svc host functions/);
+  const sig = await rejection('sig.ts', '@external("svc", "gas_left") declare function gl(): i32;\nexport function f(): void { gl(); }\n', 'CONTRACT_FORBIDDEN_IMPORT');
+  assert.match(sig.message, /^\S*\/sig\.ts would be refused at deployment: import svc\.gas_left has signature \(\) -> \(i32\), expected \(\) -> \(i64\);/);
+  const unknown = await rejection('unknown.ts', '@external("svc", "selfdestruct") declare function sd(): void;\nexport function f(): void { sd(); }\n', 'CONTRACT_FORBIDDEN_IMPORT');
+  assert.match(unknown.message, /^\S*\/unknown\.ts would be refused at deployment: import svc\.selfdestruct is not allowed/);
+});
+
+Rejected('checkModule is the deployment check: the same refusals with the same codes, plus the SDK\'s start-function rule', () => {
+  const MEM = '(memory (export "memory") 1)';
+  const cases: Array<[string, string]> = [
+    [`(module ${MEM} (func (export "f") (drop (f64.const 1))))`, 'CONTRACT_FLOAT'],
+    [`(module (memory 1 ${MAX_MEMORY_PAGES + 1}))`, 'CONTRACT_MEMORY'],
+    [`(module ${MEM} (global $g (mut i64) (i64.const 0)) (export "__svc_gas" (global $g)))`, 'CONTRACT_RESERVED_EXPORT'],
+    [`(module (import "svc" "caller" (func (param i64))) ${MEM})`, 'CONTRACT_FORBIDDEN_IMPORT'],
+  ];
+  for (const [text, code] of cases) {
+    const wasm = wat(text);
+    assert.throws(() => validateDeploy(deployData(wasm)), (e: unknown) => e instanceof ContractModuleError && e.code === code, `deployment refuses ${code}`);
+    assert.throws(() => checkModule('m.wasm', wasm), (e: unknown) => e instanceof ContractRejectedError && e.code === code && e.message.startsWith('m.wasm would be refused at deployment: '), `the build refuses ${code}`);
+  }
+  const start = wat(`(module ${MEM} (func $s) (start $s))`);
+  validateDeploy(deployData(start));
+  assert.throws(() => checkModule('s.wasm', start), (e: unknown) => e instanceof ContractRejectedError && e.code === 'CONTRACT_START_FUNCTION');
+});
+
+Rejected('checkModule lists methods by the VM\'s rule: () -> () exports, not init, not starting with _', () => {
+  const wasm = wat(`(module (import "svc" "gas_left" (func $g (result i64))) (memory (export "memory") 1)
+    (func (export "b")) (func (export "a")) (func (export "init")) (func (export "_hidden"))
+    (func (export "withParam") (param i32)) (func (export "withResult") (result i32) (i32.const 0)))`);
+  assert.equal(checkModule('m.wasm', wasm), { methods: ['a', 'b'], hasInit: true, imports: ['gas_left'] });
+  assert.equal(checkModule('n.wasm', wat('(module (memory 1) (func (export "only")))')), { methods: ['only'], hasInit: false, imports: [] });
 });
 
 Rejected('a compile error names file, line and column of each error', async () => {

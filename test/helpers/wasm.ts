@@ -15,7 +15,7 @@ interface WebAssemblyGlobal {
 const engine = (globalThis as unknown as { WebAssembly: WebAssemblyGlobal }).WebAssembly;
 
 /** Compiles `bytes` with Node's engine (throws if the module is invalid). */
-export function compileModule(bytes: Uint8Array): object {
+function compileModule(bytes: Uint8Array): object {
   return new engine.Module(bytes);
 }
 

@@ -8,7 +8,7 @@ import { compileContract, formatDiagnostic, SDK_MODULE } from '../../contract/co
 
 export default class ContractBuild extends SvcCommand {
   static override summary = 'Compile an AssemblyScript contract to WebAssembly for `contract deploy`';
-  static override description = `The contract imports the SDK as "${SDK_MODULE}" (see contracts/README.md) and may live anywhere on disk. The output is checked against what the VM accepts: only svc.* host imports, no floating point, no start function, one memory. Writes FILE.wasm beside the source unless --out is given (an existing file is replaced).`;
+  static override description = `The contract imports the SDK as "${SDK_MODULE}" (see contracts/README.md) and may live anywhere on disk. The output is checked by the same function deployment runs (only svc.* host imports, no floating point, one memory under the cap, the size limit, …) and must have no start function. Writes FILE.wasm beside the source unless --out is given (an existing file is replaced).`;
   static override examples = [
     '<%= config.bin %> contract build contracts/examples/token.ts',
     '<%= config.bin %> contract build ./my-contract.ts --out build/my-contract.wasm --json',

@@ -5,11 +5,10 @@
 import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
 import { contractAddress } from '../../../core/crypto/address.js';
 import type { StateView } from '../state/types.js';
-import { ContractModuleError, InstrumentationError } from './errors.js';
-import { instrument } from './instrument.js';
+import { ContractModuleError } from './errors.js';
 import { type CompiledContract, compileContract, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
 import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS } from './schedule.js';
-import { validateModule } from './validate.js';
+import { prepareModule } from './validate.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };
 
@@ -47,20 +46,6 @@ export function splitDeployData(data: Uint8Array): { code: Uint8Array; args: Uin
 export function intrinsicGas(to: string | null, data: Uint8Array): bigint {
   if (to !== null) return TX_BASE_GAS;
   return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(splitDeployData(data).code.length);
-}
-
-/**
- * Validates and rewrites a module into its stored form. A module the rewrite cannot handle is
- * refused like any other bad module: deterministic on every node, never a failed block import.
- */
-function prepareModule(code: Uint8Array): Uint8Array {
-  const validated = validateModule(code);
-  try {
-    return instrument(validated);
-  } catch (err) {
-    if (err instanceof InstrumentationError) throw new ContractModuleError('CONTRACT_UNSUPPORTED_FEATURE', `the VM cannot meter this module: ${err.message}`);
-    throw err;
-  }
 }
 
 /** Statically validates deploy data (module well-formed, imports allowed, no floats, size, one memory under the cap); throws a typed error with a clear message. Admission calls it so a bad module is refused before it is pooled. */
@@ -127,7 +112,7 @@ export function runContractTx(state: StateView, ctx: ContractTxContext): Contrac
   if (deploy) {
     let stored: Uint8Array;
     try {
-      stored = prepareModule(deploy.code);
+      stored = prepareModule(deploy.code).stored;
     } catch (err) {
       if (err instanceof ContractModuleError) return fail(intrinsic, err.message);
       throw err;

@@ -31,7 +31,7 @@ import {
   STORAGE_WRITE_GAS,
   TRANSFER_GAS,
 } from './schedule.js';
-import { HOST_MODULE } from './validate.js';
+import { entryPoints, HOST_MODULE, INIT_EXPORT } from './validate.js';
 import { parseModule } from './wasm.js';
 
 /** SHA3-256 of empty code: the code hash of an account without code. */
@@ -95,21 +95,9 @@ export interface CompiledContract {
 /** Compiles a stored (instrumented) module and indexes its exports. */
 export function compileContract(instrumented: Uint8Array): CompiledContract {
   const m = parseModule(instrumented);
-  const funcTypes = [...m.imports.map((i) => i.typeIndex), ...m.functions];
-  const isThunk = (index: number): boolean => {
-    const t = m.types[funcTypes[index] ?? -1];
-    return t !== undefined && t.params.length === 0 && t.results.length === 0;
-  };
-  const callable = new Set<string>();
-  let hasInit = false;
-  let hasStart = false;
-  for (const e of m.exports) {
-    if (e.kind !== 0 || !isThunk(e.index)) continue;
-    if (e.name === 'init') hasInit = true;
-    else if (e.name === START_EXPORT) hasStart = true;
-    else if (!e.name.startsWith('_')) callable.add(e.name);
-  }
-  return { module: new WebAssembly.Module(instrumented), callable, hasInit, hasStart };
+  const { callable, hasInit } = entryPoints(m);
+  const hasStart = m.exports.some((e) => e.kind === 0 && e.name === START_EXPORT);
+  return { module: new WebAssembly.Module(instrumented), callable: new Set(callable), hasInit, hasStart };
 }
 
 /**
@@ -180,7 +168,7 @@ export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Arra
     f.depth.value = call.depthBase;
     if (compiled.hasStart) (ex[START_EXPORT] as () => void)();
     if (!call.deploy) (ex[call.method] as () => void)();
-    else if (compiled.hasInit) (ex.init as () => void)();
+    else if (compiled.hasInit) (ex[INIT_EXPORT] as () => void)();
     return { outcome: 'ok', gasLeft: f.gas.value as bigint, returnData: f.returnData };
   } catch (err) {
     return failure(err, f);

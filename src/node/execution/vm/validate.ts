@@ -4,7 +4,8 @@
  * ContractModuleError whose code names the rule.
  */
 import { checkValType, type DecodedBody, decodeBody } from './code.js';
-import { ContractModuleError } from './errors.js';
+import { type ContractErrorCode, ContractModuleError, InstrumentationError } from './errors.js';
+import { instrument } from './instrument.js';
 import {
   MAX_CODE_BYTES,
   MAX_DATA_SEGMENTS,
@@ -47,6 +48,8 @@ export const HOST_SIGNATURES: Readonly<Record<string, FuncType>> = {
 export const HOST_MODULE = 'svc';
 /** Export names the VM adds to the stored form; a deployed module may not use this prefix. */
 export const RESERVED_EXPORT_PREFIX = '__svc';
+/** The export a deployment runs, with the constructor arguments as input. */
+export const INIT_EXPORT = 'init';
 
 /** A module that passed validation, with its decoded bodies for the rewrite. */
 export interface ValidatedModule {
@@ -117,7 +120,13 @@ export function validateModule(code: Uint8Array): ValidatedModule {
       locals += count;
     }
     limit(locals <= MAX_LOCALS, `function ${i + m.imports.length} has ${locals} locals, over the limit of ${MAX_LOCALS}`);
-    return decodeBody(body.code, ctx, type.results.length);
+    try {
+      return decodeBody(body.code, ctx, type.results.length);
+    } catch (err) {
+      // Name the function, so a contract's author can find the instruction (functions are numbered imports first, as tools print them).
+      if (err instanceof ContractModuleError) throw new ContractModuleError(err.code as ContractErrorCode, `function ${i + m.imports.length}: ${err.message}`);
+      throw err;
+    }
   });
   // The engine's full check (operand types, indices) after ours, which gives the clearer messages.
   if (!WebAssembly.validate(code)) {
@@ -130,4 +139,46 @@ export function validateModule(code: Uint8Array): ValidatedModule {
     throw new ContractModuleError('CONTRACT_MODULE_MALFORMED', `malformed module: ${detail}`);
   }
   return { module: m, bodies };
+}
+
+/** A module that deployment accepts: its decoded form and the stored (metered) form. */
+export interface PreparedModule {
+  module: WasmModule;
+  stored: Uint8Array;
+}
+
+/**
+ * Everything deployment checks, in the order it does: the static rules, then the rewrite. A module
+ * the rewrite cannot handle is refused like any other bad module (deterministic on every node,
+ * never a failed block import). `svc contract build` runs this same function on its output.
+ */
+export function prepareModule(code: Uint8Array): PreparedModule {
+  const validated = validateModule(code);
+  try {
+    return { module: validated.module, stored: instrument(validated) };
+  } catch (err) {
+    if (err instanceof InstrumentationError) throw new ContractModuleError('CONTRACT_UNSUPPORTED_FEATURE', `the VM cannot meter this module: ${err.message}`);
+    throw err;
+  }
+}
+
+/** What a transaction can run in a module: callable methods (sorted) and whether `init` is exported. */
+export interface EntryPoints {
+  /** Exported `() -> ()` functions whose names do not start with `_` and are not `init`. */
+  callable: string[];
+  hasInit: boolean;
+}
+
+/** Lists a module's entry points by the calldata rule (docs/contracts.md, Calls). */
+export function entryPoints(m: WasmModule): EntryPoints {
+  const funcTypes = [...m.imports.map((i) => i.typeIndex), ...m.functions];
+  const callable: string[] = [];
+  let hasInit = false;
+  for (const e of m.exports) {
+    const t = e.kind === 0 ? m.types[funcTypes[e.index] ?? -1] : undefined;
+    if (!t || t.params.length !== 0 || t.results.length !== 0) continue;
+    if (e.name === INIT_EXPORT) hasInit = true;
+    else if (!e.name.startsWith('_')) callable.push(e.name);
+  }
+  return { callable: callable.sort(), hasInit };
 }

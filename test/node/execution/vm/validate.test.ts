@@ -65,6 +65,19 @@ test('floating point anywhere is refused', () => {
   refused(wat(`(module ${MEM} (func (export "f") (drop (i64.reinterpret_f64 (f64.const 0)))))`), 'CONTRACT_FLOAT');
 });
 
+test('floats are found in block types and named by function; immediates that equal float opcodes are not floats', () => {
+  refused(wat(`(module ${MEM} (func (export "f") (drop (block (result f64) (f64.const 0)))))`), 'CONTRACT_FLOAT', /^function 0: /);
+  refused(wat(`(module (import "svc" "gas_left" (func (result i64))) ${MEM} (func (export "f") (drop (f32.const 0))))`), 'CONTRACT_FLOAT', /^function 1: .*f32\.const/);
+  // i32.const 42 is 0x41 0x2a (0x2a is f32.load); i64.const 68 is 0x42 0xc4 0x00 (0x44 is f64.const);
+  // a load's offset of 0x38 (f32.store) and a local index of 0x39 (f64.store).
+  validateDeploy(
+    deployData(
+      wat(`(module ${MEM} (func (export "f") (local ${'i64 '.repeat(0x3a)})
+        (drop (i32.const 42)) (drop (i64.const 68)) (drop (i32.load offset=0x38 (i32.const 0))) (drop (local.get 0x39))))`),
+    ),
+  );
+});
+
 test('memory: exactly one, defined, under the cap', () => {
   refused(wat('(module (func (export "f")))'), 'CONTRACT_MEMORY', /exactly one memory, this module defines 0/);
   const two = parseModule(wat(`(module ${MEM})`));
