@@ -154,7 +154,9 @@ export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Arra
   const compiled = load(codeHash);
   if (!compiled) return { outcome: 'trap', gasLeft: 0n, returnData: new Uint8Array(0), error: 'no code at the called address' };
   if (!call.deploy && !compiled.callable.has(call.method)) {
-    return { outcome: 'revert', gasLeft: call.gas, returnData: new Uint8Array(0), error: `revert: no callable method ${call.method}` };
+    // The reason is the return data, as for a contract's own revert, so a calling contract can read it.
+    const reason = `no callable method ${call.method}`;
+    return { outcome: 'revert', gasLeft: call.gas, returnData: new TextEncoder().encode(reason), error: `revert: ${reason}` };
   }
   const f: FrameState = { call, returnData: new Uint8Array(0), lastReturn: new Uint8Array(0) };
   run.stack.push(call.address);
