@@ -48,7 +48,7 @@ import { type BlockHeader, blockToJson, bodyMerkleRoot, headerSigningHash, signB
 import type { Transaction } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
-import type { ProposerDutyView } from '../../api/beacon.js';
+import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
@@ -119,6 +119,27 @@ type AttestTrigger = 'own_block' | 'head_poll' | 'new_block' | 'deadline';
 /** Codes with which the beacon says the cached duties were wrong for the block. */
 const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
 
+/** How many times a proposal is re-planned when the head moves to another branch under it. */
+const MAX_PROPOSAL_ATTEMPTS = 3;
+
+/** An epoch's proposer duties and the dependent root they were drawn from. */
+interface CachedDuties {
+  dependentRoot: string;
+  duties: ProposerDutyView[];
+}
+
+/**
+ * The dependent root of `epoch`'s proposer duties on `head`'s branch: the head names those of its
+ * own epoch and the next; a later epoch's seed is the mix after the head block itself (the last
+ * block before epoch − 1 starts). Undefined for an epoch before the head's, which nobody can
+ * propose in on this head.
+ */
+export function dependentRootOn(head: HeadView, epoch: number, genesis: Genesis): string | undefined {
+  const headEpoch = epochOfSlot(genesis, head.slot);
+  if (epoch >= headEpoch + 2) return head.root;
+  return head.proposer_dependent_roots.find((d) => d.epoch === epoch)?.root;
+}
+
 /** An attestation signed (so recorded by slashing protection) but not yet acknowledged. */
 interface PendingAttestation {
   epoch: number;
@@ -142,7 +163,7 @@ export class ValidatorClient {
   private readonly maxBlockJsonBytes: number;
   private randao: RandaoChain | undefined;
   private index: number | undefined;
-  private readonly duties = new Map<number, ProposerDutyView[]>();
+  private readonly duties = new Map<number, CachedDuties>();
   /** Highest epoch whose attestation is settled (accepted, refused, or given up). */
   private attestedEpoch = -1;
   private pendingAtt: PendingAttestation | undefined;
@@ -421,15 +442,52 @@ export class ValidatorClient {
     }
   }
 
-  /** Proposer duties of `epoch`, cached; older epochs are dropped. */
-  private async dutiesFor(epoch: number): Promise<ProposerDutyView[]> {
+  /** Proposer duties of `epoch` with their dependent root, cached; older epochs are dropped. */
+  private async dutiesFor(epoch: number): Promise<CachedDuties> {
     const cached = this.duties.get(epoch);
     if (cached) return cached;
     const d = await this.b(this.beacon.proposerDuties(epoch));
     if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
     for (const e of this.duties.keys()) if (e < epoch - 1) this.duties.delete(e);
-    this.duties.set(epoch, d.duties);
-    return d.duties;
+    const entry = { dependentRoot: d.dependent_root, duties: d.duties };
+    this.duties.set(epoch, entry);
+    return entry;
+  }
+
+  /**
+   * The head to build the block of `slot` on, with this slot's duty drawn on the head's branch:
+   * cached duties whose dependent root is not the head's were drawn on another branch (the head
+   * moved since they were fetched) and are fetched again. Undefined when there is nothing to
+   * propose (head already at the slot, not this validator's slot on this branch, a head that
+   * keeps moving).
+   */
+  private async headAndDuty(slot: number, epoch: number, index: number): Promise<{ head: HeadView; duty: ProposerDutyView } | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const head = await this.b(this.beacon.head());
+      if (head.slot >= slot) {
+        this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
+        return undefined;
+      }
+      const want = dependentRootOn(head, epoch, this.genesis);
+      if (want === undefined) throw this.beacon.badResponse('GET /api/v1/beacon/head', `no proposer dependent root for epoch ${epoch} at head slot ${head.slot}`);
+      const cached = this.duties.get(epoch);
+      const entry = await this.dutiesFor(epoch);
+      if (entry.dependentRoot === want) {
+        const duty = entry.duties.find((d) => d.slot === slot);
+        if (duty && duty.validator_index === index && duty.address === this.keys.address) return { head, duty };
+        this.log.info('not proposing: on the head\'s branch this slot is not this validator\'s', { slot, head: head.root, dependent_root: want, proposer: duty?.validator_index ?? null });
+        return undefined;
+      }
+      if (attempt === MAX_PROPOSAL_ATTEMPTS) {
+        this.log.warn('not proposing: the head keeps moving between branches with different proposer duties', { slot, head: head.root, dependent_root: want, duties_dependent_root: entry.dependentRoot });
+        return undefined;
+      }
+      // Fetched just now, the duties are from a head newer than `head`: read the head again.
+      if (entry === cached) {
+        this.log.info('proposer duties were drawn on another branch than the head\'s: fetching them again', { slot, epoch, head: head.root, dependent_root: want, duties_dependent_root: entry.dependentRoot });
+        this.duties.delete(epoch);
+      }
+    }
   }
 
   /** At the attestation phase of an epoch's last slot, loads the next epoch's duties (best effort). */
@@ -453,27 +511,39 @@ export class ValidatorClient {
     const index = await this.ensureIndex();
     if (index === undefined || slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
-    const duty = (await this.dutiesFor(epoch)).find((d) => d.slot === slot);
+    const duty = (await this.dutiesFor(epoch)).duties.find((d) => d.slot === slot);
     this.proposalChecked = slot;
     if (!duty || duty.validator_index !== index) return;
     if (duty.address !== this.keys.address) {
       this.log.error('proposer duty names this index with another address: not proposing', { slot, index, duty_address: duty.address, address: this.keys.address });
       return;
     }
-    await this.propose(slot, epoch, duty, index);
+    await this.propose(slot, epoch, index);
   }
 
-  private async propose(slot: number, epoch: number, duty: ProposerDutyView, index: number): Promise<void> {
+  private async propose(slot: number, epoch: number, index: number): Promise<void> {
     const chainId = this.genesis.chain_id;
-    const head = await this.b(this.beacon.head());
-    if (head.slot >= slot) {
-      this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
-      return;
+    let planned: { head: HeadView; duty: ProposerDutyView } | undefined;
+    let attestations: Attestation[] = [];
+    let v: ValidatorView | undefined;
+    // The beacon answers the attestations and randao_last below on its head of the moment: if the
+    // head moved to another branch meanwhile they may not fit the parent, so plan again.
+    for (let attempt = 1; ; attempt++) {
+      planned = await this.headAndDuty(slot, epoch, index);
+      if (!planned) return;
+      attestations = await this.blockAttestations(slot);
+      v = await this.b(this.beacon.validator(index));
+      if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
+      const now = await this.b(this.beacon.head());
+      if (now.root === planned.head.root) break;
+      if (attempt === MAX_PROPOSAL_ATTEMPTS) {
+        this.log.warn('not proposing: the head keeps moving while the block is assembled', { slot, head: now.root });
+        return;
+      }
+      this.log.info('the head moved while the block was assembled: planning it again', { slot, was: planned.head.root, head: now.root });
     }
-    const attestations = await this.blockAttestations(slot);
+    const { head, duty } = planned;
     const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0));
-    const v = await this.b(this.beacon.validator(index));
-    if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
     const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
     const randaoReveal = this.randao!.next(last);
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
