@@ -87,6 +87,8 @@ export class BeaconChain {
   private readonly mutex = new Mutex();
   private lastHead = '';
   private lastFinalized = '';
+  /** The head the last `head` event named (execution may lag behind it: lastHead is what execution has). */
+  private lastPublishedHead = '';
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
   /** Proposals in a row that passed the beacon's checks and were refused by execution. */
@@ -584,6 +586,12 @@ export class BeaconChain {
   private async updateHead(): Promise<void> {
     const head = this.forkChoice.head();
     const fin = this.forkChoice.finalized();
+    if (head !== this.lastPublishedHead) {
+      // Validators learn here that the head changed branch, so duties drawn on the old one are
+      // refetched before their slot rather than found stale at it.
+      this.lastPublishedHead = head;
+      this.events?.publish('head', { slot: this.records.get(head)!.slot, block_hash: head, proposer_dependent_roots: this.headDependentRoots(head) });
+    }
     if (head === this.lastHead && fin.root === this.lastFinalized) return;
     // Execution refuses a head that does not descend from the finalized block (409). Fork choice
     // walks from the justified checkpoint, which agrees with the finalized one, so this pair is

@@ -52,7 +52,7 @@ import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon
 import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
-import type { NewBlockEvent } from '../beacon/events.js';
+import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { BeaconEventStream } from './event-stream.js';
 import { RandaoChain } from './randao-chain.js';
 import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
@@ -134,7 +134,7 @@ interface CachedDuties {
  * block before epoch − 1 starts). Undefined for an epoch before the head's, which nobody can
  * propose in on this head.
  */
-export function dependentRootOn(head: HeadView, epoch: number, genesis: Genesis): string | undefined {
+export function dependentRootOn(head: Pick<HeadView, 'root' | 'slot' | 'proposer_dependent_roots'>, epoch: number, genesis: Genesis): string | undefined {
   const headEpoch = epochOfSlot(genesis, head.slot);
   if (epoch >= headEpoch + 2) return head.root;
   return head.proposer_dependent_roots.find((d) => d.epoch === epoch)?.root;
@@ -178,6 +178,8 @@ export class ValidatorClient {
   private server: Server | undefined;
   private metricsAddress: AddressInfo | undefined;
   private readonly stream: BeaconEventStream;
+  /** The last `head` event while the stream is up (undefined while it is down). */
+  private eventHead: Pick<HeadView, 'root' | 'slot' | 'proposer_dependent_roots'> | undefined;
   /** Highest epoch a `new_block` event has been seen in (duties are refreshed once per epoch). */
   private eventEpoch = -1;
 
@@ -203,6 +205,7 @@ export class ValidatorClient {
       ...(opts.reconnectBackoffMs ? { minBackoffMs: opts.reconnectBackoffMs.min, maxBackoffMs: opts.reconnectBackoffMs.max } : {}),
       handlers: {
         newBlock: (e) => this.onNewBlock(e),
+        head: (e) => this.onHead(e),
         event: (type) => this.metrics.wsEvents.inc({ type }),
         connected: (reconnect) => {
           this.metrics.wsConnected.set(1);
@@ -213,7 +216,11 @@ export class ValidatorClient {
           const slot = slotAt(this.genesis, this.clock());
           if (this.running && this.proposalChecked !== slot) this.enqueue(slot, 'propose');
         },
-        disconnected: () => this.metrics.wsConnected.set(0),
+        disconnected: () => {
+          this.metrics.wsConnected.set(0);
+          // Head changes are no longer heard of: a remembered head would only go stale.
+          this.eventHead = undefined;
+        },
         malformed: () => this.metrics.wsMalformed.inc(),
       },
     });
@@ -367,6 +374,28 @@ export class ValidatorClient {
   }
 
   /**
+   * Drops the cached proposer duties the new head's branch draws differently (another dependent
+   * root) and loads them again, so the proposal phase finds this branch's duties; the check
+   * before signing stays the guarantee (events can be missed), this only keeps the slot from
+   * being lost to a stale "not mine".
+   */
+  private onHead(e: HeadEvent): void {
+    if (!this.running) return;
+    const head = { root: e.block_hash, slot: e.slot, proposer_dependent_roots: e.proposer_dependent_roots };
+    this.eventHead = head;
+    for (const [epoch, cached] of this.duties) {
+      const want = dependentRootOn(head, epoch, this.genesis);
+      if (want === undefined || want === cached.dependentRoot) continue;
+      this.log.info('the head moved to a branch with other proposer duties: fetching them again', { epoch, head: e.block_hash, dependent_root: want, duties_dependent_root: cached.dependentRoot });
+      this.duties.delete(epoch);
+      this.work = this.work.then(async () => {
+        if (!this.running || this.duties.has(epoch)) return;
+        await this.dutiesFor(epoch).catch((err: Error) => this.log.debug('could not reload proposer duties after a head change; the proposal phase fetches them', { epoch, error: err.message }));
+      });
+    }
+  }
+
+  /**
    * Loads the proposer duties of `epoch` and `epoch + 1` that are not cached (best effort). At the
    * first block of `epoch` the next epoch's seed is fixed on this branch (it is the mix after the
    * last block of `epoch - 1`), so its duties are final from here on.
@@ -450,6 +479,13 @@ export class ValidatorClient {
     if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
     for (const e of this.duties.keys()) if (e < epoch - 1) this.duties.delete(e);
     const entry = { dependentRoot: d.dependent_root, duties: d.duties };
+    // The head event announcing another branch may have been handled while this request was
+    // out (nothing was cached for it to drop): such an answer is used once, not cached.
+    const heard = this.eventHead && dependentRootOn(this.eventHead, epoch, this.genesis);
+    if (heard !== undefined && heard !== entry.dependentRoot) {
+      this.log.debug('proposer duties answered for another branch than the last head event\'s: not cached', { epoch, dependent_root: entry.dependentRoot, head_dependent_root: heard });
+      return entry;
+    }
     this.duties.set(epoch, entry);
     return entry;
   }

@@ -28,7 +28,8 @@ import { blockFromJson, blockHash, bodyMerkleRoot, verifyBlockSignature } from '
 import { txHash } from '../../../src/core/types/transaction.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
-import { type Timers, ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
+import { ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
+import { FakeTime } from './fake-time.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
 import type { Logger } from '../../../src/util/log.js';
@@ -50,45 +51,6 @@ const root = (n: number) => toHex(new Uint8Array(32).fill(n));
 const start = (slot: number) => slotStartMs(genesis, slot);
 /** Transactions the fake execution serves. */
 const TXS = [transfer(keys.accounts[0]!, { nonce: 0 }), transfer(keys.accounts[0]!, { nonce: 1 }), transfer(keys.accounts[1]!, { nonce: 0, value: 7n })];
-
-// ---------------------------------------------------------------------------------------------
-// Fake time
-
-/** A clock and timers that move only when the test says. */
-class FakeTime {
-  now: number;
-  private queue: Array<{ at: number; id: number; fn: () => void }> = [];
-  private ids = 0;
-  readonly clock = () => this.now;
-  readonly timers: Timers = {
-    setTimeout: (fn, ms) => {
-      const t = { at: this.now + ms, id: ++this.ids, fn };
-      this.queue.push(t);
-      return t;
-    },
-    clearTimeout: (h) => {
-      this.queue = this.queue.filter((t) => t !== h);
-    },
-  };
-
-  constructor(now: number) {
-    this.now = now;
-  }
-
-  /** Fires every timer due up to `t` in order, letting the client finish each phase's work. */
-  async advanceTo(t: number, client: ValidatorClient): Promise<void> {
-    for (;;) {
-      const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
-      if (!due) break;
-      this.queue = this.queue.filter((x) => x !== due);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-      await client.idle();
-    }
-    this.now = Math.max(this.now, t);
-    await client.idle();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Fake beacon (+ execution's getPendingTransactions)
