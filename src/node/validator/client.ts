@@ -4,21 +4,27 @@
  * execution's engine API for transactions.
  *
  * Per slot s (times from the slot start; a third of a slot is `slot_seconds / 3`):
- * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached) name this
- *   validator for s: head, pending transactions, RANDAO reveal (`RandaoChain.next` of the value
- *   the beacon last accepted), header; slashing protection records the signing root **before**
- *   the block is signed; then POST. The validator's own accepted block is the slot's block, so
- *   it attests right away when s is its attestation slot. Always timer-driven: a proposal never
- *   waits for an event.
+ * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached with their
+ *   dependent root) name this validator for s: head, pending transactions, RANDAO reveal
+ *   (`RandaoChain.next` of the value the beacon last accepted), header; slashing protection
+ *   records the signing root **before** the block is signed; then POST. Duties depend on the
+ *   branch (the seed is the mix after the last block before epoch − 1): when the head's
+ *   dependent root for the epoch is not the cached duties' one, they are fetched again before
+ *   anything is signed, and a head that moved while the block was assembled (attestations and
+ *   randao_last are answered on the beacon's head of the moment) has it planned again. The
+ *   validator's own accepted block is the slot's block, so it attests right away when s is its
+ *   attestation slot. Always timer-driven: a proposal never waits for an event.
  * - 1/6: **head poll**: attest early when the head already holds a block for s. Skipped while
  *   the event stream is connected: `new_block` does the same job as soon as the block exists.
  * - 1/3: **attest** (whatever the head is).
  *
  * Events: a `new_block` for the current slot triggers the head check and early attestation at
  * once (instead of at 1/6); the first block of a new epoch loads that epoch's and the next
- * epoch's proposer duties when they are not cached yet. When the stream is down (or the beacon
- * has none) the client polls as above and the stream reconnects with capped exponential backoff;
- * `service_validator_beacon_ws_connected` says which mode it is in.
+ * epoch's proposer duties when they are not cached yet; a `head` on a branch with other
+ * dependent roots reloads the cached duties it invalidates (so a reorg does not cost the slot).
+ * When the stream is down (or the beacon has none) the client polls as above and the stream
+ * reconnects with capped exponential backoff; `service_validator_beacon_ws_connected` says which
+ * mode it is in.
  *
  * Attestations: one per epoch, not one per slot. Two different votes with the same target epoch
  * are a double vote (slashable; the beacon refuses the second with SLASHABLE_ATTESTATION and
