@@ -59,6 +59,7 @@ import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import { dependentRootOn, ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
 import { RandaoChain } from './randao-chain.js';
 import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
@@ -128,24 +129,6 @@ const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
 /** How many times a proposal is re-planned when the head moves to another branch under it. */
 const MAX_PROPOSAL_ATTEMPTS = 3;
 
-/** An epoch's proposer duties and the dependent root they were drawn from. */
-interface CachedDuties {
-  dependentRoot: string;
-  duties: ProposerDutyView[];
-}
-
-/**
- * The dependent root of `epoch`'s proposer duties on `head`'s branch: the head names those of its
- * own epoch and the next; a later epoch's seed is the mix after the head block itself (the last
- * block before epoch − 1 starts). Undefined for an epoch before the head's, which nobody can
- * propose in on this head.
- */
-export function dependentRootOn(head: Pick<HeadView, 'root' | 'slot' | 'proposer_dependent_roots'>, epoch: number, genesis: Genesis): string | undefined {
-  const headEpoch = epochOfSlot(genesis, head.slot);
-  if (epoch >= headEpoch + 2) return head.root;
-  return head.proposer_dependent_roots.find((d) => d.epoch === epoch)?.root;
-}
-
 /** An attestation signed (so recorded by slashing protection) but not yet acknowledged. */
 interface PendingAttestation {
   epoch: number;
@@ -169,7 +152,7 @@ export class ValidatorClient {
   private readonly maxBlockJsonBytes: number;
   private randao: RandaoChain | undefined;
   private index: number | undefined;
-  private readonly duties = new Map<number, CachedDuties>();
+  private readonly duties: ProposerDutiesCache;
   /** Highest epoch whose attestation is settled (accepted, refused, or given up). */
   private attestedEpoch = -1;
   private pendingAtt: PendingAttestation | undefined;
@@ -184,8 +167,6 @@ export class ValidatorClient {
   private server: Server | undefined;
   private metricsAddress: AddressInfo | undefined;
   private readonly stream: BeaconEventStream;
-  /** The last `head` event while the stream is up (undefined while it is down). */
-  private eventHead: Pick<HeadView, 'root' | 'slot' | 'proposer_dependent_roots'> | undefined;
   /** Highest epoch a `new_block` event has been seen in (duties are refreshed once per epoch). */
   private eventEpoch = -1;
 
@@ -204,6 +185,15 @@ export class ValidatorClient {
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
     this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
     this.randao = opts.randaoChain;
+    this.duties = new ProposerDutiesCache({
+      genesis: opts.genesis,
+      log: opts.log,
+      fetch: async (epoch) => {
+        const d = await this.b(this.beacon.proposerDuties(epoch));
+        if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
+        return d;
+      },
+    });
     this.stream = new BeaconEventStream({
       beaconUrl: this.beacon.baseUrl,
       log: opts.log,
@@ -224,8 +214,7 @@ export class ValidatorClient {
         },
         disconnected: () => {
           this.metrics.wsConnected.set(0);
-          // Head changes are no longer heard of: a remembered head would only go stale.
-          this.eventHead = undefined;
+          this.duties.forgetHead();
         },
         malformed: () => this.metrics.wsMalformed.inc(),
       },
@@ -387,16 +376,10 @@ export class ValidatorClient {
    */
   private onHead(e: HeadEvent): void {
     if (!this.running) return;
-    const head = { root: e.block_hash, slot: e.slot, proposer_dependent_roots: e.proposer_dependent_roots };
-    this.eventHead = head;
-    for (const [epoch, cached] of this.duties) {
-      const want = dependentRootOn(head, epoch, this.genesis);
-      if (want === undefined || want === cached.dependentRoot) continue;
-      this.log.info('the head moved to a branch with other proposer duties: fetching them again', { epoch, head: e.block_hash, dependent_root: want, duties_dependent_root: cached.dependentRoot });
-      this.duties.delete(epoch);
+    for (const epoch of this.duties.onHead({ root: e.block_hash, slot: e.slot, proposer_dependent_roots: e.proposer_dependent_roots })) {
       this.work = this.work.then(async () => {
-        if (!this.running || this.duties.has(epoch)) return;
-        await this.dutiesFor(epoch).catch((err: Error) => this.log.debug('could not reload proposer duties after a head change; the proposal phase fetches them', { epoch, error: err.message }));
+        if (!this.running || this.duties.peek(epoch)) return;
+        await this.duties.get(epoch).catch((err: Error) => this.log.debug('could not reload proposer duties after a head change; the proposal phase fetches them', { epoch, error: err.message }));
       });
     }
   }
@@ -410,8 +393,8 @@ export class ValidatorClient {
     if (this.index === undefined) return;
     for (const e of [epoch, epoch + 1]) {
       this.work = this.work.then(async () => {
-        if (!this.running || this.duties.has(e)) return;
-        await this.dutiesFor(e).catch((err: Error) => this.log.debug('could not load proposer duties on a new epoch; the slot timer fetches them', { epoch: e, error: err.message }));
+        if (!this.running || this.duties.peek(e)) return;
+        await this.duties.get(e).catch((err: Error) => this.log.debug('could not load proposer duties on a new epoch; the slot timer fetches them', { epoch: e, error: err.message }));
       });
     }
   }
@@ -477,25 +460,6 @@ export class ValidatorClient {
     }
   }
 
-  /** Proposer duties of `epoch` with their dependent root, cached; older epochs are dropped. */
-  private async dutiesFor(epoch: number): Promise<CachedDuties> {
-    const cached = this.duties.get(epoch);
-    if (cached) return cached;
-    const d = await this.b(this.beacon.proposerDuties(epoch));
-    if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
-    for (const e of this.duties.keys()) if (e < epoch - 1) this.duties.delete(e);
-    const entry = { dependentRoot: d.dependent_root, duties: d.duties };
-    // The head event announcing another branch may have been handled while this request was
-    // out (nothing was cached for it to drop): such an answer is used once, not cached.
-    const heard = this.eventHead && dependentRootOn(this.eventHead, epoch, this.genesis);
-    if (heard !== undefined && heard !== entry.dependentRoot) {
-      this.log.debug('proposer duties answered for another branch than the last head event\'s: not cached', { epoch, dependent_root: entry.dependentRoot, head_dependent_root: heard });
-      return entry;
-    }
-    this.duties.set(epoch, entry);
-    return entry;
-  }
-
   /**
    * The head to build the block of `slot` on, with this slot's duty drawn on the head's branch:
    * cached duties whose dependent root is not the head's were drawn on another branch (the head
@@ -512,8 +476,8 @@ export class ValidatorClient {
       }
       const want = dependentRootOn(head, epoch, this.genesis);
       if (want === undefined) throw this.beacon.badResponse('GET /api/v1/beacon/head', `no proposer dependent root for epoch ${epoch} at head slot ${head.slot}`);
-      const cached = this.duties.get(epoch);
-      const entry = await this.dutiesFor(epoch);
+      const cached = this.duties.peek(epoch);
+      const entry = await this.duties.get(epoch);
       if (entry.dependentRoot === want) {
         const duty = entry.duties.find((d) => d.slot === slot);
         if (duty && duty.validator_index === index && duty.address === this.keys.address) return { head, duty };
@@ -527,7 +491,7 @@ export class ValidatorClient {
       // Fetched just now, the duties are from a head newer than `head`: read the head again.
       if (entry === cached) {
         this.log.info('proposer duties were drawn on another branch than the head\'s: fetching them again', { slot, epoch, head: head.root, dependent_root: want, duties_dependent_root: entry.dependentRoot });
-        this.duties.delete(epoch);
+        this.duties.drop(epoch);
       }
     }
   }
@@ -537,9 +501,9 @@ export class ValidatorClient {
     const spe = this.genesis.config.slots_per_epoch;
     if ((slot + 1) % spe !== 0 || this.index === undefined) return;
     const next = epochOfSlot(this.genesis, slot) + 1;
-    if (this.duties.has(next)) return;
+    if (this.duties.peek(next)) return;
     this.work = this.work.then(() =>
-      this.dutiesFor(next).then(
+      this.duties.get(next).then(
         () => undefined,
         (err: Error) => this.log.debug('could not prefetch proposer duties; will fetch at the epoch start', { epoch: next, error: err.message }),
       ),
@@ -553,7 +517,7 @@ export class ValidatorClient {
     const index = await this.ensureIndex();
     if (index === undefined || slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
-    const duty = (await this.dutiesFor(epoch)).duties.find((d) => d.slot === slot);
+    const duty = (await this.duties.get(epoch)).duties.find((d) => d.slot === slot);
     this.proposalChecked = slot;
     if (!duty || duty.validator_index !== index) return;
     if (duty.address !== this.keys.address) {
@@ -615,7 +579,7 @@ export class ValidatorClient {
       res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
     } catch (err) {
       if (!(err instanceof BeaconClientError) || err.transport) throw err;
-      if (STALE_DUTY_CODES.has(err.code)) this.duties.delete(epoch);
+      if (STALE_DUTY_CODES.has(err.code)) this.duties.drop(epoch);
       const hint = err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
       this.log.warn(`the beacon refused the block${hint}`, { slot, code: err.code, reason: err.message, http_status: err.httpStatus });
       return;
