@@ -25,6 +25,19 @@ export interface HeadView {
   index: number;
   justified: CheckpointView;
   finalized: CheckpointView;
+  /**
+   * Dependent roots (see ProposerDutiesView) of the head's epoch and the next one on the head's
+   * branch, in that order; every later epoch's duties depend on the head block itself. A
+   * validator compares them with its cached duties' before it signs a proposal on this head.
+   */
+  proposer_dependent_roots: DependentRootView[];
+}
+
+/** The block an epoch's proposer duties depend on. */
+export interface DependentRootView {
+  epoch: number;
+  /** 0x hex, 32 bytes. */
+  root: string;
 }
 
 /** One entry of GET /api/v1/validator/duties/proposer/:epoch */
@@ -38,6 +51,13 @@ export interface ProposerDutyView {
 
 export interface ProposerDutiesView {
   epoch: number;
+  /**
+   * Root of the block on the head's branch whose RANDAO mix seeds the epoch: the last block
+   * before epoch − 1 starts (so of epoch − 2 or earlier; genesis when there is none). Duties are
+   * the same on every branch with the same dependent root (and registry); when the head moves to
+   * a branch with another one, the duties must be fetched again.
+   */
+  dependent_root: string;
   duties: ProposerDutyView[];
 }
 

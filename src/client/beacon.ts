@@ -173,6 +173,8 @@ export class BeaconClient extends JsonApiClient {
       index: uint(d.index, `${what}: index`, this),
       justified: checkpoint(d.justified, `${what}: justified`, this),
       finalized: checkpoint(d.finalized, `${what}: finalized`, this),
+      // An epoch and a root, like a checkpoint.
+      proposer_dependent_roots: array(d.proposer_dependent_roots, `${what}: proposer_dependent_roots`, this).map((r, i) => checkpoint(r, `${what}: proposer_dependent_roots[${i}]`, this)),
     };
   }
 
@@ -184,6 +186,7 @@ export class BeaconClient extends JsonApiClient {
     if (!Array.isArray(d.duties)) throw this.badResponse(what, 'duties is not an array');
     return {
       epoch: uint(d.epoch, `${what}: epoch`, this),
+      dependent_root: hash(d.dependent_root, `${what}: dependent_root`, this),
       duties: d.duties.map((raw, i) => {
         const o = object(raw, `${what}: duties[${i}]`, this);
         return {
@@ -290,6 +293,11 @@ export class ExecutionEngineClient extends JsonApiClient {
 function object(v: unknown, what: string, c: JsonApiClient): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw c.badResponse(what, 'not a JSON object');
   return v as Record<string, unknown>;
+}
+
+function array(v: unknown, what: string, c: JsonApiClient): unknown[] {
+  if (!Array.isArray(v)) throw c.badResponse(what, 'not a JSON array');
+  return v;
 }
 
 function uint(v: unknown, what: string, c: JsonApiClient): number {

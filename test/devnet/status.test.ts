@@ -11,7 +11,7 @@ function probe(peers: number): NodeProbe {
   const cp = { epoch: 1, root: '0x' + '11'.repeat(32) };
   const execution: HealthView = { status: 'healthy', layer: 'execution', latest_block: 5, peers, chain_id: 'svc-devnet', head_hash: '0x' + '22'.repeat(32), finalized_block: 2, mempool: 0, mempool_pending: 0, mempool_queued: 0 };
   return {
-    head: { root: '0x' + '33'.repeat(32), slot: 6, index: 5, justified: cp, finalized: cp },
+    head: { root: '0x' + '33'.repeat(32), slot: 6, index: 5, justified: cp, finalized: cp, proposer_dependent_roots: [{ epoch: 1, root: '0x' + '44'.repeat(32) }, { epoch: 2, root: '0x' + '55'.repeat(32) }] },
     beaconHealth: { status: 'healthy', head_slot: 6, current_slot: 6 },
     beaconPeers: peers,
     execution,

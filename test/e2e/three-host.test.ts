@@ -234,7 +234,10 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
         const s = (await getJson(`${execMgmtUrl}/api/v1/transactions/${hash}`)).data;
         return s.state === 'Finalized' ? s : undefined;
       }, 12 * epochMs + 60_000);
-      assert.is(final.block.hash, included.block.hash, 'finalised in the block it was included in');
+      // Validators that start late on a loaded machine can make competing blocks at one height, both
+      // carrying the transfer: the one it is finalised in is the beacon's, whichever branch won.
+      const finalOnBeacon = await getTlsJson(`${beaconMgmtUrl}/api/v1/beacon/blocks/${final.block.hash}`, caPem);
+      assert.is(finalOnBeacon.data?.index, final.block.number, `the beacon on Y knows the block the transfer is finalised in: ${JSON.stringify(finalOnBeacon).slice(0, 300)}`);
 
       // --- Every validator on Z worked through Y, and none was refused by X or by its own protection.
       for (let i = 0; i < 4; i++) {
@@ -246,8 +249,8 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
         assert.equal(lines.filter((l) => /slashing protection refused/.test(l.msg)), [], `z-validator-${i}`);
       }
       assert.ok(
-        [0, 1, 2, 3].some((i) => net.log(`z-validator-${i}`).some((l) => l.msg === 'block proposed' && l.block_hash === included.block.hash)),
-        'a validator on Z proposed the transfer\'s block',
+        [0, 1, 2, 3].some((i) => net.log(`z-validator-${i}`).some((l) => l.msg === 'block proposed' && l.block_hash === final.block.hash)),
+        'a validator on Z proposed the block the transfer is finalised in',
       );
     });
   }, (reason) => process.stderr.write(`[three-host] skipped: ${reason}\n`));

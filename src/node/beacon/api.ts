@@ -12,7 +12,7 @@ import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import type { BeaconNetwork } from './p2p.js';
-import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, SyncingView } from '../../api/beacon.js';
+import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, ProposerDutiesView, SyncingView } from '../../api/beacon.js';
 
 /** Slots behind the wall clock beyond which a beacon with peers calls itself syncing. */
 export const SYNCING_DISTANCE_SLOTS = 2;
@@ -61,7 +61,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   app.get('/api/v1/beacon/head', async (_req, reply) => {
     const head = chain.head();
-    const view: HeadView = { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() };
+    const view: HeadView = { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized(), proposer_dependent_roots: chain.headDependentRoots(head.root) };
     return ok(reply, view);
   });
 
@@ -92,7 +92,8 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const current = epochOfSlot(chain.genesis, chain.currentSlot());
     // One epoch of seed lookahead: duties are known for the current and the next epoch only.
     if (epoch > current + 1) throw new SvcError('EPOCH_TOO_FAR', `proposer duties are known up to epoch ${current + 1}`, 400);
-    return ok(reply, { epoch, duties: chain.duties(epoch) });
+    const view: ProposerDutiesView = { epoch, ...chain.dutiesView(epoch) };
+    return ok(reply, view);
   });
 
   app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/attestation_data', async (req, reply) => {

@@ -18,6 +18,7 @@ import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../../api/execution.js';
+import type { DependentRootView } from '../../api/beacon.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
 import type { EngineClient } from './engine-client.js';
@@ -86,6 +87,8 @@ export class BeaconChain {
   private readonly mutex = new Mutex();
   private lastHead = '';
   private lastFinalized = '';
+  /** The head the last `head` event named (execution may lag behind it: lastHead is what execution has). */
+  private lastPublishedHead = '';
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
   /** Proposals in a row that passed the beacon's checks and were refused by execution. */
@@ -258,21 +261,56 @@ export class BeaconChain {
     return this.store.get<string>(K.bySlot(slot));
   }
 
-  /** The mix seeding epoch `epoch` on the branch ending at `parentRoot` (mix after epoch e-2). */
-  seedMix(parentRoot: string, epoch: number): Uint8Array {
+  /**
+   * The block whose RANDAO mix seeds epoch `epoch` on the branch ending at `tipRoot`: the last
+   * block before epoch e-1 starts, i.e. the last block of epoch e-2 or earlier (genesis when
+   * there is none). Its root is the proposer duties' dependent root.
+   */
+  private seedBlock(tipRoot: string, epoch: number): BeaconBlockRecord & { randaoState: RandaoState } {
     const limit = (epoch - 1) * this.genesis.config.slots_per_epoch;
-    let r = this.records.get(parentRoot)!;
+    let r = this.records.get(tipRoot)!;
     while (r.slot >= limit && r.index > 0) r = this.records.get(r.parent)!;
-    return r.randaoState.mix;
+    return r;
   }
 
-  /** Proposer duties of `epoch` on the head's branch, with the seed each proposer must use. */
-  duties(epoch: number): DutyView[] {
-    const mix = this.seedMix(this.forkChoice.head(), epoch);
-    return proposerDuties(this.candidates(), mix, epoch, this.genesis.config.slots_per_epoch).map((d) => {
-      const { seed } = proposerForSlot(this.candidates(), mix, d.slot);
+  /** The mix seeding epoch `epoch` on the branch ending at `parentRoot` (mix after epoch e-2). */
+  seedMix(parentRoot: string, epoch: number): Uint8Array {
+    return this.seedBlock(parentRoot, epoch).randaoState.mix;
+  }
+
+  /**
+   * Root of the block epoch `epoch`'s proposer duties depend on, on the branch ending at
+   * `tipRoot` (default: the head): two branches with the same dependent root draw the same
+   * proposers and seeds (given the same registry).
+   */
+  dependentRoot(epoch: number, tipRoot: string = this.forkChoice.head()): string {
+    return this.seedBlock(tipRoot, epoch).root;
+  }
+
+  /** Dependent roots of the proposer duties of `tipRoot`'s epoch and the next one (HeadView.proposer_dependent_roots). */
+  headDependentRoots(tipRoot: string): DependentRootView[] {
+    const epoch = epochOfSlot(this.genesis, this.records.get(tipRoot)!.slot);
+    return [epoch, epoch + 1].map((e) => ({ epoch: e, root: this.dependentRoot(e, tipRoot) }));
+  }
+
+  /**
+   * Proposer duties of `epoch` on the head's branch, with the seed each proposer must use, and
+   * the dependent root they were drawn from (read from the same head, so the two always agree).
+   */
+  dutiesView(epoch: number): { dependent_root: string; duties: DutyView[] } {
+    const seedBlock = this.seedBlock(this.forkChoice.head(), epoch);
+    const mix = seedBlock.randaoState.mix;
+    const candidates = this.candidates();
+    const duties = proposerDuties(candidates, mix, epoch, this.genesis.config.slots_per_epoch).map((d) => {
+      const { seed } = proposerForSlot(candidates, mix, d.slot);
       return { slot: d.slot, validator_index: d.index, address: this.registry[d.index]!.address, vrf_seed: toHex(seed) };
     });
+    return { dependent_root: seedBlock.root, duties };
+  }
+
+  /** Proposer duties of `epoch` on the head's branch (see `dutiesView`). */
+  duties(epoch: number): DutyView[] {
+    return this.dutiesView(epoch).duties;
   }
 
   /** Last RANDAO value accepted for a validator on the head's branch. */
@@ -548,6 +586,12 @@ export class BeaconChain {
   private async updateHead(): Promise<void> {
     const head = this.forkChoice.head();
     const fin = this.forkChoice.finalized();
+    if (head !== this.lastPublishedHead) {
+      // Validators learn here that the head changed branch, so duties drawn on the old one are
+      // refetched before their slot rather than found stale at it.
+      this.lastPublishedHead = head;
+      this.events?.publish('head', { slot: this.records.get(head)!.slot, block_hash: head, proposer_dependent_roots: this.headDependentRoots(head) });
+    }
     if (head === this.lastHead && fin.root === this.lastFinalized) return;
     // Execution refuses a head that does not descend from the finalized block (409). Fork choice
     // walks from the justified checkpoint, which agrees with the finalized one, so this pair is

@@ -4,8 +4,9 @@
  * ISO 8601 UTC (`2026-11-22T10:15:30.123Z`, the publish time). There is no authentication: the
  * stream is public and read-only (spec "Authentication" 5).
  *
- * Event types and their `data` (the first three are the spec's; the last two are svc's shapes for
- * the beacon outputs the spec names without a wire format):
+ * Event types and their `data` (the first three are the spec's; `finalized_checkpoint` and
+ * `slashing` are svc's shapes for the beacon outputs the spec names without a wire format; `head`
+ * is svc's, after Ethereum's, for validators to refetch duties when the head changes branch):
  *
  * | type | data |
  * |---|---|
@@ -14,6 +15,7 @@
  * | `bridge_bid_registered` | `bid` (0x hex), `status` (string, e.g. `PENDING`), `amount` (base-10 wei string), `chain` (counterpart chain name) |
  * | `finalized_checkpoint` | `epoch` (integer), `root` (0x hex, the checkpoint block root): the new finalised checkpoint |
  * | `slashing` | `kind` (`double_proposal`, `double_vote` or `surround_vote`), `validator_index` (integer), `evidence` (object: the two conflicting signed messages, e.g. `{ previous, conflicting }` votes as in the fork-choice JSON, or `{ header_1, header_2 }` signed headers), verifiable by anyone |
+| `head` | `slot` (integer), `block_hash` (0x hex), `proposer_dependent_roots` (`[{ epoch, root }]`, as in GET /api/v1/beacon/head): fork choice chose another head (a new block, or votes moving it to another branch) |
  *
  * Behaviour:
  * - Only upgrades of path `/ws` (any query string) are accepted; any other upgrade path is
@@ -33,6 +35,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { DependentRootView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import { errorBody } from '../shared/http.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -89,6 +92,13 @@ export interface SlashingEvent {
   evidence: object;
 }
 
+/** `head` data (svc): the new head and the dependent roots of its epoch's and the next epoch's proposer duties. */
+export interface HeadEvent {
+  slot: number;
+  block_hash: string;
+  proposer_dependent_roots: DependentRootView[];
+}
+
 /** `data` of each event type. */
 export interface EventDataMap {
   new_block: NewBlockEvent;
@@ -96,10 +106,11 @@ export interface EventDataMap {
   bridge_bid_registered: BridgeBidRegisteredEvent;
   finalized_checkpoint: FinalizedCheckpointEvent;
   slashing: SlashingEvent;
+  head: HeadEvent;
 }
 
 export type EventType = keyof EventDataMap;
-export const EVENT_TYPES: readonly EventType[] = ['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing'];
+export const EVENT_TYPES: readonly EventType[] = ['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing', 'head'];
 
 /** One message on the wire. */
 export interface EventEnvelope<T extends EventType = EventType> {

@@ -4,21 +4,27 @@
  * execution's engine API for transactions.
  *
  * Per slot s (times from the slot start; a third of a slot is `slot_seconds / 3`):
- * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached) name this
- *   validator for s: head, pending transactions, RANDAO reveal (`RandaoChain.next` of the value
- *   the beacon last accepted), header; slashing protection records the signing root **before**
- *   the block is signed; then POST. The validator's own accepted block is the slot's block, so
- *   it attests right away when s is its attestation slot. Always timer-driven: a proposal never
- *   waits for an event.
+ * - 0: **propose** if the epoch's proposer duties (fetched once per epoch, cached with their
+ *   dependent root) name this validator for s: head, pending transactions, RANDAO reveal
+ *   (`RandaoChain.next` of the value the beacon last accepted), header; slashing protection
+ *   records the signing root **before** the block is signed; then POST. Duties depend on the
+ *   branch (the seed is the mix after the last block before epoch − 1): when the head's
+ *   dependent root for the epoch is not the cached duties' one, they are fetched again before
+ *   anything is signed, and a head that moved while the block was assembled (attestations and
+ *   randao_last are answered on the beacon's head of the moment) has it planned again. The
+ *   validator's own accepted block is the slot's block, so it attests right away when s is its
+ *   attestation slot. Always timer-driven: a proposal never waits for an event.
  * - 1/6: **head poll**: attest early when the head already holds a block for s. Skipped while
  *   the event stream is connected: `new_block` does the same job as soon as the block exists.
  * - 1/3: **attest** (whatever the head is).
  *
  * Events: a `new_block` for the current slot triggers the head check and early attestation at
  * once (instead of at 1/6); the first block of a new epoch loads that epoch's and the next
- * epoch's proposer duties when they are not cached yet. When the stream is down (or the beacon
- * has none) the client polls as above and the stream reconnects with capped exponential backoff;
- * `service_validator_beacon_ws_connected` says which mode it is in.
+ * epoch's proposer duties when they are not cached yet; a `head` on a branch with other
+ * dependent roots reloads the cached duties it invalidates (so a reorg does not cost the slot).
+ * When the stream is down (or the beacon has none) the client polls as above and the stream
+ * reconnects with capped exponential backoff; `service_validator_beacon_ws_connected` says which
+ * mode it is in.
  *
  * Attestations: one per epoch, not one per slot. Two different votes with the same target epoch
  * are a double vote (slashable; the beacon refuses the second with SLASHABLE_ATTESTATION and
@@ -48,11 +54,12 @@ import { type BlockHeader, blockToJson, bodyMerkleRoot, headerSigningHash, signB
 import type { Transaction } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
-import type { ProposerDutyView } from '../../api/beacon.js';
+import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
-import type { NewBlockEvent } from '../beacon/events.js';
+import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import { dependentRootOn, ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
 import { RandaoChain } from './randao-chain.js';
 import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
@@ -119,6 +126,9 @@ type AttestTrigger = 'own_block' | 'head_poll' | 'new_block' | 'deadline';
 /** Codes with which the beacon says the cached duties were wrong for the block. */
 const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
 
+/** How many times a proposal is re-planned when the head moves to another branch under it. */
+const MAX_PROPOSAL_ATTEMPTS = 3;
+
 /** An attestation signed (so recorded by slashing protection) but not yet acknowledged. */
 interface PendingAttestation {
   epoch: number;
@@ -142,7 +152,7 @@ export class ValidatorClient {
   private readonly maxBlockJsonBytes: number;
   private randao: RandaoChain | undefined;
   private index: number | undefined;
-  private readonly duties = new Map<number, ProposerDutyView[]>();
+  private readonly duties: ProposerDutiesCache;
   /** Highest epoch whose attestation is settled (accepted, refused, or given up). */
   private attestedEpoch = -1;
   private pendingAtt: PendingAttestation | undefined;
@@ -175,6 +185,15 @@ export class ValidatorClient {
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
     this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
     this.randao = opts.randaoChain;
+    this.duties = new ProposerDutiesCache({
+      genesis: opts.genesis,
+      log: opts.log,
+      fetch: async (epoch) => {
+        const d = await this.b(this.beacon.proposerDuties(epoch));
+        if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
+        return d;
+      },
+    });
     this.stream = new BeaconEventStream({
       beaconUrl: this.beacon.baseUrl,
       log: opts.log,
@@ -182,6 +201,7 @@ export class ValidatorClient {
       ...(opts.reconnectBackoffMs ? { minBackoffMs: opts.reconnectBackoffMs.min, maxBackoffMs: opts.reconnectBackoffMs.max } : {}),
       handlers: {
         newBlock: (e) => this.onNewBlock(e),
+        head: (e) => this.onHead(e),
         event: (type) => this.metrics.wsEvents.inc({ type }),
         connected: (reconnect) => {
           this.metrics.wsConnected.set(1);
@@ -192,7 +212,10 @@ export class ValidatorClient {
           const slot = slotAt(this.genesis, this.clock());
           if (this.running && this.proposalChecked !== slot) this.enqueue(slot, 'propose');
         },
-        disconnected: () => this.metrics.wsConnected.set(0),
+        disconnected: () => {
+          this.metrics.wsConnected.set(0);
+          this.duties.forgetHead();
+        },
         malformed: () => this.metrics.wsMalformed.inc(),
       },
     });
@@ -346,6 +369,22 @@ export class ValidatorClient {
   }
 
   /**
+   * Drops the cached proposer duties the new head's branch draws differently (another dependent
+   * root) and loads them again, so the proposal phase finds this branch's duties; the check
+   * before signing stays the guarantee (events can be missed), this only keeps the slot from
+   * being lost to a stale "not mine".
+   */
+  private onHead(e: HeadEvent): void {
+    if (!this.running) return;
+    for (const epoch of this.duties.onHead({ root: e.block_hash, slot: e.slot, proposer_dependent_roots: e.proposer_dependent_roots })) {
+      this.work = this.work.then(async () => {
+        if (!this.running || this.duties.peek(epoch)) return;
+        await this.duties.get(epoch).catch((err: Error) => this.log.debug('could not reload proposer duties after a head change; the proposal phase fetches them', { epoch, error: err.message }));
+      });
+    }
+  }
+
+  /**
    * Loads the proposer duties of `epoch` and `epoch + 1` that are not cached (best effort). At the
    * first block of `epoch` the next epoch's seed is fixed on this branch (it is the mix after the
    * last block of `epoch - 1`), so its duties are final from here on.
@@ -354,8 +393,8 @@ export class ValidatorClient {
     if (this.index === undefined) return;
     for (const e of [epoch, epoch + 1]) {
       this.work = this.work.then(async () => {
-        if (!this.running || this.duties.has(e)) return;
-        await this.dutiesFor(e).catch((err: Error) => this.log.debug('could not load proposer duties on a new epoch; the slot timer fetches them', { epoch: e, error: err.message }));
+        if (!this.running || this.duties.peek(e)) return;
+        await this.duties.get(e).catch((err: Error) => this.log.debug('could not load proposer duties on a new epoch; the slot timer fetches them', { epoch: e, error: err.message }));
       });
     }
   }
@@ -421,15 +460,40 @@ export class ValidatorClient {
     }
   }
 
-  /** Proposer duties of `epoch`, cached; older epochs are dropped. */
-  private async dutiesFor(epoch: number): Promise<ProposerDutyView[]> {
-    const cached = this.duties.get(epoch);
-    if (cached) return cached;
-    const d = await this.b(this.beacon.proposerDuties(epoch));
-    if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
-    for (const e of this.duties.keys()) if (e < epoch - 1) this.duties.delete(e);
-    this.duties.set(epoch, d.duties);
-    return d.duties;
+  /**
+   * The head to build the block of `slot` on, with this slot's duty drawn on the head's branch:
+   * cached duties whose dependent root is not the head's were drawn on another branch (the head
+   * moved since they were fetched) and are fetched again. Undefined when there is nothing to
+   * propose (head already at the slot, not this validator's slot on this branch, a head that
+   * keeps moving).
+   */
+  private async headAndDuty(slot: number, epoch: number, index: number): Promise<{ head: HeadView; duty: ProposerDutyView } | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const head = await this.b(this.beacon.head());
+      if (head.slot >= slot) {
+        this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
+        return undefined;
+      }
+      const want = dependentRootOn(head, epoch, this.genesis);
+      if (want === undefined) throw this.beacon.badResponse('GET /api/v1/beacon/head', `no proposer dependent root for epoch ${epoch} at head slot ${head.slot}`);
+      const cached = this.duties.peek(epoch);
+      const entry = await this.duties.get(epoch);
+      if (entry.dependentRoot === want) {
+        const duty = entry.duties.find((d) => d.slot === slot);
+        if (duty && duty.validator_index === index && duty.address === this.keys.address) return { head, duty };
+        this.log.info('not proposing: on the head\'s branch this slot is not this validator\'s', { slot, head: head.root, dependent_root: want, proposer: duty?.validator_index ?? null });
+        return undefined;
+      }
+      if (attempt === MAX_PROPOSAL_ATTEMPTS) {
+        this.log.warn('not proposing: the head keeps moving between branches with different proposer duties', { slot, head: head.root, dependent_root: want, duties_dependent_root: entry.dependentRoot });
+        return undefined;
+      }
+      // Fetched just now, the duties are from a head newer than `head`: read the head again.
+      if (entry === cached) {
+        this.log.info('proposer duties were drawn on another branch than the head\'s: fetching them again', { slot, epoch, head: head.root, dependent_root: want, duties_dependent_root: entry.dependentRoot });
+        this.duties.drop(epoch);
+      }
+    }
   }
 
   /** At the attestation phase of an epoch's last slot, loads the next epoch's duties (best effort). */
@@ -437,9 +501,9 @@ export class ValidatorClient {
     const spe = this.genesis.config.slots_per_epoch;
     if ((slot + 1) % spe !== 0 || this.index === undefined) return;
     const next = epochOfSlot(this.genesis, slot) + 1;
-    if (this.duties.has(next)) return;
+    if (this.duties.peek(next)) return;
     this.work = this.work.then(() =>
-      this.dutiesFor(next).then(
+      this.duties.get(next).then(
         () => undefined,
         (err: Error) => this.log.debug('could not prefetch proposer duties; will fetch at the epoch start', { epoch: next, error: err.message }),
       ),
@@ -453,27 +517,39 @@ export class ValidatorClient {
     const index = await this.ensureIndex();
     if (index === undefined || slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
-    const duty = (await this.dutiesFor(epoch)).find((d) => d.slot === slot);
+    const duty = (await this.duties.get(epoch)).duties.find((d) => d.slot === slot);
     this.proposalChecked = slot;
     if (!duty || duty.validator_index !== index) return;
     if (duty.address !== this.keys.address) {
       this.log.error('proposer duty names this index with another address: not proposing', { slot, index, duty_address: duty.address, address: this.keys.address });
       return;
     }
-    await this.propose(slot, epoch, duty, index);
+    await this.propose(slot, epoch, index);
   }
 
-  private async propose(slot: number, epoch: number, duty: ProposerDutyView, index: number): Promise<void> {
+  private async propose(slot: number, epoch: number, index: number): Promise<void> {
     const chainId = this.genesis.chain_id;
-    const head = await this.b(this.beacon.head());
-    if (head.slot >= slot) {
-      this.log.warn('not proposing: the head is already at or after this slot', { slot, head_slot: head.slot, head: head.root });
-      return;
+    let planned: { head: HeadView; duty: ProposerDutyView } | undefined;
+    let attestations: Attestation[] = [];
+    let v: ValidatorView | undefined;
+    // The beacon answers the attestations and randao_last below on its head of the moment: if the
+    // head moved to another branch meanwhile they may not fit the parent, so plan again.
+    for (let attempt = 1; ; attempt++) {
+      planned = await this.headAndDuty(slot, epoch, index);
+      if (!planned) return;
+      attestations = await this.blockAttestations(slot);
+      v = await this.b(this.beacon.validator(index));
+      if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
+      const now = await this.b(this.beacon.head());
+      if (now.root === planned.head.root) break;
+      if (attempt === MAX_PROPOSAL_ATTEMPTS) {
+        this.log.warn('not proposing: the head keeps moving while the block is assembled', { slot, head: now.root });
+        return;
+      }
+      this.log.info('the head moved while the block was assembled: planning it again', { slot, was: planned.head.root, head: now.root });
     }
-    const attestations = await this.blockAttestations(slot);
+    const { head, duty } = planned;
     const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0));
-    const v = await this.b(this.beacon.validator(index));
-    if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
     const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
     const randaoReveal = this.randao!.next(last);
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
@@ -503,7 +579,7 @@ export class ValidatorClient {
       res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
     } catch (err) {
       if (!(err instanceof BeaconClientError) || err.transport) throw err;
-      if (STALE_DUTY_CODES.has(err.code)) this.duties.delete(epoch);
+      if (STALE_DUTY_CODES.has(err.code)) this.duties.drop(epoch);
       const hint = err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
       this.log.warn(`the beacon refused the block${hint}`, { slot, code: err.code, reason: err.message, http_status: err.httpStatus });
       return;

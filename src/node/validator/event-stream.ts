@@ -11,8 +11,8 @@
  *   (ping or message) arrives for `idleTimeoutMs` (default 75 s) is taken as dead (a half-open
  *   TCP connection never reports itself) and replaced.
  * - Messages are checked before use: anything that is not a well-formed envelope (binary frames,
- *   text that is not JSON, wrong field types, a `new_block` whose data does not match the wire
- *   shape) is ignored and counted; never thrown. An event type this client does not know (a newer
+ *   text that is not JSON, wrong field types, a `new_block` or `head` whose data does not match
+ *   the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
  *   beacon) is ignored without counting it as malformed.
  * - Logs: one line when the stream connects and when it drops; the first failed attempt of an
  *   outage at info, the following ones at debug (a beacon down for an hour must not fill the log).
@@ -20,7 +20,7 @@
 import { WebSocket, type RawData } from 'ws';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
-import type { EventType, NewBlockEvent } from '../beacon/events.js';
+import type { EventType, HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { realTimers, type Timers } from './timers.js';
 
 /** Default first reconnection delay. */
@@ -37,12 +37,14 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 const CLOSE_GRACE_MS = 1_000;
 
 /** The event types of the beacon's stream (kept here so the validator does not load the beacon's server code). */
-const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing']);
+const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing', 'head']);
 
 /** One message from the stream, as the client sees it after checking it. */
 export type StreamMessage =
   /** A well-formed `new_block` (hex lowercased). */
   | { kind: 'new_block'; data: NewBlockEvent; timestamp: string }
+  /** A well-formed `head` (hex lowercased). */
+  | { kind: 'head'; data: HeadEvent; timestamp: string }
   /** A well-formed envelope of another known type (the validator only counts these). */
   | { kind: 'other'; type: EventType; timestamp: string }
   /** An envelope of a type this client does not know. */
@@ -75,6 +77,7 @@ export function parseStreamMessage(text: string): StreamMessage {
   if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return { kind: 'malformed', reason: 'timestamp is not an ISO 8601 time' };
   if (!isRecord(data)) return { kind: 'malformed', reason: 'data is not an object' };
   if (!KNOWN_TYPES.has(type)) return { kind: 'unknown', type };
+  if (type === 'head') return parseHead(data, timestamp);
   if (type !== 'new_block') return { kind: 'other', type: type as EventType, timestamp };
   const { slot, block_hash, proposer, transactions } = data;
   if (!isCount(slot)) return { kind: 'malformed', reason: 'new_block: slot is not a non-negative integer' };
@@ -82,6 +85,19 @@ export function parseStreamMessage(text: string): StreamMessage {
   if (typeof proposer !== 'string' || !ADDRESS_RE.test(proposer)) return { kind: 'malformed', reason: 'new_block: proposer is not a 0x address' };
   if (!isCount(transactions)) return { kind: 'malformed', reason: 'new_block: transactions is not a non-negative integer' };
   return { kind: 'new_block', data: { slot, block_hash: block_hash.toLowerCase(), proposer: proposer.toLowerCase(), transactions }, timestamp };
+}
+
+function parseHead(data: Record<string, unknown>, timestamp: string): StreamMessage {
+  const { slot, block_hash, proposer_dependent_roots: roots } = data;
+  if (!isCount(slot)) return { kind: 'malformed', reason: 'head: slot is not a non-negative integer' };
+  if (typeof block_hash !== 'string' || !HASH_RE.test(block_hash)) return { kind: 'malformed', reason: 'head: block_hash is not 32 bytes of 0x hex' };
+  if (!Array.isArray(roots)) return { kind: 'malformed', reason: 'head: proposer_dependent_roots is not an array' };
+  const dependent: HeadEvent['proposer_dependent_roots'] = [];
+  for (const r of roots) {
+    if (!isRecord(r) || !isCount(r.epoch) || typeof r.root !== 'string' || !HASH_RE.test(r.root)) return { kind: 'malformed', reason: 'head: proposer_dependent_roots holds something other than { epoch, root }' };
+    dependent.push({ epoch: r.epoch, root: r.root.toLowerCase() });
+  }
+  return { kind: 'head', data: { slot, block_hash: block_hash.toLowerCase(), proposer_dependent_roots: dependent }, timestamp };
 }
 
 /** The stream URL of a beacon base URL: http → ws, https → wss, plus `/ws`; anything else is INVALID_URL. */
@@ -113,6 +129,8 @@ export function backoffDelay(attempt: number, minMs: number, maxMs: number, rand
 export interface EventStreamHandlers {
   /** A well-formed `new_block` arrived. */
   newBlock(data: NewBlockEvent): void;
+  /** A well-formed `head` arrived. */
+  head?(data: HeadEvent): void;
   /** Any well-formed envelope arrived (`unknown` for a type this client does not know). */
   event?(type: EventType | 'unknown'): void;
   /** The connection opened; `reconnect` is false for the first connection of the stream. */
@@ -320,6 +338,10 @@ export class BeaconEventStream {
       case 'new_block':
         this.call(() => this.handlers.event?.('new_block'));
         this.call(() => this.handlers.newBlock(msg.data));
+        return;
+      case 'head':
+        this.call(() => this.handlers.event?.('head'));
+        this.call(() => this.handlers.head?.(msg.data));
         return;
     }
   }

@@ -28,7 +28,8 @@ import { blockFromJson, blockHash, bodyMerkleRoot, verifyBlockSignature } from '
 import { txHash } from '../../../src/core/types/transaction.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
-import { type Timers, ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
+import { ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
+import { FakeTime } from './fake-time.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
 import type { Logger } from '../../../src/util/log.js';
@@ -50,45 +51,6 @@ const root = (n: number) => toHex(new Uint8Array(32).fill(n));
 const start = (slot: number) => slotStartMs(genesis, slot);
 /** Transactions the fake execution serves. */
 const TXS = [transfer(keys.accounts[0]!, { nonce: 0 }), transfer(keys.accounts[0]!, { nonce: 1 }), transfer(keys.accounts[1]!, { nonce: 0, value: 7n })];
-
-// ---------------------------------------------------------------------------------------------
-// Fake time
-
-/** A clock and timers that move only when the test says. */
-class FakeTime {
-  now: number;
-  private queue: Array<{ at: number; id: number; fn: () => void }> = [];
-  private ids = 0;
-  readonly clock = () => this.now;
-  readonly timers: Timers = {
-    setTimeout: (fn, ms) => {
-      const t = { at: this.now + ms, id: ++this.ids, fn };
-      this.queue.push(t);
-      return t;
-    },
-    clearTimeout: (h) => {
-      this.queue = this.queue.filter((t) => t !== h);
-    },
-  };
-
-  constructor(now: number) {
-    this.now = now;
-  }
-
-  /** Fires every timer due up to `t` in order, letting the client finish each phase's work. */
-  async advanceTo(t: number, client: ValidatorClient): Promise<void> {
-    for (;;) {
-      const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
-      if (!due) break;
-      this.queue = this.queue.filter((x) => x !== due);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-      await client.idle();
-    }
-    this.now = Math.max(this.now, t);
-    await client.idle();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Fake beacon (+ execution's getPendingTransactions)
@@ -133,7 +95,19 @@ class FakeBeacon {
   down = false;
   /** "METHOD path" of requests whose socket is destroyed once, after recording them. */
   dropOnce = new Set<string>();
-  head: HeadState = { root: root(0xa3), slot: 3, index: 3 };
+  /** The head's branch, oldest first (what dependent roots are read from). */
+  private branch: HeadState[] = [{ root: GENESIS_ROOT, slot: 0, index: 0 }, { root: root(0xa3), slot: 3, index: 3 }];
+  /** A new head keeps the blocks below its height and slot as its ancestors; the rest of the branch is reorganised away. */
+  set head(h: HeadState) {
+    this.branch = [...this.branch.filter((b) => b.index < h.index && b.slot < h.slot), h];
+  }
+  get head(): HeadState {
+    return this.branch[this.branch.length - 1]!;
+  }
+  /** As the beacon names it: the last block before epoch − 1 starts on the head's branch. */
+  dependentRoot(epoch: number): string {
+    return this.branch.filter((b) => b.slot < (epoch - 1) * SPE).pop()?.root ?? GENESIS_ROOT;
+  }
   duties = new Map<number, Duty[]>();
   randaoLast: string | null = toHex(RANDAO.commitment());
   /** What GET /api/v1/validator/block_attestations offers the proposer. */
@@ -181,10 +155,13 @@ class FakeBeacon {
     const fail = (status: number, code: string, message: string) => send(status, { success: false, error: { code, message } });
     const checkpoint = { epoch: 0, root: GENESIS_ROOT };
     let m: RegExpExecArray | null;
-    if (key === 'GET /api/v1/beacon/head') return ok({ ...this.head, justified: checkpoint, finalized: checkpoint });
+    if (key === 'GET /api/v1/beacon/head') {
+      const e = epochOfSlot(genesis, this.head.slot);
+      return ok({ ...this.head, justified: checkpoint, finalized: checkpoint, proposer_dependent_roots: [e, e + 1].map((x) => ({ epoch: x, root: this.dependentRoot(x) })) });
+    }
     if ((m = /^GET \/api\/v1\/validator\/duties\/proposer\/(\d+)$/.exec(key))) {
       const epoch = Number(m[1]);
-      return ok({ epoch, duties: this.duties.get(epoch) ?? dutiesOf(epoch, []) });
+      return ok({ epoch, dependent_root: this.dependentRoot(epoch), duties: this.duties.get(epoch) ?? dutiesOf(epoch, []) });
     }
     if ((m = /^GET \/api\/v1\/validators\/(\w+)$/.exec(key))) {
       const id = m[1]!;
@@ -397,6 +374,46 @@ Duties('waits for genesis, and never proposes at slot 0', async () => {
   });
 });
 
+Duties('duties drawn on another branch are fetched again before signing: the proposal carries the head branch\'s seed', async () => {
+  await withBeacon(async (beacon, sp) => {
+    // Epoch 2's duties, as drawn while the head is a block at slot 3 (their dependent root).
+    const onOld = dutiesOf(2, [9]);
+    beacon.duties.set(1, dutiesOf(1, []));
+    beacon.duties.set(2, onOld);
+    const { client, time, lines } = await startClient(beacon, sp, start(7) - 1);
+    try {
+      // Prefetched at the end of epoch 1, on the slot-3 branch.
+      await time.advanceTo(start(8) - 1, client);
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/2').length, 1, 'prefetched');
+      // Reorg: the head moves to a competing block at slot 4, whose branch has no block before
+      // slot 4 (dependent root: genesis), so epoch 2 is drawn from another mix: other seeds.
+      beacon.head = { root: root(0xb4), slot: 4, index: 1 };
+      const onNew = dutiesOf(2, [9, 10]).map((d) => ({ ...d, vrf_seed: toHex(sha3(u64LE(d.slot), u64LE(0xbeef))) }));
+      beacon.duties.set(2, onNew);
+      const parent = { ...beacon.head };
+      const randaoLast = beacon.randaoLast!;
+      await time.advanceTo(start(9), client);
+      const blocks = beacon.posts('/api/v1/validator/blocks/propose');
+      assert.is(blocks.length, 1, 'proposed at slot 9');
+      assertValidBlock(blocks[0]!.body, 9, parent, randaoLast, onNew[1]!);
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/2').length, 2, 'fetched again once, after the reorg');
+      assert.ok(lines.some((l) => l.msg === 'proposer duties were drawn on another branch than the head\'s: fetching them again' && l.fields.dependent_root === GENESIS_ROOT && l.fields.duties_dependent_root === root(0xa3)));
+
+      // Back to a branch with a block at slot 3 (dependent root: that block), where slot 10 is
+      // not this validator's: the cached duty says it is, and nothing is signed.
+      beacon.head = { root: root(0xc3), slot: 3, index: 3 };
+      beacon.duties.set(2, dutiesOf(2, []));
+      await time.advanceTo(start(10) + Math.floor(SLOT_MS / 3), client);
+      assert.is(beacon.posts('/api/v1/validator/blocks/propose').length, 1, 'no block for slot 10 on a branch where it is not this validator\'s');
+      assert.ok(lines.some((l) => l.msg === 'not proposing: on the head\'s branch this slot is not this validator\'s' && l.fields.slot === 10 && l.fields.proposer === 0));
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/2').length, 3);
+      assert.equal(lines.filter((l) => l.msg.startsWith('the beacon refused')), []);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
 Duties.run();
 
 // ---------------------------------------------------------------------------------------------
@@ -532,13 +549,15 @@ Client('typed answers, server codes, UNREACHABLE, BAD_RESPONSE, token validation
     const c = new BeaconClient(beacon.url + '/', { token: TOKEN });
     assert.is(c.baseUrl, beacon.url);
     const head = await c.head();
-    assert.equal(head, { root: root(0xa3), slot: 3, index: 3, justified: { epoch: 0, root: GENESIS_ROOT }, finalized: { epoch: 0, root: GENESIS_ROOT } });
+    assert.equal(head, { root: root(0xa3), slot: 3, index: 3, justified: { epoch: 0, root: GENESIS_ROOT }, finalized: { epoch: 0, root: GENESIS_ROOT }, proposer_dependent_roots: [{ epoch: 0, root: GENESIS_ROOT }, { epoch: 1, root: GENESIS_ROOT }] });
     const v = await c.validator(ME.address.toUpperCase().replace('0X', '0x'));
     assert.equal([v.index, v.address, v.active, v.randao_last], [MY_INDEX, ME.address, true, beacon.randaoLast]);
     assert.is((await c.validator(0)).randao_last, null);
     const notFound = await rejection(c.validator(7));
     assert.equal([notFound.code, notFound.httpStatus], ['NOT_FOUND', 404]);
-    assert.is((await c.proposerDuties(2)).duties.length, SPE);
+    const duties2 = await c.proposerDuties(2);
+    assert.is(duties2.duties.length, SPE);
+    assert.is(duties2.dependent_root, root(0xa3), 'epoch 2 depends on the last block before slot 4');
     assert.equal((await c.attestationData(6)).target.epoch, 1);
     assert.equal(await c.submitAttestation({ validator_index: 0, data: { slot: 0, beacon_block_root: GENESIS_ROOT, source: { epoch: 0, root: GENESIS_ROOT }, target: { epoch: 0, root: GENESIS_ROOT } }, signature: '0x00' }), { status: 'applied' });
     const pending = await new ExecutionEngineClient(beacon.url).pendingTransactions();

@@ -97,7 +97,7 @@ Units('backoff doubles from 250 ms to a 5 s cap, jittered within [0.8, 1.2) and 
   assert.is(backoffDelay(9, 250, 5_000, () => 0), 4_000);
 });
 
-Units('messages: well-formed new_block is parsed (hex lowercased); garbage is malformed; unknown types are not', () => {
+Units('messages: well-formed new_block and head are parsed (hex lowercased); garbage is malformed; unknown types are not', () => {
   const ts = '2026-11-22T10:15:30.123Z';
   const hash = '0x' + 'AB'.repeat(32);
   const proposer = '0x' + 'Cd'.repeat(20);
@@ -108,6 +108,12 @@ Units('messages: well-formed new_block is parsed (hex lowercased); garbage is ma
     timestamp: ts,
   });
   assert.equal(parseStreamMessage(JSON.stringify({ type: 'finalized_checkpoint', data: { epoch: 1, root: hash }, timestamp: ts })), { kind: 'other', type: 'finalized_checkpoint', timestamp: ts });
+  const head = { slot: 9, block_hash: hash, proposer_dependent_roots: [{ epoch: 2, root: hash }, { epoch: 3, root: hash }] };
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'head', data: head, timestamp: ts })), {
+    kind: 'head',
+    data: { slot: 9, block_hash: hash.toLowerCase(), proposer_dependent_roots: [{ epoch: 2, root: hash.toLowerCase() }, { epoch: 3, root: hash.toLowerCase() }] },
+    timestamp: ts,
+  });
   assert.equal(parseStreamMessage(JSON.stringify({ type: 'from_the_future', data: {}, timestamp: ts })), { kind: 'unknown', type: 'from_the_future' });
   const garbage: Array<[string, RegExp]> = [
     ['not json', /not JSON/],
@@ -126,6 +132,10 @@ Units('messages: well-formed new_block is parsed (hex lowercased); garbage is ma
     [JSON.stringify({ type: 'new_block', data: { ...block, proposer: 42 }, timestamp: ts }), /proposer/],
     [JSON.stringify({ type: 'new_block', data: { ...block, transactions: null }, timestamp: ts }), /transactions/],
     ['{"__proto__":{"polluted":true},"type":"new_block","data":{},"timestamp":"' + ts + '"}', /slot/],
+    [JSON.stringify({ type: 'head', data: { ...head, slot: -1 }, timestamp: ts }), /head: slot/],
+    [JSON.stringify({ type: 'head', data: { ...head, block_hash: '0x12' }, timestamp: ts }), /head: block_hash/],
+    [JSON.stringify({ type: 'head', data: { ...head, proposer_dependent_roots: null }, timestamp: ts }), /proposer_dependent_roots/],
+    [JSON.stringify({ type: 'head', data: { ...head, proposer_dependent_roots: [{ epoch: 2 }] }, timestamp: ts }), /proposer_dependent_roots/],
   ];
   for (const [text, why] of garbage) {
     const m = parseStreamMessage(text);
