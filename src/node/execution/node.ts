@@ -91,7 +91,8 @@ export class ExecutionNode {
     let db: Db;
     if (opts.dataDir) {
       await mkdir(opts.dataDir, { recursive: true });
-      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+      // multithreading: the state's reader thread (state/sync-reader.ts) shares this handle.
+      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
     } else {
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
     }
@@ -129,6 +130,8 @@ export class ExecutionNode {
         }
       },
     }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
+    // Before the database: the state reader thread holds a handle on it.
+    release.push(() => chain.close());
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     const journal = new PoolJournal(chain.store, log, (writes) => {
       metrics.journalSyncs.inc();
@@ -151,7 +154,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
-    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), verified_signers: verifier.cacheStats() }));
+    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats() }));
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
@@ -205,14 +208,14 @@ export class ExecutionNode {
       });
     }
     metrics.chainHeight.set(chain.head().index);
-    metrics.accounts.set(chain.world.size);
+    metrics.accounts.set(chain.accountCount());
     metrics.mempoolSize.set(pool.size);
   }
 
   /** Sets gauges that do not change with events (start-up). */
   refreshGauges(): void {
     this.metrics.chainHeight.set(this.chain.head().index);
-    this.metrics.accounts.set(this.chain.world.size);
+    this.metrics.accounts.set(this.chain.accountCount());
     this.metrics.mempoolSize.set(this.admission.pool.size);
   }
 
@@ -258,7 +261,7 @@ export class ExecutionNode {
 
   /** Balance and nonces of an address at the head. */
   account(address: string): AccountView {
-    const acc = this.chain.world.account(address);
+    const acc = this.chain.headState().account(address);
     return { address, balance: acc.balance.toString(), nonce: Number(acc.nonce), pending_nonce: Number(this.admission.pool.pendingNonce(address, acc.nonce)) };
   }
 
@@ -318,6 +321,7 @@ export class ExecutionNode {
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
     await this.verifier.close();
     await this.journal.drain();
+    await this.chain.close();
     if (this.db.status === 'open') await this.db.close();
     this.log.info('execution node stopped');
   }

@@ -1,0 +1,107 @@
+/**
+ * One size of the state bench (state.ts), in its own process: writes `accounts` accounts into a
+ * fresh LevelDB trie, then applies blocks that each touch `touched` random existing accounts
+ * (plus a few new ones) exactly as import does (prefetch, view, commit, synced batch), and
+ * reports the median block time and this process's resident memory.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { ChainStore, type Db, WriteBatch } from '../src/node/shared/store.js';
+import { StateDb } from '../src/node/execution/state/db.js';
+import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
+import type { View } from '../src/node/execution/state/view.js';
+import { DEFAULT_CHAIN_CACHE } from '../src/node/execution/blocks.js';
+
+/** What one child reports. */
+export interface StateChildResult {
+  accounts: number;
+  blockMs: number;
+  blocksMs: number[];
+  rssMb: number;
+  cacheMb: number;
+  buildSeconds: number;
+}
+
+const BUILD_CHUNK = 50_000;
+const WARM_BLOCKS = 2;
+const BLOCKS = 7;
+/** New accounts per block, beside the touched existing ones (a block's fresh recipients). */
+const NEW_PER_BLOCK = 28;
+
+const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
+
+/** xorshift32: the touched accounts are random but the same on every run. */
+function rng(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+}
+
+async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<NodeRef> {
+  const c = state.commit(view, version);
+  const batch = new WriteBatch();
+  state.queue(batch, c, `block${version}`);
+  await store.write(batch);
+  state.committed(c);
+  return c.root;
+}
+
+async function main(): Promise<void> {
+  const accounts = Number(process.argv[2]);
+  const touched = Number(process.argv[3]);
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-state-'));
+  const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+  await db.open();
+  const store = new ChainStore(db);
+  const state = await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes);
+  try {
+    const t0 = performance.now();
+    let root = EMPTY_REF;
+    let version = 0;
+    for (let from = 0; from < accounts; from += BUILD_CHUNK) {
+      const view = state.view(root);
+      for (let i = from; i < Math.min(accounts, from + BUILD_CHUNK); i++) view.addBalance(addr(i), BigInt(i + 1) * 1_000_000_000n);
+      root = await commit(state, store, view, ++version);
+    }
+    const buildSeconds = (performance.now() - t0) / 1000;
+    const next = rng(0x5eed);
+    let fresh = accounts;
+    const times: number[] = [];
+    for (let b = 0; b < WARM_BLOCKS + BLOCKS; b++) {
+      const t = performance.now();
+      const touchedNow: string[] = [];
+      for (let k = 0; k < touched - NEW_PER_BLOCK; k++) touchedNow.push(addr(next() % accounts));
+      for (let k = 0; k < NEW_PER_BLOCK; k++) touchedNow.push(addr(fresh++));
+      await state.prefetch(root, touchedNow);
+      const view = state.view(root);
+      for (const a of touchedNow) view.addBalance(a, 1n);
+      root = await commit(state, store, view, ++version);
+      if (b >= WARM_BLOCKS) times.push(performance.now() - t);
+    }
+    global.gc?.();
+    const sorted = [...times].sort((a, b) => a - b);
+    const result: StateChildResult = {
+      accounts,
+      blockMs: sorted[Math.floor(sorted.length / 2)]!,
+      blocksMs: times,
+      rssMb: process.memoryUsage().rss / 1e6,
+      cacheMb: state.nodes.stats().bytes / 1e6,
+      buildSeconds,
+    };
+    process.send!(result);
+  } finally {
+    await state.close();
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,82 @@
+/**
+ * Trie nodes and code as execution reads them: a bytes-bounded LRU of decoded nodes in front of
+ * LevelDB. Reads are synchronous (execution cannot await); a miss goes to the synchronous reader
+ * (sync-reader.ts), and hot paths avoid misses by prefetching asynchronously, level by level,
+ * with batched reads before they execute.
+ */
+import { SvcError } from '../../../core/errors.js';
+import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
+import type { ChainStore } from '../../shared/store.js';
+import type { SyncReader } from './sync-reader.js';
+import { decodeStored, type StoredNode } from './trie.js';
+
+/** Estimated resident bytes of a decoded node: its key string, arrays and object slots. */
+function nodeBytes(n: StoredNode): number {
+  return n.kind === 'leaf' ? 320 + n.value.length : 200 + n.children.reduce((s, c) => s + (c ? 120 : 8), 0);
+}
+
+/** Default byte bound of the node cache. */
+export const DEFAULT_NODE_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** Reads and caches stored trie nodes and code. */
+export class NodeStore {
+  private readonly cache: ByteCache<StoredNode>;
+  /** Reads that blocked on the synchronous reader, for metrics and tests. */
+  syncReads = 0;
+
+  constructor(
+    private readonly store: ChainStore,
+    readonly reader: SyncReader,
+    cacheBytes = DEFAULT_NODE_CACHE_BYTES,
+  ) {
+    this.cache = new ByteCache(cacheBytes, nodeBytes);
+  }
+
+  /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */
+  node(key: string, valueBytes: number): StoredNode {
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    this.syncReads++;
+    const bytes = this.reader.read(key);
+    if (!bytes) throw new SvcError('STATE_NODE_MISSING', `state trie node ${key} is not stored (pruned, or a damaged database)`, 500);
+    return this.decode(key, bytes, valueBytes);
+  }
+
+  /** A cached node, without reading. */
+  cached(key: string): StoredNode | undefined {
+    return this.cache.get(key);
+  }
+
+  private decode(key: string, bytes: Uint8Array, valueBytes: number): StoredNode {
+    const n = decodeStored(bytes, valueBytes);
+    if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
+    this.cache.set(key, n);
+    return n;
+  }
+
+  /** Reads `keys` (nodes of one trie) into the cache with one batched read. */
+  async prefetch(keys: string[], valueBytes: number): Promise<void> {
+    const missing = keys.filter((k) => !this.cache.get(k));
+    if (missing.length === 0) return;
+    const values = (await this.store.db.getMany<string, Uint8Array>(missing, { valueEncoding: 'view' })) as Array<Uint8Array | undefined>;
+    values.forEach((v, i) => v && this.decode(missing[i]!, v, valueBytes));
+  }
+
+  /** Raw bytes under `key` (code), synchronously. */
+  bytes(key: string): Uint8Array | undefined {
+    this.syncReads++;
+    return this.reader.read(key);
+  }
+
+  /** Caches nodes a committed batch wrote, and tells the reader what it wrote and deleted. */
+  committed(nodes: ReadonlyMap<string, StoredNode>, puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
+    for (const [k, n] of nodes) this.cache.set(k, n);
+    for (const k of dels) this.cache.delete(k);
+    this.reader.written(puts, dels);
+  }
+
+  /** Bytes and entries of the node cache. */
+  stats(): CacheStats {
+    return this.cache.stats();
+  }
+}
