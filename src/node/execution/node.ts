@@ -4,6 +4,7 @@
  * canonical-chain changes into the pool and the metrics.
  */
 import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
 import { MemoryLevel } from 'memory-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
@@ -91,20 +92,26 @@ export class ExecutionNode {
     let db: Db;
     if (opts.dataDir) {
       await mkdir(opts.dataDir, { recursive: true });
+      // multithreading shares one LevelDB handle per directory within this process, so LevelDB's
+      // own lock no longer stops a second node here; this does, as the lock does across processes.
+      const location = resolve(`${opts.dataDir}/chain`);
+      if (openDirs.has(location)) throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`, 500);
       // multithreading: the state's reader thread (state/sync-reader.ts) shares this handle.
       db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+      openDirs.set(location, db);
     } else {
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
     }
     try {
       await db.open();
     } catch (err) {
+      unlockDir(db);
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
       throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
     }
     // Until the node exists, a failure (GENESIS_MISMATCH, FAUCET_KEY_MISMATCH, ...) must release the
     // database and the worker threads, or they keep the process alive after the error.
-    const release: Array<() => Promise<unknown>> = [() => db.close()];
+    const release: Array<() => Promise<unknown>> = [async () => unlockDir(db), () => db.close()];
     const failed = async (err: unknown): Promise<never> => {
       for (const r of release.reverse()) await r().catch(() => undefined);
       throw err;
@@ -323,8 +330,16 @@ export class ExecutionNode {
     await this.journal.drain();
     await this.chain.close();
     if (this.db.status === 'open') await this.db.close();
+    unlockDir(this.db);
     this.log.info('execution node stopped');
   }
+}
+
+/** Execution databases open in this process, by resolved location (see start()). */
+const openDirs = new Map<string, Db>();
+
+function unlockDir(db: Db): void {
+  for (const [location, open] of openDirs) if (open === db) openDirs.delete(location);
 }
 
 /** The data directory P2P keeps its peer key in: an in-memory node has none to keep its identity. */
