@@ -1,12 +1,12 @@
 /**
- * One size of the state bench (state.ts), in its own process: writes `accounts` accounts into a
- * fresh LevelDB trie, then applies blocks that each touch `touched` random existing accounts
- * (plus a few new ones) exactly as import does (prefetch, view, commit, synced batch), and
- * reports the median block time and this process's resident memory.
+ * One size of the state bench (state.ts), in two processes: `build` writes `accounts` accounts
+ * into a fresh LevelDB trie; `blocks` reopens it (nothing loaded, like a restarted node), applies
+ * blocks that each touch `touched` random existing accounts (plus a few new ones) exactly as
+ * import does (prefetch, view, commit, synced batch), and reports the median block time and its
+ * own resident memory.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseHex, toHex } from '../src/core/codec/bytes.js';
 import { ClassicLevel } from 'classic-level';
 import { ChainStore, type Db, WriteBatch } from '../src/node/shared/store.js';
 import { StateDb } from '../src/node/execution/state/db.js';
@@ -24,7 +24,8 @@ export interface StateChildResult {
   buildSeconds: number;
 }
 
-const BUILD_CHUNK = 50_000;
+/** Accounts per bulk commit: large enough to build 1,000,000 in about a minute, small enough to keep the builder's memory low. */
+const BUILD_CHUNK = 20_000;
 const WARM_BLOCKS = 2;
 const BLOCKS = 7;
 /** New accounts per block, beside the touched existing ones (a block's fresh recipients). */
@@ -54,14 +55,9 @@ async function commit(state: StateDb, store: ChainStore, view: View, version: nu
   return c.root;
 }
 
-async function main(): Promise<void> {
-  const accounts = Number(process.argv[2]);
-  const touched = Number(process.argv[3]);
-  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-state-'));
-  const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
-  await db.open();
-  const store = new ChainStore(db);
-  const state = await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes);
+/** Phase 1: writes the accounts; prints the root (version and hash) to the parent. */
+async function build(dir: string, accounts: number): Promise<void> {
+  const { db, store, state } = await open(dir);
   try {
     const t0 = performance.now();
     let root = EMPTY_REF;
@@ -71,7 +67,19 @@ async function main(): Promise<void> {
       for (let i = from; i < Math.min(accounts, from + BUILD_CHUNK); i++) view.addBalance(addr(i), BigInt(i + 1) * 1_000_000_000n);
       root = await commit(state, store, view, ++version);
     }
-    const buildSeconds = (performance.now() - t0) / 1000;
+    process.send!({ version: root.version, hash: toHex(root.hash), lastVersion: version, buildSeconds: (performance.now() - t0) / 1000 } satisfies BuiltState);
+  } finally {
+    await state.close();
+    await db.close();
+  }
+}
+
+/** Phase 2, in a fresh process (as a restarted node: nothing loaded): applies the blocks and reports. */
+async function blocks(dir: string, accounts: number, touched: number, built: BuiltState): Promise<void> {
+  const { db, store, state } = await open(dir);
+  try {
+    let root: NodeRef = { version: built.version, hash: parseHex(built.hash, 'root', 32) };
+    let version = built.lastVersion;
     const next = rng(0x5eed);
     let fresh = accounts;
     const times: number[] = [];
@@ -88,20 +96,35 @@ async function main(): Promise<void> {
     }
     global.gc?.();
     const sorted = [...times].sort((a, b) => a - b);
-    const result: StateChildResult = {
+    process.send!({
       accounts,
       blockMs: sorted[Math.floor(sorted.length / 2)]!,
       blocksMs: times,
       rssMb: process.memoryUsage().rss / 1e6,
       cacheMb: state.nodes.stats().bytes / 1e6,
-      buildSeconds,
-    };
-    process.send!(result);
+      buildSeconds: built.buildSeconds,
+    } satisfies StateChildResult);
   } finally {
     await state.close();
     await db.close();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+async function open(dir: string): Promise<{ db: Db; store: ChainStore; state: StateDb }> {
+  const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+  await db.open();
+  const store = new ChainStore(db);
+  return { db, store, state: await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes) };
+}
+
+/** The root phase 1 wrote. */
+export interface BuiltState {
+  version: number;
+  hash: string;
+  lastVersion: number;
+  buildSeconds: number;
+}
+
+const [phase, dir, accounts, touched, built] = process.argv.slice(2);
+if (phase === 'build') await build(dir!, Number(accounts));
+else await blocks(dir!, Number(accounts), Number(touched), JSON.parse(built!) as BuiltState);

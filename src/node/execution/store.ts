@@ -27,10 +27,8 @@ export const Keys = {
   code: (codeHashHex: string) => `c:${codeHashHex}`,
   /** The instrumented module of the code with this hash, binary. */
   instrumentedCode: (codeHashHex: string) => `i:${codeHashHex}`,
-  /** A trie node `node` (its own key, `n:...`, see state/trie.ts) that block `block` replaced: deleted when the block is finalised. */
-  staleNode: (block: string, node: string) => `z:${block}:${node}`,
-  /** Prefix of a block's stale-node index. */
-  staleNodePrefix: (block: string) => `z:${block}:`,
+  /** JSON list of the trie node keys (`n:...`, see state/trie.ts) block `block` replaced: deleted when the block is finalised. */
+  staleNodes: (block: string) => `z:${block}`,
   /** Every imported block by height (any branch), so finality can find the orphans to prune. */
   blockAtHeight: (height: number, hash: string) => `y:${pad(height, 16)}:${hash}`,
   /** Prefix of the blocks imported at `height`. */

@@ -151,7 +151,7 @@ export class StateDb implements StateSource {
   /** Queues a commit into `batch`; its replaced nodes are indexed under `owner` (the block) for pruning at finality. */
   queue(batch: WriteBatch, c: StateCommit, owner: string): void {
     for (const [k, v] of c.puts) batch.putBytes(k, v);
-    for (const k of c.stale) batch.put(Keys.staleNode(owner, k), 0);
+    if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);
   }
 
   /** Caches a commit whose batch is durable. */
@@ -191,18 +191,17 @@ export class StateDb implements StateSource {
    */
   async pruneTo(batch: WriteBatch, canonical: readonly string[], orphans: ReadonlyArray<{ hash: string; version: number }>): Promise<string[]> {
     const deleted: string[] = [];
-    for (const hash of canonical) {
-      const prefix = Keys.staleNodePrefix(hash);
-      for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {
-        const node = key.slice(prefix.length);
-        batch.del(node).del(key);
+    const stale = await Promise.all(canonical.map((hash) => this.store.get<string[]>(Keys.staleNodes(hash))));
+    canonical.forEach((hash, i) => {
+      batch.del(Keys.staleNodes(hash));
+      for (const node of stale[i] ?? []) {
+        batch.del(node);
         deleted.push(node);
       }
-    }
+    });
     for (const o of orphans) {
       // An orphan's stale index names its parent's nodes, which the finalised chain may still use.
-      const stale = Keys.staleNodePrefix(o.hash);
-      for await (const key of this.store.db.keys({ gte: stale, lt: stale + '\xff' })) batch.del(key);
+      batch.del(Keys.staleNodes(o.hash));
       if (o.version === 0) continue;
       const prefix = versionPrefix(o.version);
       for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {

@@ -10,9 +10,15 @@ import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
 import { decodeStored, type StoredNode } from './trie.js';
 
-/** Estimated resident bytes of a decoded node: its key string, arrays and object slots. */
+/**
+ * Estimated resident bytes of a decoded node: the cache key string and map entry, the stored
+ * buffer, and a typed-array view (~100 bytes) and object per hash (measured with the state bench's
+ * resident memory, not guessed from payload sizes).
+ */
 function nodeBytes(n: StoredNode): number {
-  return n.kind === 'leaf' ? 320 + n.value.length : 200 + n.children.reduce((s, c) => s + (c ? 120 : 8), 0);
+  if (n.kind === 'leaf') return 500 + n.key.length + n.value.length + n.extra.length;
+  const children = n.children.reduce((s, c) => s + (c ? 1 : 0), 0);
+  return 400 + children * (32 + 7 + 180);
 }
 
 /** Default byte bound of the node cache. */

@@ -113,11 +113,14 @@ function storedChildInfo(children: Array<ChildRef | null>): Uint8Array {
 export function decodeStored(bytes: Uint8Array, valueBytes: number): StoredNode | null {
   const d = decodeNode(bytes, valueBytes);
   if (!d) return null;
-  if (d.node.kind === 'leaf') return { kind: 'leaf', key: d.node.key, value: d.node.value, extra: bytes.slice(d.length) };
+  // Views into the one stored buffer: a cached node costs one allocation, not one per hash.
+  if (d.node.kind === 'leaf') return { kind: 'leaf', key: bytes.subarray(1, 33), value: bytes.subarray(33, d.length), extra: bytes.subarray(d.length) };
   let at = d.length;
-  const children = d.node.children.map((h): ChildRef | null => {
-    if (!h) return null;
-    const c = { hash: h, version: readU48(bytes, at), leaf: bytes[at + VERSION_BYTES] === 1 };
+  let h = 3;
+  const children = d.node.children.map((present): ChildRef | null => {
+    if (!present) return null;
+    const c = { hash: bytes.subarray(h, h + 32), version: readU48(bytes, at), leaf: bytes[at + VERSION_BYTES] === 1 };
+    h += 32;
     at += VERSION_BYTES + 1;
     return c;
   });
