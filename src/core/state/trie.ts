@@ -223,3 +223,47 @@ export function verifyProof(stateRoot: Uint8Array, proof: AccountProofWire): boo
   const storageRoot = parseHex(proof.storageHash, 'storageHash', HASH_BYTES);
   return proof.storageProof.every((s) => verifyStorageProof(storageRoot, s));
 }
+
+/** Leaves of a trie built from scratch: key hash → value. */
+export type TrieEntries = ReadonlyArray<readonly [Uint8Array, Uint8Array]>;
+
+function sortedEntries(entries: TrieEntries): Array<readonly [Uint8Array, Uint8Array]> {
+  return [...entries].sort(([a], [b]) => {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+    return 0;
+  });
+}
+
+// The encoding of the subtree holding `items` below `depth`, or null when empty.
+function buildNode(items: Array<readonly [Uint8Array, Uint8Array]>, depth: number): Uint8Array | null {
+  if (items.length === 0) return null;
+  if (items.length === 1) return encodeLeaf(items[0]![0], items[0]![1]);
+  const groups: Array<Array<readonly [Uint8Array, Uint8Array]>> = Array.from({ length: 16 }, () => []);
+  for (const e of items) groups[nibble(e[0], depth)]!.push(e);
+  return encodeInternal(groups.map((g) => {
+    const n = buildNode(g, depth + 1);
+    return n && nodeHash(n);
+  }));
+}
+
+/**
+ * Root of the trie holding `entries`, built from scratch (O(n log n)): the reference the node's
+ * incremental trie must equal, and how a tool computes a root without a database.
+ */
+export function trieRoot(entries: TrieEntries): Uint8Array {
+  const n = buildNode(sortedEntries(entries), 0);
+  return n ? nodeHash(n) : EMPTY_TRIE_ROOT;
+}
+
+/** The proof of `key` (presence or absence) in the trie holding `entries`, built from scratch. */
+export function trieProof(entries: TrieEntries, key: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let items = sortedEntries(entries);
+  for (let depth = 0; items.length > 0; depth++) {
+    out.push(buildNode(items, depth)!);
+    if (items.length === 1) break;
+    const i = nibble(key, depth);
+    items = items.filter((e) => nibble(e[0], depth) === i);
+  }
+  return out;
+}
