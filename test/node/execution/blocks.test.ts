@@ -345,6 +345,14 @@ blocks('account proofs verify against the state root for present and absent acco
     assert.ok(verifyProof(root, proof));
   }
   expectEnvelope(await get(node, '/api/v1/accounts/0x12/proof'), 400, 'MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
+  // Storage keys (an account without storage: each proven absent, value zero) and a block by height.
+  const k1 = '0x' + '00'.repeat(31) + '01';
+  const withKeys: AccountProofWire = expectOk(await get(node, `/api/v1/accounts/${acc0.address}/proof?block=${head.number}&keys=${k1},${'0x' + 'ab'.repeat(32)}`));
+  assert.equal(withKeys.storageProof.map((s) => [s.key, s.value, s.proof]), [[k1, '0x' + '00'.repeat(32), []], ['0x' + 'ab'.repeat(32), '0x' + '00'.repeat(32), []]]);
+  assert.ok(verifyProof(parseHex(withKeys.stateRoot, 'root', 32), withKeys));
+  assert.not.ok(verifyProof(parseHex(withKeys.stateRoot, 'root', 32), { ...withKeys, storageProof: [{ ...withKeys.storageProof[0]!, value: '0x' + '00'.repeat(31) + '01' }] }));
+  expectEnvelope(await get(node, `/api/v1/accounts/${acc0.address}/proof?keys=0x12`), 400, 'MALFORMED_INPUT', 'malformed storage key 0x12: expected 0x-prefixed 32-byte hex');
+  expectEnvelope(await get(node, `/api/v1/accounts/${acc0.address}/proof?block=99999`), 404, 'NOT_FOUND', 'no block 99999');
 });
 
 blocks.run();
