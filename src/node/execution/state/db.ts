@@ -20,7 +20,7 @@ import type { ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
 import { DEFAULT_NODE_CACHE_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
-import { EMPTY_REF, type NodeRef, type StoredNode, Trie, type TrieUpdate, decodeVersion, encodeVersion, versionPrefix } from './trie.js';
+import { EMPTY_REF, type NodeRef, Trie, type TrieUpdate, decodeVersion, encodeVersion, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
 
@@ -35,7 +35,6 @@ export interface StateCommit {
   /** Accounts created minus accounts removed. */
   accountsDelta: number;
   puts: Map<string, Uint8Array>;
-  nodes: Map<string, StoredNode>;
   /** Node keys the new state no longer uses (its parent state still does). */
   stale: string[];
 }
@@ -117,7 +116,7 @@ export class StateDb implements StateSource {
    * result into a batch and `committed` caches it once the batch is durable.
    */
   commit(view: View, version: number): StateCommit {
-    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), nodes: new Map(), stale: [] };
+    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), stale: [] };
     const updates: TrieUpdate[] = [];
     for (const address of view.touched()) {
       const base = view.baseEntry(address);
@@ -156,7 +155,7 @@ export class StateDb implements StateSource {
 
   /** Caches a commit whose batch is durable. */
   committed(c: StateCommit): void {
-    this.nodes.committed(c.nodes, c.puts, []);
+    this.nodes.committed(c.puts, []);
   }
 
   /** An account proof with storage proofs against the state at `root` (absence proofs for absent account or slots). */
@@ -214,13 +213,12 @@ export class StateDb implements StateSource {
 
   /** Drops pruned nodes from the cache and the reader once their batch is durable. */
   pruned(deleted: readonly string[]): void {
-    this.nodes.committed(new Map(), new Map(), deleted);
+    this.nodes.committed(new Map(), deleted);
   }
 }
 
-function merge(out: StateCommit, w: { puts: Map<string, Uint8Array>; nodes: Map<string, StoredNode>; stale: string[] }): void {
+function merge(out: StateCommit, w: { puts: Map<string, Uint8Array>; stale: string[] }): void {
   for (const [k, v] of w.puts) out.puts.set(k, v);
-  for (const [k, v] of w.nodes) out.nodes.set(k, v);
   out.stale.push(...w.stale);
 }
 

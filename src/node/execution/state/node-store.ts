@@ -8,7 +8,7 @@ import { SvcError } from '../../../core/errors.js';
 import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
-import { decodeStored, type StoredNode } from './trie.js';
+import { decodeStored, type StoredNode, valueBytesOf } from './trie.js';
 
 /**
  * Estimated resident bytes of a decoded node: the cache key string and map entry, the stored
@@ -74,9 +74,12 @@ export class NodeStore {
     return this.reader.read(key);
   }
 
-  /** Caches nodes a committed batch wrote, and tells the reader what it wrote and deleted. */
-  committed(nodes: ReadonlyMap<string, StoredNode>, puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
-    for (const [k, n] of nodes) this.cache.set(k, n);
+  /**
+   * Caches the nodes a committed batch wrote (decoded from their stored bytes, so each is one
+   * buffer with views, like a node read from disk), and tells the reader what it wrote and deleted.
+   */
+  committed(puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
+    for (const [k, bytes] of puts) if (k.startsWith('n:')) this.decode(k, bytes, valueBytesOf(k));
     for (const k of dels) this.cache.delete(k);
     this.reader.written(puts, dels);
   }

@@ -9,7 +9,7 @@
  * per-child version (6 bytes BE) and leaf flag (1 byte); an account leaf's storage-root version.
  */
 import { bytesEqual } from '../../../core/codec/bytes.js';
-import { EMPTY_TRIE_ROOT, decodeNode, encodeInternal, encodeLeaf, nibble, nodeHash } from '../../../core/state/trie.js';
+import { ACCOUNT_VALUE_BYTES, EMPTY_TRIE_ROOT, STORAGE_VALUE_BYTES, decodeNode, encodeInternal, encodeLeaf, nibble, nodeHash } from '../../../core/state/trie.js';
 import type { NodeStore } from './node-store.js';
 
 /** Where a trie's root node is: its hash and the version that wrote it. */
@@ -42,7 +42,6 @@ export interface TrieUpdate {
 export interface TrieWrite {
   root: NodeRef;
   puts: Map<string, Uint8Array>;
-  nodes: Map<string, StoredNode>;
   stale: string[];
   inserted: number;
   deleted: number;
@@ -50,15 +49,22 @@ export interface TrieWrite {
 
 const VERSION_BYTES = 6;
 const HEX = '0123456789abcdef';
+/** Hex digits of the version in a node key. */
+const VERSION_HEX = 12;
 
 /** Database key of the node at `path` (hex nibbles) of `tree`, written by `version`. */
 export function nodeKey(version: number, tree: string, path: string): string {
-  return `n:${version.toString(16).padStart(12, '0')}:${tree}:${path}`;
+  return `n:${version.toString(16).padStart(VERSION_HEX, '0')}:${tree}:${path}`;
+}
+
+/** Leaf value size of the trie a node key belongs to (tree `a`: accounts; `s…`: storage). */
+export function valueBytesOf(key: string): number {
+  return key.charAt(3 + VERSION_HEX) === 'a' ? ACCOUNT_VALUE_BYTES : STORAGE_VALUE_BYTES;
 }
 
 /** Prefix of every node a version wrote (any tree). */
 export function versionPrefix(version: number): string {
-  return `n:${version.toString(16).padStart(12, '0')}:`;
+  return `n:${version.toString(16).padStart(VERSION_HEX, '0')}:`;
 }
 
 function u48(n: number): Uint8Array {
@@ -214,7 +220,7 @@ export class Trie {
 
   /** Applies `updates` (any order; one per key) to the trie at `root` as `version`. Costs O(k · log N). */
   update(root: NodeRef, updates: TrieUpdate[], version: number): TrieWrite {
-    const w: TrieWrite = { root, puts: new Map(), nodes: new Map(), stale: [], inserted: 0, deleted: 0 };
+    const w: TrieWrite = { root, puts: new Map(), stale: [], inserted: 0, deleted: 0 };
     if (updates.length === 0) return w;
     const sorted = [...updates].sort((a, b) => compareKeys(a.key, b.key));
     const empty = bytesEqual(root.hash, EMPTY_TRIE_ROOT);
@@ -309,7 +315,6 @@ export class Trie {
 
   private write(w: TrieWrite, key: string, node: StoredNode): void {
     w.puts.set(key, encodeStored(node));
-    w.nodes.set(key, node);
   }
 }
 
