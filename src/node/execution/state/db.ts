@@ -102,11 +102,13 @@ export class StateDb implements StateSource {
 
   /** Reads into the cache, level by level with one batched read per level, the account-trie paths of `addresses`. */
   async prefetch(root: NodeRef, addresses: Iterable<string>): Promise<void> {
-    const keys = [...new Set(addresses)].map(accountKey);
-    for (let level = 0; level < 64; level++) {
-      const want = this.accountTrie.pathKeys(root, keys, (k) => this.nodes.cached(k));
+    let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map(accountKey));
+    // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
+    for (let level = 0; level <= 64 && cursors.length > 0; level++) {
+      const { pending, want } = this.accountTrie.advance(cursors, (k) => this.nodes.cached(k));
       if (want.length === 0) return;
       await this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES);
+      cursors = pending;
     }
   }
 

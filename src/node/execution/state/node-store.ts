@@ -5,7 +5,7 @@
  * with batched reads before they execute.
  */
 import { SvcError } from '../../../core/errors.js';
-import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
+import type { CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
 import { decodeStored, type StoredNode, valueBytesOf } from './trie.js';
@@ -21,12 +21,76 @@ function nodeBytes(n: StoredNode): number {
   return 400 + children * (32 + 7 + 180);
 }
 
+/**
+ * A bytes-bounded cache in two generations: hits in the young map cost one lookup, hits in the
+ * old map move the entry up, and when the young map fills half the bound the old generation is
+ * dropped whole. A block reads each top-level node thousands of times; an LRU that reorders its
+ * map on every hit spent more time in the map than the trie spent hashing.
+ */
+class GenerationalCache<V> {
+  private young = new Map<string, { value: V; size: number }>();
+  private old = new Map<string, { value: V; size: number }>();
+  private youngBytes = 0;
+  private oldBytes = 0;
+
+  constructor(
+    readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  get(key: string): V | undefined {
+    const y = this.young.get(key);
+    if (y) return y.value;
+    const o = this.old.get(key);
+    if (!o) return undefined;
+    this.old.delete(key);
+    this.oldBytes -= o.size;
+    this.insert(key, o);
+    return o.value;
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key);
+    const size = this.sizeOf(value);
+    if (size * 2 > this.maxBytes) return;
+    this.insert(key, { value, size });
+  }
+
+  private insert(key: string, e: { value: V; size: number }): void {
+    if (this.youngBytes + e.size > this.maxBytes / 2) {
+      this.old = this.young;
+      this.oldBytes = this.youngBytes;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    this.young.set(key, e);
+    this.youngBytes += e.size;
+  }
+
+  delete(key: string): void {
+    const y = this.young.get(key);
+    if (y) {
+      this.young.delete(key);
+      this.youngBytes -= y.size;
+    }
+    const o = this.old.get(key);
+    if (o) {
+      this.old.delete(key);
+      this.oldBytes -= o.size;
+    }
+  }
+
+  stats(): CacheStats {
+    return { bytes: this.youngBytes + this.oldBytes, entries: this.young.size + this.old.size, maxBytes: this.maxBytes };
+  }
+}
+
 /** Default byte bound of the node cache. */
 export const DEFAULT_NODE_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Reads and caches stored trie nodes and code. */
 export class NodeStore {
-  private readonly cache: ByteCache<StoredNode>;
+  private readonly cache: GenerationalCache<StoredNode>;
   /** Reads that blocked on the synchronous reader, for metrics and tests. */
   syncReads = 0;
 
@@ -35,7 +99,7 @@ export class NodeStore {
     readonly reader: SyncReader,
     cacheBytes = DEFAULT_NODE_CACHE_BYTES,
   ) {
-    this.cache = new ByteCache(cacheBytes, nodeBytes);
+    this.cache = new GenerationalCache(cacheBytes, nodeBytes);
   }
 
   /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */

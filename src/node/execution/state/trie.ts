@@ -21,6 +21,14 @@ export interface NodeRef {
 /** The root of an empty trie (no node is stored for it). */
 export const EMPTY_REF: NodeRef = Object.freeze({ version: 0, hash: EMPTY_TRIE_ROOT });
 
+/** A resumable walk toward one key (see Trie.advance). */
+export interface PathCursor {
+  key: Uint8Array;
+  ref: ChildRef | null;
+  path: string;
+  depth: number;
+}
+
 /** A child pointer of an internal node. */
 export interface ChildRef {
   hash: Uint8Array;
@@ -195,27 +203,37 @@ export class Trie {
     return out;
   }
 
-  /** Node keys on the paths to `keys` that are one level below `known` ones: what a level-by-level prefetch reads next. */
-  pathKeys(root: NodeRef, keys: Uint8Array[], cached: (key: string) => StoredNode | undefined): string[] {
-    const want = new Set<string>();
+  /** Walks toward `keys` from the root, one cursor per key, for a level-by-level prefetch. */
+  cursors(root: NodeRef, keys: Uint8Array[]): PathCursor[] {
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return [];
-    for (const key of keys) {
-      let ref: ChildRef | null = { hash: root.hash, version: root.version, leaf: false };
-      let path = '';
-      for (let depth = 0; ref; depth++) {
-        const k = nodeKey(ref.version, this.tree, path);
+    return keys.map((key) => ({ key, ref: { hash: root.hash, version: root.version, leaf: false }, path: '', depth: 0 }));
+  }
+
+  /**
+   * Moves each cursor down through cached nodes until it reaches a leaf, an empty slot or a node
+   * that is not cached; returns the cursors still walking and the node keys they wait for. Each
+   * round resumes where the last stopped, so a prefetch costs O(keys · depth) lookups in all.
+   */
+  advance(cursors: PathCursor[], cached: (key: string) => StoredNode | undefined): { pending: PathCursor[]; want: string[] } {
+    const want = new Set<string>();
+    const pending: PathCursor[] = [];
+    for (const c of cursors) {
+      while (c.ref) {
+        const k = nodeKey(c.ref.version, this.tree, c.path);
         const n = cached(k);
         if (!n) {
           want.add(k);
+          pending.push(c);
           break;
         }
         if (n.kind === 'leaf') break;
-        const i = nibble(key, depth);
-        ref = n.children[i] ?? null;
-        path += hex(i);
+        const i = nibble(c.key, c.depth);
+        c.ref = n.children[i] ?? null;
+        c.path += hex(i);
+        c.depth++;
       }
     }
-    return [...want];
+    return { pending, want: [...want] };
   }
 
   /** Applies `updates` (any order; one per key) to the trie at `root` as `version`. Costs O(k · log N). */
