@@ -20,6 +20,11 @@ export interface StateChildResult {
   blockMs: number;
   blocksMs: number[];
   rssMb: number;
+  /** V8 heap in use and memory outside it (buffers): what of the resident memory is JavaScript's. */
+  heapUsedMb: number;
+  externalMb: number;
+  /** Reads that missed the cache after the prefetch and went to the reader thread. */
+  syncReads: number;
   cacheMb: number;
   buildSeconds: number;
 }
@@ -100,13 +105,16 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       if (b >= WARM_BLOCKS) times.push(performance.now() - t);
     }
     global.gc?.();
-    if (process.env.SVC_BENCH_MEM) console.error(JSON.stringify({ ...process.memoryUsage(), cache: state.nodes.stats(), syncReads: state.nodes.syncReads }));
+    const mem = process.memoryUsage();
     const sorted = [...times].sort((a, b) => a - b);
     process.send!({
       accounts,
       blockMs: sorted[Math.floor(sorted.length / 2)]!,
       blocksMs: times,
-      rssMb: process.memoryUsage().rss / 1e6,
+      rssMb: mem.rss / 1e6,
+      heapUsedMb: mem.heapUsed / 1e6,
+      externalMb: mem.external / 1e6,
+      syncReads: state.nodes.syncReads,
       cacheMb: state.nodes.stats().bytes / 1e6,
       buildSeconds: built.buildSeconds,
     } satisfies StateChildResult);
