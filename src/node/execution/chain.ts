@@ -485,7 +485,7 @@ export class ExecutionChain {
     block: Block,
     blockHashHex: string,
     verified: Array<{ hash: string; signer: string | null }>,
-    overlay: View,
+    state: View,
     votes: readonly IncludedVote[],
   ): { senders: string[]; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
     const senders = new Set<string>();
@@ -500,7 +500,7 @@ export class ExecutionChain {
       const signer = verified[i]!.signer!;
       if (isAuthorization(raw)) {
         senders.add(signer);
-        receipts.push(this.authorize(raw, signer, overlay, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
+        receipts.push(this.authorize(raw, signer, state, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
         return;
       }
       const tx: StandardTx | EcdsaAuthorizedTx = raw;
@@ -518,20 +518,20 @@ export class ExecutionChain {
       }
       if (cumulative + tx.gasLimit > this.maxGas) throw txFail(hash, `block gas limit ${this.maxGas} exceeded`);
       if (tx.gasPrice < this.minGasPrice) throw txFail(hash, new TxError('ErrGasPriceTooLow').message);
-      const acc = overlay.account(sender);
+      const acc = state.account(sender);
       if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
       if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
       const gasUsed = TX_BASE_GAS;
       const fee = gasUsed * tx.gasPrice;
-      overlay.addBalance(sender, -fee);
-      overlay.addBalance(proposer, fee);
-      overlay.incrementNonce(sender);
+      state.addBalance(sender, -fee);
+      state.addBalance(proposer, fee);
+      state.incrementNonce(sender);
       let error: string | undefined;
       if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
       else if (kind === 'exit') error = this.exit(tx, sender, registry);
       if (error === undefined && tx.value > 0n) {
-        overlay.addBalance(sender, -tx.value);
-        overlay.addBalance(to!, tx.value);
+        state.addBalance(sender, -tx.value);
+        state.addBalance(to!, tx.value);
       }
       cumulative += gasUsed;
       fees += fee;
@@ -554,15 +554,15 @@ export class ExecutionChain {
       });
     });
     // After the transactions, so a reward never funds a transaction of the block that earns it.
-    this.accounting.credit(overlay, proposer, votes);
+    this.accounting.credit(state, proposer, votes);
     return { senders: [...senders], receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
   }
 
   /** Executes a gas-free ECDSA authorisation or revocation (nonce consumed, no fee). */
-  private authorize(tx: AuthorizationTx, sender: string, overlay: StateView, auth: AuthOverlay, at: { hash: string; index: number; blockHash: string; blockNumber: number; cumulative: bigint }): Receipt {
-    const acc = overlay.account(sender);
+  private authorize(tx: AuthorizationTx, sender: string, state: StateView, auth: AuthOverlay, at: { hash: string; index: number; blockHash: string; blockNumber: number; cumulative: bigint }): Receipt {
+    const acc = state.account(sender);
     if (tx.nonce !== acc.nonce) throw txFail(at.hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
-    overlay.incrementNonce(sender);
+    state.incrementNonce(sender);
     const ecdsa = toHex(tx.ecdsaAddress);
     const revoke = tx.type === TxType.EcdsaRevocation;
     const done = revoke ? auth.remove(sender, ecdsa) : auth.add(sender, ecdsa);
@@ -642,7 +642,7 @@ export class ExecutionChain {
       const batch = new WriteBatch();
       let change: CanonicalChange = { applied: [], reverted: [] };
       if (moveHead) {
-        // Everything that can fail (record reads, diff parsing) happens before the registry and
+        // Everything that can fail (record reads, state-change parsing) happens before the registry and
         // authorisation sets are touched in memory below.
         const { reverted, applied, ancestor } = await this.path(this.headRef.hash, target.hash);
         if (ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
