@@ -63,7 +63,7 @@ export async function runStateBench(opts: { print: boolean }): Promise<{ results
     unit: 'MB',
     value: big.rssMb,
     ratio: big.rssMb / RSS_LIMIT_MB,
-    note: `${(big.rssMb / RSS_LIMIT_MB).toFixed(2)}× the ${RSS_LIMIT_MB} MB limit (V8 heap ${big.heapUsedMb.toFixed(0)} MB, node cache ${big.cacheMb.toFixed(0)} MB)`,
+    note: `${(big.rssMb / RSS_LIMIT_MB).toFixed(2)}× the ${RSS_LIMIT_MB} MB limit (anonymous ${big.rssAnonMb.toFixed(0)} MB, file-backed ${big.rssFileMb.toFixed(0)} MB; V8 heap ${big.heapUsedMb.toFixed(0)} MB, node cache ${big.cacheMb.toFixed(0)} MB)`,
   });
   if (opts.print) console.log(formatTable('State trie', results));
   return { results, details };
