@@ -1,5 +1,5 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|ws|beacon|devnet|flood|p2p|network|vm] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
@@ -10,10 +10,11 @@ import { runFloodBench } from './flood.js';
 import { formatMachine, machineInfo } from './harness.js';
 import { runNetworkBench } from './network.js';
 import { runP2pBench } from './p2p.js';
+import { runStateBench } from './state.js';
 import { runVmBench } from './vm.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network', 'vm'] as const;
+const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network', 'vm'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -26,7 +27,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|ws|beacon|devnet|flood|p2p|network|vm` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -62,7 +63,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|ws|beacon|devnet|flood|p2p|network|vm, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -86,6 +87,12 @@ if (args.only.has('execution')) {
   const { results, details } = await runExecutionBench({ seconds: args.seconds, print: !args.json, profileDir: args.profileDir, restClient: args.restClient });
   report.execution = results;
   report.executionDetails = details;
+  if (!args.json && (args.only.has('ws') || args.only.has('beacon'))) console.log('');
+}
+if (args.only.has('state')) {
+  const { results, details } = await runStateBench({ print: !args.json });
+  report.state = results;
+  report.stateDetails = details;
   if (!args.json && (args.only.has('ws') || args.only.has('beacon'))) console.log('');
 }
 if (args.only.has('ws')) {

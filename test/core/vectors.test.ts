@@ -23,6 +23,7 @@ import { attestationFromJson, verifyAttestation } from '../../src/core/types/att
 import { attestationLeaf, blockFromJson, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, verifyBlockSignature } from '../../src/core/types/block.js';
 import { decodeTx, encodeTx, txHash, verifyTxSignature } from '../../src/core/types/transaction.js';
 import { txFromJson, txToJson } from '../../src/core/types/transaction-json.js';
+import { verifyAccountProof, verifyProof } from '../../src/core/state/trie.js';
 import {
   type Json,
   type JsonObject,
@@ -34,6 +35,7 @@ import {
   computeRandao,
   computeSignedHeader,
   computeStandardTx,
+  computeStateTrie,
   merkleLeaf,
   vectorsDir,
 } from './vectors/compute.js';
@@ -47,6 +49,7 @@ const ANCHORS = {
   'block.json': { block_hash: '0xb68a72e1789ce511234837f7b74a92b790ae170f1c95d7d972e14342eda1e9d6' },
   'merkle.json': { root_0: '0x070fa1ab6fcc557ed14d42941f1967693048551eb9042a8d0a057afbd75e81e0', root_5: '0xd238cb25d943e979fb0b262389dfb47ec68caf960781a3bcfa6bbfca2c81e777' },
   'attestation.json': { signing_hash: '0xf505cd7ff90e942d443efcbd47762503542ed8f371b15027438b2e88455768ef' },
+  'state-trie.json': { state_root: '0xe64397f0f3040e761ec12941efd606439ce771dcd3a11640d2ac1e2050db18ba' },
   'randao.json': { commitment: '0xb5bcba350956c7eb09fde255d5f1dcbb88722fc59b7eb3882dc5c746e7bbb58a' },
 } as const;
 
@@ -176,6 +179,35 @@ test('merkle.json: roots for 0, 1, 2, 3 and 5 leaves', () => {
   assert.is(f.outputs.root_0, toHex(sha3(new Uint8Array(64))));
   assert.is(f.outputs.root_0, ANCHORS['merkle.json'].root_0);
   assert.is(f.outputs.root_5, ANCHORS['merkle.json'].root_5);
+});
+
+test('state-trie.json: recomputed; its proofs verify with the standalone verifier, tampered ones do not', () => {
+  const f = load('state-trie.json');
+  assertSameOutputs('state-trie.json', computeStateTrie(f.inputs), f.outputs);
+  assert.is(f.outputs.state_root, ANCHORS['state-trie.json'].state_root);
+  const root = hexOf(f.outputs.state_root);
+  const proven = f.inputs.proven_address as string;
+  const account = (f.inputs.accounts as JsonObject[]).find((a) => a.address === proven)!;
+  const storageRoot = o(f.outputs.storage_roots)[proven] as string;
+  const proof = {
+    address: proven,
+    stateRoot: f.outputs.state_root as string,
+    balance: account.balance as string,
+    nonce: account.nonce as number,
+    codeHash: toHex(sha3(hexOf(account.code))),
+    storageHash: storageRoot,
+    accountProof: f.outputs.account_proof as string[],
+    storageProof: [
+      { key: f.inputs.proven_slot as string, value: '0x' + 'ff'.repeat(32), proof: f.outputs.storage_proof as string[] },
+      { key: f.inputs.absent_slot as string, value: '0x' + '00'.repeat(32), proof: f.outputs.absent_storage_proof as string[] },
+    ],
+  };
+  assert.ok(verifyProof(root, proof));
+  assert.not.ok(verifyProof(root, { ...proof, nonce: 2 }));
+  assert.not.ok(verifyProof(root, { ...proof, storageProof: [{ ...proof.storageProof[0]!, value: '0x' + 'fe'.repeat(32) }] }));
+  const absent = { address: f.inputs.absent_address as string, stateRoot: proof.stateRoot, balance: '0', nonce: 0, codeHash: toHex(sha3(new Uint8Array(0))), storageHash: '0x' + '00'.repeat(32), accountProof: f.outputs.absent_account_proof as string[], storageProof: [] };
+  assert.ok(verifyAccountProof(root, absent));
+  assert.not.ok(verifyAccountProof(root, { ...absent, balance: '1' }));
 });
 
 test('attestation.json: recomputed; frozen JSON parses and verifies', () => {

@@ -71,7 +71,7 @@ export class Admission {
   }
 
   /** Account nonce at the head. */
-  accountNonce = (sender: string): bigint => this.chain.world.account(sender).nonce;
+  accountNonce = (sender: string): bigint => this.chain.headState().account(sender).nonce;
 
   /**
    * Runs the pipeline and pools the transaction; throws the first failing rule's error.
@@ -169,9 +169,11 @@ export class Admission {
     // Type 3 acts for `from`: the recovered ECDSA key must be one `from` authorised.
     const sender = tx.type === TxType.EcdsaAuthorized ? toHex(tx.from) : v.signer;
     if (tx.type === TxType.EcdsaAuthorized && !this.chain.auth.has(sender, v.signer)) throw new TxError('ErrInvalidSignature');
+    // Batched read of the sender's trie path, so the synchronous read below is a cache hit.
+    await this.chain.prefetchHead([sender]);
     opts.limitSender?.(sender);
     if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
-    const account = this.chain.world.account(sender);
+    const account = this.chain.headState().account(sender);
     // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
     // Step 1: the authorisation path has no balance or gas checks and pays no fee.
@@ -240,8 +242,9 @@ export class Admission {
    */
   pending(maxGas: bigint = this.maxGas): PoolEntry[] {
     const left = new Map<string, bigint>();
-    return this.pool.buildOrder(this.accountNonce, maxGas, (e) => {
-      const balance = left.get(e.sender) ?? this.chain.world.account(e.sender).balance;
+    const head = this.chain.headState();
+    return this.pool.buildOrder((sender) => head.account(sender).nonce, maxGas, (e) => {
+      const balance = left.get(e.sender) ?? head.account(e.sender).balance;
       const cost = maxCost(e.tx);
       if (cost > balance) return false;
       left.set(e.sender, balance - cost);

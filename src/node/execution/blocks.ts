@@ -1,5 +1,5 @@
 /**
- * Stored blocks in storage layout 3 (see `Keys`): each block is split into a small record, its
+ * Stored blocks in storage layout 4 (see `Keys`): each block is split into a small record, its
  * state changes, a binary shell (header and signature), its transaction-hash list, and one
  * envelope and one receipt per transaction, so every read costs the size of what it returns.
  * The record and state-change caches are bounded by bytes.
@@ -15,7 +15,6 @@ import type { AuthChanges } from './authorizations.js';
 import type { ConsensusRecord } from './consensus-fields.js';
 import type { RegistryChanges } from './registry.js';
 import type { IncludedVote } from './rewards.js';
-import { diffFromJson, diffToJson, type StateDiff, type StateDiffJson } from './state.js';
 import { type ChainStore, type WriteBatch } from '../shared/store.js';
 import { Keys } from './store.js';
 import type { Receipt } from '../../api/execution.js';
@@ -38,13 +37,20 @@ export interface BlockRecord {
   tx_count: number;
   /** Bytes of the block's SSZ encoding (header, transactions, signature); 0 for genesis. */
   size: number;
+  /** The import sequence number that wrote this block's trie nodes (state/trie.ts). */
+  state_version: number;
+  /** Version of the state root node (an untouched root keeps an older one). */
+  root_version: number;
+  /** Non-empty accounts in the state after this block (kept per state, so the metric needs no scan). */
+  accounts: number;
   /** Slot, RANDAO mixes and the proposer's reveal (with the value it replaced); absent on genesis. */
   consensus?: ConsensusRecord;
 }
 
 /** What a block changes when it becomes canonical (or stops being), stored under `d:`. */
 export interface BlockChanges {
-  diff: StateDiffJson;
+  /** Accounts whose nonce the block advanced: every transaction's sender (the pool re-queues theirs). */
+  senders: string[];
   registry: RegistryChanges;
   /** ECDSA authorisation changes, in order. */
   authorizations: AuthChanges;
@@ -54,7 +60,7 @@ export interface BlockChanges {
 
 /** Parsed BlockChanges, as the changes cache holds them. */
 export interface LoadedChanges {
-  diff: StateDiff;
+  senders: string[];
   registry: RegistryChanges;
   authorizations: AuthChanges;
   votes: IncludedVote[];
@@ -62,19 +68,21 @@ export interface LoadedChanges {
 
 /**
  * Byte bounds of the execution caches. Records are a few hundred bytes each; a full block's state
- * changes are about 0.5 MB parsed, and side-branch import and reorgs re-read those of every block
+ * changes are tens of kilobytes parsed, and side-branch import and reorgs re-read those of every block
  * between the head and the branch.
  */
 export interface ChainCacheOptions {
   recordBytes: number;
   changesBytes: number;
+  /** Decoded state-trie nodes (state/node-store.ts): what bounds the state's memory, not the account count. */
+  stateBytes: number;
 }
 
-/** Default cache bounds: about 16,000 block records and 128 full blocks' state changes. */
-export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 1024, changesBytes: 64 * 1024 * 1024 };
+/** Default cache bounds: about 16,000 block records, 128 full blocks' state changes, and the top levels of the state trie plus recent paths. */
+export const DEFAULT_CHAIN_CACHE: ChainCacheOptions = { recordBytes: 8 * 1024 * 1024, changesBytes: 64 * 1024 * 1024, stateBytes: 64 * 1024 * 1024 };
 
-/** Estimated resident bytes of one parsed diff entry (address string, map slot, two bigints). */
-const DIFF_ENTRY_BYTES = 240;
+/** Estimated resident bytes of one sender address string. */
+const SENDER_BYTES = 120;
 /** Estimated resident bytes of one registry or authorisation change. */
 const CHANGE_ENTRY_BYTES = 600;
 /** Estimated resident bytes of one included vote's record (three numbers and an object). */
@@ -86,11 +94,11 @@ function recordBytes(r: BlockRecord): number {
 }
 
 function changesBytes(c: LoadedChanges): number {
-  return 64 + c.diff.size * DIFF_ENTRY_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES + c.votes.length * VOTE_ENTRY_BYTES;
+  return 64 + c.senders.length * SENDER_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES + c.votes.length * VOTE_ENTRY_BYTES;
 }
 
 function loadChanges(c: BlockChanges): LoadedChanges {
-  return { diff: diffFromJson(c.diff), registry: c.registry, authorizations: c.authorizations, votes: c.votes ?? [] };
+  return { senders: c.senders, registry: c.registry, authorizations: c.authorizations, votes: c.votes ?? [] };
 }
 
 const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
@@ -134,7 +142,7 @@ export class BlockStore {
   /** Queues every key of a new block into `batch` and caches its record and changes (callers write the batch before anyone reads them). */
   put(batch: WriteBatch, b: NewBlock): void {
     const hash = b.record.hash;
-    batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { diff: diffToJson(b.changes.diff), registry: b.changes.registry, authorizations: b.changes.authorizations, votes: b.changes.votes } satisfies BlockChanges);
+    batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { senders: b.changes.senders, registry: b.changes.registry, authorizations: b.changes.authorizations, votes: b.changes.votes } satisfies BlockChanges);
     if (b.shell.length > 0) batch.putBytes(Keys.blockShell(hash), b.shell).putBytes(Keys.blockTxHashes(hash), concatBytes(...b.txHashes));
     b.envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), b.receipts[i]));
   }

@@ -1,12 +1,14 @@
 /**
  * The execution chain: block validation (the spec's six steps, in order), application against
- * the parent's state (transactions, then the block's consensus rewards: see rewards.ts),
- * canonical-chain bookkeeping, and reorganisation by forkchoiceUpdated. Every state change is
- * one LevelDB batch.
+ * a view of the parent's state (transactions, then the block's consensus rewards: see rewards.ts),
+ * canonical-chain bookkeeping, and reorganisation by forkchoiceUpdated. Account state is the
+ * persisted trie in state/: every stored, non-pruned block's state stays readable by its root, so
+ * a side branch validates against its own parent and a reorg only moves the head. Every state
+ * change is one LevelDB batch.
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
-import { toHex } from '../../core/codec/bytes.js';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import {
@@ -26,7 +28,10 @@ import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges } from './registry.js';
 import { type RegistryEntry, type Receipt } from '../../api/execution.js';
-import { type Account, Overlay, type StateDiff, type StateReader, WorldState } from './state.js';
+import { StateDb } from './state/db.js';
+import { EMPTY_REF, type NodeRef } from './state/trie.js';
+import type { AccountProofJson, StateView } from './state/types.js';
+import type { View } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges } from './blocks.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { Keys, SCHEMA_VERSION } from './store.js';
@@ -69,25 +74,25 @@ export interface ChainObserver {
 
 const ZERO_HASH = '0x' + '00'.repeat(HASH_BYTES);
 const ZERO_ADDRESS = '0x' + '00'.repeat(20);
-/** Accounts whose nonce a diff advances: the senders of the block's transactions. */
-function sendersOf(diff: StateDiff): string[] {
-  const out: string[] = [];
-  for (const [a, d] of diff) if (d.nonce > 0n) out.push(a);
-  return out;
-}
 
 function txFail(hash: string, reason: string): BlockError {
   return new BlockError('INVALID_TRANSACTION', `tx ${hash}: ${reason}`);
 }
 
 export class ExecutionChain {
-  readonly world = new WorldState();
+  /** The state trie (accounts, storage, code). */
+  state!: StateDb;
   readonly registry = new Registry();
   readonly auth = new Authorizations();
   private readonly mutex = new Mutex();
   /** Stored blocks: records, receipts, transactions, state changes. */
   readonly blocks: BlockStore;
   private headRef!: BlockRef;
+  /** The head block's state root (kept beside headRef so head reads need no record lookup). */
+  private headRoot: NodeRef = EMPTY_REF;
+  private headAccounts = 0;
+  /** Last state version handed out (one per imported block). */
+  private version = 0;
   private finalizedRef!: BlockRef;
   readonly genesisHash: string;
   private readonly maxGas: bigint;
@@ -116,6 +121,20 @@ export class ExecutionChain {
   /** Opens the chain in `store`, initialising it from genesis on first use. */
   static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE): Promise<ExecutionChain> {
     const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache);
+    chain.state = await StateDb.open(store, cache.stateBytes);
+    try {
+      await chain.load();
+    } catch (err) {
+      await chain.state.close();
+      throw err;
+    }
+    return chain;
+  }
+
+  // Start-up reads the head and finalised records, the registry and authorisations: no account.
+  private async load(): Promise<void> {
+    const chain = this;
+    const store = this.store;
     const stored = await store.get<string>(Keys.meta('genesis'));
     if (stored === undefined) await chain.initGenesis();
     else {
@@ -130,19 +149,32 @@ export class ExecutionChain {
       }
       if (stored !== chain.genesisHash) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
     }
-    const accounts = await store.scan<{ balance: string; nonce: number }>('a:');
-    chain.world.load(accounts.map(({ key, value }) => [key.slice(2), { balance: BigInt(value.balance), nonce: BigInt(value.nonce) }]));
     chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
     chain.auth.load((await store.scan<string[]>('e:')).map((e) => ({ account: e.key.slice(2), keys: e.value })));
     chain.headRef = (await store.get<BlockRef>(Keys.meta('head')))!;
     chain.finalizedRef = (await store.get<BlockRef>(Keys.meta('finalized')))!;
-    return chain;
+    chain.version = (await store.get<number>(Keys.meta('state_version'))) ?? 0;
+    const head = await chain.record(chain.headRef.hash);
+    if (!head) throw new SvcError('CORRUPT_DB', `head block ${chain.headRef.hash} is not stored`, 500);
+    chain.setHead(head);
+  }
+
+  private setHead(r: BlockRecord): void {
+    this.headRef = { hash: r.hash, index: r.index };
+    this.headRoot = rootOf(r);
+    this.headAccounts = r.accounts;
+  }
+
+  /** Stops the state reader thread (the database itself is the node's to close). */
+  close(): Promise<void> {
+    return this.state.close();
   }
 
   private async initGenesis(): Promise<void> {
     const g = this.genesis;
-    const diff: StateDiff = new Map(g.alloc.map((a) => [a.address, { balance: BigInt(a.balance), nonce: 0n }]));
-    const updated = this.world.preview(diff);
+    const view = this.state.view(EMPTY_REF);
+    for (const a of g.alloc) view.addBalance(a.address, BigInt(a.balance));
+    const committed = this.state.commit(view, 0);
     const validators = Registry.fromGenesis(g);
     const record: BlockRecord = {
       hash: this.genesisHash,
@@ -150,28 +182,64 @@ export class ExecutionChain {
       parent: ZERO_HASH,
       timestamp: g.genesis_time * 1000,
       proposer: ZERO_ADDRESS,
-      state_root: toHex(this.world.root(updated)),
+      state_root: toHex(committed.root.hash),
       gas_used: 0,
       fees: '0',
       tx_count: 0,
       size: 0,
+      state_version: 0,
+      root_version: committed.root.version,
+      accounts: committed.accountsDelta,
     };
     const ref: BlockRef = { hash: record.hash, index: 0 };
     const batch = new WriteBatch();
-    this.putAccounts(batch, updated);
+    this.state.queue(batch, committed, record.hash);
     for (const v of validators) batch.put(Keys.validator(v.index), v);
     // Genesis has no body: only its record and state changes are stored.
-    this.blocks.put(batch, { record, changes: { diff, registry: { added: validators, exited: [] }, authorizations: [], votes: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
+    this.blocks.put(batch, { record, changes: { senders: [], registry: { added: validators, exited: [] }, authorizations: [], votes: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
     batch.put(Keys.canonical(0), record.hash);
-    batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash).put(Keys.meta('schema'), SCHEMA_VERSION);
+    batch.put(Keys.meta('head'), ref).put(Keys.meta('finalized'), ref).put(Keys.meta('genesis'), this.genesisHash).put(Keys.meta('schema'), SCHEMA_VERSION).put(Keys.meta('state_version'), 0);
     await this.store.write(batch);
+    this.state.committed(committed);
   }
 
-  private putAccounts(batch: WriteBatch, updated: Map<string, Account>): void {
-    for (const [a, acc] of updated) {
-      if (acc.balance === 0n && acc.nonce === 0n) batch.del(Keys.account(a));
-      else batch.put(Keys.account(a), { balance: acc.balance.toString(), nonce: Number(acc.nonce) });
-    }
+  /** A read-only view of the head state (admission, account lookups); synchronous. */
+  headState(): StateView {
+    return this.state.view(this.headRoot);
+  }
+
+  /** Reads the head state's paths to `addresses` into the cache with batched reads (before synchronous reads of them). */
+  prefetchHead(addresses: Iterable<string>): Promise<void> {
+    return this.state.prefetch(this.headRoot, addresses);
+  }
+
+  /** Non-empty accounts in the head state. */
+  accountCount(): number {
+    return this.headAccounts;
+  }
+
+  /** A throwaway view of the state after a stored block whose state is not pruned (for eth_call and reads at a block). */
+  async stateView(blockHash: string): Promise<StateView> {
+    return this.state.view(await this.readableRoot(blockHash));
+  }
+
+  /** Account and storage proofs (existence or absence) against the state root of a stored, non-pruned block. */
+  async proof(blockHash: string, address: string, keys: Uint8Array[]): Promise<AccountProofJson> {
+    return this.state.proof(await this.readableRoot(blockHash), address, keys);
+  }
+
+  private async readableRoot(blockHash: string): Promise<NodeRef> {
+    const r = await this.record(blockHash);
+    if (!r) throw new SvcError('UNKNOWN_BLOCK', `unknown block ${blockHash}`, 404);
+    if (!(await this.descendsFromFinalized(r))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's and its descendants' states are kept`, 410);
+    return rootOf(r);
+  }
+
+  // States are kept for the finalised block and its descendants; pruning removed the rest.
+  private async descendsFromFinalized(r: BlockRecord): Promise<boolean> {
+    if (r.hash === this.headRef.hash || r.hash === this.finalizedRef.hash) return true;
+    if (r.index <= this.finalizedRef.index) return false;
+    return (await this.ancestorAt(r, this.finalizedRef.index)).hash === this.finalizedRef.hash;
   }
 
   /** Current canonical head. */
@@ -265,15 +333,20 @@ export class ExecutionChain {
     if (!vrfOk) throw new BlockError('INVALID_VRF_PROOF');
 
     // Step 6: state transitions against the parent's state.
+    if (!(await this.descendsFromFinalized(parent))) throw new BlockError('PARENT_STATE_PRUNED', `parent ${parent.hash} (${parent.index}), finalized ${this.finalizedRef.hash} (${this.finalizedRef.index})`);
     const parentState = await this.stateAt(parent);
     // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
     const consensus = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
     // Included votes are checked on this block's branch, then credited with the transactions.
     const votes = await this.accounting.check(block.attestations, slot, parentState.votes);
-    const exec = this.execute(block, hash, verified, parentState.reader, votes);
-    const combined = new Overlay(this.world);
-    combined.applyDiff(parentState.pathDiff, 1n);
-    combined.applyDiff(exec.diff, 1n);
+    const parentRoot = rootOf(parent);
+    // What the block obviously touches is read with batched reads first; execution's own reads
+    // (a contract's storage, a callee) are then mostly cache hits, and the rest read synchronously.
+    await this.state.prefetch(parentRoot, this.touchedBy(block, verified, votes, proposer));
+    const view = this.state.view(parentRoot);
+    const exec = this.execute(block, hash, verified, view, votes);
+    const version = this.version + 1;
+    const committed = this.state.commit(view, version);
     const shell = encodeShell(block);
     const record: BlockRecord = {
       hash,
@@ -281,21 +354,26 @@ export class ExecutionChain {
       parent: parent.hash,
       timestamp: h.timestampMs,
       proposer,
-      state_root: toHex(this.world.root(this.world.preview(combined.diff))),
+      state_root: toHex(committed.root.hash),
       gas_used: exec.gasUsed,
       fees: exec.fees.toString(),
       tx_count: envelopes.length,
       size: blockSize(shell, envelopes),
+      state_version: version,
+      root_version: committed.root.version,
+      accounts: parent.accounts + committed.accountsDelta,
       consensus,
     };
-    const changes: LoadedChanges = { diff: exec.diff, registry: exec.registry, authorizations: exec.authorizations, votes };
+    const changes: LoadedChanges = { senders: exec.senders, registry: exec.registry, authorizations: exec.authorizations, votes };
     const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch();
     this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts });
+    // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
+    this.state.queue(batch, committed, hash);
+    batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
+    this.version = version;
     if (extendsHead) {
-      const updated = this.world.preview(exec.diff);
-      this.putAccounts(batch, updated);
       this.putCanonical(batch, record, hashes);
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
@@ -304,14 +382,14 @@ export class ExecutionChain {
       const ref = { hash, index: record.index };
       batch.put(Keys.meta('head'), ref);
       await this.commitOrDie(batch);
-      this.world.commit(updated);
-      this.headRef = ref;
+      this.setHead(record);
     } else {
       await this.store.write(batch);
     }
+    this.state.committed(committed);
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
-    if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: sendersOf(exec.diff) }], reverted: [] });
+    if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders }], reverted: [] });
     return this.summary(record, exec.receipts, extendsHead, false);
   }
 
@@ -342,26 +420,36 @@ export class ExecutionChain {
     return batch;
   }
 
-  /** Reader of the state after `block`, the diff from the head state to it, and the blocks (and their included votes) between. */
-  private async stateAt(block: BlockRecord): Promise<{ reader: StateReader; pathDiff: StateDiff; path: BranchPath; votes: VotePath }> {
-    const overlay = new Overlay(this.world);
+  /** The blocks (and their included votes) between the head and `block`: what consensus fields and vote checks replay. */
+  private async stateAt(block: BlockRecord): Promise<{ path: BranchPath; votes: VotePath }> {
     let path: BranchPath = { reverted: [], applied: [] };
     const votes: { reverted: IncludedVote[][]; applied: IncludedVote[][] } = { reverted: [], applied: [] };
     if (block.hash !== this.headRef.hash) {
       const { reverted, applied } = await this.path(this.headRef.hash, block.hash);
       for (const r of reverted) {
-        const c = await this.blocks.changes(r.hash);
-        overlay.applyDiff(c.diff, -1n);
-        votes.reverted.push(c.votes);
+        votes.reverted.push((await this.blocks.changes(r.hash)).votes);
       }
       for (const a of applied) {
-        const c = await this.blocks.changes(a.hash);
-        overlay.applyDiff(c.diff, 1n);
-        votes.applied.push(c.votes);
+        votes.applied.push((await this.blocks.changes(a.hash)).votes);
       }
       path = { reverted, applied };
     }
-    return { reader: overlay, pathDiff: overlay.diff, path, votes };
+    return { path, votes };
+  }
+
+  /** Accounts a block certainly reads: proposer, senders, recipients, rewarded attesters. */
+  private touchedBy(block: Block, verified: Array<{ signer: string | null }>, votes: readonly IncludedVote[], proposer: string): string[] {
+    const out = [proposer];
+    block.transactions.forEach((tx, i) => {
+      out.push(verified[i]!.signer!);
+      if (tx.type === TxType.EcdsaAuthorized) out.push(toHex(tx.from));
+      if (!isAuthorization(tx) && tx.to !== null) out.push(toHex(tx.to));
+    });
+    for (const v of votes) {
+      const e = this.registry.all()[v.validator];
+      if (e) out.push(e.address);
+    }
+    return out;
   }
 
   /** Blocks to revert (newest first) and apply (oldest first) to move from `from` to `to`. */
@@ -397,10 +485,10 @@ export class ExecutionChain {
     block: Block,
     blockHashHex: string,
     verified: Array<{ hash: string; signer: string | null }>,
-    state: StateReader,
+    state: View,
     votes: readonly IncludedVote[],
-  ): { diff: StateDiff; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
-    const overlay = new Overlay(state);
+  ): { senders: string[]; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
+    const senders = new Set<string>();
     const proposer = toHex(block.header.validatorId);
     const receipts: Receipt[] = [];
     const registry: RegistryChanges = { added: [], exited: [] };
@@ -411,12 +499,14 @@ export class ExecutionChain {
       const hash = verified[i]!.hash;
       const signer = verified[i]!.signer!;
       if (isAuthorization(raw)) {
-        receipts.push(this.authorize(raw, signer, overlay, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
+        senders.add(signer);
+        receipts.push(this.authorize(raw, signer, state, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
         return;
       }
       const tx: StandardTx | EcdsaAuthorizedTx = raw;
       // Type 3 acts for `from`; its signature only proves the ECDSA key, which `from` must have authorised.
       const sender = tx.type === 3 ? toHex(tx.from) : signer;
+      senders.add(sender);
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = tx.to === null ? null : toHex(tx.to);
       const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : txKind(tx);
@@ -428,20 +518,20 @@ export class ExecutionChain {
       }
       if (cumulative + tx.gasLimit > this.maxGas) throw txFail(hash, `block gas limit ${this.maxGas} exceeded`);
       if (tx.gasPrice < this.minGasPrice) throw txFail(hash, new TxError('ErrGasPriceTooLow').message);
-      const acc = overlay.account(sender);
+      const acc = state.account(sender);
       if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
       if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
       const gasUsed = TX_BASE_GAS;
       const fee = gasUsed * tx.gasPrice;
-      overlay.addBalance(sender, -fee);
-      overlay.addBalance(proposer, fee);
-      overlay.incrementNonce(sender);
+      state.addBalance(sender, -fee);
+      state.addBalance(proposer, fee);
+      state.incrementNonce(sender);
       let error: string | undefined;
       if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
       else if (kind === 'exit') error = this.exit(tx, sender, registry);
       if (error === undefined && tx.value > 0n) {
-        overlay.addBalance(sender, -tx.value);
-        overlay.addBalance(to!, tx.value);
+        state.addBalance(sender, -tx.value);
+        state.addBalance(to!, tx.value);
       }
       cumulative += gasUsed;
       fees += fee;
@@ -464,15 +554,15 @@ export class ExecutionChain {
       });
     });
     // After the transactions, so a reward never funds a transaction of the block that earns it.
-    this.accounting.credit(overlay, proposer, votes);
-    return { diff: overlay.diff, receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
+    this.accounting.credit(state, proposer, votes);
+    return { senders: [...senders], receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
   }
 
   /** Executes a gas-free ECDSA authorisation or revocation (nonce consumed, no fee). */
-  private authorize(tx: AuthorizationTx, sender: string, overlay: Overlay, auth: AuthOverlay, at: { hash: string; index: number; blockHash: string; blockNumber: number; cumulative: bigint }): Receipt {
-    const acc = overlay.account(sender);
+  private authorize(tx: AuthorizationTx, sender: string, state: StateView, auth: AuthOverlay, at: { hash: string; index: number; blockHash: string; blockNumber: number; cumulative: bigint }): Receipt {
+    const acc = state.account(sender);
     if (tx.nonce !== acc.nonce) throw txFail(at.hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
-    overlay.incrementNonce(sender);
+    state.incrementNonce(sender);
     const ecdsa = toHex(tx.ecdsaAddress);
     const revoke = tx.type === TxType.EcdsaRevocation;
     const done = revoke ? auth.remove(sender, ecdsa) : auth.add(sender, ecdsa);
@@ -521,10 +611,11 @@ export class ExecutionChain {
   }
 
   /**
-   * Makes `headHash` canonical (reorganising state through the common ancestor) and records
-   * `finalizedHash`. Finalised blocks are never reverted. Every refusal is a typed 4xx raised
-   * before anything is written; an accepted update is one batch (accounts, canonical index,
-   * transaction locations, registry, authorisations, head and finalised pointers).
+   * Makes `headHash` canonical (account state needs no replay: the head's state root is the
+   * target's) and records `finalizedHash`, pruning the trie nodes only states older than it or
+   * off its chain use. Finalised blocks are never reverted. Every refusal is a typed 4xx raised
+   * before anything is written; an accepted update is one batch (canonical index, transaction
+   * locations, registry, authorisations, head and finalised pointers, pruned nodes).
    */
   forkchoiceUpdated(headHash: string, finalizedHash?: string): Promise<{ head: BlockRef; finalized: BlockRef; reverted: number; applied: number }> {
     return this.mutex.run(async () => {
@@ -550,9 +641,8 @@ export class ExecutionChain {
 
       const batch = new WriteBatch();
       let change: CanonicalChange = { applied: [], reverted: [] };
-      let updated: Map<string, Account> | undefined;
       if (moveHead) {
-        // Everything that can fail (record reads, diff parsing) happens before the registry and
+        // Everything that can fail (record reads, state-change parsing) happens before the registry and
         // authorisation sets are touched in memory below.
         const { reverted, applied, ancestor } = await this.path(this.headRef.hash, target.hash);
         if (ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
@@ -562,11 +652,6 @@ export class ExecutionChain {
           reverted.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash), transactions: (await this.blocks.block(record.hash))?.transactions ?? [] })),
         );
         const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash) })));
-        const overlay = new Overlay(this.world);
-        for (const r of out) overlay.applyDiff(r.changes.diff, -1n);
-        for (const a of into) overlay.applyDiff(a.changes.diff, 1n);
-        updated = this.world.preview(overlay.diff);
-        this.putAccounts(batch, updated);
         for (const r of out) {
           if (r.record.index > target.index) batch.del(Keys.canonical(r.record.index));
           for (const tx of r.txHashes) batch.del(Keys.txLocation(tx));
@@ -586,21 +671,25 @@ export class ExecutionChain {
         }
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = {
-          applied: into.map((a) => ({ record: a.record, txHashes: a.txHashes, senders: sendersOf(a.changes.diff) })),
-          reverted: out.map((r) => ({ record: r.record, txHashes: r.txHashes, transactions: r.transactions, senders: sendersOf(r.changes.diff) })),
+          applied: into.map((a) => ({ record: a.record, txHashes: a.txHashes, senders: a.changes.senders })),
+          reverted: out.map((r) => ({ record: r.record, txHashes: r.txHashes, transactions: r.transactions, senders: r.changes.senders })),
         };
       }
       // The finalised pointer travels in the same batch as the head: a crash never leaves a head
       // that moved without the finality it was sent with, or the reverse.
-      if (moveFinalized) batch.put(Keys.meta('finalized'), finalized);
+      let pruned: string[] = [];
+      if (moveFinalized) {
+        batch.put(Keys.meta('finalized'), finalized);
+        pruned = await this.prune(batch, this.finalizedRef, finalized);
+      }
       if (moveHead) {
         await this.commitOrDie(batch);
-        this.world.commit(updated!);
-        this.headRef = { hash: target.hash, index: target.index };
+        this.setHead(target);
       } else {
         // Nothing in memory moved yet, so a failed write can simply be reported.
         await this.store.write(batch);
       }
+      this.state.pruned(pruned);
       this.finalizedRef = finalized;
       if (moveHead) {
         this.log.info('reorganised', { head: this.headRef.hash, number: this.headRef.index, reverted: change.reverted.length, applied: change.applied.length });
@@ -621,6 +710,34 @@ export class ExecutionChain {
     } catch (err) {
       this.log.error('canonical-change observer failed after the change was committed', { error: (err as Error).stack ?? String(err) });
     }
+  }
+
+  /**
+   * Queues the pruning that moving finality from `from` to `to` allows: the nodes each newly
+   * finalised block replaced, and every node of the blocks at those heights off the finalised
+   * chain (their descendants above are found when finality passes their heights). Costs the
+   * blocks finalised and the nodes pruned, never the size of the state.
+   */
+  private async prune(batch: WriteBatch, from: BlockRef, to: BlockRef): Promise<string[]> {
+    const canonical: string[] = [];
+    let r = await this.record(to.hash);
+    while (r && r.index > from.index) {
+      canonical.push(r.hash);
+      r = await this.parentOf(r);
+    }
+    const keep = new Set(canonical);
+    const orphans: Array<{ hash: string; version: number }> = [];
+    for (let h = from.index + 1; h <= to.index; h++) {
+      const prefix = Keys.blockAtHeightPrefix(h);
+      for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {
+        batch.del(key);
+        const hash = key.slice(prefix.length);
+        if (keep.has(hash)) continue;
+        const o = await this.record(hash);
+        if (o) orphans.push({ hash, version: o.state_version });
+      }
+    }
+    return this.state.pruneTo(batch, canonical.reverse(), orphans);
   }
 
   /** The ancestor of `from` at height `index`. */
@@ -652,4 +769,9 @@ export class ExecutionChain {
 
 function envelopesHashes(block: Block): Uint8Array[] {
   return block.transactions.map((t) => sha3(encodeTx(t)));
+}
+
+/** Where a block's state root node is. */
+function rootOf(r: BlockRecord): NodeRef {
+  return { version: r.root_version, hash: parseHex(r.state_root, 'state_root', HASH_BYTES) };
 }

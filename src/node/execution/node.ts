@@ -4,6 +4,7 @@
  * canonical-chain changes into the pool and the metrics.
  */
 import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
 import { MemoryLevel } from 'memory-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
@@ -91,19 +92,26 @@ export class ExecutionNode {
     let db: Db;
     if (opts.dataDir) {
       await mkdir(opts.dataDir, { recursive: true });
-      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+      // multithreading shares one LevelDB handle per directory within this process, so LevelDB's
+      // own lock no longer stops a second node here; this does, as the lock does across processes.
+      const location = resolve(`${opts.dataDir}/chain`);
+      if (openDirs.has(location)) throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`, 500);
+      // multithreading: the state's reader thread (state/sync-reader.ts) shares this handle.
+      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+      openDirs.set(location, db);
     } else {
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
     }
     try {
       await db.open();
     } catch (err) {
+      unlockDir(db);
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
       throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
     }
     // Until the node exists, a failure (GENESIS_MISMATCH, FAUCET_KEY_MISMATCH, ...) must release the
     // database and the worker threads, or they keep the process alive after the error.
-    const release: Array<() => Promise<unknown>> = [() => db.close()];
+    const release: Array<() => Promise<unknown>> = [async () => unlockDir(db), () => db.close()];
     const failed = async (err: unknown): Promise<never> => {
       for (const r of release.reverse()) await r().catch(() => undefined);
       throw err;
@@ -129,6 +137,8 @@ export class ExecutionNode {
         }
       },
     }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
+    // Before the database: the state reader thread holds a handle on it.
+    release.push(() => chain.close());
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     const journal = new PoolJournal(chain.store, log, (writes) => {
       metrics.journalSyncs.inc();
@@ -151,7 +161,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
-    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), verified_signers: verifier.cacheStats() }));
+    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats() }));
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });
@@ -205,14 +215,14 @@ export class ExecutionNode {
       });
     }
     metrics.chainHeight.set(chain.head().index);
-    metrics.accounts.set(chain.world.size);
+    metrics.accounts.set(chain.accountCount());
     metrics.mempoolSize.set(pool.size);
   }
 
   /** Sets gauges that do not change with events (start-up). */
   refreshGauges(): void {
     this.metrics.chainHeight.set(this.chain.head().index);
-    this.metrics.accounts.set(this.chain.world.size);
+    this.metrics.accounts.set(this.chain.accountCount());
     this.metrics.mempoolSize.set(this.admission.pool.size);
   }
 
@@ -258,7 +268,7 @@ export class ExecutionNode {
 
   /** Balance and nonces of an address at the head. */
   account(address: string): AccountView {
-    const acc = this.chain.world.account(address);
+    const acc = this.chain.headState().account(address);
     return { address, balance: acc.balance.toString(), nonce: Number(acc.nonce), pending_nonce: Number(this.admission.pool.pendingNonce(address, acc.nonce)) };
   }
 
@@ -318,9 +328,18 @@ export class ExecutionNode {
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
     await this.verifier.close();
     await this.journal.drain();
+    await this.chain.close();
     if (this.db.status === 'open') await this.db.close();
+    unlockDir(this.db);
     this.log.info('execution node stopped');
   }
+}
+
+/** Execution databases open in this process, by resolved location (see start()). */
+const openDirs = new Map<string, Db>();
+
+function unlockDir(db: Db): void {
+  for (const [location, open] of openDirs) if (open === db) openDirs.delete(location);
 }
 
 /** The data directory P2P keeps its peer key in: an in-memory node has none to keep its identity. */

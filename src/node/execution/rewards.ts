@@ -1,7 +1,7 @@
 /**
  * Consensus accounting inside the block state transition: a block's included attestations are
  * checked against the inclusion rules (src/core/consensus/inclusion.ts) on the block's own
- * branch, and the block credits its rewards as part of its state diff, so balances and state
+ * branch, and the block credits its rewards as part of its state transition, so balances and state
  * roots are a function of the chain alone: a producer, a follower and a node replaying the
  * chain a week later compute the same ones.
  *
@@ -12,8 +12,7 @@
  *
  * "Already included on the branch" needs one number per validator: the highest target epoch of
  * its included votes. The canonical chain keeps it under `l:<index>`; each block's state changes
- * record what it set and what it replaced (IncludedVote), so a reorg undoes it exactly like
- * account diffs, and a side-branch block resolves it through the same head-to-parent path the
+ * record what it set and what it replaced (IncludedVote), so a reorg undoes it exactly, and a side-branch block resolves it through the same head-to-parent path the
  * importer walks for account state. Cost per block: O(its attestations + the path).
  */
 import { checkInclusion, type IncludedVote, InclusionError } from '../../core/consensus/inclusion.js';
@@ -24,7 +23,7 @@ import { type Attestation, attestationHash, verifyAttestation } from '../../core
 import { ByteCache } from '../../util/byte-cache.js';
 import type { ChainStore, WriteBatch } from '../shared/store.js';
 import type { Registry } from './registry.js';
-import type { Overlay } from './state.js';
+import type { StateView } from './state/types.js';
 
 export type { IncludedVote } from '../../core/consensus/inclusion.js';
 
@@ -86,7 +85,7 @@ export class ConsensusAccounting {
   }
 
   /** Credits the block's rewards into its state overlay: the proposer's, then each first inclusion's. */
-  credit(overlay: Overlay, proposer: string, votes: readonly IncludedVote[]): void {
+  credit(overlay: Pick<StateView, 'addBalance'>, proposer: string, votes: readonly IncludedVote[]): void {
     if (this.proposerReward > 0n) overlay.addBalance(proposer, this.proposerReward);
     if (this.attesterReward === 0n) return;
     for (const v of votes) overlay.addBalance(this.registry.all()[v.validator]!.address, this.attesterReward);

@@ -11,16 +11,28 @@
  * envelopes. Version 3: the shell carries the block's included attestations, state changes carry
  * their first inclusions, `l:` keys hold each validator's last included target epoch, and the
  * `c:` reward-credit records are gone (rewards are part of each block's state transition). An
- * older data directory is refused rather than misread.
+ * older data directory is refused rather than misread. Version 4: account state is a persisted
+ * trie (`n:` nodes, `z:` stale-node index, `y:` blocks by height, `c:`/`i:` code) instead of `a:`
+ * account values and per-block account diffs; block records carry the state's versions and
+ * account count, and state changes carry the block's senders instead of a diff.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Key layout. Heights and indexes are zero-padded so lexicographic order is numeric order. */
 export const Keys = {
-  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema') => `m:${name}`,
-  account: (address: string) => `a:${address}`,
+  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version') => `m:${name}`,
+  /** Deployed (original) code by its SHA3-256, binary. Content-addressed, so shared and never pruned. */
+  code: (codeHashHex: string) => `c:${codeHashHex}`,
+  /** The instrumented module of the code with this hash, binary. */
+  instrumentedCode: (codeHashHex: string) => `i:${codeHashHex}`,
+  /** JSON list of the trie node keys (`n:...`, see state/trie.ts) block `block` replaced: deleted when the block is finalised. */
+  staleNodes: (block: string) => `z:${block}`,
+  /** Every imported block by height (any branch), so finality can find the orphans to prune. */
+  blockAtHeight: (height: number, hash: string) => `y:${pad(height, 16)}:${hash}`,
+  /** Prefix of the blocks imported at `height`. */
+  blockAtHeightPrefix: (height: number) => `y:${pad(height, 16)}:`,
   validator: (index: number) => `v:${pad(index, 8)}`,
   /** Small JSON metadata of a block (any branch): what traversal, reorgs and views need. */
   block: (hash: string) => `b:${hash}`,

@@ -28,6 +28,7 @@ import {
   bodyMerkleRoot,
 } from '../../../src/core/types/block.js';
 import { merkleRoot } from '../../../src/core/types/merkle.js';
+import { EMPTY_CODE_HASH, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot } from '../../../src/core/state/trie.js';
 import { AttestationMessageSsz, BlockHeaderSsz } from '../../../src/core/types/ssz.js';
 import { type StandardTx, decodeTx, encodeTx, encodeUnsignedTx, intrinsicGas, txHash, txSender, txSigningHash } from '../../../src/core/types/transaction.js';
 import { parseValueFields, txToJson } from '../../../src/core/types/transaction-json.js';
@@ -197,6 +198,38 @@ export function computeMerkle(inputs: JsonObject): JsonObject {
   const leaves = (inputs.leaves as Json[]).map((l, i) => hex(l, `leaves[${i}]`, 32));
   const counts = (inputs.counts as Json[]).map((c, i) => num(c, `counts[${i}]`));
   return Object.fromEntries(counts.map((n) => [`root_${n}`, toHex(merkleRoot(leaves.slice(0, n)))]));
+}
+
+/** state-trie.json: storage roots, the state root, and proofs of a present and an absent account and slot. */
+export function computeStateTrie(inputs: JsonObject): JsonObject {
+  const accounts = (inputs.accounts as Json[]).map((a, i) => {
+    const o = a as JsonObject;
+    const slots = Object.entries((o.storage ?? {}) as JsonObject).map(([k, v]) => [storageKey(hex(k, `accounts[${i}].storage key`, 32)), hex(v, `accounts[${i}].storage value`, 32)] as const);
+    const code = o.code === undefined ? undefined : hex(o.code, `accounts[${i}].code`);
+    return {
+      address: str(o.address, `accounts[${i}].address`),
+      slots,
+      value: {
+        balance: BigInt(str(o.balance, `accounts[${i}].balance`)),
+        nonce: BigInt(num(o.nonce, `accounts[${i}].nonce`)),
+        codeHash: code ? sha3(code) : EMPTY_CODE_HASH,
+        storageRoot: trieRoot(slots),
+      },
+    };
+  });
+  const entries = accounts.map((a) => [accountKey(a.address), encodeAccountValue(a.value)] as const);
+  const proven = str(inputs.proven_address, 'proven_address');
+  const absent = str(inputs.absent_address, 'absent_address');
+  const withStorage = accounts.find((a) => a.address === proven)!;
+  const slot = (k: Json | undefined, name: string) => storageKey(hex(k, name, 32));
+  return {
+    storage_roots: Object.fromEntries(accounts.map((a) => [a.address, toHex(a.value.storageRoot)])),
+    state_root: toHex(trieRoot(entries)),
+    account_proof: trieProof(entries, accountKey(proven)).map(toHex),
+    absent_account_proof: trieProof(entries, accountKey(absent)).map(toHex),
+    storage_proof: trieProof(withStorage.slots, slot(inputs.proven_slot, 'proven_slot')).map(toHex),
+    absent_storage_proof: trieProof(withStorage.slots, slot(inputs.absent_slot, 'absent_slot')).map(toHex),
+  };
 }
 
 /** attestation.json: SSZ message, signing hash, deterministic signature, JSON. */

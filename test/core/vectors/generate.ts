@@ -22,6 +22,7 @@ import {
   computeRandao,
   computeSignedHeader,
   computeStandardTx,
+  computeStateTrie,
   merkleLeaf,
   vectorsDir,
 } from './compute.js';
@@ -110,6 +111,23 @@ const files: Record<string, VectorFile> = {
     'Transactions Merkle root over the first `count` leaves (leaf i = SHA3-256("svc merkle leaf " ‖ decimal i)), padded with zero leaves to a power of two, count mixed in as uint256_le.',
     { leaves: [0, 1, 2, 3, 4].map((i) => toHex(merkleLeaf(i))), counts: [0, 1, 2, 3, 5] },
     computeMerkle,
+  ),
+  'state-trie.json': vector(
+    'State trie (docs/protocol.md, State trie): 16-ary Jellyfish-style Merkle trie over SHA3-256; account key = SHA3-256(address), value = balance (32 B BE) ‖ nonce (8 B BE) ‖ code_hash ‖ storage_root; storage key = SHA3-256(slot), value = the 32-byte word; leaf = 0x00 ‖ key ‖ value, internal = 0x01 ‖ u16 BE child bitmap ‖ child hashes; node hash = SHA3-256(encoding); empty root = 32 zero bytes. Proofs are node encodings from the root down.',
+    {
+      accounts: [
+        { address: '0x00000000000000000000000000000000000000aa', balance: '1000000000000000000000', nonce: 0 },
+        { address: '0x503f050140e5740068248d7374461e0311a2728e', balance: '5', nonce: 3 },
+        { address: '0xdbcc299108cc779dbeed196debdea877074a37aa', balance: '0', nonce: 1, code: '0x0061736d01000000', storage: { ['0x' + '00'.repeat(31) + '01']: '0x' + '00'.repeat(31) + '2a', ['0x' + '00'.repeat(31) + '02']: '0x' + 'ff'.repeat(32), ['0x' + '11'.repeat(32)]: '0x' + '00'.repeat(31) + '07' } },
+        { address: '0x0000000000000000000000000000000000001000', balance: '32000000000000000000', nonce: 0 },
+        { address: '0x1111111111111111111111111111111111111111', balance: '1', nonce: 0 },
+      ],
+      proven_address: '0xdbcc299108cc779dbeed196debdea877074a37aa',
+      absent_address: '0x00000000000000000000000000000000000000bb',
+      proven_slot: '0x' + '00'.repeat(31) + '02',
+      absent_slot: '0x' + '00'.repeat(31) + '03',
+    },
+    computeStateTrie,
   ),
   'attestation.json': vector(
     'Attestation by validator 3 with the key of seed 0x00..00: SSZ message {validator_index, data} (128 bytes), signing hash under "svc/attestation/v1", deterministic signature, JSON.',

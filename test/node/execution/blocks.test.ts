@@ -11,7 +11,7 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfProve } from '../../../src/core/crypto/vrf.js';
 import { type Block, blockHash, blockToJson, signBlock } from '../../../src/core/types/block.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { type AccountProof, verifyAccountProof } from '../../../src/node/execution/state.js';
+import { type AccountProofWire, EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, verifyAccountProof, verifyProof } from '../../../src/core/state/trie.js';
 import { flipByte } from '../../helpers/assert.js';
 import {
   account,
@@ -100,6 +100,8 @@ blocks('a valid block applies: receipts, 21,000 gas, fee to the proposer, nonce,
       cumulativeGasUsed: 21_000,
       effectiveGasPrice: (2n * GWEI).toString(),
       fee: fee.toString(),
+      contractAddress: null,
+      logs: [],
     },
   ]);
   assert.is(await height(node), 1);
@@ -308,34 +310,49 @@ blocks('account proofs verify against the state root for present and absent acco
   const absentHigh = '0xffffffffffffffffffffffffffffffffffffffff';
   const absentMid = '0x8000000000000000000000000000000000000000';
   for (const address of [acc0.address, R, DEPOSIT_ADDRESS, absentLow, absentMid, absentHigh]) {
-    const d = expectOk(await get(node, `/api/v1/accounts/${address}/proof`));
-    assert.is(d.state_root, head.state_root);
-    assert.is(d.matches_head_block, true);
-    assert.is(d.block_number, head.number);
-    const proof: AccountProof = d.proof;
-    const root = parseHex(d.state_root, 'root', 32);
-    assert.ok(verifyAccountProof(address, proof, root), `proof for ${address}`);
+    const proof: AccountProofWire & { block_number: number; block_hash: string } = expectOk(await get(node, `/api/v1/accounts/${address}/proof`));
+    assert.is(proof.stateRoot, head.state_root);
+    assert.is(proof.block_number, head.number);
+    assert.is(proof.block_hash, head.hash);
+    const root = parseHex(proof.stateRoot, 'root', 32);
+    assert.ok(verifyAccountProof(root, proof), `proof for ${address}`);
     const present = ![absentLow, absentMid, absentHigh].includes(address);
-    assert.is(proof.exists, present);
+    const acc = await account(node, address);
+    assert.is(proof.balance, acc.balance.toString());
+    assert.is(proof.nonce, acc.nonce);
+    assert.is(proof.codeHash, toHex(EMPTY_CODE_HASH));
+    assert.is(proof.storageHash, toHex(EMPTY_TRIE_ROOT));
     if (present) {
-      const acc = await account(node, address);
-      assert.is(proof.account!.balance, acc.balance.toString());
-      const tampered = { ...proof, account: { ...proof.account!, balance: (acc.balance + 1n).toString() } };
-      assert.not.ok(verifyAccountProof(address, tampered, root), 'a tampered balance fails');
-      const nonce = { ...proof, account: { ...proof.account!, nonce: proof.account!.nonce + 1 } };
-      assert.not.ok(verifyAccountProof(address, nonce, root), 'a tampered nonce fails');
-      assert.not.ok(verifyAccountProof(address, { ...proof, exists: false, account: null, neighbours: [] }, root), 'a present account cannot be proven absent without neighbours');
+      assert.ok(proof.balance !== '0' || proof.nonce !== 0, 'a present account is not empty');
+      assert.not.ok(verifyAccountProof(root, { ...proof, balance: (acc.balance + 1n).toString() }), 'a tampered balance fails');
+      assert.not.ok(verifyAccountProof(root, { ...proof, nonce: proof.nonce + 1 }), 'a tampered nonce fails');
+      assert.not.ok(verifyAccountProof(root, { ...proof, balance: '0', nonce: 0 }), 'a present account cannot be proven absent');
     } else {
-      assert.ok(proof.neighbours.length >= 1);
-      const n0 = proof.neighbours[0]!;
-      const tampered = { ...proof, neighbours: [{ ...n0, balance: (BigInt(n0.balance) + 1n).toString() }, ...proof.neighbours.slice(1)] };
-      assert.not.ok(verifyAccountProof(address, tampered, root), 'a tampered neighbour fails');
+      assert.is(proof.balance, '0');
+      assert.not.ok(verifyAccountProof(root, { ...proof, balance: '1' }), 'an absent account cannot be proven funded');
       // The absence proof of one address does not prove another one absent.
-      assert.not.ok(verifyAccountProof(acc0.address, proof, root));
+      assert.not.ok(verifyAccountProof(root, { ...proof, address: acc0.address }));
     }
-    assert.not.ok(verifyAccountProof(address, proof, sha3(root)), 'another root fails');
+    // Any node changed in any byte fails.
+    proof.accountProof.forEach((n, i) => {
+      const bytes = parseHex(n, 'node');
+      bytes[bytes.length - 1]! ^= 1;
+      const tampered = [...proof.accountProof];
+      tampered[i] = toHex(bytes);
+      assert.not.ok(verifyAccountProof(root, { ...proof, accountProof: tampered }), `tampered node ${i}`);
+    });
+    assert.not.ok(verifyAccountProof(sha3(root), { ...proof, stateRoot: toHex(sha3(root)) }), 'another root fails');
+    assert.ok(verifyProof(root, proof));
   }
   expectEnvelope(await get(node, '/api/v1/accounts/0x12/proof'), 400, 'MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
+  // Storage keys (an account without storage: each proven absent, value zero) and a block by height.
+  const k1 = '0x' + '00'.repeat(31) + '01';
+  const withKeys: AccountProofWire = expectOk(await get(node, `/api/v1/accounts/${acc0.address}/proof?block=${head.number}&keys=${k1},${'0x' + 'ab'.repeat(32)}`));
+  assert.equal(withKeys.storageProof.map((s) => [s.key, s.value, s.proof]), [[k1, '0x' + '00'.repeat(32), []], ['0x' + 'ab'.repeat(32), '0x' + '00'.repeat(32), []]]);
+  assert.ok(verifyProof(parseHex(withKeys.stateRoot, 'root', 32), withKeys));
+  assert.not.ok(verifyProof(parseHex(withKeys.stateRoot, 'root', 32), { ...withKeys, storageProof: [{ ...withKeys.storageProof[0]!, value: '0x' + '00'.repeat(31) + '01' }] }));
+  expectEnvelope(await get(node, `/api/v1/accounts/${acc0.address}/proof?keys=0x12`), 400, 'MALFORMED_INPUT', 'malformed storage key 0x12: expected 0x-prefixed 32-byte hex');
+  expectEnvelope(await get(node, `/api/v1/accounts/${acc0.address}/proof?block=99999`), 404, 'NOT_FOUND', 'no block 99999');
 });
 
 blocks.run();

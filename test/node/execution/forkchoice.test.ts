@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { parseHex } from '../../../src/core/codec/bytes.js';
 import { GWEI } from '../../../src/core/constants.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { verifyAccountProof } from '../../../src/node/execution/state.js';
+import { verifyAccountProof } from '../../../src/core/state/trie.js';
 import {
   account,
   devnet,
@@ -110,9 +110,10 @@ fc('forkchoiceUpdated to the side block reorganises: balances follow, still-vali
   assert.is((await account(node, val1.address)).balance, genesisBalance(val1.address) + fee(5n * GWEI) + BigInt(genesis.config.proposer_reward), 'B’s fee and proposer reward');
   // The world state is exactly B1's post-state (computed when B1 was imported as a side block).
   const p = expectOk(await get(node, `/api/v1/accounts/${Y}/proof`));
-  assert.is(p.state_root, expectOk(await get(node, `/api/v1/blocks/${ctx.b1.hash}`)).state_root);
-  assert.is(p.matches_head_block, true);
-  assert.ok(verifyAccountProof(Y, p.proof, parseHex(p.state_root, 'root', 32)));
+  assert.is(p.stateRoot, expectOk(await get(node, `/api/v1/blocks/${ctx.b1.hash}`)).state_root);
+  assert.is(p.block_hash, ctx.b1.hash);
+  assert.is(p.address, Y);
+  assert.ok(verifyAccountProof(parseHex(p.stateRoot, 'root', 32), p));
   // t1 (acc0 nonce 0) is still valid and returns; t2 (acc1 nonce 0, now used by u1) is refused.
   await waitFor('t1 back in the pool', async () => (await mempoolHashes(node)).includes(hashOf(t1)));
   await waitFor('t2 refused as nonce too low', async () => (await rejectedCount(node, 'NONCE_TOO_LOW')) === nonceRejects + 1);
@@ -150,11 +151,16 @@ fc('finalized blocks are never reverted: 409 REORG_PAST_FINALIZED, head unchange
   expectEnvelope(await fcu(node, { head_block_hash: ctx.a1.hash }), 409, 'REORG_PAST_FINALIZED', msg);
   expectEnvelope(await fcu(node, { head_block_hash: ctx.a1.hash, finalized_block_hash: ctx.a1.hash }), 409, 'REORG_PAST_FINALIZED', msg);
   expectEnvelope(await fcu(node, { head_block_hash: ctx.g.hash }), 409, 'REORG_PAST_FINALIZED', msg);
-  // A child of the abandoned branch is still stored, but cannot become the head either.
+  // The abandoned branch's state was pruned at finality: a child of it cannot even be validated.
   const a2 = makeBlock(ctx.a1, {});
-  const ra = expectOk(await newPayload(node, a2));
-  assert.is(ra.canonical, false);
-  expectEnvelope(await fcu(node, { head_block_hash: ra.block_hash }), 409, 'REORG_PAST_FINALIZED', msg);
+  expectEnvelope(await newPayload(node, a2), 400, 'PARENT_STATE_PRUNED', /^Block parent is not a descendant of the finalized block/);
+  // Finality pruned A1's state and genesis's; the finalized block's state is kept.
+  for (const gone of [ctx.a1.hash, ctx.g.hash]) {
+    expectEnvelope(await get(node, `/api/v1/accounts/${Y}/proof?block=${gone}`), 410, 'STATE_PRUNED', /^the state of block \d+ \(0x[0-9a-f]{64}\) is pruned/);
+  }
+  const kept = expectOk(await get(node, `/api/v1/accounts/${Y}/proof?block=finalized`));
+  assert.is(kept.block_hash, ctx.b1.hash);
+  assert.ok(verifyAccountProof(parseHex(kept.stateRoot, 'root', 32), kept));
   assert.is(node.chain.head().hash, ctx.b2.hash);
   assert.is(await height(node), 2);
   assert.equal(await account(node, X), before.x);

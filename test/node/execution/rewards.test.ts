@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { signAttestation, type Attestation } from '../../../src/core/types/attestation.js';
+import { verifyAccountProof } from '../../../src/core/state/trie.js';
 import { lastIncludedKey } from '../../../src/node/execution/rewards.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { type ParentRef, CHAIN_ID, account, devnet, drawnSlot, expectEnvelope, expectOk, genesisRef, get, importOk, makeBlock, newPayload, post, withNode } from './fixture.js';
@@ -29,7 +30,9 @@ const nextSlot = (parent: ParentRef, salt = 0) => drawnSlot(genesis, parent.bran
 
 async function headStateRootMatches(node: ExecutionNode): Promise<void> {
   const p = expectOk(await get(node, `/api/v1/accounts/${v1.address}/proof`));
-  assert.ok(p.matches_head_block, 'the live state is the head block\'s state root');
+  const head = expectOk(await get(node, '/api/v1/blocks/latest'));
+  assert.is(p.stateRoot, head.state_root, 'the live state is the head block\'s state root');
+  assert.ok(verifyAccountProof(parseHex(p.stateRoot, 'root', 32), p), 'and its proof verifies');
 }
 
 test('the proposer earns proposer_reward in its own block; an included vote earns its attester attester_reward there', async () => {

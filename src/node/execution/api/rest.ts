@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
+import { parseHex } from '../../../core/codec/bytes.js';
 import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
@@ -78,11 +79,15 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
 
   app.get<{ Params: { address: string } }>('/api/v1/accounts/:address', async (req, reply) => ok(reply, node.account(normalizeAddress(req.params.address))));
 
-  app.get<{ Params: { address: string } }>('/api/v1/accounts/:address/proof', async (req, reply) => {
+  // ?block= latest (default), finalized, a height or a hash; ?keys= comma-separated 32-byte storage keys.
+  app.get<{ Params: { address: string }; Querystring: { block?: string; keys?: string } }>('/api/v1/accounts/:address/proof', async (req, reply) => {
     const address = normalizeAddress(req.params.address);
-    const head = (await node.chain.record(node.chain.head().hash))!;
-    const proof = node.chain.world.proof(address);
-    return ok(reply, { address, block_number: head.index, block_hash: head.hash, state_root: proof.root, matches_head_block: proof.root === head.state_root, proof });
+    const keys = parseStorageKeys(req.query.keys);
+    const id = req.query.block ?? 'latest';
+    const block = await node.resolveBlock(id);
+    if (!block) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
+    const proof = await node.chain.proof(block.hash, address, keys);
+    return ok(reply, { block_number: block.index, block_hash: block.hash, ...proof });
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/blocks/:id', async (req, reply) => {
@@ -94,4 +99,18 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   registerContractRoutes(app, node, new ContractReader(contracts, BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
+}
+
+/** Storage keys of a proof request: comma-separated 0x 32-byte hex, at most 64. */
+function parseStorageKeys(raw: string | undefined): Uint8Array[] {
+  if (raw === undefined || raw === '') return [];
+  const parts = raw.split(',');
+  if (parts.length > 64) throw new SvcError('MALFORMED_INPUT', `at most 64 storage keys per proof, got ${parts.length}`, 400);
+  return parts.map((k) => {
+    try {
+      return parseHex(k.trim(), 'storage key', 32);
+    } catch {
+      throw new SvcError('MALFORMED_INPUT', `malformed storage key ${k}: expected 0x-prefixed 32-byte hex`, 400);
+    }
+  });
 }

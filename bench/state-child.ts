@@ -1,0 +1,169 @@
+/**
+ * One size of the state bench (state.ts), in two processes: `build` writes `accounts` accounts
+ * into a fresh LevelDB trie; `blocks` reopens it (nothing loaded, like a restarted node), applies
+ * blocks that each touch `touched` random existing accounts (plus a few new ones) exactly as
+ * import does (prefetch, view, commit, synced batch), and reports the median block time and its
+ * own resident memory.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseHex, toHex } from '../src/core/codec/bytes.js';
+import { ClassicLevel } from 'classic-level';
+import { ChainStore, type Db, WriteBatch } from '../src/node/shared/store.js';
+import { StateDb } from '../src/node/execution/state/db.js';
+import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
+import type { View } from '../src/node/execution/state/view.js';
+import { DEFAULT_CHAIN_CACHE } from '../src/node/execution/blocks.js';
+
+/** What one child reports. */
+export interface StateChildResult {
+  accounts: number;
+  blockMs: number;
+  blocksMs: number[];
+  rssMb: number;
+  /**
+   * Resident memory split as Linux reports it: anonymous (the process's own allocations) and
+   * file-backed (LevelDB memory-maps its table files, so pages of the database the reads touched
+   * count as resident; the kernel reclaims them under pressure like page cache).
+   */
+  rssAnonMb: number;
+  rssFileMb: number;
+  /** V8 heap in use and memory outside it (buffers): what of the resident memory is JavaScript's. */
+  heapUsedMb: number;
+  externalMb: number;
+  /** Reads that missed the cache after the prefetch and went to the reader thread. */
+  syncReads: number;
+  cacheMb: number;
+  buildSeconds: number;
+}
+
+/** Accounts per bulk commit: large enough to build 1,000,000 in about a minute, small enough to keep the builder's memory low. */
+const BUILD_CHUNK = 20_000;
+const WARM_BLOCKS = 2;
+const BLOCKS = 7;
+/** New accounts per block, beside the touched existing ones (a block's fresh recipients). */
+const NEW_PER_BLOCK = 28;
+
+const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
+
+/** xorshift32: the touched accounts are random but the same on every run. */
+function rng(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
+}
+
+async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<NodeRef> {
+  const c = state.commit(view, version);
+  const batch = new WriteBatch();
+  state.queue(batch, c, `block${version}`);
+  await store.write(batch);
+  state.committed(c);
+  return c.root;
+}
+
+/** kB figures of /proc/self/status (zero where there is none). */
+function procStatus(): { RssAnon: number; RssFile: number } {
+  const out = { RssAnon: 0, RssFile: 0 };
+  try {
+    for (const line of readFileSync('/proc/self/status', 'utf8').split('\n')) {
+      const m = /^(RssAnon|RssFile):\s+(\d+) kB/.exec(line);
+      if (m) out[m[1] as 'RssAnon' | 'RssFile'] = Number(m[2]);
+    }
+  } catch {
+    // Not Linux: the split stays zero, the total RSS is still reported.
+  }
+  return out;
+}
+
+/** Phase 1: writes the accounts; prints the root (version and hash) to the parent. */
+async function build(dir: string, accounts: number): Promise<void> {
+  const { db, store, state } = await open(dir);
+  try {
+    const t0 = performance.now();
+    let root = EMPTY_REF;
+    let version = 0;
+    for (let from = 0; from < accounts; from += BUILD_CHUNK) {
+      const chunk = Array.from({ length: Math.min(accounts, from + BUILD_CHUNK) - from }, (_, k) => from + k);
+      await state.prefetch(root, chunk.map(addr));
+      const view = state.view(root);
+      for (const i of chunk) view.addBalance(addr(i), BigInt(i + 1) * 1_000_000_000n);
+      root = await commit(state, store, view, ++version);
+    }
+    // A node that has run for a while has compacted its LevelDB; a fresh bulk load has not yet,
+    // and its compaction would otherwise run during (and be counted in) the measured blocks.
+    await (db as unknown as { compactRange(a: string, b: string): Promise<void> }).compactRange('n:', 'n:\xff');
+    process.send!({ version: root.version, hash: toHex(root.hash), lastVersion: version, buildSeconds: (performance.now() - t0) / 1000 } satisfies BuiltState);
+  } finally {
+    await state.close();
+    await db.close();
+  }
+}
+
+/** Phase 2, in a fresh process (as a restarted node: nothing loaded): applies the blocks and reports. */
+async function blocks(dir: string, accounts: number, touched: number, built: BuiltState): Promise<void> {
+  const { db, store, state } = await open(dir);
+  try {
+    let root: NodeRef = { version: built.version, hash: parseHex(built.hash, 'root', 32) };
+    let version = built.lastVersion;
+    const next = rng(0x5eed);
+    let fresh = accounts;
+    const times: number[] = [];
+    for (let b = 0; b < WARM_BLOCKS + BLOCKS; b++) {
+      const t = performance.now();
+      const touchedNow: string[] = [];
+      for (let k = 0; k < touched - NEW_PER_BLOCK; k++) touchedNow.push(addr(next() % accounts));
+      for (let k = 0; k < NEW_PER_BLOCK; k++) touchedNow.push(addr(fresh++));
+      await state.prefetch(root, touchedNow);
+      const view = state.view(root);
+      for (const a of touchedNow) view.addBalance(a, 1n);
+      root = await commit(state, store, view, ++version);
+      if (b >= WARM_BLOCKS) times.push(performance.now() - t);
+    }
+    global.gc?.();
+    const mem = process.memoryUsage();
+    const status = procStatus();
+    const sorted = [...times].sort((a, b) => a - b);
+    process.send!({
+      accounts,
+      blockMs: sorted[Math.floor(sorted.length / 2)]!,
+      blocksMs: times,
+      rssMb: mem.rss / 1e6,
+      rssAnonMb: status.RssAnon / 1e3,
+      rssFileMb: status.RssFile / 1e3,
+      heapUsedMb: mem.heapUsed / 1e6,
+      externalMb: mem.external / 1e6,
+      syncReads: state.nodes.syncReads,
+      cacheMb: state.nodes.stats().bytes / 1e6,
+      buildSeconds: built.buildSeconds,
+    } satisfies StateChildResult);
+  } finally {
+    await state.close();
+    await db.close();
+  }
+}
+
+async function open(dir: string): Promise<{ db: Db; store: ChainStore; state: StateDb }> {
+  const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+  await db.open();
+  const store = new ChainStore(db);
+  return { db, store, state: await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes) };
+}
+
+/** The root phase 1 wrote. */
+export interface BuiltState {
+  version: number;
+  hash: string;
+  lastVersion: number;
+  buildSeconds: number;
+}
+
+const [phase, dir, accounts, touched, built] = process.argv.slice(2);
+if (phase === 'build') await build(dir!, Number(accounts));
+else await blocks(dir!, Number(accounts), Number(touched), JSON.parse(built!) as BuiltState);

@@ -1,0 +1,227 @@
+/**
+ * The execution state on disk: the account trie, one storage trie per contract, and code by hash,
+ * all in the execution LevelDB (keys in ../store.ts). Commits turn a view's changes into trie
+ * updates queued into the block's own write batch, so a block's nodes and its head pointer land
+ * together. Pruning follows finality: see `pruneTo`.
+ */
+import { toHex } from '../../../core/codec/bytes.js';
+import {
+  ACCOUNT_VALUE_BYTES,
+  EMPTY_CODE_HASH,
+  EMPTY_TRIE_ROOT,
+  STORAGE_VALUE_BYTES,
+  accountKey,
+  decodeAccountValue,
+  encodeAccountValue,
+  storageKey,
+} from '../../../core/state/trie.js';
+import { parseHex } from '../../../core/codec/bytes.js';
+import type { ChainStore, WriteBatch } from '../../shared/store.js';
+import { Keys } from '../store.js';
+import { DEFAULT_NODE_CACHE_BYTES, NodeStore } from './node-store.js';
+import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
+import { EMPTY_REF, type NodeRef, Trie, type TrieUpdate, decodeVersion, encodeVersion, versionPrefix } from './trie.js';
+import type { AccountProofJson } from './types.js';
+import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
+
+const ZERO_ENTRY: AccountEntry = Object.freeze({
+  account: Object.freeze({ balance: 0n, nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot: EMPTY_TRIE_ROOT }),
+  storageVersion: 0,
+});
+
+/** A view's changes as trie writes, ready to go into a batch. */
+export interface StateCommit {
+  root: NodeRef;
+  /** Accounts created minus accounts removed. */
+  accountsDelta: number;
+  puts: Map<string, Uint8Array>;
+  /** Node keys the new state no longer uses (its parent state still does). */
+  stale: string[];
+}
+
+/** Reads, commits, proves and prunes the state trie. */
+export class StateDb implements StateSource {
+  readonly accountTrie: Trie;
+
+  private constructor(
+    private readonly store: ChainStore,
+    readonly nodes: NodeStore,
+  ) {
+    this.accountTrie = new Trie(nodes, 'a', ACCOUNT_VALUE_BYTES);
+  }
+
+  /**
+   * Opens the state on `store`. A classic-level database (one with a location on disk) is read
+   * synchronously through a reader thread; an in-memory one through a map of its state keys.
+   */
+  static async open(store: ChainStore, cacheBytes = DEFAULT_NODE_CACHE_BYTES): Promise<StateDb> {
+    const location = (store.db as unknown as { location?: unknown }).location;
+    let reader: SyncReader;
+    if (typeof location === 'string') reader = await WorkerSyncReader.start(location);
+    else {
+      const mem = new MemorySyncReader();
+      for (const prefix of ['n:', 'c:', 'i:']) {
+        for await (const [k, v] of store.db.iterator<string, Uint8Array>({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'view' })) mem.load([[k, v as Uint8Array]]);
+      }
+      reader = mem;
+    }
+    return new StateDb(store, new NodeStore(store, reader, cacheBytes));
+  }
+
+  /** Stops the reader thread. */
+  close(): Promise<void> {
+    return this.nodes.reader.close();
+  }
+
+  /** A throwaway (or to-be-committed) view of the state at `root`. */
+  view(root: NodeRef): View {
+    return new View(this, root);
+  }
+
+  private storageTrie(address: string): Trie {
+    return new Trie(this.nodes, 's' + toHex(accountKey(address)).slice(2), STORAGE_VALUE_BYTES);
+  }
+
+  account(root: NodeRef, address: string): AccountEntry {
+    const leaf = this.accountTrie.get(root, accountKey(address));
+    if (!leaf) return ZERO_ENTRY;
+    return { account: decodeAccountValue(leaf.value), storageVersion: decodeVersion(leaf.extra) };
+  }
+
+  storage(address: string, storageRoot: NodeRef, key: Uint8Array): Uint8Array | undefined {
+    return this.storageTrie(address).get(storageRoot, storageKey(key))?.value;
+  }
+
+  code(codeHash: Uint8Array): Uint8Array | undefined {
+    return this.nodes.bytes(Keys.code(toHex(codeHash)));
+  }
+
+  instrumented(codeHash: Uint8Array): Uint8Array | undefined {
+    return this.nodes.bytes(Keys.instrumentedCode(toHex(codeHash)));
+  }
+
+  /** Reads into the cache, level by level with one batched read per level, the account-trie paths of `addresses`. */
+  async prefetch(root: NodeRef, addresses: Iterable<string>): Promise<void> {
+    let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map(accountKey));
+    // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
+    for (let level = 0; level <= 64 && cursors.length > 0; level++) {
+      const { pending, want } = this.accountTrie.advance(cursors, (k) => this.nodes.cached(k));
+      if (want.length === 0) return;
+      await this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES);
+      cursors = pending;
+    }
+  }
+
+  /**
+   * Turns `view`'s changes into trie writes as `version`: storage tries first (their roots go
+   * into the account leaves), then the account trie. Nothing is written here; `queue` puts the
+   * result into a batch and `committed` caches it once the batch is durable.
+   */
+  commit(view: View, version: number): StateCommit {
+    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), stale: [] };
+    const updates: TrieUpdate[] = [];
+    for (const address of view.touched()) {
+      const base = view.baseEntry(address);
+      const entry = view.accounts.get(address) ?? base;
+      let account = entry.account;
+      let storageVersion = base.storageVersion;
+      const slots = view.storageChanges.get(address);
+      if (slots && slots.size > 0) {
+        const w = this.storageTrie(address).update(
+          { version: base.storageVersion, hash: base.account.storageRoot },
+          [...slots].map(([k, v]) => ({ key: storageKey(parseHex(k, 'key', 32)), value: v.every((b) => b === 0) ? null : v })),
+          version,
+        );
+        merge(out, w);
+        account = { ...account, storageRoot: w.root.hash };
+        storageVersion = w.root.version;
+      }
+      updates.push({ key: accountKey(address), value: isEmptyAccount(account) ? null : encodeAccountValue(account), extra: encodeVersion(storageVersion) });
+    }
+    const w = this.accountTrie.update(view.root, updates, version);
+    merge(out, w);
+    out.root = w.root;
+    out.accountsDelta = w.inserted - w.deleted;
+    for (const [h, c] of view.codes) {
+      out.puts.set(Keys.code(h), c.original);
+      out.puts.set(Keys.instrumentedCode(h), c.instrumented);
+    }
+    return out;
+  }
+
+  /** Queues a commit into `batch`; its replaced nodes are indexed under `owner` (the block) for pruning at finality. */
+  queue(batch: WriteBatch, c: StateCommit, owner: string): void {
+    for (const [k, v] of c.puts) batch.putBytes(k, v);
+    if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);
+  }
+
+  /** Caches a commit whose batch is durable. */
+  committed(c: StateCommit): void {
+    this.nodes.committed(c.puts, []);
+  }
+
+  /** An account proof with storage proofs against the state at `root` (absence proofs for absent account or slots). */
+  async proof(root: NodeRef, address: string, keys: Uint8Array[]): Promise<AccountProofJson> {
+    await this.prefetch(root, [address]);
+    const entry = this.account(root, address);
+    const a = entry.account;
+    const storageRoot: NodeRef = { version: entry.storageVersion, hash: a.storageRoot };
+    const trie = this.storageTrie(address);
+    return {
+      address,
+      stateRoot: toHex(root.hash),
+      balance: a.balance.toString(),
+      nonce: Number(a.nonce),
+      codeHash: toHex(a.codeHash),
+      storageHash: toHex(a.storageRoot),
+      accountProof: this.accountTrie.proof(root, accountKey(address)).map(toHex),
+      storageProof: keys.map((k) => ({
+        key: toHex(k),
+        value: toHex(this.storage(address, storageRoot, k) ?? new Uint8Array(32)),
+        proof: trie.proof(storageRoot, storageKey(k)).map(toHex),
+      })),
+    };
+  }
+
+  /**
+   * Queues the pruning that finalising `canonical` (the newly finalised blocks, oldest first) and
+   * orphaning `orphans` (blocks at those heights off the finalised chain) allows: the nodes each
+   * finalised block replaced (no state from the finalised block on uses them) and every node an
+   * orphan wrote (only its own branch could use them). Reads only the pruned keys. Returns the
+   * deleted node keys, to drop from the cache once the batch is durable.
+   */
+  async pruneTo(batch: WriteBatch, canonical: readonly string[], orphans: ReadonlyArray<{ hash: string; version: number }>): Promise<string[]> {
+    const deleted: string[] = [];
+    const stale = await Promise.all(canonical.map((hash) => this.store.get<string[]>(Keys.staleNodes(hash))));
+    canonical.forEach((hash, i) => {
+      batch.del(Keys.staleNodes(hash));
+      for (const node of stale[i] ?? []) {
+        batch.del(node);
+        deleted.push(node);
+      }
+    });
+    for (const o of orphans) {
+      // An orphan's stale index names its parent's nodes, which the finalised chain may still use.
+      batch.del(Keys.staleNodes(o.hash));
+      if (o.version === 0) continue;
+      const prefix = versionPrefix(o.version);
+      for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {
+        batch.del(key);
+        deleted.push(key);
+      }
+    }
+    return deleted;
+  }
+
+  /** Drops pruned nodes from the cache and the reader once their batch is durable. */
+  pruned(deleted: readonly string[]): void {
+    this.nodes.committed(new Map(), deleted);
+  }
+}
+
+function merge(out: StateCommit, w: { puts: Map<string, Uint8Array>; stale: string[] }): void {
+  for (const [k, v] of w.puts) out.puts.set(k, v);
+  out.stale.push(...w.stale);
+}
+
+export { EMPTY_REF };

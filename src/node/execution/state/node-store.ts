@@ -1,0 +1,155 @@
+/**
+ * Trie nodes and code as execution reads them: a bytes-bounded LRU of decoded nodes in front of
+ * LevelDB. Reads are synchronous (execution cannot await); a miss goes to the synchronous reader
+ * (sync-reader.ts), and hot paths avoid misses by prefetching asynchronously, level by level,
+ * with batched reads before they execute.
+ */
+import { SvcError } from '../../../core/errors.js';
+import type { CacheStats } from '../../../util/byte-cache.js';
+import type { ChainStore } from '../../shared/store.js';
+import type { SyncReader } from './sync-reader.js';
+import { decodeStored, type StoredNode, valueBytesOf } from './trie.js';
+
+/**
+ * Estimated resident bytes of a decoded node: the cache key string and map entry, the stored
+ * buffer, and a typed-array view (~100 bytes) and object per hash (measured with the state bench's
+ * resident memory, not guessed from payload sizes).
+ */
+function nodeBytes(n: StoredNode): number {
+  if (n.kind === 'leaf') return 500 + n.key.length + n.value.length + n.extra.length;
+  const children = n.children.reduce((s, c) => s + (c ? 1 : 0), 0);
+  return 400 + children * (32 + 7 + 180);
+}
+
+/**
+ * A bytes-bounded cache in two generations: hits in the young map cost one lookup, hits in the
+ * old map move the entry up, and when the young map fills half the bound the old generation is
+ * dropped whole. A block reads each top-level node thousands of times; an LRU that reorders its
+ * map on every hit spent more time in the map than the trie spent hashing.
+ */
+class GenerationalCache<V> {
+  private young = new Map<string, { value: V; size: number }>();
+  private old = new Map<string, { value: V; size: number }>();
+  private youngBytes = 0;
+  private oldBytes = 0;
+
+  constructor(
+    readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  get(key: string): V | undefined {
+    const y = this.young.get(key);
+    if (y) return y.value;
+    const o = this.old.get(key);
+    if (!o) return undefined;
+    this.old.delete(key);
+    this.oldBytes -= o.size;
+    this.insert(key, o);
+    return o.value;
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key);
+    const size = this.sizeOf(value);
+    if (size * 2 > this.maxBytes) return;
+    this.insert(key, { value, size });
+  }
+
+  private insert(key: string, e: { value: V; size: number }): void {
+    if (this.youngBytes + e.size > this.maxBytes / 2) {
+      this.old = this.young;
+      this.oldBytes = this.youngBytes;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    this.young.set(key, e);
+    this.youngBytes += e.size;
+  }
+
+  delete(key: string): void {
+    const y = this.young.get(key);
+    if (y) {
+      this.young.delete(key);
+      this.youngBytes -= y.size;
+    }
+    const o = this.old.get(key);
+    if (o) {
+      this.old.delete(key);
+      this.oldBytes -= o.size;
+    }
+  }
+
+  stats(): CacheStats {
+    return { bytes: this.youngBytes + this.oldBytes, entries: this.young.size + this.old.size, maxBytes: this.maxBytes };
+  }
+}
+
+/** Default byte bound of the node cache. */
+export const DEFAULT_NODE_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** Reads and caches stored trie nodes and code. */
+export class NodeStore {
+  private readonly cache: GenerationalCache<StoredNode>;
+  /** Reads that blocked on the synchronous reader, for metrics and tests. */
+  syncReads = 0;
+
+  constructor(
+    private readonly store: ChainStore,
+    readonly reader: SyncReader,
+    cacheBytes = DEFAULT_NODE_CACHE_BYTES,
+  ) {
+    this.cache = new GenerationalCache(cacheBytes, nodeBytes);
+  }
+
+  /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */
+  node(key: string, valueBytes: number): StoredNode {
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    this.syncReads++;
+    const bytes = this.reader.read(key);
+    if (!bytes) throw new SvcError('STATE_NODE_MISSING', `state trie node ${key} is not stored (pruned, or a damaged database)`, 500);
+    return this.decode(key, bytes, valueBytes);
+  }
+
+  /** A cached node, without reading. */
+  cached(key: string): StoredNode | undefined {
+    return this.cache.get(key);
+  }
+
+  private decode(key: string, bytes: Uint8Array, valueBytes: number): StoredNode {
+    const n = decodeStored(bytes, valueBytes);
+    if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
+    this.cache.set(key, n);
+    return n;
+  }
+
+  /** Reads `keys` (nodes of one trie) into the cache with one batched read. */
+  async prefetch(keys: string[], valueBytes: number): Promise<void> {
+    const missing = keys.filter((k) => !this.cache.get(k));
+    if (missing.length === 0) return;
+    const values = (await this.store.db.getMany<string, Uint8Array>(missing, { valueEncoding: 'view' })) as Array<Uint8Array | undefined>;
+    values.forEach((v, i) => v && this.decode(missing[i]!, v, valueBytes));
+  }
+
+  /** Raw bytes under `key` (code), synchronously. */
+  bytes(key: string): Uint8Array | undefined {
+    this.syncReads++;
+    return this.reader.read(key);
+  }
+
+  /**
+   * Caches the nodes a committed batch wrote (decoded from their stored bytes, so each is one
+   * buffer with views, like a node read from disk), and tells the reader what it wrote and deleted.
+   */
+  committed(puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
+    for (const [k, bytes] of puts) if (k.startsWith('n:')) this.decode(k, bytes, valueBytesOf(k));
+    for (const k of dels) this.cache.delete(k);
+    this.reader.written(puts, dels);
+  }
+
+  /** Bytes and entries of the node cache. */
+  stats(): CacheStats {
+    return this.cache.stats();
+  }
+}
