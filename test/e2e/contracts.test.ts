@@ -84,7 +84,7 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       // node's estimate refuses a call that would fail: status 0, the reason and the gas charged.
       const over = (SUPPLY * 10n).toString();
       const failed = await svc(net, ['contract', 'call', token, 'transfer', RECIPIENT, over, '--gas-limit', '300000', ...from, ...wait]);
-      const message = expectCliError(failed, { exit: 1 });
+      const message = expectCliError(failed, { exit: 1, code: 'TX_FAILED', json: true });
       assert.match(message, /revert: insufficient balance/);
       const charged = /gas charged (\d+)/.exec(message);
       assert.ok(charged && Number(charged[1]) > 21_000 && Number(charged[1]) <= 300_000, `gas charged: ${message}`);

@@ -285,8 +285,19 @@ export function verifyTxSignature(tx: Transaction, chainId: string): Uint8Array 
 /** Intrinsic gas: 21,000 for transfers and calls, 32,000 + 200 per code byte for deployments, 0 for authorisations. */
 export function intrinsicGas(tx: Transaction): bigint {
   if (isAuthorization(tx)) return 0n;
-  if (tx.to === null) return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(tx.data.length);
-  return TX_BASE_GAS;
+  return callIntrinsicGas(tx.to, tx.data);
+}
+
+/**
+ * Intrinsic gas of a call (21,000) or deployment (32,000 + 200 per code byte). Deploy data is
+ * `u32 LE code length ‖ code ‖ constructor args`: only the code is priced per byte; data that does
+ * not frame that way (refused at admission, a status-0 receipt in a block) pays for every byte.
+ */
+export function callIntrinsicGas(to: Uint8Array | string | null, data: Uint8Array): bigint {
+  if (to !== null) return TX_BASE_GAS;
+  const framed = data.length >= 4 ? new DataView(data.buffer, data.byteOffset, 4).getUint32(0, true) : -1;
+  const codeBytes = framed >= 0 && framed <= data.length - 4 ? framed : data.length;
+  return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(codeBytes);
 }
 
 /** Enforces ErrGasTooLow (below intrinsic gas) and ErrGasTooHigh (above `maxGas`). */

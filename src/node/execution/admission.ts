@@ -2,8 +2,8 @@
  * The transaction admission pipeline (spec order, first failure rejects, spec messages), shared
  * by every ingress path: REST, JSON-RPC, the faucet and P2P gossip.
  */
-import { DEPOSIT_ADDRESS, EXIT_ADDRESS } from '../../core/constants.js';
 import { SvcError, TxError } from '../../core/errors.js';
+import { validateDeploy } from './vm/executor.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
 import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
@@ -185,12 +185,8 @@ export class Admission {
     if (account.balance < maxCost(tx)) throw new TxError('ErrInsufficientFunds');
     // Step 6: minimum gas price.
     checkGasPrice(tx, this.minGasPrice);
-    // Step 7: only what execution can run goes into the pool.
-    const to = tx.to === null ? null : toHex(tx.to);
-    const kind = txKind(tx);
-    if ((kind === 'contract_deploy' || kind === 'contract_call') && to !== DEPOSIT_ADDRESS && to !== EXIT_ADDRESS) {
-      throw new SvcError('CONTRACTS_UNSUPPORTED', 'contract deployment and calls are not supported yet: the WebAssembly contract VM is not built', 400);
-    }
+    // Step 7: a module the VM would refuse is refused here, before it is pooled or costs anything.
+    if (txKind(tx) === 'contract_deploy') validateDeploy(tx.data);
     return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
   }
 

@@ -37,6 +37,8 @@ import { ChainStore, WriteBatch } from '../shared/store.js';
 import { Keys, SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
+import { LogIndex } from './logs.js';
+import { runContractTx } from './vm/executor.js';
 import type { BlockRef, ImportResult } from '../../api/execution.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
@@ -87,6 +89,8 @@ export class ExecutionChain {
   private readonly mutex = new Mutex();
   /** Stored blocks: records, receipts, transactions, state changes. */
   readonly blocks: BlockStore;
+  /** Canonical blocks' logs, for eth_getLogs. */
+  private readonly logs: LogIndex;
   private headRef!: BlockRef;
   /** The head block's state root (kept beside headRef so head reads need no record lookup). */
   private headRoot: NodeRef = EMPTY_REF;
@@ -110,6 +114,7 @@ export class ExecutionChain {
     cache: ChainCacheOptions,
   ) {
     this.blocks = new BlockStore(store, cache);
+    this.logs = new LogIndex(store);
     this.genesisHash = toHex(genesisHash(genesis));
     this.maxGas = BigInt(genesis.config.max_gas_per_block);
     this.minGasPrice = BigInt(genesis.config.min_gas_price);
@@ -374,7 +379,7 @@ export class ExecutionChain {
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
     this.version = version;
     if (extendsHead) {
-      this.putCanonical(batch, record, hashes);
+      this.putCanonical(batch, record, hashes, exec.receipts);
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
       this.consensus.persist(batch, record, 1);
@@ -407,7 +412,8 @@ export class ExecutionChain {
     }
   }
 
-  private putCanonical(batch: WriteBatch, r: BlockRecord, txHashes: string[]): void {
+  private putCanonical(batch: WriteBatch, r: BlockRecord, txHashes: string[], receipts: readonly Receipt[]): void {
+    this.logs.put(batch, r, receipts);
     batch.put(Keys.canonical(r.index), r.hash);
     txHashes.forEach((tx, index) => batch.put(Keys.txLocation(tx), { block: r.hash, index }));
   }
@@ -495,6 +501,8 @@ export class ExecutionChain {
     const auth = new AuthOverlay(this.auth);
     let cumulative = 0n;
     let fees = 0n;
+    // Logs are numbered across the block, as eth_getLogs reports them.
+    let logCount = 0;
     block.transactions.forEach((raw: Transaction, i) => {
       const hash = verified[i]!.hash;
       const signer = verified[i]!.signer!;
@@ -510,7 +518,6 @@ export class ExecutionChain {
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = tx.to === null ? null : toHex(tx.to);
       const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : txKind(tx);
-      if (kind === 'contract_deploy' || kind === 'contract_call') throw txFail(hash, 'contract transactions are not supported yet: the WebAssembly contract VM is not built');
       try {
         checkGasLimit(tx, this.maxGas);
       } catch (err) {
@@ -521,6 +528,38 @@ export class ExecutionChain {
       const acc = state.account(sender);
       if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
       if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
+      if (kind === 'contract_deploy' || kind === 'contract_call') {
+        // The VM moves the value and reverts its own changes on failure; the sender keeps at least
+        // gasLimit × gasPrice through the run (nothing but the value leaves its balance), so the fee
+        // charged afterwards is always covered.
+        const r = runContractTx(state, { from: sender, to, value: tx.value, data: tx.data, gasLimit: tx.gasLimit, nonce: tx.nonce, blockNumber: block.header.index, timestampMs: block.header.timestampMs });
+        const fee = r.gasUsed * tx.gasPrice;
+        state.addBalance(sender, -fee);
+        state.addBalance(proposer, fee);
+        state.incrementNonce(sender);
+        cumulative += r.gasUsed;
+        fees += fee;
+        const logs = r.logs.map((l, j) => ({ address: l.address, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount + j }));
+        logCount += logs.length;
+        receipts.push({
+          transactionHash: hash,
+          transactionIndex: i,
+          blockHash: blockHashHex,
+          blockNumber: block.header.index,
+          from: sender,
+          to,
+          kind,
+          status: r.status,
+          gasUsed: Number(r.gasUsed),
+          cumulativeGasUsed: Number(cumulative),
+          effectiveGasPrice: tx.gasPrice.toString(),
+          fee: fee.toString(),
+          contractAddress: r.status === 1 ? r.contractAddress : null,
+          logs,
+          ...(r.error === undefined ? {} : { error: r.error }),
+        });
+        return;
+      }
       const gasUsed = TX_BASE_GAS;
       const fee = gasUsed * tx.gasPrice;
       state.addBalance(sender, -fee);
@@ -651,12 +690,13 @@ export class ExecutionChain {
         const out = await Promise.all(
           reverted.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash), transactions: (await this.blocks.block(record.hash))?.transactions ?? [] })),
         );
-        const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash) })));
+        const into = await Promise.all(applied.map(async (record) => ({ record, changes: await this.blocks.changes(record.hash), txHashes: await this.blocks.txHashes(record.hash), receipts: await this.blocks.receipts(record.hash) })));
         for (const r of out) {
+          this.logs.revert(batch, r.record, await this.blocks.receipts(r.record.hash));
           if (r.record.index > target.index) batch.del(Keys.canonical(r.record.index));
           for (const tx of r.txHashes) batch.del(Keys.txLocation(tx));
         }
-        for (const a of into) this.putCanonical(batch, a.record, a.txHashes);
+        for (const a of into) this.putCanonical(batch, a.record, a.txHashes, a.receipts);
         for (const r of out) {
           this.persistRegistry(batch, r.changes.registry, -1);
           this.auth.apply(r.changes.authorizations, -1, batch);

@@ -1,34 +1,15 @@
 /**
  * What the read APIs (JSON-RPC and REST) need from the state trie and the contract VM, as one
  * typed backend, and the read-only operations built on it: code, storage, proofs, eth_call and
- * gas estimation. The node passes the real implementation (ExecutionChain's state views and
- * proofs, the VM's executor); without one these operations answer STATE_UNAVAILABLE.
+ * gas estimation. The node passes ExecutionChain's state views and proofs and the VM's executor.
  */
 import { SvcError } from '../../../core/errors.js';
 import type { AccountProofJson, StateView } from '../../execution/state/types.js';
 import type { BlockRecord } from '../blocks.js';
+import { type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../vm/executor.js';
+import type { ExecutionChain } from '../chain.js';
 
-/** Everything a contract transaction (or read-only call) runs with (the VM's executor.ts shape). */
-export interface ContractTxContext {
-  from: string;
-  to: string | null;
-  value: bigint;
-  data: Uint8Array;
-  gasLimit: bigint;
-  nonce: bigint;
-  blockNumber: number;
-  timestampMs: number;
-}
-
-/** What a contract run produced (the VM's executor.ts shape). */
-export interface ContractTxResult {
-  status: 0 | 1;
-  gasUsed: bigint;
-  contractAddress: string | null;
-  returnData: Uint8Array;
-  logs: Array<{ address: string; topics: Uint8Array[]; data: Uint8Array }>;
-  error?: string;
-}
+export type { ContractTxContext, ContractTxResult };
 
 /** The state trie and VM operations the read APIs use. */
 export interface ContractBackend {
@@ -42,11 +23,9 @@ export interface ContractBackend {
   intrinsicGas(to: string | null, data: Uint8Array): bigint;
 }
 
-/** The node serves no contract state (no backend was wired in). */
-export class StateUnavailableError extends SvcError {
-  constructor(what: string) {
-    super('STATE_UNAVAILABLE', `${what} needs the contract state and VM, which this node does not serve`, 503);
-  }
+/** The backend over an execution chain's stored states and the VM. */
+export function chainBackend(chain: Pick<ExecutionChain, 'stateView' | 'proof'>): ContractBackend {
+  return { stateView: (hash) => chain.stateView(hash), proof: (hash, address, keys) => chain.proof(hash, address, keys), run: runContractTx, intrinsicGas };
 }
 
 /** A read-only call that failed: a revert (with its reason) or an out-of-gas or trap. */
@@ -79,45 +58,35 @@ export interface CallRequest {
 /** Read-only operations at a block, over a backend. */
 export class ContractReader {
   constructor(
-    private readonly backend: ContractBackend | undefined,
+    private readonly backend: ContractBackend,
     /** The block gas limit: the default and the cap of a call's gas. */
     private readonly maxGas: bigint,
   ) {}
 
-  private need(what: string): ContractBackend {
-    if (!this.backend) throw new StateUnavailableError(what);
-    return this.backend;
-  }
-
-  /** Whether the node serves contract state at all. */
-  get available(): boolean {
-    return this.backend !== undefined;
-  }
-
   /** A view of the state after `block`. */
-  view(block: BlockRecord, what: string): Promise<StateView> {
-    return this.need(what).stateView(block.hash);
+  view(block: BlockRecord): Promise<StateView> {
+    return this.backend.stateView(block.hash);
   }
 
   /** The deployed code at `address` after `block` (empty when none). */
   async code(block: BlockRecord, address: string): Promise<Uint8Array> {
-    return (await this.view(block, 'reading code')).code(address) ?? new Uint8Array(0);
+    return (await this.view(block)).code(address) ?? new Uint8Array(0);
   }
 
   /** A 32-byte storage slot after `block`. */
   async storage(block: BlockRecord, address: string, key: Uint8Array): Promise<Uint8Array> {
-    return (await this.view(block, 'reading storage')).storage(address, key);
+    return (await this.view(block)).storage(address, key);
   }
 
   /** Balance and nonce after `block`. */
   async account(block: BlockRecord, address: string): Promise<{ balance: bigint; nonce: bigint }> {
-    const a = (await this.view(block, 'reading historical state')).account(address);
+    const a = (await this.view(block)).account(address);
     return { balance: a.balance, nonce: a.nonce };
   }
 
   /** Account and storage proofs against `block`'s state root. */
   proof(block: BlockRecord, address: string, keys: Uint8Array[]): Promise<AccountProofJson> {
-    return this.need('a state proof').proof(block.hash, address, keys);
+    return this.backend.proof(block.hash, address, keys);
   }
 
   /**
@@ -126,7 +95,7 @@ export class ContractReader {
    * A call to an address without code returns empty data, as on Ethereum.
    */
   async call(block: BlockRecord, req: CallRequest): Promise<ContractTxResult> {
-    const backend = this.need('eth_call');
+    const backend = this.backend;
     const view = await backend.stateView(block.hash);
     const gas = this.gasOf(req);
     checkValue(view, req);
@@ -145,7 +114,7 @@ export class ContractReader {
    * run starts from the same state (checkpoint and revert on one view).
    */
   async estimateGas(block: BlockRecord, req: CallRequest): Promise<bigint> {
-    const backend = this.need('eth_estimateGas');
+    const backend = this.backend;
     const view = await backend.stateView(block.hash);
     const intrinsic = backend.intrinsicGas(req.to, req.data);
     const cap = this.gasOf(req);

@@ -8,7 +8,7 @@ import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseSubmission } from './submission.js';
-import { type ContractBackend, ContractReader } from './contracts.js';
+import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { LogIndex } from '../logs.js';
 
@@ -28,8 +28,8 @@ export interface RestLimits {
   faucetRatePerIpPerMinute: number;
 }
 
-/** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs (with `contracts`, the state backend), and /metrics. */
-export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits, contracts?: ContractBackend): void {
+/** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs, and /metrics. */
+export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits): void {
   const submitPerIp = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'client');
   const submitPerSender = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'sender');
   const faucetPerIp = new RateLimiter(limits.faucetRatePerIpPerMinute / 60, limits.faucetRatePerIpPerMinute, 'client');
@@ -96,7 +96,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return ok(reply, await node.blockView(r));
   });
 
-  registerContractRoutes(app, node, new ContractReader(contracts, BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
+  registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
 }

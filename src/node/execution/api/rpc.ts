@@ -16,7 +16,7 @@ import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 import { LogIndex, logsBloom } from '../logs.js';
-import { CallFailedError, type ContractBackend, ContractReader } from './contracts.js';
+import { CallFailedError, chainBackend, ContractReader } from './contracts.js';
 import { qty, rpcReceipt, rpcTx } from './rpc-format.js';
 import { address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
 import { STATE_METHODS } from './rpc-state.js';
@@ -182,8 +182,8 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
 }
 
 /** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
-export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number, contracts?: ContractBackend): void {
-  const env: RpcEnv = { reader: new ContractReader(contracts, BigInt(node.chain.genesis.config.max_gas_per_block)), logs: new LogIndex(node.chain.store) };
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
+  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), logs: new LogIndex(node.chain.store) };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   app.removeAllContentTypeParsers();

@@ -7,7 +7,7 @@ import { contractAddress } from '../../../core/crypto/address.js';
 import type { StateView } from '../state/types.js';
 import { ContractModuleError } from './errors.js';
 import { type CompiledContract, compileContract, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
-import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS } from './schedule.js';
+import { callIntrinsicGas } from '../../../core/types/transaction.js';
 import { prepareModule } from './validate.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };
@@ -42,10 +42,9 @@ export function splitDeployData(data: Uint8Array): { code: Uint8Array; args: Uin
   return { code: data.subarray(4, 4 + len), args: data.subarray(4 + len) };
 }
 
-/** Intrinsic gas of a deploy or call (the pool's admission uses it); throws a typed error for malformed deploy data. */
+/** Intrinsic gas of a deploy or call: the transaction rule of src/core/types/transaction.ts. */
 export function intrinsicGas(to: string | null, data: Uint8Array): bigint {
-  if (to !== null) return TX_BASE_GAS;
-  return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(splitDeployData(data).code.length);
+  return callIntrinsicGas(to, data);
 }
 
 /** Statically validates deploy data (module well-formed, imports allowed, no floats, size, one memory under the cap); throws a typed error with a clear message. Admission calls it so a bad module is refused before it is pooled. */
@@ -92,16 +91,16 @@ export function runContractTx(state: StateView, ctx: ContractTxContext): Contrac
     logs: [],
     error,
   });
-  let intrinsic: bigint;
+  const intrinsic = intrinsicGas(ctx.to, ctx.data);
+  if (ctx.gasLimit < intrinsic) return fail(ctx.gasLimit, `intrinsic gas too low: gas limit ${ctx.gasLimit} < ${intrinsic}`);
   let deploy: { code: Uint8Array; args: Uint8Array } | undefined;
   try {
     if (ctx.to === null) deploy = splitDeployData(ctx.data);
-    intrinsic = intrinsicGas(ctx.to, ctx.data);
   } catch (err) {
-    if (err instanceof ContractModuleError) return fail(ctx.gasLimit, err.message);
+    // Refused at admission; in a block it costs its intrinsic gas (every byte of its data), no more.
+    if (err instanceof ContractModuleError) return fail(intrinsic, err.message);
     throw err;
   }
-  if (ctx.gasLimit < intrinsic) return fail(ctx.gasLimit, `intrinsic gas too low: gas limit ${ctx.gasLimit} < ${intrinsic}`);
   if (state.account(ctx.from).balance < ctx.value) return fail(intrinsic, 'insufficient balance for value');
 
   const run: TxRun = { state, blockNumber: ctx.blockNumber, timestampMs: ctx.timestampMs, logs: [], stack: [] };
