@@ -315,6 +315,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
     INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
     INVALID_ATTESTATION: 'Block includes an invalid attestation',
+    PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');
   assert.ok(e instanceof SvcError);

@@ -35,7 +35,6 @@ const acc1 = keys.accounts[1]!;
 const val1 = keys.validators[1]!;
 const broke = keys.unfunded[0]!;
 
-const CONTRACTS = 'contract deployment and calls are not supported yet: the WebAssembly contract VM is not built';
 
 // ---------------------------------------------------------------------------------------------
 const rules = suite<{ node: ExecutionNode }>('admission: rejections', { node: undefined as unknown as ExecutionNode });
@@ -99,15 +98,19 @@ rules('step 6: "gas price below minimum" (1 gwei); exactly 1 gwei is admitted', 
   await submitOk(node, transfer(acc0, { nonce: 1, gasPrice: GWEI }));
 });
 
-rules('step 7: contract deployment and calls are refused with the VM-not-built message', async ({ node }) => {
+rules('step 7: a deployment the VM would refuse is refused before it is pooled; calls are pooled', async ({ node }) => {
   const code = new Uint8Array(10).fill(0x60);
-  const deploy = transfer(acc0, { nonce: 2, to: null, data: code, gasLimit: 32_000n + 200n * 10n, value: 0n });
-  expectEnvelope(await submit(node, deploy), 400, 'CONTRACTS_UNSUPPORTED', CONTRACTS);
-  const call = transfer(acc0, { nonce: 2, data: Uint8Array.of(1, 2, 3) });
-  expectEnvelope(await submit(node, call), 400, 'CONTRACTS_UNSUPPORTED', CONTRACTS);
-  // A deployment below its intrinsic gas fails step 4 first.
-  const cheap = transfer(acc0, { nonce: 2, to: null, data: code, gasLimit: 21_000n, value: 0n });
+  const framed = new Uint8Array([10, 0, 0, 0, ...code]);
+  const deploy = transfer(acc0, { nonce: 2, to: null, data: framed, gasLimit: 32_000n + 200n * 10n, value: 0n });
+  expectEnvelope(await submit(node, deploy), 400, 'CONTRACT_MODULE_MALFORMED');
+  const unframed = transfer(acc0, { nonce: 2, to: null, data: code, gasLimit: 32_000n + 200n * 10n, value: 0n });
+  expectEnvelope(await submit(node, unframed), 400, 'CONTRACT_DEPLOY_DATA_MALFORMED');
+  // A deployment below its intrinsic gas (32,000 + 200 per code byte) fails step 4 first.
+  const cheap = transfer(acc0, { nonce: 2, to: null, data: framed, gasLimit: 21_000n, value: 0n });
   expectEnvelope(await submit(node, cheap), 400, 'GAS_TOO_LOW', 'intrinsic gas too low: gas limit 21000 < 34000');
+  // A call is pooled (a future nonce here, so the next rules keep nonce 2 free).
+  const call = transfer(acc0, { nonce: 5, data: Uint8Array.of(1, 2, 3) });
+  assert.is(expectOk(await submit(node, call), 202).status, 'queued');
 });
 
 rules('malformed numbers in the JSON form: "malformed tx.Value" / "malformed tx.GasPrice"', async ({ node }) => {

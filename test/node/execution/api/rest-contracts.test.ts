@@ -1,6 +1,6 @@
 /**
  * REST contract and log routes on a real in-process node: bad input is a 400 envelope naming the
- * field, an unknown block 404, contract state without a backend 503 STATE_UNAVAILABLE, and logs
+ * field, an unknown block 404, an account without code, and logs
  * filtered from the log index.
  */
 import { suite } from 'uvu';
@@ -52,12 +52,11 @@ test('bad input is a 400 envelope naming the field; an unknown block is 404', as
   expectEnvelope(await get(node, `/api/v1/execution/logs?block_hash=0x${'ab'.repeat(32)}&from=1`), 400, 'MALFORMED_INPUT', 'malformed block_hash: cannot be combined with from or to');
 });
 
-test('contract state without a backend is 503 STATE_UNAVAILABLE', async ({ node }) => {
-  const msg = /needs the contract state and VM, which this node does not serve$/;
-  expectEnvelope(await get(node, `/api/v1/execution/contracts/${A}/code`), 503, 'STATE_UNAVAILABLE', msg);
-  expectEnvelope(await get(node, `/api/v1/execution/contracts/${A}/storage/0x0`), 503, 'STATE_UNAVAILABLE', msg);
-  expectEnvelope(await post(node, '/api/v1/execution/call', { to: A, data: '0x00' }), 503, 'STATE_UNAVAILABLE', msg);
-  expectEnvelope(await post(node, '/api/v1/execution/estimate-gas', { to: A }), 503, 'STATE_UNAVAILABLE', msg);
+test('contract state of an account without code: empty code, zero slots, a call runs nothing, a transfer estimates 21,000', async ({ node }) => {
+  assert.equal(expectOk(await get(node, `/api/v1/execution/contracts/${A}/code`)).code, '0x');
+  assert.is(expectOk(await get(node, `/api/v1/execution/contracts/${A}/storage/0x0`)).value, '0x' + '00'.repeat(32));
+  assert.is(expectOk(await post(node, '/api/v1/execution/call', { to: A, data: '0x00' })).return_data, '0x');
+  assert.is(expectOk(await post(node, '/api/v1/execution/estimate-gas', { to: A })).gas, 21_000);
 });
 
 test('logs from the index by range, address, topics and block hash', async ({ node, hash }) => {

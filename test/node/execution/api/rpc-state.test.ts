@@ -1,7 +1,7 @@
 /**
  * JSON-RPC methods added for contracts and Ethereum tooling, on a real in-process node: bad input
- * to each is -32602 naming the parameter, a block the node lacks is -32000, contract state without
- * a backend is STATE_UNAVAILABLE; transaction objects carry r/s/v; receipts carry logs, bloom and
+ * to each is -32602 naming the parameter, a block the node lacks is -32000, a known block is read
+ * from its state; transaction objects carry r/s/v; receipts carry logs, bloom and
  * contractAddress; eth_getLogs filters the log index; eth_feeHistory and eth_syncing.
  */
 import { suite } from 'uvu';
@@ -120,7 +120,7 @@ test('bad input to every new method is -32602 naming the parameter', async ({ no
   await invalid(node, 'eth_feeHistory', ['0x1', 'latest', '50'], 'invalid reward percentiles: expected an array');
 });
 
-test('a block the node lacks is -32000; contract state without a backend is STATE_UNAVAILABLE', async ({ node, block }) => {
+test('a block the node lacks is -32000; a known block is read from its state', async ({ node, block }) => {
   const unknownHash = '0x' + 'ab'.repeat(32);
   for (const [m, params] of [
     ['eth_getCode', [ADDR, '0x99']],
@@ -135,21 +135,13 @@ test('a block the node lacks is -32000; contract state without a backend is STAT
     assert.is(e.code, -32000, `${m}: ${e.message}`);
     assert.match(e.message, /^unknown block /, m);
   }
-  assert.is((await error(node, 'eth_getBalance', [ADDR, { blockHash: block.hash, requireCanonical: true, extra: 1 }])).code, -32603, 'a known block reaches the state backend');
-  for (const [m, params] of [
-    ['eth_getCode', [ADDR, 'latest']],
-    ['eth_getStorageAt', [ADDR, '0x0', 'latest']],
-    ['eth_getProof', [ADDR, ['0x1'], 'finalized']],
-    ['eth_call', [{ to: ADDR, data: '0x00' }, 'latest']],
-    ['eth_estimateGas', [{ to: ADDR }]],
-    ['eth_getTransactionCount', [ADDR, 'earliest']],
-  ] as const) {
-    const e = await error(node, m, [...params]);
-    assert.is(e.code, -32603, m);
-    assert.is(e.data?.code, 'STATE_UNAVAILABLE', m);
-    assert.match(e.message, /needs the contract state and VM, which this node does not serve$/);
-  }
-  // The head state is still served without the backend.
+  assert.is(await rpcResult(node, 'eth_getBalance', [ADDR, { blockHash: block.hash, requireCanonical: true, extra: 1 }]), '0x0', 'a known block is read from its state');
+  // An account without code: empty code, a zero slot, a call that runs nothing, a proof of absence.
+  assert.is(await rpcResult(node, 'eth_getCode', [ADDR, 'latest']), '0x');
+  assert.is(await rpcResult(node, 'eth_getStorageAt', [ADDR, '0x0', 'latest']), '0x' + '00'.repeat(32));
+  assert.is(await rpcResult(node, 'eth_call', [{ to: ADDR, data: '0x00' }, 'latest']), '0x');
+  assert.is(await rpcResult(node, 'eth_estimateGas', [{ to: ADDR }]), '0x5208');
+  assert.is(await rpcResult(node, 'eth_getTransactionCount', [ADDR, 'earliest']), '0x0');
   assert.is(await rpcResult(node, 'eth_getBalance', [ADDR, 'latest']), '0x0');
   assert.is(await rpcResult(node, 'eth_getTransactionCount', [acc0.address, 'pending']), '0x2');
 });

@@ -40,7 +40,10 @@ test('malformed modules and deploy data', () => {
   typed.bodies[0]!.code = Uint8Array.of(0x41, 0x01, 0x42, 0x02, 0x6a, 0x1a, 0x0b);
   refused(encodeModule(typed), 'CONTRACT_MODULE_MALFORMED', /i32\.add/);
   expectError(() => validateDeploy(Uint8Array.of(1, 2)), ContractModuleError, { code: 'CONTRACT_DEPLOY_DATA_MALFORMED' });
-  expectError(() => intrinsicGas(null, Uint8Array.of(100, 0, 0, 0, 1)), ContractModuleError, { code: 'CONTRACT_DEPLOY_DATA_MALFORMED' });
+  expectError(() => validateDeploy(Uint8Array.of(100, 0, 0, 0, 1)), ContractModuleError, { code: 'CONTRACT_DEPLOY_DATA_MALFORMED' });
+  // Deploy data that does not frame pays intrinsic gas for every byte (it never gets that far: admission refuses it).
+  assert.is(intrinsicGas(null, Uint8Array.of(100, 0, 0, 0, 1)), 32_000n + 200n * 5n);
+  assert.is(intrinsicGas(null, Uint8Array.of(1, 0, 0, 0, 0xaa, 7, 7)), 32_000n + 200n);
 });
 
 test('imports: only svc host functions with their exact signatures', () => {
