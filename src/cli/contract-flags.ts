@@ -3,7 +3,10 @@ import { Flags } from '@oclif/core';
 import { executionUrlFlag } from './flags.js';
 import { valueTxFlags } from './tx-flags.js';
 import type { Receipt } from '../api/execution.js';
-import type { ContractTxResult } from '../client/contract.js';
+import { type ContractTxResult, type TxSettings, receiptFailure, waitForReceipt } from '../client/contract.js';
+import { ExecutionClient, resolveExecutionUrl } from '../client/execution.js';
+import { SvcCommand } from './base.js';
+import { readPassword } from './secrets.js';
 import { formatAmount } from './format.js';
 import { normalizeAddress } from '../core/crypto/address.js';
 import { SvcError } from '../core/errors.js';
@@ -56,5 +59,37 @@ export function usageAddress(v: string): string {
     return normalizeAddress(v, 'address');
   } catch (err) {
     throw new SvcError('USAGE', (err as Error).message);
+  }
+}
+
+/** The parsed values of contractTxFlags. */
+export interface ContractTxFlagValues {
+  from: string;
+  value: string;
+  'gas-price': string;
+  'gas-limit'?: string | undefined;
+  nonce?: string | undefined;
+  'chain-id'?: string | undefined;
+  wait: boolean;
+  timeout: number;
+  'password-file'?: string | undefined;
+  'execution-url'?: string | undefined;
+}
+
+/** A command that sends a contract transaction (deploy, call): signs and sends it, and with --wait follows it into a block. */
+export abstract class ContractTxCommand extends SvcCommand {
+  /** Sends what `send` builds from the flags' settings, prints it, and with --wait its receipt; a status-0 receipt throws (exit 1). */
+  protected async sendAndFollow(flags: ContractTxFlagValues, send: (s: TxSettings) => Promise<ContractTxResult>): Promise<ContractTxResult> {
+    const client = new ExecutionClient(resolveExecutionUrl(flags['execution-url']));
+    const settings: TxSettings = { client, from: flags.from, value: flags.value, gasPrice: flags['gas-price'], gasLimit: flags['gas-limit'], nonce: flags.nonce, chainId: flags['chain-id'], password: () => readPassword(flags['password-file']), warn: (l: string) => this.note(l) };
+    const sent = await send(settings);
+    for (const line of sentLines(sent)) this.say(line);
+    if (!flags.wait) return sent;
+    if (!this.jsonEnabled()) this.note(`Waiting up to ${flags.timeout} s for a block…`);
+    const done = await waitForReceipt(client, sent, flags.timeout * 1000);
+    for (const line of contractReceiptLines(done.receipt, done.state)) this.say(line);
+    const failed = receiptFailure(done.receipt);
+    if (failed) throw failed;
+    return done;
   }
 }

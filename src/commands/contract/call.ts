@@ -1,11 +1,8 @@
 import { Args } from '@oclif/core';
-import { SvcCommand } from '../../cli/base.js';
-import { contractReceiptLines, contractTxFlags, sentLines, usageAddress } from '../../cli/contract-flags.js';
-import { readPassword } from '../../cli/secrets.js';
-import { callContract, parseArgs, receiptFailure, waitForReceipt } from '../../client/contract.js';
-import { ExecutionClient, resolveExecutionUrl } from '../../client/execution.js';
+import { ContractTxCommand, contractTxFlags, usageAddress } from '../../cli/contract-flags.js';
+import { callContract, parseArgs } from '../../client/contract.js';
 
-export default class ContractCall extends SvcCommand {
+export default class ContractCall extends ContractTxCommand {
   static override summary = 'Call a contract method in a transaction; --wait follows it into a block';
   static override description =
     'Arguments are typed as for `contract deploy`. The gas limit defaults to the node\'s estimate, which refuses a call that would fail (give --gas-limit to send it anyway). ' +
@@ -25,16 +22,6 @@ export default class ContractCall extends SvcCommand {
     const { args, argv, flags } = await this.parse(ContractCall);
     const address = usageAddress(args.address);
     const values = parseArgs((argv as string[]).slice(2));
-    const client = new ExecutionClient(resolveExecutionUrl(flags['execution-url']));
-    const settings = { client, from: flags.from, value: flags.value, gasPrice: flags['gas-price'], gasLimit: flags['gas-limit'], nonce: flags.nonce, chainId: flags['chain-id'], password: () => readPassword(flags['password-file']), warn: (l: string) => this.note(l) };
-    const sent = await callContract(settings, address, args.method, values);
-    for (const line of sentLines(sent)) this.say(line);
-    if (!flags.wait) return sent;
-    if (!this.jsonEnabled()) this.note(`Waiting up to ${flags.timeout} s for a block…`);
-    const done = await waitForReceipt(client, sent, flags.timeout * 1000);
-    for (const line of contractReceiptLines(done.receipt, done.state)) this.say(line);
-    const failed = receiptFailure(done.receipt);
-    if (failed) throw failed;
-    return done;
+    return this.sendAndFollow(flags, (settings) => callContract(settings, address, args.method, values));
   }
 }

@@ -148,21 +148,26 @@ export function verifyTrieProof(root: Uint8Array, key: Uint8Array, proof: readon
   return undefined;
 }
 
-/** One storage slot's proof, in wire form (matches StorageProofJson). */
+/** One storage slot's proof, in wire form. */
 export interface StorageProofWire {
+  /** 32-byte key, 0x hex. */
   key: string;
+  /** 32-byte value, 0x hex (all zero when absent). */
   value: string;
+  /** Encoded trie nodes from the storage root down, 0x hex (docs/protocol.md, State trie). */
   proof: string[];
 }
 
-/** An account proof in wire form (matches AccountProofJson, eth_getProof's shape). */
+/** An account proof with its storage proofs against a block's state root, in wire form (eth_getProof's shape). */
 export interface AccountProofWire {
   address: string;
+  /** The state root this proof is against. */
   stateRoot: string;
   balance: string;
   nonce: number;
   codeHash: string;
   storageHash: string;
+  /** Encoded trie nodes from the state root down to the account's leaf (or to the proof of its absence). */
   accountProof: string[];
   storageProof: StorageProofWire[];
 }

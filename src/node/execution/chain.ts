@@ -27,7 +27,7 @@ import { type BranchPath, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { Registry, type RegistryChanges } from './registry.js';
-import { type RegistryEntry, type Receipt } from '../../api/execution.js';
+import { type LogJson, type RegistryEntry, type Receipt } from '../../api/execution.js';
 import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
 import type { AccountProofJson, StateView } from './state/types.js';
@@ -528,51 +528,29 @@ export class ExecutionChain {
       const acc = state.account(sender);
       if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
       if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
+      let outcome: { status: 0 | 1; gasUsed: bigint; contractAddress: string | null; logs: LogJson[]; error?: string | undefined };
       if (kind === 'contract_deploy' || kind === 'contract_call') {
-        // The VM moves the value and reverts its own changes on failure; the sender keeps at least
-        // gasLimit × gasPrice through the run (nothing but the value leaves its balance), so the fee
-        // charged afterwards is always covered.
+        // The VM moves the value and reverts its own changes on failure; nothing but the value
+        // leaves the sender's balance during the run, so the fee charged afterwards is covered.
         const r = runContractTx(state, { from: sender, to, value: tx.value, data: tx.data, gasLimit: tx.gasLimit, nonce: tx.nonce, blockNumber: block.header.index, timestampMs: block.header.timestampMs });
-        const fee = r.gasUsed * tx.gasPrice;
-        state.addBalance(sender, -fee);
-        state.addBalance(proposer, fee);
-        state.incrementNonce(sender);
-        cumulative += r.gasUsed;
-        fees += fee;
         const logs = r.logs.map((l, j) => ({ address: l.address, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount + j }));
         logCount += logs.length;
-        receipts.push({
-          transactionHash: hash,
-          transactionIndex: i,
-          blockHash: blockHashHex,
-          blockNumber: block.header.index,
-          from: sender,
-          to,
-          kind,
-          status: r.status,
-          gasUsed: Number(r.gasUsed),
-          cumulativeGasUsed: Number(cumulative),
-          effectiveGasPrice: tx.gasPrice.toString(),
-          fee: fee.toString(),
-          contractAddress: r.status === 1 ? r.contractAddress : null,
-          logs,
-          ...(r.error === undefined ? {} : { error: r.error }),
-        });
-        return;
+        outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: r.status === 1 ? r.contractAddress : null, logs, error: r.error };
+      } else {
+        let error: string | undefined;
+        if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
+        else if (kind === 'exit') error = this.exit(tx, sender, registry);
+        if (error === undefined && tx.value > 0n) {
+          state.addBalance(sender, -tx.value);
+          state.addBalance(to!, tx.value);
+        }
+        outcome = { status: error === undefined ? 1 : 0, gasUsed: TX_BASE_GAS, contractAddress: null, logs: [], error };
       }
-      const gasUsed = TX_BASE_GAS;
-      const fee = gasUsed * tx.gasPrice;
+      const fee = outcome.gasUsed * tx.gasPrice;
       state.addBalance(sender, -fee);
       state.addBalance(proposer, fee);
       state.incrementNonce(sender);
-      let error: string | undefined;
-      if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
-      else if (kind === 'exit') error = this.exit(tx, sender, registry);
-      if (error === undefined && tx.value > 0n) {
-        state.addBalance(sender, -tx.value);
-        state.addBalance(to!, tx.value);
-      }
-      cumulative += gasUsed;
+      cumulative += outcome.gasUsed;
       fees += fee;
       receipts.push({
         transactionHash: hash,
@@ -582,14 +560,14 @@ export class ExecutionChain {
         from: sender,
         to,
         kind,
-        status: error === undefined ? 1 : 0,
-        gasUsed: Number(gasUsed),
+        status: outcome.status,
+        gasUsed: Number(outcome.gasUsed),
         cumulativeGasUsed: Number(cumulative),
         effectiveGasPrice: tx.gasPrice.toString(),
         fee: fee.toString(),
-        contractAddress: null,
-        logs: [],
-        ...(error === undefined ? {} : { error }),
+        contractAddress: outcome.contractAddress,
+        logs: outcome.logs,
+        ...(outcome.error === undefined ? {} : { error: outcome.error }),
       });
     });
     // After the transactions, so a reward never funds a transaction of the block that earns it.

@@ -43,26 +43,5 @@ export interface StateView {
   revertTo(checkpoint: number): void;
 }
 
-/** One storage slot proof. */
-export interface StorageProofJson {
-  /** 32-byte key, 0x hex. */
-  key: string;
-  /** 32-byte value, 0x hex (all zero when absent). */
-  value: string;
-  /** Encoded trie nodes from the storage root down, 0x hex (docs/protocol.md, State trie). */
-  proof: string[];
-}
-
-/** An account proof with its storage proofs, against a block's state root (eth_getProof's shape). */
-export interface AccountProofJson {
-  address: string;
-  /** The state root this proof is against. */
-  stateRoot: string;
-  balance: string;
-  nonce: number;
-  codeHash: string;
-  storageHash: string;
-  /** Encoded trie nodes from the state root down to the account's leaf (or to the proof of its absence). */
-  accountProof: string[];
-  storageProof: StorageProofJson[];
-}
+/** Proof wire shapes: defined in core, where the standalone verifier reads them. */
+export type { AccountProofWire as AccountProofJson, StorageProofWire as StorageProofJson } from '../../../core/state/trie.js';
