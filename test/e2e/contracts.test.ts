@@ -6,6 +6,13 @@
  * status 0, its reason and the gas charged, wait until all of it is Finalized, then prove the
  * recipient's balance slot against the finalised block's state root with the standalone
  * verifier (src/core/state/trie.ts) and check that a tampered proof fails.
+ *
+ * The chain also gets a nested cross-contract call (the caller example's `bump` increments the
+ * counter example, and `tryCall("nope")` survives a failed inner call). Then determinism: the
+ * devnet's processes verify signatures with liboqs, and a fresh execution node pinned to noble is
+ * fed every canonical block from genesis through the engine API; at every height it must compute
+ * the producer's block hash and state root and identical receipts for every transaction (status,
+ * gas used, contract address, logs, revert reason).
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,8 +22,9 @@ import { decodeValues, encodeCall, eventTopic, addressTopic } from '../../src/co
 import { sha3 } from '../../src/core/crypto/hash.js';
 import { parseHex, toHex } from '../../src/core/codec/bytes.js';
 import { verifyProof, type AccountProofWire } from '../../src/core/state/trie.js';
-import { expectCliError, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { expectCliError, expectJsonOk, REPO_ROOT, runCli, withTempDir } from '../helpers/cli.js';
 import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
+import { feedCanonicalBlocks, rpc, startReplayNode } from '../helpers/replay.js';
 
 const DEVNET_PASSWORD = 'svc-devnet';
 const RECIPIENT = '0x00000000000000000000000000000000000000bb';
@@ -34,8 +42,52 @@ async function svc(net: Devnet, args: string[]) {
   return runCli([...args, '--execution-url', net.execUrl, '--json'], { ...net.env, SVC_PASSWORD: DEVNET_PASSWORD });
 }
 
-test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a reverting call, Finalized, and a storage proof against the finalised state root', async () => {
-  await withDevnet({ validators: 2 }, async (net) => {
+/** The backend the devnet's processes use, and the other one, which the replaying node uses. */
+const PRODUCER_BACKEND = 'liboqs';
+const REPLAY_BACKEND = 'noble';
+
+/** The backend `name`'s current run reported at start-up. */
+function backendOf(net: Devnet, name: string): unknown {
+  return net.log(name).find((l) => l.msg === 'signature backend')?.backend;
+}
+
+/**
+ * Stops the validators so the chain stands still, then feeds every canonical block to a fresh
+ * execution node on the other signature backend: the same block hash, state root and receipts
+ * at every height. `sent` are the test's transactions, which must all be among those replayed.
+ */
+async function replayOnOtherBackend(net: Devnet, sent: string[]): Promise<void> {
+  assert.is(backendOf(net, 'execution'), PRODUCER_BACKEND, "the producer's signature backend");
+  for (let i = 0; i < net.validators; i++) await net.kill(`validator-${i}`);
+  const head = (await getJson(`${net.execUrl}/health`)).latest_block as number;
+  const replay = await startReplayNode(net, 'replay', { SVC_CRYPTO_BACKEND: REPLAY_BACKEND });
+  assert.is(backendOf(net, 'replay'), REPLAY_BACKEND, "the replaying node's signature backend");
+
+  const replayed = new Set<string>();
+  const statuses = new Set<string>();
+  let logs = 0;
+  await feedCanonicalBlocks(net, replay, head, async (n) => {
+    const tag = '0x' + n.toString(16);
+    const hashes = (await rpc(net.rpcUrl, 'eth_getBlockByNumber', [tag, false])).transactions as string[];
+    assert.equal((await rpc(replay.rpcUrl, 'eth_getBlockByNumber', [tag, false])).transactions, hashes, `transactions at height ${n}`);
+    for (const hash of hashes) {
+      const produced = await rpc(net.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+      const replayedReceipt = await rpc(replay.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+      assert.ok(produced !== null, `the producer's receipt of ${hash}`);
+      // The whole receipt: status, gas used, contract address, logs (with their indexes), revert reason.
+      assert.equal(replayedReceipt, produced, `receipt of ${hash} at height ${n}`);
+      replayed.add(hash);
+      statuses.add(produced.status);
+      logs += produced.logs.length;
+    }
+  });
+  for (const hash of sent) assert.ok(replayed.has(hash), `${hash} was among the replayed transactions`);
+  assert.equal([...statuses].sort(), ['0x0', '0x1'], 'the replay covered successful and failed transactions');
+  process.stderr.write(`[contracts] ${head} blocks replayed on ${REPLAY_BACKEND}: ${replayed.size} transactions, ${logs} logs, identical roots and receipts\n`);
+}
+
+test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a reverting call, Finalized, a storage proof against the finalised state root, a nested call, and the same roots and receipts on the other signature backend', async () => {
+  await withDevnet({ validators: 2, env: { SVC_CRYPTO_BACKEND: PRODUCER_BACKEND } }, async (net) => {
     await net.startAll();
     const slotMs = net.slotMs;
     const epochMs = slotMs * net.slotsPerEpoch;
@@ -95,8 +147,27 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       const after = await viem.call({ to: token as Hex, data: toHex(encodeCall('balanceOf', [{ type: 'address', value: RECIPIENT }])) as Hex });
       assert.equal(decodeValues(parseHex(after.data!, 'return data')), [{ type: 'u256', value: SENT }], 'the reverted call changed nothing');
 
+      // A nested call: the caller example increments the counter example, which logs the caller.
+      const dist = join(REPO_ROOT, 'dist', 'contracts');
+      const counterDeploy = expectJsonOk(await svc(net, ['contract', 'deploy', join(dist, 'counter.wasm'), ...from, ...wait]));
+      assert.is(counterDeploy.receipt.status, 1, JSON.stringify(counterDeploy.receipt));
+      const counter = counterDeploy.receipt.contractAddress as string;
+      const callerDeploy = expectJsonOk(await svc(net, ['contract', 'deploy', join(dist, 'caller.wasm'), counter, ...from, ...wait]));
+      assert.is(callerDeploy.receipt.status, 1, JSON.stringify(callerDeploy.receipt));
+      const caller = callerDeploy.receipt.contractAddress as string;
+      const bump = expectJsonOk(await svc(net, ['contract', 'call', caller, 'bump', ...from, ...wait]));
+      assert.is(bump.receipt.status, 1, JSON.stringify(bump.receipt));
+      const incremented = (bump.receipt.logs as Array<{ address: string; topics: string[] }>).filter((l) => l.address === counter);
+      assert.is(incremented.length, 1, `the counter's event in the outer receipt: ${JSON.stringify(bump.receipt.logs)}`);
+      assert.is(incremented[0]!.topics[1], addressTopic(caller), 'the counter saw the caller contract as its caller');
+      // A failed inner call is undone while the outer call succeeds.
+      const tried = expectJsonOk(await svc(net, ['contract', 'call', caller, 'tryCall', 'string:nope', ...from, ...wait]));
+      assert.is(tried.receipt.status, 1, JSON.stringify(tried.receipt));
+      assert.equal(expectJsonOk(await svc(net, ['contract', 'read', counter, 'get'])).values, [{ type: 'u64', value: '1' }]);
+      const sent = [deployed.hash, transfer.hash, failedHash, counterDeploy.hash, callerDeploy.hash, bump.hash, tried.hash] as string[];
+
       // Everything reaches Finalized.
-      for (const hash of [deployed.hash, transfer.hash, failedHash]) {
+      for (const hash of sent) {
         await waitFor(`${hash} Finalized`, async () => ((await getJson(`${net.execUrl}/api/v1/transactions/${hash}`)).data?.state === 'Finalized' ? true : undefined), 12 * epochMs + 60_000);
       }
 
@@ -119,6 +190,8 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       assert.not.ok(verifyProof(root, tamperedNode), 'a tampered node fails');
       const otherRoot = parseHex((await getJson(`${net.execUrl}/api/v1/blocks/${finalized.number - 1}`)).data.state_root, 'state root', 32);
       assert.not.ok(verifyProof(otherRoot, proofDoc), 'the proof does not verify against another block\'s root');
+
+      await replayOnOtherBackend(net, sent);
     });
   });
 });

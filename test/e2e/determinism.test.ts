@@ -12,16 +12,10 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
-import { freePort, getJson, waitFor, withDevnet } from '../helpers/network.js';
+import { getJson, withDevnet } from '../helpers/network.js';
+import { feedCanonicalBlocks, startReplayNode } from '../helpers/replay.js';
 
 const VALIDATORS = 4;
-
-async function postJson(url: string, body: unknown): Promise<any> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-  return r.json();
-}
 
 test('a node fed the canonical blocks from genesis computes the same state root and balances at every height', async () => {
   await withDevnet({ validators: VALIDATORS }, async (d) => {
@@ -35,31 +29,21 @@ test('a node fed the canonical blocks from genesis computes the same state root 
     const AR = BigInt(d.genesis.config.attester_reward);
     const validators = (d.genesis.validators as Array<{ index: number; address: string }>).map((v) => v.address);
 
-    // The replaying node: another data dir and ports; without P2P where the build has it, so it
-    // hears of nothing but the blocks posted to it.
-    const help = await runCli(['node', 'execution', '--help'], d.env);
-    const rest = await freePort();
-    const replayUrl = `http://127.0.0.1:${rest}`;
-    d.start('replay', ['node', 'execution', '--genesis', d.genesisPath, '--data-dir', join(d.net, 'replay'), '--rest-port', String(rest), '--rpc-port', String(await freePort()), ...(help.stdout.includes('--no-p2p') ? ['--no-p2p'] : [])]);
-    await waitFor('replay /health', async () => ((await getJson(`${replayUrl}/health`).catch(() => ({}))).status === 'healthy' ? true : undefined), 30_000);
+    // The replaying node hears of nothing but the blocks posted to it.
+    const replay = await startReplayNode(d);
+    const replayUrl = replay.restUrl;
 
     const balances = async (url: string) => Promise.all(validators.map(async (a) => BigInt((await getJson(`${url}/api/v1/accounts/${a}`)).data.balance)));
     let expected = await balances(replayUrl);
     let included = 0;
-    for (let n = 1; n <= head; n++) {
-      const b = (await getJson(`${d.execUrl}/api/v1/blocks/${n}`)).data;
-      assert.ok(b.canonical, `block ${n} is canonical`);
-      const block = b.block as { attestations: Array<{ validator_index: number }>; transactions: unknown[] };
-      const r = await postJson(`${replayUrl}/api/v1/engine/newPayload`, block);
-      assert.ok(r.success, `block ${n} imported: ${JSON.stringify(r.error)}`);
-      assert.is(r.data.block_hash, b.hash, `block hash at height ${n}`);
-      assert.is(r.data.state_root, b.state_root, `state root at height ${n}`);
+    await feedCanonicalBlocks(d, replay, head, async (n, b) => {
+      const block = b.block;
       // The block's contents alone give its balances (these blocks carry no transactions).
       assert.is(block.transactions.length, 0);
       expected = expected.map((bal, i) => bal + (validators[i] === b.proposer ? PR : 0n) + AR * BigInt(block.attestations.filter((a) => a.validator_index === i).length));
       assert.equal(await balances(replayUrl), expected, `balances at height ${n}`);
       included += block.attestations.length;
-    }
+    });
     assert.ok(included >= VALIDATORS, `the chain included votes (${included})`);
     assert.equal(await balances(d.execUrl), expected, "the producer's balances at the head");
     process.stderr.write(`[determinism] ${head} blocks replayed, ${included} included attestations\n`);

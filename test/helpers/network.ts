@@ -170,8 +170,9 @@ export class Devnet extends ProcessGroup {
     readonly dir: string,
     readonly validators: number,
     private readonly ports: { rest: number; rpc: number; beacon: number },
+    env: Record<string, string> = {},
   ) {
-    super(cliEnv(dir, { SVC_PASSWORD: 'e2e-password' }));
+    super(cliEnv(dir, { SVC_PASSWORD: 'e2e-password', ...env }));
     this.net = join(dir, 'net');
     this.genesisPath = join(this.net, 'genesis.json');
     this.execUrl = `http://127.0.0.1:${ports.rest}`;
@@ -276,7 +277,7 @@ export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators
   });
 }
 
-/** A single-node devnet (execution, beacon, `validators` validator processes) on free loopback ports: see withGenesisNetwork. */
-export async function withDevnet<T>(opts: { validators: number }, fn: (net: Devnet) => Promise<T>): Promise<T> {
-  return withGenesisNetwork(opts.validators, async (dir) => new Devnet(dir, opts.validators, { rest: await freePort(), rpc: await freePort(), beacon: await freePort() }), fn);
+/** A single-node devnet (execution, beacon, `validators` validator processes) on free loopback ports, `env` added to every process's environment: see withGenesisNetwork. */
+export async function withDevnet<T>(opts: { validators: number; env?: Record<string, string> }, fn: (net: Devnet) => Promise<T>): Promise<T> {
+  return withGenesisNetwork(opts.validators, async (dir) => new Devnet(dir, opts.validators, { rest: await freePort(), rpc: await freePort(), beacon: await freePort() }, opts.env), fn);
 }

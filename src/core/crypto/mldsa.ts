@@ -80,7 +80,8 @@ let active: SignatureBackend = nobleBackend;
 /** Backend preference: `auto` tries liboqs and falls back to noble with a warning. */
 export type BackendChoice = 'auto' | 'noble' | 'liboqs';
 
-function backendFromEnv(): BackendChoice {
+/** The operator's backend choice from `SVC_CRYPTO_BACKEND` (unset: `auto`); throws on an unknown value. */
+export function backendFromEnv(): BackendChoice {
   const v = process.env.SVC_CRYPTO_BACKEND;
   if (v === undefined || v === '') return 'auto';
   if (v === 'auto' || v === 'noble' || v === 'liboqs') return v;

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { initSignatureBackend } from '../../core/crypto/mldsa.js';
+import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { toHex } from '../../core/codec/bytes.js';
@@ -81,7 +81,8 @@ export class BeaconNode {
 
   /** Starts serving once the execution node answers (its registry is read at start; waits up to 30 s for it). */
   static async start(o: BeaconNodeOptions): Promise<BeaconNode> {
-    await initSignatureBackend('auto', (m) => o.log.warn(m));
+    const backend = await initSignatureBackend(backendFromEnv(), (m) => o.log.warn(m));
+    o.log.info('signature backend', { backend: backend.name });
     // Built first: bad TLS material fails here, before anything is created or opened.
     let app: FastifyInstance;
     try {

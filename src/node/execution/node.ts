@@ -9,7 +9,7 @@ import { MemoryLevel } from 'memory-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
+import { backendFromEnv, initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import { blockToJson } from '../../core/types/block.js';
@@ -87,7 +87,9 @@ export class ExecutionNode {
   static async start(opts: ExecutionNodeOptions): Promise<ExecutionNode> {
     const log = opts.log;
     const p2p = opts.p2p ? { ...opts.p2p, dataDir: p2pDataDir(opts.dataDir) } : undefined;
-    await initSignatureBackend('auto', (msg) => log.warn(msg));
+    // The operator's choice, so a node can be pinned to either backend (the determinism e2e runs both).
+    const backend = await initSignatureBackend(backendFromEnv(), (msg) => log.warn(msg));
+    log.info('signature backend', { backend: backend.name });
     const metrics = new ExecutionMetrics();
     let db: Db;
     if (opts.dataDir) {

@@ -1,7 +1,7 @@
 /** Worker thread: decodes envelopes and verifies their signatures with the fast backend. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { toHex } from '../../core/codec/bytes.js';
-import { initSignatureBackend } from '../../core/crypto/mldsa.js';
+import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
 import { verifyEnvelope } from '../../core/types/transaction.js';
 
 interface Job {
@@ -12,7 +12,8 @@ interface Job {
 }
 
 const { chainId } = workerData as { chainId: string };
-await initSignatureBackend('auto', () => undefined);
+// Same choice as the main thread (workers inherit its environment), so one process uses one backend.
+await initSignatureBackend(backendFromEnv(), () => undefined);
 parentPort!.on('message', (job: Job) => {
   let off = 0;
   const envelopes = job.lengths.map((n) => job.packed.subarray(off, (off += n)));
