@@ -50,6 +50,11 @@ export class TrieState {
     return c.root;
   }
 
+  /** The state root the current view would commit (computed, nothing written): for comparing states. */
+  digest(): string {
+    return toHex(this.db.commit(this.view, this.version + 1).root.hash);
+  }
+
   /** The committed head state root, 0x hex. */
   root(): string {
     return toHex(this.head.hash);
