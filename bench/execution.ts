@@ -214,7 +214,8 @@ async function restAdmission(
   }
 }
 
-const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promise<undefined> => {
+/** Submits through the node's admission in process, as the REST route would. */
+export const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promise<undefined> => {
   await node.submit(tx, 'rest');
   return undefined;
 };

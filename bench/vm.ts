@@ -157,7 +157,7 @@ export async function runVmBench(opts: { seconds: number; print: boolean }): Pro
     console.log('');
     console.log(formatTable(`Contract VM: whole transactions (abuse rows: one transaction at the block gas cap, ${BLOCK_GAS.toLocaleString('en-US')} gas, out of gas)`, abuse));
     console.log('');
-    console.log(formatTable('Contract VM: token transfers against plain transfers, full 30M-gas blocks imported cold', blocks));
+    console.log(formatTable('Contract VM: token transfers against plain transfers, full 30M-gas blocks through importBlock', blocks));
   }
   return [...results, ...abuse, ...blocks];
 }
