@@ -34,7 +34,7 @@ import { buildGenesis } from '../src/genesis/build.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
 import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool.js';
 import { silentLogger } from '../src/util/log.js';
-import { Branch, DEV_MNEMONIC, walletPath } from '../src/wallet/derivation.js';
+import { Branch, DEV_MNEMONIC, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
 import type { LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
@@ -101,10 +101,52 @@ function getGc(): { gc: () => void; exposed: boolean } {
 }
 
 /** A fresh node, and the ids of the threads its start created (its verifier workers). */
-async function startNode(genesis: Genesis, dataDir?: string): Promise<{ node: ExecutionNode; threads: Set<number> }> {
+export async function startNode(genesis: Genesis, dataDir?: string): Promise<{ node: ExecutionNode; threads: Set<number> }> {
   const before = threadIds();
   const node = await ExecutionNode.start({ genesis, ...(dataDir ? { dataDir } : {}), host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, submitRatePerIp: 0, faucetRatePerIpPerMinute: 0 });
   return { node, threads: new Set([...threadIds()].filter((t) => !before.has(t))) };
+}
+
+/**
+ * The bench chain's genesis: one validator and `accounts` prefunded accounts, all from the public
+ * dev mnemonic. `slotsPerEpoch` widens epoch 0 for runs of more than a few blocks (see buildBenchBlock).
+ */
+export function benchGenesis(accounts: number, slotsPerEpoch?: number): { genesis: Genesis; accounts: WalletKeys[]; validator: WalletKeys } {
+  const { genesis, keys } = buildGenesis({
+    validators: 1,
+    accounts,
+    preset: 'devnet',
+    chainId: CHAIN_ID,
+    networkId: 31337,
+    genesisTime: GENESIS_TIME,
+    mnemonic: DEV_MNEMONIC,
+    ...(slotsPerEpoch === undefined ? {} : { timing: { slotsPerEpoch } }),
+  });
+  const validator = keys.find((k) => k.role === 'validator' && k.index === 0)!.keys;
+  check(validator.path === walletPath(Branch.Validators, 0), 'validator 0 key path');
+  return { genesis, accounts: keys.filter((k) => k.role === 'account').map((k) => k.keys), validator };
+}
+
+/**
+ * Validator 0's block at slot `index` (one block per slot) on `parentHash`. Only slots of epoch 0
+ * are valid: their seed is drawn from the genesis mix, which is all this needs to know.
+ */
+export function buildBenchBlock(genesis: Genesis, validator: WalletKeys, index: number, parentHash: Uint8Array, transactions: StandardTx[]): Block {
+  check(index < genesis.config.slots_per_epoch, `slot ${index} is past epoch 0 (${genesis.config.slots_per_epoch} slots)`);
+  return buildSignedBlock({
+    chainId: genesis.chain_id,
+    index,
+    timestampMs: genesis.genesis_time * 1000 + index * 1000 * genesis.config.slot_seconds,
+    parentHash,
+    transactions,
+    key: validator.mldsa,
+    validatorIndex: 0,
+    validatorId: parseHex(validator.address, 'validator address', 20),
+    // Execution checks these unsigned fields: the slot's seed (epoch 0 draws from the genesis mix;
+    // the only validator is always drawn) and the validator's next RANDAO reveal.
+    vrfSeed: vrfSeed(genesisMix(genesisHash(genesis)), index),
+    randaoReveal: randaoReveal(validator.mldsaSeed, genesis.config.randao_chain_length, index),
+  });
 }
 
 function nextMessage<T>(w: Worker): Promise<T> {
@@ -172,7 +214,8 @@ async function restAdmission(
   }
 }
 
-const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promise<undefined> => {
+/** Submits through the node's admission in process, as the REST route would. */
+export const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promise<undefined> => {
   await node.submit(tx, 'rest');
   return undefined;
 };
@@ -262,11 +305,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     <T>(fn: () => Promise<T>): Promise<T> =>
       maybeProfiled(opts.profileDir, name, fn, profiles, summaries, label);
 
-  // Genesis: one validator and SENDERS prefunded accounts, all from the public dev mnemonic.
-  const { genesis, keys } = buildGenesis({ validators: 1, accounts: SENDERS, preset: 'devnet', chainId: CHAIN_ID, networkId: 31337, genesisTime: GENESIS_TIME, mnemonic: DEV_MNEMONIC });
-  const accounts = keys.filter((k) => k.role === 'account').map((k) => k.keys);
-  const validator = keys.find((k) => k.role === 'validator' && k.index === 0)!.keys;
-  check(validator.path === walletPath(Branch.Validators, 0), 'validator 0 key path');
+  const { genesis, accounts, validator } = benchGenesis(SENDERS);
 
   // (1) Raw verification on every core.
   const liboqs = await loadLiboqsBackend();
@@ -360,20 +399,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
 
   // (3) A full block: 1,428 transfers (30M gas / 21,000 each), nonce-major from every sender.
   const blockTxs = txs.slice(0, Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS));
-  const block = buildSignedBlock({
-    chainId: CHAIN_ID,
-    index: 1,
-    timestampMs: genesis.genesis_time * 1000 + 1000 * genesis.config.slot_seconds,
-    parentHash: genesisHash(genesis),
-    transactions: blockTxs,
-    key: validator.mldsa,
-    validatorIndex: 0,
-    validatorId: parseHex(validator.address, 'validator address', 20),
-    // Execution checks these unsigned fields: slot 1's seed (epoch 0 draws from the genesis mix;
-    // the only validator is always drawn) and the validator's first RANDAO reveal.
-    vrfSeed: vrfSeed(genesisMix(genesisHash(genesis)), 1),
-    randaoReveal: randaoReveal(validator.mldsaSeed, genesis.config.randao_chain_length, 1),
-  });
+  const block = buildBenchBlock(genesis, validator, 1, genesisHash(genesis), blockTxs);
   const blockBody = JSON.stringify(blockToJson(block));
   // What the engine route hands to importBlock: the in-process rows start from here.
   const parsedBlock = (): Block => blockFromJson(JSON.parse(blockBody));

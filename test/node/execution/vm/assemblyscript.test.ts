@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import asc from 'assemblyscript/asc';
 import { type ContractTxContext, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { MemoryState } from '../../../helpers/memory-state.js';
+import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData } from '../../../helpers/wat.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);
@@ -39,7 +39,7 @@ for (const runtime of ['stub', 'minimal', 'incremental']) {
   test(`runtime ${runtime}: deploys and keeps state across calls`, async () => {
     const out = await asc.compileString(SOURCE, { runtime, optimizeLevel: 3, use: ['abort=input/svcAbort'] });
     assert.ok(out.binary, out.stderr.toString());
-    const state = new MemoryState();
+    const state = (await TrieState.open()).view;
     const tx = (over: Partial<ContractTxContext>): ContractTxContext => ({ from: ALICE, to: null, value: 0n, data: new Uint8Array(0), gasLimit: 30_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0, ...over });
     const d = runContractTx(state, tx({ data: deployData(out.binary!) }));
     assert.is(d.status, 1, d.error);

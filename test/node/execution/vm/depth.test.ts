@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { concatBytes } from '../../../../src/core/codec/bytes.js';
 import { type ContractTxContext, type ContractTxResult, runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { MAX_CALL_DEPTH } from '../../../../src/node/execution/vm/schedule.js';
-import { MemoryState } from '../../../helpers/memory-state.js';
+import type { StateView } from '../../../../src/node/execution/state/types.js';
+import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 import { FORWARDER } from './contracts.js';
 
@@ -19,7 +20,7 @@ function tx(over: Partial<ContractTxContext>): ContractTxContext {
   return { from: ALICE, to: null, value: 0n, data: new Uint8Array(0), gasLimit: 30_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0, ...over };
 }
 
-function deploy(state: MemoryState, code: Uint8Array, nonce: bigint): string {
+function deploy(state: StateView, code: Uint8Array, nonce: bigint): string {
   const r = runContractTx(state, tx({ data: deployData(code), nonce }));
   assert.is(r.status, 1, r.error);
   return r.contractAddress!;
@@ -42,9 +43,9 @@ const RECURSORS: Record<string, string> = {
 };
 
 for (const [name, fn] of Object.entries(RECURSORS)) {
-  test(`unbounded recursion (${name}) ends with "call depth exceeded", status 0, all gas used`, () => {
+  test(`unbounded recursion (${name}) ends with "call depth exceeded", status 0, all gas used`, async () => {
     for (const jsDepth of [0, 5_000]) {
-      const state = new MemoryState();
+      const state = (await TrieState.open()).view;
       const c = deploy(state, wat(`(module ${HOST_IMPORTS} (memory (export "memory") 1) ${fn})`), 0n);
       const r = atJsDepth(jsDepth, () => runContractTx(state, tx({ to: c, data: callData('go') })));
       assert.is(r.status, 0);
@@ -55,17 +56,17 @@ for (const [name, fn] of Object.entries(RECURSORS)) {
 }
 
 /** Deploys `n` forwarders and returns their addresses. */
-function chain(state: MemoryState, n: number): string[] {
+function chain(state: StateView, n: number): string[] {
   return Array.from({ length: n }, (_, i) => deploy(state, FORWARDER, BigInt(i)));
 }
 
-function forward(state: MemoryState, addrs: string[]): ContractTxResult {
+function forward(state: StateView, addrs: string[]): ContractTxResult {
   const rest = concatBytes(...addrs.slice(1).map((a) => Buffer.from(a.slice(2), 'hex')));
   return runContractTx(state, tx({ to: addrs[0]!, data: callData('fwd', rest) }));
 }
 
-test(`contract call depth: ${MAX_CALL_DEPTH} nested contracts run, one more fails`, () => {
-  const state = new MemoryState();
+test(`contract call depth: ${MAX_CALL_DEPTH} nested contracts run, one more fails`, async () => {
+  const state = (await TrieState.open()).view;
   const addrs = chain(state, MAX_CALL_DEPTH + 1);
   const ok = forward(state, addrs.slice(0, MAX_CALL_DEPTH));
   assert.is(ok.status, 1, ok.error);
@@ -74,10 +75,10 @@ test(`contract call depth: ${MAX_CALL_DEPTH} nested contracts run, one more fail
   assert.is(deep.error, 'revert: chain broke');
 });
 
-test('nested contracts share the native-stack budget: recursion at the bottom of a 64-deep chain trips the injected limit', () => {
+test('nested contracts share the native-stack budget: recursion at the bottom of a 64-deep chain trips the injected limit', async () => {
   for (const jsDepth of [0, 5_000]) {
     for (const length of [1, 8, MAX_CALL_DEPTH]) {
-      const state = new MemoryState();
+      const state = (await TrieState.open()).view;
       const addrs = chain(state, length);
       assert.is(runContractTx(state, tx({ to: addrs[length - 1]!, data: callData('deep') })).status, 1);
       const r = atJsDepth(jsDepth, () => forward(state, addrs));

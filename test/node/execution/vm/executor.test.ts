@@ -6,7 +6,8 @@ import { sha3 } from '../../../../src/core/crypto/hash.js';
 import { initSignatureBackend, keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
 import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { MAX_MEMORY_PAGES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
-import { MemoryState } from '../../../helpers/memory-state.js';
+import type { StateView } from '../../../../src/node/execution/state/types.js';
+import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 import { CALLER, COUNTER, COUNTER_TOPIC, REVERT_REASON } from './contracts.js';
 
@@ -16,18 +17,23 @@ const GAS = 2_000_000n;
 
 const test = suite('vm executor');
 
+/** ALICE funded at genesis; each test runs its transactions on the head View, as one block does. */
+function funded(): Promise<TrieState> {
+  return TrieState.open({ [ALICE]: 10n ** 20n });
+}
+
 function tx(over: Partial<ContractTxContext>): ContractTxContext {
   return { from: ALICE, to: null, value: 0n, data: new Uint8Array(0), gasLimit: GAS, nonce: 0n, blockNumber: 7, timestampMs: 1_700_000_000_000, ...over };
 }
 
 /** Deploys `code` from ALICE with `nonce` and returns the contract's address. */
-function deploy(state: MemoryState, code: Uint8Array, nonce = 0n, args?: Uint8Array): string {
+function deploy(state: StateView, code: Uint8Array, nonce = 0n, args?: Uint8Array): string {
   const r = runContractTx(state, tx({ data: deployData(code, args), nonce, gasLimit: 30_000_000n }));
   assert.is(r.status, 1, r.error);
   return r.contractAddress!;
 }
 
-function call(state: MemoryState, to: string, method: string, args?: Uint8Array, over: Partial<ContractTxContext> = {}): ContractTxResult {
+function call(state: StateView, to: string, method: string, args?: Uint8Array, over: Partial<ContractTxContext> = {}): ContractTxResult {
   return runContractTx(state, tx({ to, data: callData(method, args), ...over }));
 }
 
@@ -42,8 +48,9 @@ test('contractAddress is the last 20 bytes of SHA3-256(tag ‖ sender ‖ nonce 
   assert.is.not(contractAddress(ALICE, 6n), expected);
 });
 
-test('deploy: address from sender and nonce, code stored, init runs with the constructor args, gas at least the intrinsic', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('deploy: address from sender and nonce, code stored, init runs with the constructor args, gas at least the intrinsic', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const data = deployData(COUNTER, u64LE(41n));
   const r = runContractTx(state, tx({ data, nonce: 3n }));
   assert.is(r.status, 1, r.error);
@@ -56,8 +63,9 @@ test('deploy: address from sender and nonce, code stored, init runs with the con
   assert.is(counterValue(call(state, r.contractAddress!, 'get')), 41n);
 });
 
-test('storage persists across calls, logs carry address, topics and data, the return data comes back', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('storage persists across calls, logs carry address, topics and data, the return data comes back', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   for (let i = 1n; i <= 3n; i++) {
     const r = call(state, c, 'increment');
@@ -77,8 +85,9 @@ test('storage persists across calls, logs carry address, topics and data, the re
   assert.equal(call(state, c, 'is_set').returnData, Uint8Array.of(0));
 });
 
-test('context: caller, own address, value, block number, timestamp and input', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('context: caller, own address, value, block number, timestamp and input', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const input = Uint8Array.of(9, 8, 7);
   const r = call(state, c, 'context', input, { value: 1234n });
@@ -94,45 +103,49 @@ test('context: caller, own address, value, block number, timestamp and input', (
   assert.is(state.account(c).balance, 1234n);
 });
 
-test('revert: status 0 with the reason, gas used so far charged, every change and log undone', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('revert: status 0 with the reason, gas used so far charged, every change and log undone', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   call(state, c, 'increment');
-  const before = state.digest();
+  const before = chain.digest();
   const r = call(state, c, 'fail', undefined, { value: 5n });
   assert.is(r.status, 0);
   assert.is(r.error, `revert: ${REVERT_REASON}`);
   assert.equal(new TextDecoder().decode(r.returnData), REVERT_REASON);
   assert.ok(r.gasUsed > 21_000n + STORAGE_WRITE_GAS && r.gasUsed < GAS, `gas used ${r.gasUsed}`);
   assert.is(r.logs.length, 0);
-  assert.is(state.digest(), before);
+  assert.is(chain.digest(), before);
   assert.is(counterValue(call(state, c, 'get')), 1n);
 });
 
-test('out of gas in an infinite loop: status 0, the whole gas limit used, state untouched, bounded by the budget', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('out of gas in an infinite loop: status 0, the whole gas limit used, state untouched, bounded by the budget', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
-  const before = state.digest();
+  const before = chain.digest();
   const r = call(state, c, 'spin', undefined, { gasLimit: 30_000_000n, value: 1n });
   assert.is(r.status, 0);
   assert.is(r.error, 'out of gas');
   assert.is(r.gasUsed, 30_000_000n);
-  assert.is(state.digest(), before);
+  assert.is(chain.digest(), before);
 });
 
-test('a trap: status 0, the whole gas limit used, state untouched', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('a trap: status 0, the whole gas limit used, state untouched', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
-  const before = state.digest();
+  const before = chain.digest();
   const r = call(state, c, 'trap');
   assert.is(r.status, 0);
   assert.match(r.error!, /^trap: /);
   assert.is(r.gasUsed, GAS);
-  assert.is(state.digest(), before);
+  assert.is(chain.digest(), before);
 });
 
-test('memory grows to the cap and no further; each page is charged, so a small budget runs out', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('memory grows to the cap and no further; each page is charged, so a small budget runs out', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const r = call(state, c, 'grow', undefined, { gasLimit: 5_000_000n });
   assert.is(r.status, 1, r.error);
@@ -143,8 +156,9 @@ test('memory grows to the cap and no further; each page is charged, so a small b
   assert.is(poor.error, 'out of gas');
 });
 
-test('bulk memory operations are charged by length', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('bulk memory operations are charged by length', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const r = call(state, c, 'fill');
   assert.is(r.status, 1, r.error);
@@ -152,8 +166,9 @@ test('bulk memory operations are charged by length', () => {
   assert.ok(r.gasUsed >= 21_000n + 3n * (65_536n / 32n), `gas used ${r.gasUsed}`);
 });
 
-test('unknown, private and init methods are refused; malformed call data is status 0', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('unknown, private and init methods are refused; malformed call data is status 0', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   for (const m of ['nope', '_private', 'init', 'memory']) {
     const r = call(state, c, m);
@@ -165,8 +180,9 @@ test('unknown, private and init methods are refused; malformed call data is stat
   assert.is(r.gasUsed, 21_000n);
 });
 
-test('value to an account without code, or to a contract with empty data, moves value and runs nothing', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('value to an account without code, or to a contract with empty data, moves value and runs nothing', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const r1 = runContractTx(state, tx({ to: BOB, value: 7n }));
   const r2 = runContractTx(state, tx({ to: c, value: 9n }));
@@ -175,8 +191,9 @@ test('value to an account without code, or to a contract with empty data, moves 
   assert.is(state.account(c).balance, 9n);
 });
 
-test('sha3, transfer and balance host functions', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('sha3, transfer and balance host functions', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const msg = new TextEncoder().encode('hello');
   assert.equal(call(state, c, 'hash', msg).returnData, sha3(msg));
@@ -190,8 +207,9 @@ test('sha3, transfer and balance host functions', () => {
   assert.is(state.account(c).balance, 40n);
 });
 
-test('ML-DSA-65 verify host function: valid and tampered signatures, 50,000 gas', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('ML-DSA-65 verify host function: valid and tampered signatures, 50,000 gas', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const { publicKey, secretKey } = keygenFromSeed(new Uint8Array(32).fill(3));
   const msg = new TextEncoder().encode('pay bob');
@@ -210,10 +228,11 @@ test('determinism across signature backends: the ML-DSA host function gives iden
   const inputs = [concatBytes(publicKey, sig, msg), concatBytes(publicKey, sig, msg.subarray(1)), concatBytes(publicKey, new Uint8Array(3309).fill(0xff), msg)];
   const runWith = async (backend: 'noble' | 'liboqs'): Promise<{ results: ContractTxResult[]; digest: string }> => {
     await initSignatureBackend(backend);
-    const state = new MemoryState().fund(ALICE, 10n ** 20n);
+    const chain = await funded();
+    const state = chain.view;
     const c = deploy(state, COUNTER);
     const results = inputs.map((input) => call(state, c, 'verify', input, { gasLimit: 5_000_000n }));
-    return { results, digest: state.digest() };
+    return { results, digest: chain.digest() };
   };
   try {
     const noble = await runWith('noble');
@@ -226,16 +245,18 @@ test('determinism across signature backends: the ML-DSA host function gives iden
   }
 });
 
-test('gas_left falls as the call proceeds and stays below the budget', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('gas_left falls as the call proceeds and stays below the budget', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, COUNTER);
   const r = call(state, c, 'gas');
   const left = new DataView(r.returnData.buffer, r.returnData.byteOffset).getBigUint64(0, true);
   assert.ok(left > 0n && left < GAS - 21_000n);
 });
 
-test('nested call: success keeps the callee changes and logs; revert and trap undo only the callee', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('nested call: success keeps the callee changes and logs; revert and trap undo only the callee', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const counter = deploy(state, COUNTER, 0n);
   const caller = deploy(state, CALLER, 1n);
   const target = Buffer.from(counter.slice(2), 'hex');
@@ -264,8 +285,9 @@ test('nested call: success keeps the callee changes and logs; revert and trap un
   assert.equal(missing.returnData[0], 0);
 });
 
-test('nested out-of-gas consumes the forwarded gas only: the caller keeps 1/64 and finishes', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('nested out-of-gas consumes the forwarded gas only: the caller keeps 1/64 and finishes', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const counter = deploy(state, COUNTER, 0n);
   const caller = deploy(state, CALLER, 1n);
   const r = call(state, caller, 'call_it', concatBytes(Buffer.from(counter.slice(2), 'hex'), callData('spin')), { gasLimit: 5_000_000n });
@@ -274,8 +296,9 @@ test('nested out-of-gas consumes the forwarded gas only: the caller keeps 1/64 a
   assert.ok(r.gasUsed > 4_800_000n, `gas used ${r.gasUsed}`);
 });
 
-test('re-entrancy: a call to a contract already on the call stack fails', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('re-entrancy: a call to a contract already on the call stack fails', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const a = deploy(state, CALLER, 0n);
   const b = deploy(state, CALLER, 1n);
   const counter = deploy(state, COUNTER, 2n);
@@ -298,8 +321,9 @@ const LOOP = wat(`(module ${HOST_IMPORTS} (memory (export "mem") 1)
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $l (i32.lt_u (local.get $i) (local.get $n))))))`);
 
-test('metering charges every loop iteration its instructions exactly (8 gas for an 8-instruction body)', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('metering charges every loop iteration its instructions exactly (8 gas for an 8-instruction body)', async () => {
+  const chain = await funded();
+  const state = chain.view;
   const c = deploy(state, LOOP);
   const n = (k: number): Uint8Array => Uint8Array.of(k & 0xff, (k >> 8) & 0xff, 0, 0);
   const g1000 = call(state, c, 'loop', n(1000));
@@ -311,10 +335,11 @@ test('metering charges every loop iteration its instructions exactly (8 gas for 
   assert.is(tight.error, 'out of gas');
 });
 
-test('determinism: the same transactions give identical results, gas and state, with a fresh module cache', () => {
-  const runAll = (): { results: ContractTxResult[]; digest: string } => {
+test('determinism: the same transactions give identical results, gas and state, with a fresh module cache', async () => {
+  const runAll = async (): Promise<{ results: ContractTxResult[]; digest: string }> => {
     clearModuleCache();
-    const state = new MemoryState().fund(ALICE, 10n ** 20n);
+    const chain = await funded();
+    const state = chain.view;
     const results: ContractTxResult[] = [];
     const counter = contractAddress(ALICE, 0n);
     const caller = contractAddress(ALICE, 1n);
@@ -323,10 +348,10 @@ test('determinism: the same transactions give identical results, gas and state, 
     for (const m of ['increment', 'fail', 'grow', 'spin', 'trap', 'increment', 'fill']) results.push(call(state, counter, m, undefined, { gasLimit: 3_000_000n }));
     results.push(call(state, caller, 'call_it', concatBytes(Buffer.from(counter.slice(2), 'hex'), callData('increment'))));
     results.push(call(state, caller, 'call_it', concatBytes(Buffer.from(counter.slice(2), 'hex'), callData('spin')), { gasLimit: 3_000_000n }));
-    return { results, digest: state.digest() };
+    return { results, digest: chain.digest() };
   };
-  const a = runAll();
-  const b = runAll();
+  const a = await runAll();
+  const b = await runAll();
   assert.equal(a.results, b.results);
   assert.is(a.digest, b.digest);
 });

@@ -10,7 +10,7 @@ import { runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { instrument } from '../../../../src/node/execution/vm/instrument.js';
 import { validateModule } from '../../../../src/node/execution/vm/validate.js';
 import { Rng } from '../../../helpers/fuzz.js';
-import { MemoryState } from '../../../helpers/memory-state.js';
+import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData } from '../../../helpers/wat.js';
 import { CALLER, COUNTER, FORWARDER } from './contracts.js';
 
@@ -30,7 +30,7 @@ function mutate(rng: Rng, base: Uint8Array): Uint8Array {
   return out;
 }
 
-test(`${ROUNDS} mutated modules: refused with a typed error, or accepted, rewritten and run (seed ${SEED})`, () => {
+test(`${ROUNDS} mutated modules: refused with a typed error, or accepted, rewritten and run (seed ${SEED})`, async () => {
   const rng = new Rng(SEED);
   let accepted = 0;
   for (let round = 0; round < ROUNDS; round++) {
@@ -44,7 +44,7 @@ test(`${ROUNDS} mutated modules: refused with a typed error, or accepted, rewrit
     }
     accepted++;
     assert.ok(WebAssembly.validate(stored), `round ${round}: stored form invalid`);
-    const state = new MemoryState().fund(ALICE, 10n ** 20n);
+    const state = (await TrieState.open({ [ALICE]: 10n ** 20n })).view;
     const d = runContractTx(state, { from: ALICE, to: null, value: 0n, data: deployData(code), gasLimit: 30_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0 });
     if (d.status !== 1) continue;
     for (const method of ['increment', 'get', 'fwd', 'call_it', 'spin']) {

@@ -9,7 +9,7 @@ import { MAX_CODE_BYTES, MAX_MEMORY_PAGES } from '../../../../src/node/execution
 import { HOST_SIGNATURES, validateModule } from '../../../../src/node/execution/vm/validate.js';
 import { encodeModule, parseModule } from '../../../../src/node/execution/vm/wasm.js';
 import { expectError } from '../../../helpers/assert.js';
-import { MemoryState } from '../../../helpers/memory-state.js';
+import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 import { COUNTER } from './contracts.js';
 
@@ -106,16 +106,17 @@ test('unsupported features are refused by name', () => {
   refused(encodeModule(m), 'CONTRACT_UNSUPPORTED_FEATURE', /tail calls/);
 });
 
-test('a refused module costs only the intrinsic gas at execution and creates nothing', () => {
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+test('a refused module costs only the intrinsic gas at execution and creates nothing', async () => {
+  const chain = await TrieState.open({ [ALICE]: 10n ** 20n });
+  const state = chain.view;
   const code = wat(`(module (import "env" "abort" (func)) ${MEM})`);
   const ctx: ContractTxContext = { from: ALICE, to: null, value: 0n, data: deployData(code), gasLimit: 1_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0 };
-  const before = state.digest();
+  const before = chain.digest();
   const r = runContractTx(state, ctx);
   assert.is(r.status, 0);
   assert.is(r.gasUsed, intrinsicGas(null, ctx.data));
   assert.match(r.error!, /env\.abort is not allowed/);
-  assert.is(state.digest(), before);
+  assert.is(chain.digest(), before);
 });
 
 const START = wat(`(module ${HOST_IMPORTS} ${MEM}
@@ -124,7 +125,7 @@ const START = wat(`(module ${HOST_IMPORTS} ${MEM}
   (start $start)
   (func (export "ran") (i64.store (i32.const 0) (global.get $ran)) (call $set_return (i32.const 0) (i32.const 8))))`);
 
-test('the start function is moved out of instantiation and run by the VM once gas is set', () => {
+test('the start function is moved out of instantiation and run by the VM once gas is set', async () => {
   const stored = instrument(validateModule(START));
   const m = parseModule(stored);
   assert.is(m.start, undefined);
@@ -132,17 +133,17 @@ test('the start function is moved out of instantiation and run by the VM once ga
   // Instantiating the stored form runs nothing: the start function would have traced into gas.
   const inst = new WebAssembly.Instance(new WebAssembly.Module(stored), { svc: Object.fromEntries(Object.keys(HOST_SIGNATURES).map((k) => [k, () => 0])) });
   assert.is((inst.exports[GAS_EXPORT] as WebAssembly.Global).value, 0n);
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+  const state = (await TrieState.open({ [ALICE]: 10n ** 20n })).view;
   const d = runContractTx(state, { from: ALICE, to: null, value: 0n, data: deployData(START), gasLimit: 1_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0 });
   assert.is(d.status, 1, d.error);
   const r = runContractTx(state, { from: ALICE, to: d.contractAddress, value: 0n, data: callData('ran'), gasLimit: 1_000_000n, nonce: 1n, blockNumber: 1, timestampMs: 0 });
   assert.equal(r.returnData, u64LE(1n), 'the start function ran once in this instance, before the method');
 });
 
-test('a start function that never ends runs out of the deployment gas instead of hanging instantiation', () => {
+test('a start function that never ends runs out of the deployment gas instead of hanging instantiation', async () => {
   const code = wat(`(module ${MEM} (func $s (loop $l (br $l))) (start $s))`);
   validateDeploy(deployData(code));
-  const state = new MemoryState().fund(ALICE, 10n ** 20n);
+  const state = (await TrieState.open({ [ALICE]: 10n ** 20n })).view;
   const r = runContractTx(state, { from: ALICE, to: null, value: 0n, data: deployData(code), gasLimit: 3_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0 });
   assert.is(r.status, 0);
   assert.is(r.error, 'out of gas');
