@@ -90,7 +90,7 @@ export function backendFromEnv(): BackendChoice {
 
 /**
  * Selects the process-wide backend. Call once at start-up; until then noble serves (correct, slower).
- * `SVC_CRYPTO_BACKEND` overrides `choice` so operators can pin the reference implementation.
+ * `choice` defaults to `SVC_CRYPTO_BACKEND` (the nodes pass backendFromEnv() explicitly), so operators can pin the reference implementation.
  */
 export async function initSignatureBackend(
   choice: BackendChoice = backendFromEnv(),
