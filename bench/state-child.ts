@@ -14,6 +14,7 @@ import { StateDb } from '../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
 import type { View } from '../src/node/execution/state/view.js';
 import { DEFAULT_CHAIN_CACHE } from '../src/node/execution/blocks.js';
+import { EXECUTION_DB_OPTIONS } from '../src/node/execution/store.js';
 
 /** What one child reports. */
 export interface StateChildResult {
@@ -150,7 +151,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
 }
 
 async function open(dir: string): Promise<{ db: Db; store: ChainStore; state: StateDb }> {
-  const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+  const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
   await db.open();
   const store = new ChainStore(db);
   return { db, store, state: await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes) };

@@ -23,6 +23,7 @@ import { Faucet } from './faucet.js';
 import { PoolJournal } from './journal.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from '../shared/store.js';
+import { EXECUTION_DB_OPTIONS } from './store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
 import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
@@ -98,8 +99,8 @@ export class ExecutionNode {
       // own lock no longer stops a second node here; this does, as the lock does across processes.
       const location = resolve(`${opts.dataDir}/chain`);
       if (openDirs.has(location)) throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`, 500);
-      // multithreading: the state's reader thread (state/sync-reader.ts) shares this handle.
-      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true } as never) as unknown as Db;
+      // The options bound LevelDB's memory-mapped tables and share the handle with the state's reader thread (store.ts).
+      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, EXECUTION_DB_OPTIONS as never) as unknown as Db;
       openDirs.set(location, db);
     } else {
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;

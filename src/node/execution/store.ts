@@ -18,6 +18,18 @@
  */
 export const SCHEMA_VERSION = 4;
 
+/**
+ * classic-level open options of the execution database (the node and the state bench open it the
+ * same way). LevelDB memory-maps every table file it holds open, and the pages reads touch stay
+ * resident: with the default 1,000 open files a 1,000,000-account state kept about 410 MB of its
+ * tables resident, growing with the database. 128 open files (118 tables after LevelDB's 10
+ * other files) bound that to the tables in use: the state bench's resident memory fell from about
+ * 775 to 400 MB. Fewer files cost block time (a table reopened on a miss re-reads its index and
+ * filter): at 64 the per-block state-root update was ~17% slower, at 128 ~8%, within the noise.
+ * `multithreading` lets the state's reader thread share the handle.
+ */
+export const EXECUTION_DB_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true, maxOpenFiles: 128 } as const;
+
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Key layout. Heights and indexes are zero-padded so lexicographic order is numeric order. */
