@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import { createServer } from '../../../src/node/shared/http.js';
 import { EVENT_TYPES, EventHub, type BeaconEvent, type EventHubOptions } from '../../../src/node/beacon/events.js';
 import { BeaconMetrics } from '../../../src/node/beacon/metrics.js';
-import type { Logger } from '../../../src/util/log.js';
+import { captureLog, type LogLine } from '../../helpers/log.js';
 
 const DEADLINE_MS = 10_000;
 
@@ -37,22 +37,6 @@ async function within<T>(p: Promise<T>, what: string, ms = DEADLINE_MS): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-interface LogLine {
-  level: string;
-  msg: string;
-  fields: Record<string, unknown>;
-}
-
-function captureLog(): { log: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at =
-    (level: string) =>
-    (msg: string, fields: Record<string, unknown> = {}): void => {
-      lines.push({ level, msg, fields });
-    };
-  return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
 }
 
 interface Harness {

@@ -32,7 +32,7 @@ import { ValidatorClient, type ValidatorClientOptions } from '../../../src/node/
 import { FakeTime } from './fake-time.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
-import type { Logger } from '../../../src/util/log.js';
+import { captureLog, type LogLine } from '../../helpers/log.js';
 import { cliEnv, runCli } from '../../helpers/cli.js';
 import { bytesIs } from '../../helpers/assert.js';
 import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
@@ -196,18 +196,6 @@ class FakeBeacon {
 
 // ---------------------------------------------------------------------------------------------
 // Harness
-
-interface LogLine {
-  level: string;
-  msg: string;
-  fields: Record<string, unknown>;
-}
-
-function captureLog(): { log: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
-  return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
-}
 
 interface Harness {
   client: ValidatorClient;

@@ -28,26 +28,14 @@ import { backoffDelay, eventStreamUrl, parseStreamMessage } from '../../../src/n
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
 import { SvcError } from '../../../src/core/errors.js';
-import { silentLogger, type Logger } from '../../../src/util/log.js';
+import { silentLogger } from '../../../src/util/log.js';
+import { captureLog, type LogLine } from '../../helpers/log.js';
 import { waitFor } from '../../helpers/network.js';
 import { type Harness, bget, okData, randaoChain, sample, startHarness, stopHarness } from '../beacon/fixture.js';
 import { devnet } from '../execution/fixture.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-interface LogLine {
-  at: number;
-  level: string;
-  msg: string;
-  fields: Record<string, unknown>;
-}
-
-function captureLog(): { log: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ at: Date.now(), level, msg, fields });
-  return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
-}
 
 async function metric(client: ValidatorClient, name: string, labels = ''): Promise<number | undefined> {
   return sample(await client.metrics.text(), name, labels);

@@ -25,7 +25,7 @@ import type { HeadEvent } from '../../../src/node/beacon/events.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ValidatorClient } from '../../../src/node/validator/client.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
-import type { Logger } from '../../../src/util/log.js';
+import { captureLog } from '../../helpers/log.js';
 import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
 import { waitFor } from '../../helpers/network.js';
 import { BEACON_CHAIN_ID, BEACON_NETWORK_ID, type Duty, type Harness, bget, bpost, buildProposal, okData, proposeBlock, randaoChain, sample, startHarness, stopHarness } from '../beacon/fixture.js';
@@ -34,18 +34,6 @@ import { FakeTime } from './fake-time.js';
 /** 2023-11-14T22:13:20Z: any fixed past time works; this one gives the roles asserted below. */
 const GENESIS_TIME = 1_700_000_000;
 const VALIDATORS = 4;
-
-interface LogLine {
-  level: string;
-  msg: string;
-  fields: Record<string, unknown>;
-}
-
-function captureLog(): { log: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
-  return { log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
-}
 
 /** The beacon's head. */
 async function head(h: Harness): Promise<HeadView> {
