@@ -5,6 +5,7 @@
  * the engine API in-process. Tests in this file run in order and share one node.
  */
 import { suite } from 'uvu';
+import { freePort } from '../helpers/network.js';
 import * as assert from 'uvu/assert';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -31,17 +32,6 @@ const HASH_RE = /^0x[0-9a-f]{64}$/;
 /** Deadline for the node to answer /health after spawning. */
 const READY_MS = 20_000;
 
-/** A port that was free a moment ago (bind to 0, read it, release it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Calls `probe` until it returns a value other than undefined (probe errors count as "not yet"),

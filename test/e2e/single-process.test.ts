@@ -2,20 +2,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { RUN_JS, cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { freePort } from '../helpers/network.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function poll<T>(what: string, check: () => Promise<T | undefined>, ms: number): Promise<T> {
   const deadline = Date.now() + ms;

@@ -8,20 +8,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { anyFreePort } from '../../src/devnet/ports.js';
 import { RUN_JS, cliEnv, expectJsonOk, runCli, withTempDir } from './cli.js';
 
-/** A TCP port free on 127.0.0.1 right now. */
+/**
+ * A port free on 127.0.0.1 now, below the ephemeral range and reserved against every other svc
+ * process choosing ports at the same time (parallel test files, devnets): see src/devnet/ports.ts.
+ */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
+  return anyFreePort();
 }
 
 /** GET and parse JSON (5 s deadline). */

@@ -3,21 +3,12 @@
  * free loopback ports, ready once it logs "execution node started".
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { cliEnv, RUN_JS } from '../../helpers/cli.js';
+import { freePort } from '../../helpers/network.js';
 
-/** A loopback port nobody listens on now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
+
 
 /** A running node process. */
 export interface Proc {
