@@ -51,10 +51,11 @@ function releaseMine(): void {
 
 /**
  * Reserves `port` for this process: true when it created the reservation (or took over one whose
- * pid is dead), false when a live process (this one included) holds it. Reservations are dropped
- * when this process exits; the ports stay bound by the processes they were chosen for.
+ * pid is dead, or `reuseOwn` and this process holds it), false when another live process (or,
+ * without `reuseOwn`, this one) holds it. Reservations are dropped when this process exits; the
+ * ports stay bound by the processes they were chosen for.
  */
-export function reservePort(port: number): boolean {
+export function reservePort(port: number, reuseOwn = false): boolean {
   const dir = reservationDir();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, String(port));
@@ -76,7 +77,8 @@ export function reservePort(port: number): boolean {
     } catch {
       continue; // released between our write and our read: try again
     }
-    if (holder === process.pid || pidAlive(holder)) return false;
+    if (holder === process.pid) return reuseOwn;
+    if (pidAlive(holder)) return false;
     // Stale: exactly one contender can rename the stale file away (the others get ENOENT), so
     // two processes never both take over the same reservation.
     const aside = `${file}.stale-${process.pid}`;
@@ -99,9 +101,9 @@ export function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** Reserves and returns `port` when no svc process holds it and it can be bound now. */
-async function claim(port: number, host: string): Promise<boolean> {
-  if (!reservePort(port)) return false;
+/** Reserves `port` when no other svc process holds it and it can be bound now. */
+async function claim(port: number, host: string, reuseOwn: boolean): Promise<boolean> {
+  if (!reservePort(port, reuseOwn)) return false;
   if (await portFree(port, host)) return true;
   // Bound by something that is not an svc chooser: leave the reservation so nobody else tries it
   // until we exit, which costs nothing.
@@ -118,20 +120,22 @@ export async function anyFreePort(host = '127.0.0.1', avoid: readonly number[] =
   for (let i = 0; i < size; i++) {
     const port = PORT_RANGE_FIRST + ((start + i) % size);
     if (avoid.includes(port)) continue;
-    if (await claim(port, host)) return port;
+    if (await claim(port, host, false)) return port;
   }
   throw new Error(`no free port between ${PORT_RANGE_FIRST} and ${PORT_RANGE_LAST} on ${host}`);
 }
 
 /**
- * One port per entry of `preferred`: that port when it is free, unreserved and not already
- * chosen, else a free port below the ephemeral range. The nodes still fail clearly if something
- * outside svc binds a port between this choice and their start.
+ * One port per entry of `preferred`: that port when it is free, not reserved by another process
+ * and not already chosen, else a free port below the ephemeral range. A preferred port this
+ * process reserved earlier is its own to reuse (a devnet prepared again in one process keeps its
+ * ports). The nodes still fail clearly if something outside svc binds a port between this choice
+ * and their start.
  */
 export async function choosePorts(preferred: readonly number[]): Promise<number[]> {
   const chosen: number[] = [];
   for (const p of preferred) {
-    if (p > 0 && !chosen.includes(p) && (await claim(p, '127.0.0.1'))) {
+    if (p > 0 && !chosen.includes(p) && (await claim(p, '127.0.0.1', true))) {
       chosen.push(p);
       continue;
     }

@@ -84,9 +84,11 @@ test('choosePorts returns the preferred ports when they are free', async () => {
   let b = await kernelFreePort();
   while (b === a) b = await kernelFreePort();
   assert.equal(await choosePorts([a, b]), [a, b]);
-  // Chosen once, a port is this process's: a second choice never hands it out again.
-  const [again] = await choosePorts([a]);
-  assert.is.not(again, a);
+  // A port this process chose before is still its own to prefer (a devnet prepared again).
+  assert.equal(await choosePorts([a]), [a]);
+  // But a scan never hands it out again.
+  const scanned = await anyFreePort('127.0.0.1');
+  assert.ok(scanned !== a && scanned !== b);
 });
 
 test('choosePorts replaces a taken preferred port with a different free one', async () => {
@@ -176,6 +178,7 @@ test('a port reserved by a live process is not chosen by another; a dead one\'s 
   assert.is(reservePort(stalePort), true, 'a dead pid\'s reservation is taken over');
   assert.is(readFileSync(join(reservations, String(stalePort)), 'utf8'), String(process.pid));
   assert.is(reservePort(stalePort), false, 'and is then ours: not handed out twice');
+  assert.is(reservePort(stalePort, true), true, 'unless we ask to reuse our own');
 });
 
 test.run();
