@@ -550,10 +550,15 @@ export class BeaconChain {
     for (const [key, att] of this.pool) if (att.data.target.epoch + 1 < epoch) this.pool.delete(key);
   }
 
-  /** What a validator attesting at `slot` votes for: the head, and the FFG source and target. */
+  /**
+   * What a validator attesting at `slot` votes for: the head as of that slot, and the FFG source
+   * and target. A validator that runs late (a loaded machine) may ask after a later slot's block
+   * arrived; a vote for a block after its own slot is invalid, so it gets the head's latest
+   * ancestor at or before `slot`, as Ethereum's produceAttestationData does.
+   */
   attestationData(slot: number): { slot: number; beacon_block_root: string; source: CheckpointHex; target: CheckpointHex } {
     if (slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
-    const head = this.forkChoice.head();
+    const head = this.forkChoice.blockAtSlot(this.forkChoice.head(), slot);
     const epoch = epochOfSlot(this.genesis, slot);
     return { slot, beacon_block_root: head, source: this.sourceFor(head, epoch), target: { epoch, root: this.forkChoice.checkpointFor(head, epoch) } };
   }

@@ -296,6 +296,13 @@ export class ForkChoice {
     return this.ancestorAtSlot(this.mustIndex(root, 'root'), this.nodes[a]!.slot) === a;
   }
 
+  /** The latest block at or before `slot` on `headRoot`'s branch (the head itself when it is not after `slot`). */
+  blockAtSlot(headRoot: Root, slot: number): Root {
+    const a = this.ancestorAtSlot(this.mustIndex(headRoot, 'headRoot'), parseUint(slot, 'slot'));
+    if (a < 0) throw new ForkChoiceError('CHECKPOINT_UNAVAILABLE', `the block at slot ${slot} of ${headRoot} lies before the oldest block held`);
+    return this.nodes[a]!.root;
+  }
+
   /** Epoch-`epoch` checkpoint root on `headRoot`'s branch: the block at the epoch's start slot or the latest before it. */
   checkpointFor(headRoot: Root, epoch: number): Root {
     const i = this.mustIndex(headRoot, 'headRoot');

@@ -162,7 +162,7 @@ lmd('blocks: unknown parent, non-increasing slot, duplicates, conflicts', () => 
   assert.equal(fc.getBlock(G), { root: G, parentRoot: null, slot: 0 });
 });
 
-lmd('checkpointFor: the epoch start block, or the latest block before it; isDescendant', () => {
+lmd('checkpointFor: the epoch start block, or the latest block before it; blockAtSlot; isDescendant', () => {
   const fc = store();
   const a3 = add(fc, 3, G, 3);
   const a6 = add(fc, 6, a3, 6);
@@ -176,6 +176,13 @@ lmd('checkpointFor: the epoch start block, or the latest block before it; isDesc
   assert.is(fc.checkpointFor(b5, 2), b5);
   assert.is(fc.checkpointFor(a6, 1), a3);
   expectError(() => fc.checkpointFor(root(77), 1), ForkChoiceError, { code: 'UNKNOWN_BLOCK', status: 404 });
+
+  assert.is(fc.blockAtSlot(a9, 9), a9, 'the head at its own slot');
+  assert.is(fc.blockAtSlot(a9, 20), a9, 'a later slot: still the head');
+  assert.is(fc.blockAtSlot(a9, 7), a6, 'an earlier slot: the latest ancestor at or before it');
+  assert.is(fc.blockAtSlot(a9, 2), G);
+  assert.is(fc.blockAtSlot(b5, 4), a3);
+  expectError(() => fc.blockAtSlot(root(77), 1), ForkChoiceError, { code: 'UNKNOWN_BLOCK' });
 
   assert.ok(fc.isDescendant(G, a9));
   assert.ok(fc.isDescendant(a3, b5));

@@ -352,6 +352,13 @@ proposals('attestations: a bad signature is refused (INVALID_SIGNATURE), a valid
 
   // Attestation data for a slot that has not started is refused.
   expectEnvelope(await bget(h, `/api/v1/validator/attestation_data?slot=${currentSlot(h) + 3}`), 400, 'FUTURE_SLOT');
+
+  // A validator running late asks after a later block arrived: it gets the head as of its own
+  // slot, never a block after it (a vote for that would be refused as invalid).
+  assert.ok(head.slot > 0, 'earlier tests proposed blocks');
+  const late = okData(await bget(h, `/api/v1/validator/attestation_data?slot=${head.slot - 1}`));
+  assert.is(late.slot, head.slot - 1);
+  assert.is.not(late.beacon_block_root, head.root);
 });
 
 proposals('included attestations: the pool offers received votes, a block including them is accepted and counted, a forged or repeated one is refused', async (ctx) => {
