@@ -19,6 +19,7 @@ import { type DevnetLayout, devnetLayout, devnetOwnedPaths, nodeTokenPath } from
 import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
 import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, multiProcessPlan, singleProcessPlan } from './plan.js';
 import { type ProcessSpec, Supervisor } from './supervisor.js';
+import { writeMonitoring } from './monitoring.js';
 
 /** Chain identity of every devnet (like anvil's 31337). */
 const DEVNET_CHAIN = { chainId: 'svc-devnet', networkId: 1337 } as const;
@@ -119,6 +120,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     updated_at: '',
   };
   await writeManifest(manifest);
+  await writeMonitoring(layout, manifest);
   await writeFileAtomic(currentPointerPath(), layout.dir + '\n', { force: true, mode: 0o644 });
   return { layout, manifest, genesis, resumed, groups };
 }
