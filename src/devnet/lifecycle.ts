@@ -88,12 +88,12 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   }
 
   const n = genesis.validators.length;
-  const nodePorts = await allocatePorts(previous, count, n, shape.p2p, o.singleProcess);
+  const nodePorts = await allocatePorts(previous, count, n, shape.p2p);
   const keys = keystoreList(layout, genesis);
   const nodes = await describeNodes(layout, genesis, nodePorts.nodes, shape);
   const node0 = nodes[0]!;
-  const ports = { ...node0.ports, validator_metrics: o.singleProcess ? [] : nodePorts.validatorMetrics };
-  const groups = o.singleProcess ? singleProcessPlan(layout, node0) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
+  const ports = { ...node0.ports, validator_metrics: nodePorts.validatorMetrics };
+  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
   const manifest: DevnetManifest = {
     version: MANIFEST_VERSION,
     dir: layout.dir,

@@ -39,8 +39,9 @@ export function monitoringPaths(layout: Pick<DevnetLayout, 'monitoring'>): { con
 
 /**
  * Every metrics endpoint the devnet's processes serve: each node's execution REST port and beacon
- * port, and each validator process's metrics port (none in single-process mode, where the
- * validators run inside `svc node all` without a metrics server).
+ * port, and each validator's metrics port (its own process, or in single-process mode the server
+ * `svc node all --validator-metrics-ports` starts for it). A manifest without validator ports
+ * (written before single-process validators had them) lists execution and the beacon only.
  */
 export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): ScrapeTarget[] {
   const out: ScrapeTarget[] = [];

@@ -68,9 +68,9 @@ test('scrapeTargets: each node\'s execution and beacon, each validator\'s metric
       ['svc-validator', '127.0.0.1:8548', '1', '1'],
     ],
   );
-  // Single-process: the validators run inside svc node all, with no metrics port of their own.
-  const single: DevnetManifest = { ...structuredClone(m), mode: 'single-process', ports: { ...m.ports, validator_metrics: [] } };
-  assert.equal(scrapeTargets(single).map((t) => t.job), ['svc-execution', 'svc-beacon']);
+  // A manifest from before single-process validators had metrics ports: execution and the beacon only.
+  const older: DevnetManifest = { ...structuredClone(m), mode: 'single-process', ports: { ...m.ports, validator_metrics: [] } };
+  assert.equal(scrapeTargets(older).map((t) => t.job), ['svc-execution', 'svc-beacon']);
 });
 
 test('prometheusConfig: 5 s scrape and evaluation, the rule file, one job per kind; a hostile directory name stays a comment', () => {
@@ -86,6 +86,24 @@ test('prometheusConfig: 5 s scrape and evaluation, the rule file, one job per ki
     ['svc-validator', '127.0.0.1:8548', { node: '0', validator: '1' }],
   ]);
 });
+
+test('prepareDevnet --single-process: svc node all serves each validator\'s metrics on the ports the scrape config lists', () =>
+  withTempDir((tmp) =>
+    withSvcHome(tmp, async () => {
+      const dir = join(tmp, 'single');
+      const prep = await prepareDevnet({ dir, accounts: 1, kdfMemoryKib: 64, fresh: false, singleProcess: true, validators: 2 });
+      const m = prep.manifest;
+      assert.is(m.ports.validator_metrics.length, 2);
+      const all = prep.groups.flat().find((s) => s.name === 'node')!;
+      assert.is(all.args[all.args.indexOf('--validator-metrics-ports') + 1], m.ports.validator_metrics.join(','));
+      const config = await readFile(monitoringPaths(devnetLayout(dir)).config, 'utf8');
+      assert.equal(
+        targetsIn(config).filter(([job]) => job === 'svc-validator').map(([, target, labels]) => [target, labels.validator]),
+        m.ports.validator_metrics.map((p, i) => [`127.0.0.1:${p}`, String(i)]),
+      );
+    }),
+  ),
+);
 
 test('prepareDevnet writes DIR/monitoring/prometheus.yml with the ports it chose, the rules and dashboard beside it; promtool accepts it', () =>
   withTempDir((tmp) =>

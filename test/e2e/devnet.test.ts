@@ -85,7 +85,8 @@ async function metricsText(target: string): Promise<string> {
 }
 
 /**
- * The scrape configuration `up` wrote names every process's metrics endpoint, each answering;
+ * The scrape configuration `up` wrote names every metrics endpoint (execution, beacon, each
+ * validator), each answering;
  * the beacon counts finalised blocks (execution's finalised height), not checkpoints; the
  * validators count the blocks, VRF proofs and votes they sign.
  */
@@ -209,6 +210,8 @@ test('devnet up --single-process: transfer finalised; a SIGKILLed supervisor lea
       const s = await status(env, dir);
       assert.is(s.healthy, true, JSON.stringify(s.problems));
       assert.is(s.mode, 'single-process');
+      // svc node all serves each validator's metrics on the port the scrape config lists.
+      await checkMonitoring(up, dir);
 
       // The supervisor dies without stopping its node: status says so, down still cleans up.
       process.kill(up.supervisor_pid, 'SIGKILL');
