@@ -17,6 +17,8 @@ export interface DevnetLayout {
   manifest: string;
   /** Output of a detached supervisor (NDJSON events and its own errors). */
   supervisorLog: string;
+  /** Prometheus scrape configuration and alert rules for this devnet's ports (monitoring.ts). */
+  monitoring: string;
 }
 
 /** The layout of the devnet in `dir`. */
@@ -32,6 +34,7 @@ export function devnetLayout(dir: string): DevnetLayout {
     token: join(d, 'validator-token'),
     manifest: join(d, MANIFEST_FILE),
     supervisorLog: join(d, 'supervisor.log'),
+    monitoring: join(d, 'monitoring'),
   };
 }
 
@@ -70,5 +73,5 @@ export function logPath(layout: DevnetLayout, name: string): string {
  * supervisor log: a detached supervisor is already writing its start-up there.
  */
 export function devnetOwnedPaths(layout: DevnetLayout, opts: { keepSupervisorLog?: boolean } = {}): string[] {
-  return [layout.genesisDir, layout.data, layout.logs, layout.token, layout.manifest, ...(opts.keepSupervisorLog ? [] : [layout.supervisorLog])];
+  return [layout.genesisDir, layout.data, layout.logs, layout.token, layout.manifest, layout.monitoring, ...(opts.keepSupervisorLog ? [] : [layout.supervisorLog])];
 }

@@ -19,6 +19,7 @@ import { type DevnetLayout, devnetLayout, devnetOwnedPaths, nodeTokenPath } from
 import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
 import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, multiProcessPlan, singleProcessPlan } from './plan.js';
 import { type ProcessSpec, Supervisor } from './supervisor.js';
+import { writeMonitoring } from './monitoring.js';
 
 /** Chain identity of every devnet (like anvil's 31337). */
 const DEVNET_CHAIN = { chainId: 'svc-devnet', networkId: 1337 } as const;
@@ -87,12 +88,12 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   }
 
   const n = genesis.validators.length;
-  const nodePorts = await allocatePorts(previous, count, n, shape.p2p, o.singleProcess);
+  const nodePorts = await allocatePorts(previous, count, n, shape.p2p);
   const keys = keystoreList(layout, genesis);
   const nodes = await describeNodes(layout, genesis, nodePorts.nodes, shape);
   const node0 = nodes[0]!;
-  const ports = { ...node0.ports, validator_metrics: o.singleProcess ? [] : nodePorts.validatorMetrics };
-  const groups = o.singleProcess ? singleProcessPlan(layout, node0) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
+  const ports = { ...node0.ports, validator_metrics: nodePorts.validatorMetrics };
+  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
   const manifest: DevnetManifest = {
     version: MANIFEST_VERSION,
     dir: layout.dir,
@@ -119,6 +120,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     updated_at: '',
   };
   await writeManifest(manifest);
+  await writeMonitoring(layout, manifest);
   await writeFileAtomic(currentPointerPath(), layout.dir + '\n', { force: true, mode: 0o644 });
   return { layout, manifest, genesis, resumed, groups };
 }

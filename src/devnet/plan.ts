@@ -55,7 +55,7 @@ export function devnetShape(o: ShapeOptions, previous?: Pick<DevnetManifest, 'no
  * Ports of every node (previous run's first, else the preferred ones; each replaced by a free
  * port when taken), then the validators' metrics ports.
  */
-export async function allocatePorts(previous: DevnetManifest | undefined, count: number, validators: number, p2p: boolean, singleProcess: boolean): Promise<{ nodes: NodePorts[]; validatorMetrics: number[] }> {
+export async function allocatePorts(previous: DevnetManifest | undefined, count: number, validators: number, p2p: boolean): Promise<{ nodes: NodePorts[]; validatorMetrics: number[] }> {
   const wanted: number[] = [];
   const perNode = p2p ? 5 : 3;
   for (let i = 0; i < count; i++) {
@@ -64,7 +64,7 @@ export async function allocatePorts(previous: DevnetManifest | undefined, count:
     wanted.push(was?.ports.rest ?? pref.rest, was?.ports.rpc ?? pref.rpc, was?.ports.beacon ?? pref.beacon);
     if (p2p) wanted.push(was?.p2p?.beacon.port ?? pref.beaconP2p, was?.p2p?.execution.port ?? pref.executionP2p);
   }
-  if (!singleProcess) for (let v = 0; v < validators; v++) wanted.push(previous?.ports.validator_metrics[v] ?? PREFERRED_VALIDATOR_METRICS + v);
+  for (let v = 0; v < validators; v++) wanted.push(previous?.ports.validator_metrics[v] ?? PREFERRED_VALIDATOR_METRICS + v);
   const chosen = await choosePorts(wanted);
   const nodes = Array.from({ length: count }, (_, i): NodePorts => {
     const [rest, rpc, beacon, beaconP2p, executionP2p] = chosen.slice(i * perNode, i * perNode + perNode);
@@ -196,14 +196,15 @@ export function startGroups<T>(nodes: ReadonlyArray<Pick<ManifestNode, 'role'>>,
   return groups.filter((g) => g.length > 0);
 }
 
-/** One `svc node all` for the single node. */
-export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode): ProcessSpec[][] {
+/** One `svc node all` for the single node, its validators' metrics on `metricsPorts` (in index order). */
+export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metricsPorts: number[]): ProcessSpec[][] {
   const p2p = node.p2p ? ['--p2p-port', String(node.p2p.beacon.port), '--execution-p2p-port', String(node.p2p.execution.port)] : ['--no-p2p'];
+  const metrics = metricsPorts.length > 0 ? ['--validator-metrics-ports', metricsPorts.join(',')] : [];
   return [
     [
       {
         name: 'node',
-        args: ['node', 'all', '--genesis', layout.genesis, '--data-dir', layout.data, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc), '--beacon-port', String(node.ports.beacon), ...p2p],
+        args: ['node', 'all', '--genesis', layout.genesis, '--data-dir', layout.data, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc), '--beacon-port', String(node.ports.beacon), ...p2p, ...metrics],
         log: logPath(layout, 'node'),
         dataDir: layout.data,
         port: node.ports.beacon,

@@ -1,7 +1,9 @@
 /** What `svc devnet up` prints once the network is up: one `started` event, as JSON or as text. */
 import { WEI_PER_TOKEN } from '../core/constants.js';
 import type { Genesis } from '../core/genesis/genesis.js';
+import { devnetLayout } from './layout.js';
 import type { DevnetManifest, ManifestKey, ManifestNode } from './manifest.js';
+import { monitoringPaths } from './monitoring.js';
 
 /** The `started` event (NDJSON line, and the document `--detach --json` prints). */
 export interface StartedEvent {
@@ -24,6 +26,8 @@ export interface StartedEvent {
   faucet: ManifestKey | null;
   keystore_password: string;
   mnemonic: string;
+  /** Prometheus scrape configuration for this devnet's ports (alert rules beside it). */
+  prometheus_config: string;
 }
 
 /** Builds the `started` event from the manifest (and the genesis balances of the accounts). */
@@ -48,6 +52,7 @@ export function startedEvent(m: DevnetManifest, genesis: Pick<Genesis, 'alloc'>,
     faucet: m.faucet,
     keystore_password: m.keystore_password,
     mnemonic: m.mnemonic,
+    prometheus_config: monitoringPaths(devnetLayout(m.dir)).config,
   };
 }
 
@@ -84,6 +89,7 @@ export function startedLines(e: StartedEvent): string[] {
     for (const a of e.accounts) lines.push(`  (${a.index}) ${a.address}  ${tokens(a.balance)} tokens  ${a.wallet}`);
   }
   if (e.faucet) lines.push('', `Faucet          ${e.faucet.address}  (svc faucet claim <address or wallet name>)`);
+  lines.push('', `Prometheus      ${e.prometheus_config}`, '                (alert rules and the Grafana dashboard svc-dashboard.json beside it; see docs/monitoring.md)');
   lines.push('', `Mnemonic        ${e.mnemonic}`, '                (the public dev mnemonic: never use these keys on a real network)');
   return lines;
 }

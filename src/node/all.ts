@@ -51,6 +51,8 @@ export interface AllOptions {
   p2p?: AllP2pOptions;
   /** Unlocked validator keys run by this process. */
   validators: WalletKeys[];
+  /** Port of each validator's metrics server, in `validators` order (on `host`); absent: none. */
+  validatorMetricsPorts?: number[];
   log: (component: string) => Logger;
 }
 
@@ -115,10 +117,12 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     });
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
-    for (const keys of o.validators) {
+    for (const [i, keys] of o.validators.entries()) {
       const db = await openValidatorDataDir(join(o.dataDir, `validator-${keys.address}`), o.genesis);
       started.dbs.push(db);
-      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator') });
+      const metricsPort = o.validatorMetricsPorts?.[i];
+      const metrics = metricsPort === undefined ? {} : { metricsPort, metricsHost: o.host };
+      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator'), ...metrics });
       await client.start();
       started.validators.push(client);
     }

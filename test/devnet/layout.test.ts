@@ -19,7 +19,7 @@ function covered(owner: string, p: string): boolean {
 }
 
 function layoutPaths(l: DevnetLayout): string[] {
-  return [l.genesisDir, l.genesis, l.keystores, l.data, l.logs, l.token, l.manifest, l.supervisorLog];
+  return [l.genesisDir, l.genesis, l.keystores, l.data, l.logs, l.token, l.manifest, l.supervisorLog, l.monitoring];
 }
 
 test('devnetLayout: the documented names under the directory', () => {
@@ -34,6 +34,7 @@ test('devnetLayout: the documented names under the directory', () => {
     token: join(DIR, 'validator-token'),
     manifest: join(DIR, 'devnet.json'),
     supervisorLog: join(DIR, 'supervisor.log'),
+    monitoring: join(DIR, 'monitoring'),
   });
 });
 
@@ -43,9 +44,9 @@ test('devnetLayout resolves relative and unnormalised directories', () => {
   for (const p of layoutPaths(devnetLayout('rel/devnet'))) assert.ok(isAbsolute(p), p);
 });
 
-test('devnetOwnedPaths: genesis, data, logs, token, manifest and the supervisor log', () => {
+test('devnetOwnedPaths: genesis, data, logs, token, manifest, monitoring files and the supervisor log', () => {
   const l = devnetLayout(DIR);
-  assert.equal(devnetOwnedPaths(l), [l.genesisDir, l.data, l.logs, l.token, l.manifest, l.supervisorLog]);
+  assert.equal(devnetOwnedPaths(l), [l.genesisDir, l.data, l.logs, l.token, l.manifest, l.monitoring, l.supervisorLog]);
   assert.equal(devnetOwnedPaths(l, {}), devnetOwnedPaths(l));
   assert.equal(devnetOwnedPaths(l, { keepSupervisorLog: false }), devnetOwnedPaths(l));
 });

@@ -69,6 +69,7 @@ test('startedEvent copies the manifest facts and adds the genesis balances of th
       faucet: m.faucet,
       keystore_password: 'svc-devnet',
       mnemonic: m.mnemonic,
+      prometheus_config: join(DIR, 'monitoring', 'prometheus.yml'),
     },
   );
 });
@@ -138,6 +139,13 @@ test('startedLines: the faucet line when there is a faucet, none otherwise; the 
   assert.ok(!startedLines(event(m)).some((l) => l.startsWith('Faucet')));
   assert.is(lines[lines.length - 2], `Mnemonic        ${m.mnemonic}`);
   assert.ok(lines[lines.length - 1]!.includes('never use these keys on a real network'));
+});
+
+test('startedLines: the Prometheus configuration of the devnet, with where the rules and dashboard are', () => {
+  const lines = startedLines(event());
+  const i = lines.indexOf(`Prometheus      ${join(DIR, 'monitoring', 'prometheus.yml')}`);
+  assert.ok(i > 0, lines.join('\n'));
+  assert.match(lines[i + 1]!, /alert rules and the Grafana dashboard svc-dashboard\.json beside it/);
 });
 
 test('startedLines: node 0\'s bootnodes; a nodes section only with several nodes, followers read-only', () => {

@@ -73,6 +73,44 @@ async function walletFaucetTransfer(env: Record<string, string>): Promise<string
   return sent.hash;
 }
 
+/** Sum of a metric's samples in an exposition (all label sets). */
+function metricSum(text: string, name: string): number {
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+async function metricsText(target: string): Promise<string> {
+  const r = await fetch(`http://${target}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  assert.is(r.status, 200, target);
+  return r.text();
+}
+
+/**
+ * The scrape configuration `up` wrote names every metrics endpoint (execution, beacon, each
+ * validator), each answering;
+ * the beacon counts finalised blocks (execution's finalised height), not checkpoints; the
+ * validators count the blocks, VRF proofs and votes they sign.
+ */
+async function checkMonitoring(up: { prometheus_config: string; endpoints: { execution: string; beacon: string } }, dir: string): Promise<void> {
+  assert.is(up.prometheus_config, join(dir, 'monitoring', 'prometheus.yml'));
+  const config = await readFile(up.prometheus_config, 'utf8');
+  const targets = [...config.matchAll(/- targets: \["([^"]+)"\]/g)].map((m) => m[1]!);
+  const m = readManifest(dir)!;
+  assert.equal(targets, [`127.0.0.1:${m.ports.rest}`, `127.0.0.1:${m.ports.beacon}`, ...m.ports.validator_metrics.map((p) => `127.0.0.1:${p}`)]);
+  const validators = await Promise.all(targets.slice(2).map(metricsText));
+  assert.ok(validators.reduce((n, t) => n + metricSum(t, 'quantum_canonical_sig_generated_total'), 0) > 0, 'the validators count their signatures');
+  const beacon = targets[1]!;
+  await waitFor(
+    'the beacon\'s finalised block count to equal execution\'s finalised height',
+    async () => {
+      const before = metricSum(await metricsText(beacon), 'service_beacon_blocks_finalized_total');
+      const finalized = ((await (await fetch(`${up.endpoints.execution}/health`)).json()) as { finalized_block: number }).finalized_block;
+      const after = metricSum(await metricsText(beacon), 'service_beacon_blocks_finalized_total');
+      return finalized > 0 && before === after && after === finalized ? finalized : undefined;
+    },
+    30_000,
+  );
+}
+
 test('devnet up --detach: transfer finalised with no URL flags, crash restarted once, down/up resumes, down --clean leaves nothing', async () => {
   await withTempDir(async (tmp) => {
     const env = cliEnv(tmp, { SVC_PASSWORD: 'e2e-password' });
@@ -109,6 +147,7 @@ test('devnet up --detach: transfer finalised with no URL flags, crash restarted 
       assert.is(s1.healthy, true, JSON.stringify(s1.problems));
       assert.ok(s1.finalized_epoch >= 1, `finalised epoch ${s1.finalized_epoch}`);
       assert.is(s1.validators.length, 4);
+      await checkMonitoring(up, dir);
 
       // A crashed validator is restarted once, and the devnet is healthy again.
       const victim = s1.processes.find((p: { name: string }) => p.name === 'validator-2');
@@ -171,6 +210,8 @@ test('devnet up --single-process: transfer finalised; a SIGKILLed supervisor lea
       const s = await status(env, dir);
       assert.is(s.healthy, true, JSON.stringify(s.problems));
       assert.is(s.mode, 'single-process');
+      // svc node all serves each validator's metrics on the port the scrape config lists.
+      await checkMonitoring(up, dir);
 
       // The supervisor dies without stopping its node: status says so, down still cleans up.
       process.kill(up.supervisor_pid, 'SIGKILL');

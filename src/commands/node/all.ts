@@ -32,6 +32,7 @@ export default class NodeAll extends SvcCommand {
     'p2p-port': Flags.integer({ description: 'beacon libp2p TCP port (0: any free port)', default: DEFAULT_P2P_PORT, min: 0, max: 65535 }),
     'execution-p2p-port': Flags.integer({ description: 'execution libp2p TCP port (default: --p2p-port + 1; 0: any free port)', min: 0, max: 65535 }),
     bootnodes: Flags.string({ description: 'comma-separated beacon multiaddrs /ip4/…/tcp/…/p2p/<peer id> for the beacon to dial' }),
+    'validator-metrics-ports': Flags.string({ description: 'comma-separated Prometheus metrics ports, one per validator keystore in index order (validator-0.json first); default: no validator metrics server' }),
     'execution-bootnodes': Flags.string({ description: 'comma-separated execution multiaddrs /ip4/…/tcp/…/p2p/<peer id> for execution to dial' }),
     'log-level': logLevelFlag,
   };
@@ -45,7 +46,10 @@ export default class NodeAll extends SvcCommand {
     const genesisPath = resolve(flags.genesis ?? defaultGenesisPath());
     const genesis = await loadGenesisFile(genesisPath);
     const dir = resolve(flags.keystores ?? join(dirname(genesisPath), 'keystores'));
-    const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort();
+    // Index order (validator-2 before validator-10), the order --validator-metrics-ports follows.
+    const indexOf = (f: string) => Number(/^validator-(\d+)\.json$/.exec(f)![1]);
+    const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort((a, b) => indexOf(a) - indexOf(b));
+    const metricsPorts = parseMetricsPorts(flags['validator-metrics-ports'], files.length);
     const validators = [];
     for (const f of files) validators.push(await unlockKeystore(join(dir, f), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' }));
     if (validators.length === 0) log.warn('no validator keystores: running a read-only node (execution + beacon)', { looked_in: dir });
@@ -60,6 +64,7 @@ export default class NodeAll extends SvcCommand {
       ...(beaconTls ? { beaconTls } : {}),
       ...(p2p ? { p2p } : {}),
       validators,
+      ...(metricsPorts ? { validatorMetricsPorts: metricsPorts } : {}),
       ...(faucet ? { faucet } : {}),
       log: (component) => nodeLogger(component, level),
     });
@@ -80,6 +85,20 @@ export default class NodeAll extends SvcCommand {
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
   }
+}
+
+/** --validator-metrics-ports: one port (1-65535, distinct) per validator keystore, or a usage error (exit 2). */
+export function parseMetricsPorts(raw: string | undefined, validators: number): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const ports = raw.split(',').map((p) => p.trim());
+  if (ports.length !== validators) throw new UsageError(`--validator-metrics-ports lists ${ports.length} port(s) for ${validators} validator keystore(s): give one per keystore`);
+  const out = ports.map((p) => {
+    const n = /^\d{1,5}$/.test(p) ? Number(p) : NaN;
+    if (!(n >= 1 && n <= 65535)) throw new UsageError(`--validator-metrics-ports: ${JSON.stringify(p)} is not a port (1-65535)`);
+    return n;
+  });
+  if (new Set(out).size !== out.length) throw new UsageError('--validator-metrics-ports lists a port twice: each validator needs its own');
+  return out;
 }
 
 /** The two hosts' ports and bootnodes from the flags; a clash or a bad bootnode is a usage error (exit 2). */

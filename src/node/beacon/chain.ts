@@ -629,13 +629,25 @@ export class BeaconChain {
     }
     if (fin.root !== this.lastFinalized) {
       this.metrics.finalizedEpoch.set(fin.epoch);
-      this.metrics.blocksFinalized.inc();
+      this.metrics.blocksFinalized.inc(this.newlyFinalized(fin.root));
       this.events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
       this.log.info('finalized', { epoch: fin.epoch, root: fin.root });
       this.forkChoice.prune();
     }
     this.lastHead = head;
     this.lastFinalized = fin.root;
+  }
+
+  /**
+   * Blocks that became final when finality moved from lastFinalized to `root`: the height
+   * difference, since the new finalised block descends from the old one. Finality can jump
+   * several epochs at once, and epochs may hold empty slots, so neither 1 nor the epoch count
+   * is the number of blocks.
+   */
+  private newlyFinalized(root: string): number {
+    const now = this.records.get(root)?.index;
+    const before = this.records.get(this.lastFinalized)?.index ?? 0;
+    return now === undefined ? 0 : Math.max(0, now - before);
   }
 
   /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store. */

@@ -33,7 +33,7 @@ export class BeaconMetrics extends NodeMetrics {
   readonly activeValidators = new Gauge({ name: 'service_beacon_active_validators', help: 'Active, staked validators', registers: [this.registry] });
   readonly totalValidators = new Gauge({ name: 'service_beacon_total_validators', help: 'Validators in the registry', registers: [this.registry] });
   readonly blocksProposed = new Counter({ name: 'service_beacon_blocks_proposed_total', help: 'Block proposals accepted by the beacon', registers: [this.registry] });
-  readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final', registers: [this.registry] });
+  readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final (each finality advance adds the blocks it finalised, not 1 per checkpoint)', registers: [this.registry] });
   readonly attestationsReceived = new Counter({ name: 'service_beacon_attestations_received_total', help: 'Attestations accepted by the beacon', registers: [this.registry] });
   readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });
   readonly attestationJournal = new Gauge({

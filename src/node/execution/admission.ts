@@ -9,7 +9,8 @@ import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encod
 import type { Logger } from '../../util/log.js';
 import type { ExecutionChain } from './chain.js';
 import type { JournalEntry, PoolJournal } from './journal.js';
-import type { ExecutionMetrics } from './metrics.js';
+import { type ExecutionMetrics, MALFORMED_SUBMISSION } from './metrics.js';
+import { RateLimitError } from './api/rate-limit.js';
 import type { WriteBatch } from '../shared/store.js';
 import { PoolError, type PoolEntry, TxPool } from './txpool.js';
 import { type PoolStatus } from '../../api/execution.js';
@@ -103,6 +104,16 @@ export class Admission {
     } finally {
       this.metrics.mempoolSize.set(this.pool.size);
     }
+  }
+
+  /**
+   * Counts a submission refused before the pipeline ran, so every refusal is a rejection: the
+   * client's rate limit (RATE_LIMITED), a spec error found while parsing (its code, e.g.
+   * INVALID_SENDER), or a request or envelope that does not parse (MALFORMED).
+   */
+  refusedBeforeAdmission(err: unknown): void {
+    const reason = err instanceof RateLimitError || err instanceof TxError ? err.code : MALFORMED_SUBMISSION;
+    this.metrics.txRejected.inc({ reason });
   }
 
   /**

@@ -3,11 +3,32 @@
  * default process metrics are not registered (their nodejs_active_*_total gauges fail promtool).
  */
 import { Counter, Gauge } from 'prom-client';
+import { TX_ERRORS } from '../../core/errors.js';
 import type { CacheStats } from '../../util/byte-cache.js';
-import { NodeMetrics } from '../shared/metrics.js';
+import { NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
+import { POOL_ERROR_CODES } from './txpool.js';
+import { CONTRACT_ERROR_CODES } from './vm/errors.js';
 
 /** Where the cache gauges read their figures at scrape time. */
 export type CacheSource = () => Record<string, CacheStats>;
+
+/** The `reason` of a submission whose request or envelope did not parse (HTTP 400 before admission). */
+export const MALFORMED_SUBMISSION = 'MALFORMED';
+
+/**
+ * Every reason a submission is known to be refused with: the spec's transaction errors, the
+ * pool's refusals, a contract module the VM would refuse, a rate limit, a journal that cannot be
+ * written, and a request that does not parse. Each has a series at 0 from the start, so a
+ * rate() or an alert on a reason reads 0 rather than an absent series until its first rejection.
+ */
+export const TX_REJECTION_REASONS: readonly string[] = [
+  ...Object.values(TX_ERRORS).map((e) => e.code),
+  ...POOL_ERROR_CODES,
+  ...CONTRACT_ERROR_CODES,
+  'RATE_LIMITED',
+  'POOL_JOURNAL_FAILED',
+  MALFORMED_SUBMISSION,
+];
 
 /** Every metric the execution layer exports. */
 export class ExecutionMetrics extends NodeMetrics {
@@ -18,7 +39,12 @@ export class ExecutionMetrics extends NodeMetrics {
   readonly journalSyncs = new Counter({ name: 'service_execution_pool_journal_syncs_total', help: 'Synced pool journal batches (group commit: one per batch, not per transaction)', registers: [this.registry] });
   readonly journalWrites = new Counter({ name: 'service_execution_pool_journal_writes_total', help: 'Pool journal writes (an admission with what it displaced, or a removal) carried by the synced batches', registers: [this.registry] });
   readonly journalDropped = new Counter({ name: 'service_execution_pool_journal_dropped_total', help: 'Journaled transactions dropped on start-up replay because they were no longer valid', labelNames: ['reason'], registers: [this.registry] });
-  readonly txRejected = new Counter({ name: 'service_execution_transactions_rejected_total', help: 'Transactions refused by the admission pipeline', labelNames: ['reason'], registers: [this.registry] });
+  readonly txRejected = new Counter({
+    name: 'service_execution_transactions_rejected_total',
+    help: 'Transaction submissions refused (REST, JSON-RPC, faucet, gossip), by reason: the error code, or MALFORMED for a request or envelope that does not parse',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly gasFees = new Counter({ name: 'service_execution_gas_fees_collected_wei', help: 'Fees paid to proposers in canonical blocks, in wei', registers: [this.registry] });
   readonly gasUsed = new Counter({ name: 'service_execution_gas_used_total', help: 'Gas used by canonical blocks', registers: [this.registry] });
   readonly peers = this.peerGauge('service_execution_peer_count', 'Connected P2P peers of the execution host (0 when run with --no-p2p)');
@@ -35,12 +61,18 @@ export class ExecutionMetrics extends NodeMetrics {
     registers: [this.registry],
   });
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
-  readonly sigGenerated = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'Signatures this process produced (faucet transfers)', registers: [this.registry] });
+  // Execution signs only the faucet's transfers.
+  readonly sigGenerated = sigGeneratedCounter(this.registry, ['transaction']);
   readonly cacheHits = new Counter({ name: 'quantum_domain_hash_cache_hits', help: 'Signature checks answered by the verified-transaction cache', registers: [this.registry] });
   private cacheSource: CacheSource = () => ({});
   readonly cacheBytes = this.cacheGauge('service_execution_cache_bytes', 'Estimated resident bytes of each in-memory cache', (s) => s.bytes);
   readonly cacheMaxBytes = this.cacheGauge('service_execution_cache_max_bytes', 'Byte bound of each in-memory cache', (s) => s.maxBytes);
   readonly cacheEntries = this.cacheGauge('service_execution_cache_entries', 'Entries in each in-memory cache', (s) => s.entries);
+
+  constructor() {
+    super();
+    for (const reason of TX_REJECTION_REASONS) this.txRejected.inc({ reason }, 0);
+  }
 
   /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */
   watchCaches(source: CacheSource): void {

@@ -153,7 +153,7 @@ export class ExecutionNode {
     await admission.replay().catch(failed);
     let faucet: Faucet;
     try {
-      faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc());
+      faucet = new Faucet(chain, admission, opts.faucet?.key, opts.faucet?.address, () => metrics.sigGenerated.inc({ kind: 'transaction' }));
     } catch (err) {
       return failed(err);
     }

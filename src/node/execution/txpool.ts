@@ -24,8 +24,16 @@ export interface PoolEntry {
   receivedAt: number;
 }
 
+/** Machine codes of the pool's refusals. */
+export const POOL_ERROR_CODES = ['ALREADY_KNOWN', 'NONCE_TOO_HIGH', 'QUEUE_FULL', 'REPLACEMENT_UNDERPRICED', 'POOL_FULL'] as const;
+export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
+
 /** Pool refusals (not admission-rule failures). */
-export class PoolError extends SvcError {}
+export class PoolError extends SvcError {
+  constructor(code: PoolErrorCode, message: string, status: number) {
+    super(code, message, status);
+  }
+}
 
 export interface PoolOptions {
   /** Most transactions held; above it the cheapest tail is evicted. */

@@ -6,6 +6,30 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** What a process signs, the `kind` label of `quantum_canonical_sig_generated_total`. */
+export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction';
+
+/**
+ * `quantum_canonical_bytes_len` on `registry`, without a sample until set. prom-client starts an
+ * unlabelled gauge at 0, which would read as a wrong encoding length (and fire
+ * CanonicalBytesLengthIncorrect) before any header was encoded.
+ */
+export function canonicalBytesGauge(registry: Registry): Gauge {
+  const g = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding produced or checked (expected 3409)', registers: [registry] });
+  g.remove();
+  return g;
+}
+
+/**
+ * `quantum_canonical_sig_generated_total{kind}` on `registry`, with each of `kinds` at 0 from the
+ * start, so rate() and alerts see a series before the first signature rather than none.
+ */
+export function sigGeneratedCounter(registry: Registry, kinds: readonly SignatureKind[]): Counter<'kind'> {
+  const c = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'ML-DSA-65 signatures this process produced, by what it signed (block, vrf, attestation, transaction)', labelNames: ['kind'], registers: [registry] });
+  for (const kind of kinds) c.inc({ kind }, 0);
+  return c;
+}
+
 /** Base of each layer's metrics. */
 export class NodeMetrics {
   readonly registry = new Registry();
@@ -26,14 +50,7 @@ export class NodeMetrics {
   readonly vrfFail = new Counter({ name: 'quantum_canonical_vrf_fail_total', help: 'VRF proofs that failed verification', registers: [this.registry] });
   /** Where the layer's peer-count gauge reads from at scrape time (its P2P host; 0 without one). */
   private peerSource: () => number = () => 0;
-  readonly canonicalBytes = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding produced (expected 3409)', registers: [this.registry] });
-
-  constructor() {
-    // prom-client starts an unlabelled gauge at 0, which would read as a wrong encoding length
-    // (and fire CanonicalBytesLengthIncorrect) before any header was encoded. Without a sample
-    // the series is absent until the first real encoding sets it.
-    this.canonicalBytes.remove();
-  }
+  readonly canonicalBytes = canonicalBytesGauge(this.registry);
 
   /** Where the peer-count gauge is read from (the P2P host). */
   countPeersWith(source: () => number): void {

@@ -50,12 +50,13 @@ import { vrfProve } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
-import { type BlockHeader, blockToJson, bodyMerkleRoot, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
+import { type BlockHeader, blockToJson, bodyMerkleRoot, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
 import { writeFileAtomic } from '../../util/fs.js';
+import { canonicalBytesGauge, type SignatureKind, sigGeneratedCounter } from '../shared/metrics.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
@@ -111,7 +112,17 @@ export class ValidatorMetrics {
   readonly wsReconnects = new Counter({ name: 'service_validator_beacon_ws_reconnects_total', help: 'Times the beacon event stream was re-established after a drop', registers: [this.registry] });
   readonly wsMalformed = new Counter({ name: 'service_validator_beacon_ws_malformed_messages_total', help: 'Messages on the beacon event stream ignored as malformed', registers: [this.registry] });
   readonly wsEvents = new Counter({ name: 'service_validator_beacon_ws_events_total', help: 'Well-formed beacon events received, by type', labelNames: ['type'], registers: [this.registry] });
+  // The validator is the process that signs blocks, VRF proofs and votes: the canonical-encoding
+  // metrics of what it produces live here (execution and the beacon count what they verify).
+  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction']);
+  readonly canonicalBytes = canonicalBytesGauge(this.registry);
 
+  /** Counts one signature this validator made. */
+  signed(kind: SignatureKind): void {
+    this.sigGenerated.inc({ kind });
+  }
+
+  /** Text exposition. */
   text(): Promise<string> {
     return this.registry.metrics();
   }
@@ -553,13 +564,15 @@ export class ValidatorClient {
     const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
     const randaoReveal = this.randao!.next(last);
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
+    const vrfProof = vrfProve(this.keys.mldsa, vrfSeed, chainId);
+    this.metrics.signed('vrf');
     const header: BlockHeader = {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
       parentHash: parseHex(head.root, 'head root', 32),
       merkleRoot: bodyMerkleRoot(txs, attestations),
       validatorId: parseHex(this.keys.address, 'address', 20),
-      vrfProof: vrfProve(this.keys.mldsa, vrfSeed, chainId),
+      vrfProof,
       vrfSeed,
       randaoReveal,
     };
@@ -574,6 +587,8 @@ export class ValidatorClient {
       return;
     }
     const block = signBlock(header, txs, this.keys.mldsa, chainId, index, attestations);
+    this.metrics.signed('block');
+    this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(header, chainId, index), block.signature).length);
     let res;
     try {
       res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
@@ -683,6 +698,7 @@ export class ValidatorClient {
       return;
     }
     const att = signAttestation(index, data, this.keys.mldsa, chainId);
+    this.metrics.signed('attestation');
     this.pendingAtt = { epoch, slot, json: attestationToJson(att) };
     await this.sendAttestation(this.pendingAtt, trigger);
   }

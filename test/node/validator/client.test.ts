@@ -332,6 +332,13 @@ Duties('proposes a verifying block at its duty slot with the bearer token, then 
       assert.is(metric(text, 'service_validator_blocks_proposed_total'), 1);
       assert.is(metric(text, 'service_validator_attestations_total'), 3);
       assert.is(metric(text, 'service_validator_slashing_refusals_total'), 0);
+      // Every signature it made: the block and its VRF proof, and the three votes; the canonical
+      // encoding of the block it signed is the spec's 3409 bytes.
+      assert.match(text, /^quantum_canonical_sig_generated_total\{kind="block"\} 1$/m);
+      assert.match(text, /^quantum_canonical_sig_generated_total\{kind="vrf"\} 1$/m);
+      assert.match(text, /^quantum_canonical_sig_generated_total\{kind="attestation"\} 3$/m);
+      assert.match(text, /^quantum_canonical_sig_generated_total\{kind="transaction"\} 0$/m);
+      assert.match(text, /^quantum_canonical_bytes_len 3409$/m);
       const res = await fetch(`${client.metricsUrl}/metrics`);
       assert.is(res.status, 200);
       assert.is(metric(await res.text(), 'service_validator_blocks_proposed_total'), 1, 'served over HTTP');
@@ -502,6 +509,7 @@ Outage('an attestation whose POST was lost is re-sent unchanged at the next phas
       assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/attestation_data').length, 1, 'attestation data fetched once');
       assert.is(metric(await client.metrics.text(), 'service_validator_attestations_total'), 1);
       assert.is(metric(await client.metrics.text(), 'service_validator_slashing_refusals_total'), 0);
+      assert.match(await client.metrics.text(), /^quantum_canonical_sig_generated_total\{kind="attestation"\} 1$/m, 'sent twice, signed once');
     } finally {
       await client.stop();
     }

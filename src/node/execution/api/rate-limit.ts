@@ -1,6 +1,13 @@
 /** Token-bucket rate limits per key (client IP, sender address). */
 import { SvcError } from '../../../core/errors.js';
 
+/** A client or sender over its rate limit (HTTP 429). */
+export class RateLimitError extends SvcError {
+  constructor(message: string) {
+    super('RATE_LIMITED', message, 429);
+  }
+}
+
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -19,7 +26,7 @@ export class RateLimiter {
     b.at = now;
     if (b.tokens < 1) {
       this.buckets.set(key, b);
-      throw new SvcError('RATE_LIMITED', `rate limit exceeded for ${this.what} ${key}: at most ${this.perSecond} per second`, 429);
+      throw new RateLimitError(`rate limit exceeded for ${this.what} ${key}: at most ${this.perSecond} per second`);
     }
     b.tokens -= 1;
     this.buckets.set(key, b);

@@ -1,5 +1,5 @@
 /** Public REST routes of the execution layer (`{execution_url}`, default port 8546). */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
 import { parseHex } from '../../../core/codec/bytes.js';
@@ -61,9 +61,17 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return { success: true, count: all.length, offset, transactions: entries };
   });
 
-  app.post('/api/v1/transactions', small, async (req, reply) => {
+  // Admission counts what it refuses; a request refused before it (a body or envelope that does
+  // not parse, including a JSON error raised before the handler runs, or the per-client rate
+  // limit) is counted by the route's onError hook, which skips requests admission has seen.
+  const admitting = new WeakSet<FastifyRequest>();
+  const countRefusal = async (req: FastifyRequest, _reply: unknown, err: unknown) => {
+    if (!admitting.has(req)) node.admission.refusedBeforeAdmission(err);
+  };
+  app.post('/api/v1/transactions', { ...small, onError: countRefusal }, async (req, reply) => {
     submitPerIp.take(clientIp(req));
     const { tx, envelope } = parseSubmission(req.body);
+    admitting.add(req);
     return ok(reply, await node.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender: (sender) => submitPerSender.take(sender) }), 202);
   });
 

@@ -80,11 +80,18 @@ export async function logsOfBlock(node: ExecutionNode, logs: LogIndex, r: BlockR
 }
 
 async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
-  ctx.limitIp();
+  // Refusals before admission are rejections too (admission counts its own).
+  try {
+    ctx.limitIp();
+  } catch (err) {
+    node.admission.refusedBeforeAdmission(err);
+    throw err;
+  }
   let parsed;
   try {
     parsed = parse();
   } catch (err) {
+    node.admission.refusedBeforeAdmission(err);
     throw new RpcError(RpcCode.InvalidParams, (err as Error).message, err instanceof SvcError ? { code: err.code } : undefined);
   }
   const { tx, envelope } = parsed;

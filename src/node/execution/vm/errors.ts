@@ -2,16 +2,18 @@
 import { SvcError } from '../../../core/errors.js';
 
 /** Machine codes of a refused deployment; clients branch on these, never on the message. */
-export type ContractErrorCode =
-  | 'CONTRACT_DEPLOY_DATA_MALFORMED'
-  | 'CONTRACT_MODULE_MALFORMED'
-  | 'CONTRACT_MODULE_TOO_LARGE'
-  | 'CONTRACT_FORBIDDEN_IMPORT'
-  | 'CONTRACT_FLOAT'
-  | 'CONTRACT_UNSUPPORTED_FEATURE'
-  | 'CONTRACT_MEMORY'
-  | 'CONTRACT_LIMIT'
-  | 'CONTRACT_RESERVED_EXPORT';
+export const CONTRACT_ERROR_CODES = [
+  'CONTRACT_DEPLOY_DATA_MALFORMED',
+  'CONTRACT_MODULE_MALFORMED',
+  'CONTRACT_MODULE_TOO_LARGE',
+  'CONTRACT_FORBIDDEN_IMPORT',
+  'CONTRACT_FLOAT',
+  'CONTRACT_UNSUPPORTED_FEATURE',
+  'CONTRACT_MEMORY',
+  'CONTRACT_LIMIT',
+  'CONTRACT_RESERVED_EXPORT',
+] as const;
+export type ContractErrorCode = (typeof CONTRACT_ERROR_CODES)[number];
 
 /** A deployment whose data or module breaks a static rule of docs/contracts.md (HTTP 400). */
 export class ContractModuleError extends SvcError {
