@@ -116,9 +116,10 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
     for (const keys of o.validators) {
-      const db = await openValidatorDataDir(join(o.dataDir, `validator-${keys.address}`), o.genesis);
+      const dir = join(o.dataDir, `validator-${keys.address}`);
+      const db = await openValidatorDataDir(dir, o.genesis);
       started.dbs.push(db);
-      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator') });
+      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator'), dataDir: dir });
       await client.start();
       started.validators.push(client);
     }
