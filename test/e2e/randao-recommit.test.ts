@@ -9,6 +9,9 @@
  * registry's commitment, and the included re-commitment transactions. The validator is then
  * killed and restarted on its data directory (its persisted generation) and proposes again.
  *
+ * A second run has a single validator, which the own-block rule exempts: it packs its own
+ * re-commitment.
+ *
  * Synchronisation is by observable state only, with deadlines in slots from genesis.
  */
 import { readFile } from 'node:fs/promises';
@@ -131,6 +134,23 @@ test('a validator whose RANDAO chain runs out re-commits by itself and keeps pro
     }, 60 * d.slotMs + 30_000, 500);
     classify(v, seen.filter((b) => b.proposer === keys[v]!.address).map((b) => b.reveal));
     assert.not.ok(d.log(`validator-${v}`).some((l) => l.msg.includes('on none of this key\'s chains')), 'the restarted client recognises the beacon\'s value');
+  });
+});
+
+test('a lone validator includes its own re-commitment (the own-block rule exempts it) and keeps proposing', async () => {
+  await withDevnet({ validators: 1, genesisArgs: ['--randao-chain-length', String(LENGTH)] }, async (d) => {
+    await d.startAll();
+    const seen: Seen[] = [];
+    // It proposes every slot: more than one chain's worth of blocks in about 2 × LENGTH slots.
+    await waitFor('more canonical blocks than one chain holds', async () => {
+      await follow(d, seen);
+      return seen.length > LENGTH + 2 ? true : undefined;
+    }, 60 * d.slotMs + 30_000, 500);
+    const gens = classify(0, seen.map((b) => b.reveal));
+    assert.ok(gens[gens.length - 1]! >= 1, `later generation used (${gens.join(',')})`);
+    const own = seen.find((b) => b.transactions.some((t) => t.to === RANDAO_COMMIT_ADDRESS && t.status === 1));
+    assert.ok(own, 'its re-commitment was included, necessarily in its own block');
+    assert.is(own.proposer, keys[0]!.address);
   });
 });
 

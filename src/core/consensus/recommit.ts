@@ -13,7 +13,9 @@
  * new commitment is signed before the including block (and the reveal of another validator that
  * block mixes in) exists: when the validator picks secret' it cannot know the mix its first new
  * reveal will be mixed into. One re-commitment per validator per block and a per-block cap bound
- * what a block can carry; each one costs a transaction fee.
+ * what a block can carry; each one costs a transaction fee. A lone active validator is exempt
+ * from the own-block rule: it proposes every slot and so already chooses every reveal, the
+ * rule would protect nothing and leave it no way to re-commit.
  */
 import { bytesEqual, toHex } from '../codec/bytes.js';
 import { HASH_BYTES, MAX_BLOCK_RANDAO_COMMITS, RANDAO_COMMIT_ADDRESS } from '../constants.js';
@@ -79,10 +81,11 @@ export function recommitProblem(tx: Transaction, lookup: RecommitLookup): string
  * The re-commitments `txs` (a block proposed by `proposer`, 0x address) make against the
  * registry before the block, in transaction order: each must pass `recommitProblem`, must not be
  * the proposer's own (see the header), at most one per validator, at most
- * MAX_BLOCK_RANDAO_COMMITS per block. Failures keep the block valid (receipt status 0), as for
- * deposits and exits.
+ * MAX_BLOCK_RANDAO_COMMITS per block. `activeValidators` counts the validators the proposer draw
+ * considers (read only when the proposer re-commits). Failures keep the block valid (receipt
+ * status 0), as for deposits and exits.
  */
-export function blockRecommitments(txs: readonly Transaction[], proposer: string, lookup: RecommitLookup): BlockRecommitments {
+export function blockRecommitments(txs: readonly Transaction[], proposer: string, lookup: RecommitLookup, activeValidators: () => number): BlockRecommitments {
   const applied: RandaoRecommitment[] = [];
   const failed = new Map<number, string>();
   const seen = new Set<number>();
@@ -94,7 +97,7 @@ export function blockRecommitments(txs: readonly Transaction[], proposer: string
     const std = tx as Extract<Transaction, { type: 0 }>;
     const address = toHex(addressFromPublicKey(std.publicKey));
     const v = lookup(address)!;
-    if (address === proposer.toLowerCase()) return void failed.set(txIndex, 'a RANDAO re-commitment cannot be included in a block its own validator proposes');
+    if (address === proposer.toLowerCase() && activeValidators() > 1) return void failed.set(txIndex, 'a RANDAO re-commitment cannot be included in a block its own validator proposes');
     if (seen.has(v.index)) return void failed.set(txIndex, `validator ${v.index} already re-commits in this block`);
     if (applied.length >= MAX_BLOCK_RANDAO_COMMITS) return void failed.set(txIndex, `a block applies at most ${MAX_BLOCK_RANDAO_COMMITS} RANDAO re-commitments`);
     seen.add(v.index);

@@ -383,7 +383,7 @@ export class BeaconChain {
       throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
     }
     // Execution applies the same re-commitments (one rule, core/consensus/recommit.ts, on the registry before the block).
-    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.find((v) => v.address === a));
+    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.find((v) => v.address === a), () => this.candidates().filter((c) => c.active).length);
     randao = applyRecommitments(randao, recommits.applied);
     try {
       checkInclusion(block.attestations, this.inclusionView(parent.root, slot));

@@ -344,7 +344,7 @@ export class ExecutionChain {
     // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
     const revealed = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
     // Re-commitments are judged against the registry before the block, as the beacon judges them.
-    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.get(a));
+    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.get(a), () => this.consensus.activeCount());
     const consensus = await this.consensus.withCommits(revealed, recommits.applied, parentState.path);
     // Included votes are checked on this block's branch, then credited with the transactions.
     const votes = await this.accounting.check(block.attestations, slot, parentState.votes);

@@ -216,6 +216,11 @@ export class ConsensusFields {
     return value;
   }
 
+  /** Validators the proposer draw considers (active and staked). */
+  activeCount(): number {
+    return this.candidates().filter((c) => c.active).length;
+  }
+
   // The beacon draws from execution's registry (GET /engine/registry) with the same filter, so
   // both layers name the same proposer for the same branch.
   private candidates(): ProposerCandidate[] {

@@ -575,7 +575,10 @@ export class ValidatorClient {
       this.log.info('the head moved while the block was assembled: planning it again', { slot, was: planned.head.root, head: now.root });
     }
     const { head, duty } = planned;
-    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0));
+    // Execution lets a lone validator include its own re-commitment; an epoch whose every slot is
+    // this validator's is taken as that (if wrong, the re-commitment fails and is sent again).
+    const alone = (await this.duties.get(epoch)).duties.every((d) => d.validator_index === index);
+    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0), alone);
     const last = v.randao_last === null ? this.randao!.firstCommitment() : parseHex(v.randao_last, 'randao_last', 32);
     let randaoReveal: Uint8Array;
     try {
@@ -641,7 +644,7 @@ export class ValidatorClient {
   }
 
   /** Execution's pending transactions in build order, parsed, within what `reservedBytes` of attestations leave; none if execution cannot say. */
-  private async pendingTransactions(slot: number, reservedBytes = 0): Promise<Transaction[]> {
+  private async pendingTransactions(slot: number, reservedBytes = 0, packOwnRecommit = false): Promise<Transaction[]> {
     let raw;
     try {
       raw = await this.execution.pendingTransactions();
@@ -662,9 +665,10 @@ export class ValidatorClient {
       }
       try {
         const tx = txFromJson(json);
-        // Execution refuses a validator's re-commitment in its own block (core/consensus/recommit.ts),
-        // so it waits for another proposer, and so do this sender's later nonces.
-        if ((heldBack || isRecommit(tx)) && toHex(txSender(tx)) === this.keys.address) {
+        // Execution fails a validator's re-commitment in its own block unless it is the only
+        // active validator (core/consensus/recommit.ts): it waits for another proposer, and so do
+        // this sender's later nonces.
+        if ((heldBack || (isRecommit(tx) && !packOwnRecommit)) && toHex(txSender(tx)) === this.keys.address) {
           heldBack = true;
           continue;
         }

@@ -48,10 +48,10 @@ test('recommitProblem names each rule a lone re-commitment can break', () => {
   assert.match(recommitProblem(type3, lookup)!, /must be a type-0 transaction/);
 });
 
-test('blockRecommitments: in order, not the proposer\'s own, one per validator, capped per block; others untouched', () => {
+test('blockRecommitments: in order, not the proposer\'s own (unless it is alone), one per validator, capped per block; others untouched', () => {
   const transfer = recommit(2, { to: '0x00000000000000000000000000000000000000aa' });
   const txs = [recommit(0), transfer, recommit(1), recommit(0, { nonce: 1, data: commitment(0, 2) }), recommit(2, { value: 5n })];
-  const r = blockRecommitments(txs, address(1), lookup);
+  const r = blockRecommitments(txs, address(1), lookup, () => 5);
   assert.equal(r.applied.map((c) => [c.txIndex, c.validatorIndex, c.address, toHex(c.commitment)]), [[0, 0, address(0), toHex(commitment(0))]]);
   assert.equal([...r.failed.entries()], [
     [2, 'a RANDAO re-commitment cannot be included in a block its own validator proposes'],
@@ -59,9 +59,14 @@ test('blockRecommitments: in order, not the proposer\'s own, one per validator, 
     [4, 'a RANDAO re-commitment carries no value'],
   ]);
   // The proposer's address matches whatever its case.
-  assert.is(blockRecommitments([recommit(1)], address(1).toUpperCase().replace('0X', '0x'), lookup).applied.length, 0);
+  assert.is(blockRecommitments([recommit(1)], address(1).toUpperCase().replace('0X', '0x'), lookup, () => 2).applied.length, 0);
+  // A lone active validator may include its own (it chooses every reveal anyway); the count is read only then.
+  let asked = 0;
+  assert.is(blockRecommitments([recommit(1)], address(1), lookup, () => (asked++, 1)).applied.length, 1);
+  assert.is(blockRecommitments([recommit(0)], address(1), lookup, () => (asked++, 1)).applied.length, 1);
+  assert.is(asked, 1);
   const many = Array.from({ length: MAX_BLOCK_RANDAO_COMMITS + 2 }, (_, i) => recommit(i));
-  const capped = blockRecommitments(many, address(EXITED), lookup);
+  const capped = blockRecommitments(many, address(EXITED), lookup, () => 5);
   assert.is(capped.applied.length, MAX_BLOCK_RANDAO_COMMITS);
   assert.equal([...capped.failed.keys()], [MAX_BLOCK_RANDAO_COMMITS, MAX_BLOCK_RANDAO_COMMITS + 1]);
   assert.match(capped.failed.get(MAX_BLOCK_RANDAO_COMMITS)!, new RegExp(`at most ${MAX_BLOCK_RANDAO_COMMITS}`));
@@ -71,7 +76,7 @@ test('applyRecommitments: the new commitment becomes the last value, the old cha
   const gh = filled(32, 9);
   const old = hashChain(randaoSecret(filled(32, 1)), 8);
   const s0 = genesisRandao(gh, [{ index: 0, randao_commitment: toHex(old) }]);
-  const r = blockRecommitments([recommit(0)], address(1), lookup);
+  const r = blockRecommitments([recommit(0)], address(1), lookup, () => 2);
   const s1 = applyRecommitments(s0, r.applied);
   assert.equal(s1.mix, s0.mix, 'the mix does not move');
   assert.equal(s1.last.get(0), commitment(0));
