@@ -51,3 +51,7 @@ export const GWEI = 10n ** 9n;
 export const DEPOSIT_ADDRESS = '0x0000000000000000000000000000000000001000';
 /** System address receiving validator exits (value 0, no data, sent by the validator). */
 export const EXIT_ADDRESS = '0x0000000000000000000000000000000000001001';
+/** System address receiving RANDAO re-commitments (value 0, data = the new 32-byte commitment, sent by the validator). */
+export const RANDAO_COMMIT_ADDRESS = '0x0000000000000000000000000000000000001002';
+/** Most RANDAO re-commitments one block applies; later ones in the block fail (receipt status 0). */
+export const MAX_BLOCK_RANDAO_COMMITS = 16;

@@ -23,8 +23,8 @@ export interface GenesisPlan {
   /** Unix seconds of slot 0. */
   genesisTime: number;
   mnemonic: string;
-  /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`). */
-  timing?: { slotSeconds?: number; slotsPerEpoch?: number };
+  /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`) and RANDAO chain length (`--randao-chain-length`). */
+  timing?: { slotSeconds?: number; slotsPerEpoch?: number; randaoChainLength?: number };
 }
 
 /** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
@@ -62,6 +62,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
   seed.fill(0);
   const faucet = keys[keys.length - 1]!.keys;
   const validators = keys.filter((k) => k.role === 'validator');
+  const chainLength = plan.timing?.randaoChainLength ?? preset.randao_chain_length;
   const genesis: Genesis = {
     chain_id: plan.chainId,
     network_id: plan.networkId,
@@ -71,6 +72,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
       ...preset,
       ...(plan.timing?.slotSeconds !== undefined ? { slot_seconds: plan.timing.slotSeconds } : {}),
       ...(plan.timing?.slotsPerEpoch !== undefined ? { slots_per_epoch: plan.timing.slotsPerEpoch } : {}),
+      randao_chain_length: chainLength,
       faucet: { address: faucet.address, amount: FAUCET_CLAIM.toString(), cooldown_seconds: FAUCET_COOLDOWN_SECONDS },
     },
     forks: [{ name: 'genesis', epoch: 0, version: '0x00000001' }],
@@ -83,7 +85,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
       address: v.keys.address,
       public_key: toHex(v.keys.mldsa.publicKey),
       stake: preset.min_validator_stake,
-      randao_commitment: toHex(randaoCommitment(v.keys.mldsaSeed, preset.randao_chain_length)),
+      randao_commitment: toHex(randaoCommitment(v.keys.mldsaSeed, chainLength)),
     })),
   };
   return { genesis: parseGenesis(genesis), keys };

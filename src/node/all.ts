@@ -118,11 +118,12 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
     for (const [i, keys] of o.validators.entries()) {
-      const db = await openValidatorDataDir(join(o.dataDir, `validator-${keys.address}`), o.genesis);
+      const dir = join(o.dataDir, `validator-${keys.address}`);
+      const db = await openValidatorDataDir(dir, o.genesis);
       started.dbs.push(db);
       const metricsPort = o.validatorMetricsPorts?.[i];
       const metrics = metricsPort === undefined ? {} : { metricsPort, metricsHost: o.host };
-      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator'), ...metrics });
+      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator'), dataDir: dir, ...metrics });
       await client.start();
       started.validators.push(client);
     }

@@ -255,11 +255,11 @@ export interface GenesisNetwork extends ProcessGroup {
  * builds in a fresh temp dir, runs `fn`, then SIGKILLs every process it started (always) and
  * removes the dir. On failure the processes' log tails are printed before the error propagates.
  */
-export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators: number, make: (dir: string) => Promise<N>, fn: (net: N) => Promise<T>): Promise<T> {
+export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators: number, make: (dir: string) => Promise<N>, fn: (net: N) => Promise<T>, genesisArgs: string[] = []): Promise<T> {
   return withTempDir(async (dir) => {
     const net = await make(dir);
     try {
-      expectJsonOk(await runCli(['genesis', 'new', '--validators', String(validators), '--out', net.net, '--accounts', '1', '--json'], { ...net.env, SVC_PASSWORD: '' }));
+      expectJsonOk(await runCli(['genesis', 'new', '--validators', String(validators), '--out', net.net, '--accounts', '1', '--json', ...genesisArgs], { ...net.env, SVC_PASSWORD: '' }));
       net.genesis = JSON.parse(await readFile(net.genesisPath, 'utf8'));
       const result = await fn(net);
       if (process.env.SVC_E2E_LOGS) net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
@@ -273,7 +273,7 @@ export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators
   });
 }
 
-/** A single-node devnet (execution, beacon, `validators` validator processes) on free loopback ports, `env` added to every process's environment: see withGenesisNetwork. */
-export async function withDevnet<T>(opts: { validators: number; env?: Record<string, string> }, fn: (net: Devnet) => Promise<T>): Promise<T> {
-  return withGenesisNetwork(opts.validators, async (dir) => new Devnet(dir, opts.validators, { rest: await freePort(), rpc: await freePort(), beacon: await freePort() }, opts.env), fn);
+/** A single-node devnet (execution, beacon, `validators` validator processes) on free loopback ports, `env` added to every process's environment, `genesisArgs` to `svc genesis new`: see withGenesisNetwork. */
+export async function withDevnet<T>(opts: { validators: number; env?: Record<string, string>; genesisArgs?: string[] }, fn: (net: Devnet) => Promise<T>): Promise<T> {
+  return withGenesisNetwork(opts.validators, async (dir) => new Devnet(dir, opts.validators, { rest: await freePort(), rpc: await freePort(), beacon: await freePort() }, opts.env), fn, opts.genesisArgs);
 }

@@ -29,6 +29,7 @@ export default class GenesisNew extends SvcCommand {
     'network-id': Flags.integer({ description: 'numeric id for Ethereum tooling; default 1337 (devnet) or 7000', min: 1 }),
     accounts: Flags.integer({ description: 'prefunded accounts; default 10 (devnet) or 0', min: 0, max: 1000 }),
     'genesis-time': Flags.integer({ description: 'Unix seconds of slot 0; default now', min: 0 }),
+    'randao-chain-length': Flags.integer({ description: "reveals per validator RANDAO hash chain (default: the preset's, 2^16 devnet, 2^20 mainnet); short chains exercise re-commitment", min: 1, max: 1 << 24 }),
     'mnemonic-file': Flags.string({ description: 'derive every key from the mnemonic in this file' }),
     force: Flags.boolean({ description: 'overwrite existing files' }),
     'password-file': passwordFileFlag,
@@ -56,6 +57,7 @@ export default class GenesisNew extends SvcCommand {
       networkId: flags['network-id'] ?? defaults.networkId,
       genesisTime: flags['genesis-time'] ?? Math.floor(Date.now() / 1000),
       mnemonic,
+      ...(flags['randao-chain-length'] !== undefined ? { timing: { randaoChainLength: flags['randao-chain-length'] } } : {}),
     });
     const devPassword = preset === 'devnet' && !flags['password-file'];
     const password = devPassword ? DEVNET_PASSWORD : await readPassword(flags['password-file'], { confirm: true, prompt: 'Keystore password: ' });

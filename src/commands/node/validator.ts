@@ -26,7 +26,7 @@ export default class NodeValidator extends SvcCommand {
     'execution-url': Flags.string({ description: 'execution node REST URL for pending transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
     'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
     'execution-jwt-secret': Flags.string({ description: 'file with execution\'s 32-byte hex engine secret (needed only when execution is not on loopback)' }),
-    'data-dir': Flags.string({ description: 'validator data directory (slashing-protection database)', required: true }),
+    'data-dir': Flags.string({ description: 'validator data directory (slashing-protection database, RANDAO generation)', required: true }),
     'metrics-host': Flags.string({ description: 'interface of the metrics server', default: '127.0.0.1' }),
     'metrics-port': Flags.integer({ description: 'Prometheus metrics port (0 = off)', default: 8547, min: 0, max: 65535 }),
     'log-level': logLevelFlag,
@@ -54,6 +54,7 @@ export default class NodeValidator extends SvcCommand {
       token,
       slashingDb,
       log,
+      dataDir: resolve(flags['data-dir']),
       ...(flags['metrics-port'] === 0 ? {} : { metricsPort: flags['metrics-port'], metricsHost: flags['metrics-host'] }),
       ...(executionJwt ? { executionJwt } : {}),
     });

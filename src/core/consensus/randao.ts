@@ -96,8 +96,7 @@ export function applyReveal(state: RandaoState, validatorIndex: number, reveal: 
 /**
  * The state with a commitment for a validator added by a deposit. An index that already has a
  * chain is refused: replacing a live chain lets its owner pick new reveals, which the protocol
- * allows only through its capped re-commitment operation, which svc does not have yet: a
- * validator whose chain runs out gets RANDAO_CHAIN_EXHAUSTED from its client and must exit and deposit again.
+ * allows only through its capped re-commitment operation (recommit.ts, applyRecommitments).
  */
 export function registerCommitment(state: RandaoState, index: number, commitment: Uint8Array): RandaoState {
   checkIndex(index);

@@ -2,7 +2,7 @@
  * Hash-chain RANDAO (the EIP-8321 approach): a validator commits to H^n(secret) and reveals one
  * link back per proposal. Reveals are unique, so a proposer cannot grind the mix.
  */
-import { utf8 } from '../codec/bytes.js';
+import { u64LE, utf8 } from '../codec/bytes.js';
 import { CryptoError } from '../errors.js';
 import { sha3 } from './hash.js';
 
@@ -12,6 +12,22 @@ const SECRET_TAG = utf8('svc/randao-secret/v1');
 export function randaoSecret(keySeed: Uint8Array): Uint8Array {
   if (keySeed.length !== 32) throw new CryptoError('RANDAO secret needs the 32-byte key seed');
   return sha3(SECRET_TAG, keySeed);
+}
+
+const GENERATION_TAG = utf8('svc/randao-secret/generation/v1');
+
+/**
+ * The secret of a validator's `generation`-th chain: generation 0 is the genesis/deposit chain
+ * (randaoSecret), each re-commitment moves to the next one, SHA3-256("svc/randao-secret/generation/v1"
+ * ‖ key seed ‖ uint64_le(generation)). Derived from the key seed alone, so a client that lost its
+ * files can rebuild any generation; the tag keeps the generations apart from each other and from
+ * every other use of the seed.
+ */
+export function randaoSecretAt(keySeed: Uint8Array, generation: number): Uint8Array {
+  if (!Number.isSafeInteger(generation) || generation < 0) throw new CryptoError(`RANDAO generation must be a non-negative integer, got ${generation}`);
+  if (generation === 0) return randaoSecret(keySeed);
+  if (keySeed.length !== 32) throw new CryptoError('RANDAO secret needs the 32-byte key seed');
+  return sha3(GENERATION_TAG, keySeed, u64LE(generation));
 }
 
 /** H^n(value) with H = SHA3-256. */

@@ -27,6 +27,7 @@ import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkc
 import type { BeaconMetrics } from './metrics.js';
 import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
+import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
 
 /** A proposal or attestation the beacon refuses; `code` names the rule. */
 export class BeaconError extends SvcError {}
@@ -381,6 +382,9 @@ export class BeaconChain {
     if (toHex(bodyMerkleRoot(block.transactions, block.attestations)) !== toHex(h.merkleRoot)) {
       throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
     }
+    // Execution applies the same re-commitments (one rule, core/consensus/recommit.ts, on the registry before the block).
+    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.find((v) => v.address === a), () => this.candidates().filter((c) => c.active).length);
+    randao = applyRecommitments(randao, recommits.applied);
     try {
       checkInclusion(block.attestations, this.inclusionView(parent.root, slot));
     } catch (err) {
@@ -413,6 +417,10 @@ export class BeaconChain {
     this.remember(record);
     await this.writeWithSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root));
     this.metrics.blocksProposed.inc();
+    if (recommits.applied.length > 0) {
+      this.metrics.randaoRecommits.inc(recommits.applied.length);
+      this.log.info('RANDAO re-commitments applied', { slot, block_hash: root, validators: recommits.applied.map((c) => c.validatorIndex) });
+    }
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
     await this.refreshRegistry();

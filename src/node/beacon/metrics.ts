@@ -15,7 +15,7 @@
  * `service_beacon_ws_clients_dropped_total{reason}` (slow, unresponsive, inbound),
  * `service_beacon_proposals_rejected_total{reason}`,
  * `service_beacon_forkchoice_updates_failed_total{reason}`,
- * `service_beacon_attestation_journal_entries`, and for P2P (the host's own `service_p2p_*`
+ * `service_beacon_attestation_journal_entries`, `service_beacon_randao_recommitments_total`, and for P2P (the host's own `service_p2p_*`
  * series sit beside these) `service_beacon_gossip_messages_total{topic,verdict}`,
  * `service_beacon_gossip_dropped_total{topic,verdict,reason}`,
  * `service_beacon_sync_requests_served_total{protocol,result}`,
@@ -33,6 +33,7 @@ export class BeaconMetrics extends NodeMetrics {
   readonly activeValidators = new Gauge({ name: 'service_beacon_active_validators', help: 'Active, staked validators', registers: [this.registry] });
   readonly totalValidators = new Gauge({ name: 'service_beacon_total_validators', help: 'Validators in the registry', registers: [this.registry] });
   readonly blocksProposed = new Counter({ name: 'service_beacon_blocks_proposed_total', help: 'Block proposals accepted by the beacon', registers: [this.registry] });
+  readonly randaoRecommits = new Counter({ name: 'service_beacon_randao_recommitments_total', help: 'RANDAO re-commitments applied by accepted blocks (any branch)', registers: [this.registry] });
   readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final (each finality advance adds the blocks it finalised, not 1 per checkpoint)', registers: [this.registry] });
   readonly attestationsReceived = new Counter({ name: 'service_beacon_attestations_received_total', help: 'Attestations accepted by the beacon', registers: [this.registry] });
   readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });

@@ -3,6 +3,7 @@
  * by every ingress path: REST, JSON-RPC, the faucet and P2P gossip.
  */
 import { SvcError, TxError } from '../../core/errors.js';
+import { isRecommit, recommitProblem, RecommitError } from '../../core/consensus/recommit.js';
 import { validateDeploy } from './vm/executor.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
 import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
@@ -198,6 +199,11 @@ export class Admission {
     checkGasPrice(tx, this.minGasPrice);
     // Step 7: a module the VM would refuse is refused here, before it is pooled or costs anything.
     if (txKind(tx) === 'contract_deploy') validateDeploy(tx.data);
+    // A re-commitment that cannot take effect would only cost its sender a fee: refused with the rule it breaks.
+    if (isRecommit(tx)) {
+      const problem = recommitProblem(tx, (a) => this.chain.registry.get(a));
+      if (problem !== undefined) throw new RecommitError(problem);
+    }
     return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
   }
 

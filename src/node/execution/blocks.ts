@@ -94,7 +94,7 @@ function recordBytes(r: BlockRecord): number {
 }
 
 function changesBytes(c: LoadedChanges): number {
-  return 64 + c.senders.length * SENDER_BYTES + (c.registry.added.length + c.registry.exited.length + c.authorizations.length) * CHANGE_ENTRY_BYTES + c.votes.length * VOTE_ENTRY_BYTES;
+  return 64 + c.senders.length * SENDER_BYTES + (c.registry.added.length + c.registry.exited.length + (c.registry.recommitted?.length ?? 0) + c.authorizations.length) * CHANGE_ENTRY_BYTES + c.votes.length * VOTE_ENTRY_BYTES;
 }
 
 function loadChanges(c: BlockChanges): LoadedChanges {

@@ -6,7 +6,8 @@
  * a side branch validates against its own parent and a reorg only moves the head. Every state
  * change is one LevelDB batch.
  */
-import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, TX_BASE_GAS } from '../../core/constants.js';
+import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, TX_BASE_GAS } from '../../core/constants.js';
+import { blockRecommitments, type BlockRecommitments } from '../../core/consensus/recommit.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
@@ -341,7 +342,10 @@ export class ExecutionChain {
     if (!(await this.descendsFromFinalized(parent))) throw new BlockError('PARENT_STATE_PRUNED', `parent ${parent.hash} (${parent.index}), finalized ${this.finalizedRef.hash} (${this.finalizedRef.index})`);
     const parentState = await this.stateAt(parent);
     // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
-    const consensus = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
+    const revealed = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
+    // Re-commitments are judged against the registry before the block, as the beacon judges them.
+    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.get(a), () => this.consensus.activeCount());
+    const consensus = await this.consensus.withCommits(revealed, recommits.applied, parentState.path);
     // Included votes are checked on this block's branch, then credited with the transactions.
     const votes = await this.accounting.check(block.attestations, slot, parentState.votes);
     const parentRoot = rootOf(parent);
@@ -349,7 +353,7 @@ export class ExecutionChain {
     // (a contract's storage, a callee) are then mostly cache hits, and the rest read synchronously.
     await this.state.prefetch(parentRoot, this.touchedBy(block, verified, votes, proposer));
     const view = this.state.view(parentRoot);
-    const exec = this.execute(block, hash, verified, view, votes);
+    const exec = this.execute(block, hash, verified, view, votes, recommits);
     const version = this.version + 1;
     const committed = this.state.commit(view, version);
     const shell = encodeShell(block);
@@ -493,6 +497,7 @@ export class ExecutionChain {
     verified: Array<{ hash: string; signer: string | null }>,
     state: View,
     votes: readonly IncludedVote[],
+    recommits: BlockRecommitments,
   ): { senders: string[]; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
     const senders = new Set<string>();
     const proposer = toHex(block.header.validatorId);
@@ -517,7 +522,7 @@ export class ExecutionChain {
       senders.add(sender);
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = tx.to === null ? null : toHex(tx.to);
-      const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : txKind(tx);
+      const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
       try {
         checkGasLimit(tx, this.maxGas);
       } catch (err) {
@@ -540,6 +545,7 @@ export class ExecutionChain {
         let error: string | undefined;
         if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
         else if (kind === 'exit') error = this.exit(tx, sender, registry);
+        else if (kind === 'randao_commit') error = this.recommit(i, recommits, registry);
         if (error === undefined && tx.value > 0n) {
           state.addBalance(sender, -tx.value);
           state.addBalance(to!, tx.value);
@@ -615,6 +621,16 @@ export class ExecutionChain {
       randao_commitment: toHex(tx.data),
       active: true,
     });
+    return undefined;
+  }
+
+  /** A re-commitment replaces the sender's RANDAO commitment (judged by blockRecommitments); returns a failure reason or undefined. */
+  private recommit(txIndex: number, recommits: BlockRecommitments, changes: RegistryChanges): string | undefined {
+    const failure = recommits.failed.get(txIndex);
+    if (failure !== undefined) return failure;
+    const c = recommits.applied.find((r) => r.txIndex === txIndex)!;
+    const entry = this.registry.all()[c.validatorIndex]!;
+    (changes.recommitted ??= []).push({ index: c.validatorIndex, previous: entry.randao_commitment, commitment: toHex(c.commitment) });
     return undefined;
   }
 

@@ -13,6 +13,12 @@
  * every validator's last accepted value under `q:<index>`, with the value it replaced stored in
  * the block record so a reorg can undo it. A side-branch block resolves its proposer's value
  * through the same head-to-parent path the importer walks for account state.
+ *
+ * RANDAO re-commitments (core/consensus/recommit.ts) change last values too: after the block's
+ * own reveal, each one sets its validator's last value to the new commitment, recorded in the
+ * block record's `commits` with the value it replaced. Replaced values are stored explicitly,
+ * never as "the registry's commitment", because the registry follows the canonical head and a
+ * re-commitment there changes its commitment for every branch.
  */
 import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
 import { proposerForSlot, ProposerError, type ProposerCandidate } from '../../core/consensus/proposer.js';
@@ -32,7 +38,7 @@ export interface ConsensusRecord {
   proposer_index: number;
   /** The proposer's reveal in this block (its new last value). */
   reveal: string;
-  /** The proposer's last value before this block; null when that was its registry commitment. */
+  /** The proposer's last value before this block (null only in records written before re-commitments existed: its registry commitment). */
   previous: string | null;
   /** RANDAO mix after this block. */
   mix: string;
@@ -40,6 +46,15 @@ export interface ConsensusRecord {
   epoch_mix: string;
   /** Mix at the start of the epoch before (EpochMixes.previousEpochStart). */
   previous_epoch_mix: string;
+  /** RANDAO re-commitments the block applies after its reveal, in block order (absent: none). */
+  commits?: CommitRecord[];
+}
+
+/** A re-commitment in a block record: the validator's new last value and the one it replaced. */
+export interface CommitRecord {
+  index: number;
+  value: string;
+  previous: string;
 }
 
 /** The part of a block record these checks read. */
@@ -127,8 +142,10 @@ export class ConsensusFields {
   async checkReveal(h: BlockHeader, slot: number, parent: ConsensusCarrier, proposer: RegistryEntry, path: BranchPath): Promise<ConsensusRecord> {
     const p = this.of(parent);
     const mixes = mixesOf(p);
-    const previous = await this.lastValue(proposer.index, path);
-    const last = parseHex(previous ?? proposer.randao_commitment, 'randao value', HASH_BYTES);
+    // Resolved to the registry's commitment here, while it is still the one this branch uses
+    // (lastValue returns null only when no block on the canonical chain or the path touched it).
+    const previous = (await this.lastValue(proposer.index, path)) ?? proposer.randao_commitment;
+    const last = parseHex(previous, 'randao value', HASH_BYTES);
     let mix: Uint8Array;
     try {
       // The beacon's own rule, on a one-entry state: same replay and preimage checks, same mix.
@@ -149,30 +166,59 @@ export class ConsensusFields {
     };
   }
 
-  /** Queues the canonical last-value change of applying (1) or reverting (-1) a block. */
+  /**
+   * The block record's consensus field with the block's applied re-commitments added: each one's
+   * replaced value is its validator's last value after the block's reveal on this branch.
+   */
+  async withCommits(record: ConsensusRecord, commits: ReadonlyArray<{ validatorIndex: number; commitment: Uint8Array }>, path: BranchPath): Promise<ConsensusRecord> {
+    if (commits.length === 0) return record;
+    const out: CommitRecord[] = [];
+    for (const c of commits) {
+      // blockRecommitments allows one per validator, so only the block's own reveal can precede it.
+      const previous = c.validatorIndex === record.proposer_index ? record.reveal : ((await this.lastValue(c.validatorIndex, path)) ?? this.registry.all()[c.validatorIndex]!.randao_commitment);
+      out.push({ index: c.validatorIndex, value: toHex(c.commitment), previous });
+    }
+    return { ...record, commits: out };
+  }
+
+  /** Queues the canonical last-value changes of applying (1) or reverting (-1) a block. */
   persist(batch: WriteBatch, r: ConsensusCarrier, sign: 1 | -1): void {
     const c = this.of(r);
     if (c.proposer_index < 0) return;
     const key = revealKey(c.proposer_index);
-    if (sign === 1) batch.put(key, c.reveal);
-    else if (c.previous === null) batch.del(key);
+    // Batch operations apply in order: undo runs the block's changes backwards.
+    if (sign === 1) {
+      batch.put(key, c.reveal);
+      for (const m of c.commits ?? []) batch.put(revealKey(m.index), m.value);
+      return;
+    }
+    for (const m of [...(c.commits ?? [])].reverse()) batch.put(revealKey(m.index), m.previous);
+    if (c.previous === null) batch.del(key);
     else batch.put(key, c.previous);
   }
 
-  /** The proposer's last accepted value at the end of `path` (null: still its commitment). */
+  /** A validator's last accepted value at the end of `path` (null: still its registry commitment). */
   private async lastValue(index: number, path: BranchPath): Promise<string | null> {
     let value = (await this.store.get<string>(revealKey(index))) ?? null;
     // Undo the head side newest first (ending at the oldest block's predecessor value), then
-    // replay the parent's side oldest first: the same walk stateAt does for accounts.
+    // replay the parent's side oldest first: the same walk stateAt does for accounts. Within a
+    // block the reveal comes before the re-commitments.
     for (const r of path.reverted) {
       const c = this.of(r);
+      for (const m of [...(c.commits ?? [])].reverse()) if (m.index === index) value = m.previous;
       if (c.proposer_index === index) value = c.previous;
     }
     for (const a of path.applied) {
       const c = this.of(a);
       if (c.proposer_index === index) value = c.reveal;
+      for (const m of c.commits ?? []) if (m.index === index) value = m.value;
     }
     return value;
+  }
+
+  /** Validators the proposer draw considers (active and staked). */
+  activeCount(): number {
+    return this.candidates().filter((c) => c.active).length;
   }
 
   // The beacon draws from execution's registry (GET /engine/registry) with the same filter, so

@@ -3,6 +3,7 @@
  * default process metrics are not registered (their nodejs_active_*_total gauges fail promtool).
  */
 import { Counter, Gauge } from 'prom-client';
+import { RECOMMIT_ERROR_CODE } from '../../core/consensus/recommit.js';
 import { TX_ERRORS } from '../../core/errors.js';
 import type { CacheStats } from '../../util/byte-cache.js';
 import { NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
@@ -17,7 +18,7 @@ export const MALFORMED_SUBMISSION = 'MALFORMED';
 
 /**
  * Every reason a submission is known to be refused with: the spec's transaction errors, the
- * pool's refusals, a contract module the VM would refuse, a rate limit, a journal that cannot be
+ * pool's refusals, a contract module the VM would refuse, a malformed RANDAO re-commitment, a rate limit, a journal that cannot be
  * written, and a request that does not parse. Each has a series at 0 from the start, so a
  * rate() or an alert on a reason reads 0 rather than an absent series until its first rejection.
  */
@@ -25,6 +26,7 @@ export const TX_REJECTION_REASONS: readonly string[] = [
   ...Object.values(TX_ERRORS).map((e) => e.code),
   ...POOL_ERROR_CODES,
   ...CONTRACT_ERROR_CODES,
+  RECOMMIT_ERROR_CODE,
   'RATE_LIMITED',
   'POOL_JOURNAL_FAILED',
   MALFORMED_SUBMISSION,

@@ -7,10 +7,19 @@ import { parseHex } from '../../core/codec/bytes.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import type { RegistryEntry } from '../../api/execution.js';
 
+/** A validator's RANDAO commitment replaced by a re-commitment, with the one it replaced (for undo). */
+export interface RecommitChange {
+  index: number;
+  previous: string;
+  commitment: string;
+}
+
 /** Registry changes made by one block, enough to undo them. */
 export interface RegistryChanges {
   added: RegistryEntry[];
   exited: number[];
+  /** RANDAO re-commitments, in block order (absent in blocks stored before they existed: none). */
+  recommitted?: RecommitChange[];
 }
 
 export class Registry {
@@ -66,7 +75,9 @@ export class Registry {
         touched.push(e);
       }
       for (const i of changes.exited) touched.push(this.setActive(i, false));
+      for (const r of changes.recommitted ?? []) touched.push(this.setCommitment(r.index, r.commitment));
     } else {
+      for (const r of [...(changes.recommitted ?? [])].reverse()) touched.push(this.setCommitment(r.index, r.previous));
       for (const i of changes.exited) touched.push(this.setActive(i, true));
       for (const e of [...changes.added].reverse()) {
         this.entries.length = e.index;
@@ -75,6 +86,12 @@ export class Registry {
       }
     }
     return touched;
+  }
+
+  private setCommitment(index: number, commitment: string): RegistryEntry {
+    const e = { ...this.entries[index]!, randao_commitment: commitment };
+    this.put(e);
+    return e;
   }
 
   private setActive(index: number, active: boolean): RegistryEntry {

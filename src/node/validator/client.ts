@@ -34,6 +34,11 @@
  * the first later slot of the epoch where that works (beacon down, client started late). A vote
  * signed but not delivered (beacon unreachable) is re-sent unchanged, never re-signed.
  *
+ * RANDAO: reveals come from a RandaoKeeper (randao-recommit.ts), which keeps this key's current
+ * hash chain and the next generation's. When few reveals are left it re-commits by itself (a
+ * transaction to RANDAO_COMMIT_ADDRESS, never packed into this validator's own blocks); a slot
+ * whose chain is exhausted before the new commitment took effect is skipped with a log line.
+ *
  * Failures never stop the timer: an unreachable beacon is logged (once, then at debug until it
  * is back) and the next phase or slot tries again. Phases run one at a time; a phase whose slot
  * has passed when its turn comes is skipped.
@@ -51,7 +56,7 @@ import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
 import { type BlockHeader, blockToJson, bodyMerkleRoot, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
-import type { Transaction } from '../../core/types/transaction.js';
+import { type Transaction, txSender } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
@@ -62,7 +67,10 @@ import type { WalletKeys } from '../../wallet/derivation.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { dependentRootOn, ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
-import { RandaoChain } from './randao-chain.js';
+import { RandaoChain, RandaoChainError } from './randao-chain.js';
+import { RandaoKeeper } from './randao-recommit.js';
+import { isRecommit } from '../../core/consensus/recommit.js';
+import { ExecutionClient } from '../../client/execution.js';
 import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
 import { realTimers, type Timers } from './timers.js';
 
@@ -98,6 +106,8 @@ export interface ValidatorClientOptions {
   maxBlockJsonBytes?: number;
   /** A chain already built for this key (tests; otherwise built at start, ~0.1 s for 2^16). */
   randaoChain?: RandaoChain;
+  /** Validator data directory: where the RANDAO generation is persisted (absent: kept in memory). */
+  dataDir?: string;
   /** Reconnection backoff of the `/ws` subscription (default 250 ms doubling to 5 s, jittered). */
   reconnectBackoffMs?: { min: number; max: number };
 }
@@ -116,6 +126,8 @@ export class ValidatorMetrics {
   // metrics of what it produces live here (execution and the beacon count what they verify).
   readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction']);
   readonly canonicalBytes = canonicalBytesGauge(this.registry);
+  readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Reveals left on the RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
+  readonly randaoRecommits = new Counter({ name: 'service_validator_randao_recommitments_submitted_total', help: 'RANDAO re-commitment transactions this validator submitted to execution', registers: [this.registry] });
 
   /** Counts one signature this validator made. */
   signed(kind: SignatureKind): void {
@@ -161,7 +173,7 @@ export class ValidatorClient {
   private readonly slotMs: number;
   private readonly proposeTimeoutMs: number;
   private readonly maxBlockJsonBytes: number;
-  private randao: RandaoChain | undefined;
+  private randao: RandaoKeeper | undefined;
   private index: number | undefined;
   private readonly duties: ProposerDutiesCache;
   /** Highest epoch whose attestation is settled (accepted, refused, or given up). */
@@ -195,7 +207,6 @@ export class ValidatorClient {
     this.maxBlockJsonBytes = opts.maxBlockJsonBytes ?? 30 * 1024 * 1024;
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
     this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
-    this.randao = opts.randaoChain;
     this.duties = new ProposerDutiesCache({
       genesis: opts.genesis,
       log: opts.log,
@@ -256,7 +267,19 @@ export class ValidatorClient {
    */
   async start(): Promise<void> {
     if (this.running) return;
-    this.randao ??= new RandaoChain(this.keys.mldsaSeed, this.genesis.config.randao_chain_length);
+    this.randao ??= await RandaoKeeper.open(
+      {
+        genesis: this.genesis,
+        keys: this.keys,
+        execution: new ExecutionClient(this.opts.executionUrl, { timeoutMs: this.proposeTimeoutMs }),
+        log: this.log,
+        dataDir: this.opts.dataDir,
+        onRemaining: (left) => this.metrics.randaoRemaining.set(left),
+        onSubmitted: () => this.metrics.randaoRecommits.inc(),
+        onSigned: () => this.metrics.signed('transaction'),
+      },
+      this.opts.randaoChain,
+    );
     if (this.opts.metricsPort !== undefined) await this.startMetrics(this.opts.metricsHost ?? '127.0.0.1', this.opts.metricsPort);
     this.running = true;
     await this.ensureIndex();
@@ -460,15 +483,19 @@ export class ValidatorClient {
     }
   }
 
-  /** Says early when the beacon's RANDAO value is not on this key's chain, or the chain runs low. */
+  /** Says early when the beacon's RANDAO value is on none of this key's chains; re-commits when the chain runs low. */
   private checkRandao(randaoLast: string | null): void {
-    if (randaoLast === null) return;
-    try {
-      const left = this.randao!.remaining(parseHex(randaoLast, 'randao_last', 32));
-      if (left < this.randao!.length / 10) this.log.warn('RANDAO chain running low: register a new commitment before it is exhausted', { reveals_left: left });
-    } catch (err) {
-      this.log.error('the beacon\'s RANDAO value for this validator is not on this key\'s chain: proposals will fail (wrong keystore?)', { error: (err as Error).message });
+    const last = randaoLast === null ? this.randao!.firstCommitment() : parseHex(randaoLast, 'randao_last', 32);
+    if (this.randao!.remaining(last) === undefined) {
+      this.log.error('the beacon\'s RANDAO value for this validator is on none of this key\'s chains: proposals will fail (wrong keystore, or a lost randao-generation.json?)', { randao_last: randaoLast, generation: this.randao!.generation });
+      return;
     }
+    this.recommitCheck(last);
+  }
+
+  /** Runs the re-commitment check in the background: it talks to execution and must not hold up the slot's duties. */
+  private recommitCheck(last: Uint8Array): void {
+    void this.randao!.check(last, slotAt(this.genesis, this.clock()));
   }
 
   /**
@@ -560,9 +587,21 @@ export class ValidatorClient {
       this.log.info('the head moved while the block was assembled: planning it again', { slot, was: planned.head.root, head: now.root });
     }
     const { head, duty } = planned;
-    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0));
-    const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
-    const randaoReveal = this.randao!.next(last);
+    // Execution lets a lone validator include its own re-commitment; an epoch whose every slot is
+    // this validator's is taken as that (if wrong, the re-commitment fails and is sent again).
+    const alone = (await this.duties.get(epoch)).duties.every((d) => d.validator_index === index);
+    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0), alone);
+    const last = v.randao_last === null ? this.randao!.firstCommitment() : parseHex(v.randao_last, 'randao_last', 32);
+    let randaoReveal: Uint8Array;
+    try {
+      randaoReveal = this.randao!.next(last);
+    } catch (err) {
+      if (!(err instanceof RandaoChainError) || err.code !== 'RANDAO_CHAIN_EXHAUSTED') throw err;
+      // An invalid reveal would only be refused: skip the slot until the new commitment lands.
+      this.log.warn('not proposing: RANDAO chain exhausted and the re-commitment has not taken effect yet', { slot, generation: this.randao!.generation, randao_last: v.randao_last });
+      this.recommitCheck(last);
+      return;
+    }
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
     const vrfProof = vrfProve(this.keys.mldsa, vrfSeed, chainId);
     this.metrics.signed('vrf');
@@ -600,6 +639,7 @@ export class ValidatorClient {
       return;
     }
     this.metrics.blocksProposed.inc();
+    this.recommitCheck(randaoReveal);
     this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, attestations: attestations.length, already_known: res.already_known ?? false });
     // The validator's own block is the slot's block: no need to wait for the head poll.
     await this.maybeAttest(slot, 'always', 'own_block');
@@ -620,7 +660,7 @@ export class ValidatorClient {
   }
 
   /** Execution's pending transactions in build order, parsed, within what `reservedBytes` of attestations leave; none if execution cannot say. */
-  private async pendingTransactions(slot: number, reservedBytes = 0): Promise<Transaction[]> {
+  private async pendingTransactions(slot: number, reservedBytes = 0, packOwnRecommit = false): Promise<Transaction[]> {
     let raw;
     try {
       raw = await this.execution.pendingTransactions();
@@ -631,6 +671,7 @@ export class ValidatorClient {
     const txs: Transaction[] = [];
     // Block JSON overhead (header, signature) is about 14 KB; count each transaction's JSON.
     let bytes = 16 * 1024 + reservedBytes;
+    let heldBack = false;
     for (let i = 0; i < raw.transactions.length && txs.length < MAX_BLOCK_TXS; i++) {
       const json = raw.transactions[i];
       bytes += JSON.stringify(json).length + 1;
@@ -639,7 +680,15 @@ export class ValidatorClient {
         break;
       }
       try {
-        txs.push(txFromJson(json));
+        const tx = txFromJson(json);
+        // Execution fails a validator's re-commitment in its own block unless it is the only
+        // active validator (core/consensus/recommit.ts): it waits for another proposer, and so do
+        // this sender's later nonces.
+        if ((heldBack || (isRecommit(tx) && !packOwnRecommit)) && toHex(txSender(tx)) === this.keys.address) {
+          heldBack = true;
+          continue;
+        }
+        txs.push(tx);
       } catch (err) {
         // A later transaction of the same sender may depend on this one's nonce: stop here.
         this.log.error('execution sent a transaction that does not parse: packing only the ones before it', { slot, position: i, error: (err as Error).message });

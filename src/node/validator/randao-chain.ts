@@ -12,7 +12,7 @@
  */
 import { toHex } from '../../core/codec/bytes.js';
 import { sha3 } from '../../core/crypto/hash.js';
-import { randaoSecret } from '../../core/crypto/randao.js';
+import { randaoSecretAt } from '../../core/crypto/randao.js';
 import { SvcError } from '../../core/errors.js';
 
 export type RandaoChainErrorCode = 'RANDAO_CHAIN_EXHAUSTED' | 'RANDAO_VALUE_NOT_ON_CHAIN' | 'INVALID_RANDAO_CHAIN_ARGUMENT';
@@ -34,6 +34,8 @@ export const DEFAULT_CHECKPOINT_BITS = 10;
 export class RandaoChain {
   /** Chain length n (genesis `randao_chain_length`). */
   readonly length: number;
+  /** Which of the key's chains this is: 0 at genesis or deposit, +1 per re-commitment (randaoSecretAt). */
+  readonly generation: number;
   private readonly step: number;
   /** checkpoints[i] = v_(i * step); the commitment v_n is kept separately when n is not a multiple. */
   private readonly checkpoints: Uint8Array[] = [];
@@ -45,14 +47,16 @@ export class RandaoChain {
    * Builds the chain from the 32-byte ML-DSA key seed: one pass of n hashes (about 2 s for
    * n = 2^20), which is why a client builds it once at start-up and keeps it.
    */
-  constructor(keySeed: Uint8Array, length: number, checkpointBits = DEFAULT_CHECKPOINT_BITS) {
+  constructor(keySeed: Uint8Array, length: number, checkpointBits = DEFAULT_CHECKPOINT_BITS, generation = 0) {
     if (!Number.isSafeInteger(length) || length < 1) throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `RANDAO chain length must be a positive integer, got ${length}`);
     if (!Number.isInteger(checkpointBits) || checkpointBits < 0 || checkpointBits > 30) {
       throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `checkpoint bits must be an integer in 0..30, got ${checkpointBits}`);
     }
+    if (!Number.isSafeInteger(generation) || generation < 0) throw new RandaoChainError('INVALID_RANDAO_CHAIN_ARGUMENT', `RANDAO generation must be a non-negative integer, got ${generation}`);
     this.length = length;
+    this.generation = generation;
     this.step = 2 ** checkpointBits;
-    let v = randaoSecret(keySeed);
+    let v = randaoSecretAt(keySeed, generation);
     for (let j = 0; ; j++) {
       if (j % this.step === 0) {
         this.checkpoints.push(v);
@@ -101,6 +105,17 @@ export class RandaoChain {
     const used = this.revealsUsed(lastAccepted);
     if (used >= this.length) throw new RandaoChainError('RANDAO_CHAIN_EXHAUSTED', `RANDAO chain exhausted: all ${this.length} reveals used; register a new commitment`);
     return this.reveal(used + 1);
+  }
+
+  /** True when `value` is on this chain (the commitment or a reveal of it). */
+  holds(value: Uint8Array): boolean {
+    try {
+      this.revealsUsed(value);
+      return true;
+    } catch (err) {
+      if (err instanceof RandaoChainError && err.code === 'RANDAO_VALUE_NOT_ON_CHAIN') return false;
+      throw err;
+    }
   }
 
   /** Reveals left after `lastAccepted`. */

@@ -11,6 +11,8 @@ import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { proposerForSlot } from '../../../src/core/consensus/proposer.js';
 import { seedMixFor } from '../../../src/core/consensus/randao.js';
+import { sha3 } from '../../../src/core/crypto/hash.js';
+import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { BlockError, SvcError } from '../../../src/core/errors.js';
 import { genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash } from '../../../src/core/types/block.js';
@@ -221,9 +223,10 @@ unit('checkReveal resolves the last value over the path; persist applies and und
     const chain = randaoChainOf(val0);
     const entry = Registry.fromGenesis(genesis)[0]!;
     const header = (reveal: Uint8Array) => ({ ...makeBlock({ hash: genesisCarrier.hash, index: 0, timestamp: genesisCarrier.timestamp, branch: genesisBranch() }).header, randaoReveal: reveal });
-    // A1 on genesis: the first reveal; it replaced the commitment (previous null).
+    // A1 on genesis: the first reveal; it replaced the commitment, stored explicitly (a
+    // re-commitment may later change the registry's commitment, which is only the head's).
     const c1 = await f.checkReveal(header(chain.reveal(1)), 1, genesisCarrier, entry, { reverted: [], applied: [] });
-    assert.is(c1.previous, null);
+    assert.is(c1.previous, entry.randao_commitment);
     assert.is(c1.reveal, toHex(chain.reveal(1)));
     const a1: ConsensusCarrier = { hash: '0x' + '01'.repeat(32), index: 1, timestamp: slotStartMs(genesis, 1), consensus: c1 };
     await store.write(persisted(f, a1, 1));
@@ -234,10 +237,44 @@ unit('checkReveal resolves the last value over the path; persist applies and und
     assert.is(c2.previous, toHex(chain.reveal(1)));
     // A sibling of A1 (path reverts A1): the commitment is back, so the first reveal is valid there.
     const sibling = await f.checkReveal(header(chain.reveal(1)), 2, genesisCarrier, entry, { reverted: [a1], applied: [] });
-    assert.is(sibling.previous, null);
-    // Undoing A1 deletes the key (the value is the commitment again).
+    assert.is(sibling.previous, entry.randao_commitment);
+    // Undoing A1 restores the commitment.
     await store.write(persisted(f, a1, -1));
-    assert.is(await store.get<string>(revealKey(0)), undefined);
+    assert.is(await store.get<string>(revealKey(0)), entry.randao_commitment);
+  });
+});
+
+unit('withCommits records each re-commitment with the value it replaced; persist and the path walk apply and undo them in order', async () => {
+  await withFields(async (f, store) => {
+    const chain = randaoChainOf(val0);
+    const entry = Registry.fromGenesis(genesis)[0]!;
+    const entry1 = Registry.fromGenesis(genesis)[1]!;
+    const header = (reveal: Uint8Array) => ({ ...makeBlock({ hash: genesisCarrier.hash, index: 0, timestamp: genesisCarrier.timestamp, branch: genesisBranch() }).header, randaoReveal: reveal });
+    const fresh = new RandaoChain(val0.mldsaSeed, 8, 0, 1);
+    const other = sha3(Uint8Array.of(7));
+    // A1: validator 0 reveals and, in the same block, validators 0 and 1 re-commit.
+    const r1 = await f.checkReveal(header(chain.reveal(1)), 1, genesisCarrier, entry, { reverted: [], applied: [] });
+    const c1 = await f.withCommits(r1, [{ validatorIndex: 0, commitment: fresh.commitment() }, { validatorIndex: 1, commitment: other }], { reverted: [], applied: [] });
+    assert.equal(c1.commits, [
+      { index: 0, value: toHex(fresh.commitment()), previous: toHex(chain.reveal(1)) },
+      { index: 1, value: toHex(other), previous: entry1.randao_commitment },
+    ]);
+    assert.is(await f.withCommits(r1, [], { reverted: [], applied: [] }), r1, 'no re-commitment: the record as it was');
+    const a1: ConsensusCarrier = { hash: '0x' + '01'.repeat(32), index: 1, timestamp: slotStartMs(genesis, 1), consensus: c1 };
+    await store.write(persisted(f, a1, 1));
+    assert.is(await store.get<string>(revealKey(0)), toHex(fresh.commitment()));
+    assert.is(await store.get<string>(revealKey(1)), toHex(other));
+    // On A1 the old chain's next reveal is refused, the new chain's first accepted.
+    await expectRejects(f.checkReveal(header(chain.reveal(2)), 2, a1, entry, { reverted: [], applied: [] }), /not the preimage/);
+    assert.is((await f.checkReveal(header(fresh.reveal(1)), 2, a1, entry, { reverted: [], applied: [] })).previous, toHex(fresh.commitment()));
+    // A sibling of A1 (path reverts A1): the genesis chain again.
+    assert.is((await f.checkReveal(header(chain.reveal(1)), 2, genesisCarrier, entry, { reverted: [a1], applied: [] })).previous, entry.randao_commitment);
+    // Undo restores both validators' values.
+    await store.write(persisted(f, a1, -1));
+    assert.is(await store.get<string>(revealKey(0)), entry.randao_commitment);
+    assert.is(await store.get<string>(revealKey(1)), entry1.randao_commitment);
+    // A side branch through A1 (path applies it) sees the new commitment.
+    assert.is((await f.checkReveal(header(fresh.reveal(1)), 2, a1, entry, { reverted: [], applied: [a1] })).previous, toHex(fresh.commitment()));
   });
 });
 

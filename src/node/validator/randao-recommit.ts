@@ -1,0 +1,227 @@
+/**
+ * The validator client's side of RANDAO re-commitment (core/consensus/recommit.ts): it keeps the
+ * key's current hash chain and the next one, re-commits by itself when few reveals are left, and
+ * reveals from whichever chain holds the value the beacon last accepted.
+ *
+ * - Generations: generation 0 is the genesis or deposit chain; generation g's secret is
+ *   randaoSecretAt(key seed, g) (domain-separated SHA3-256 of the seed and g), so nothing secret
+ *   is stored and a lost data directory costs nothing but a rebuild.
+ * - Timing: once the chain holding the beacon's value has `recommitThreshold(n)` reveals left or
+ *   fewer, the client signs a transaction to RANDAO_COMMIT_ADDRESS carrying generation g+1's
+ *   commitment and submits it to execution. The reserve (min(RANDAO_RECOMMIT_RESERVE, n/2)
+ *   reveals) is proposals, not slots: even a validator proposing every slot has that many slots
+ *   for another validator to include it, and it takes effect as soon as a block includes it.
+ * - Durability: the new generation number is written to `<data-dir>/randao-generation.json`
+ *   (atomic write, fsync) before the transaction is signed, so after a crash or restart the
+ *   client still builds the chain a commitment on chain may name. It keeps generations g-1 and g,
+ *   so a reorg that drops the including block still finds the old chain.
+ * - Retry: a re-commitment that has not taken effect after RECOMMIT_RETRY_EPOCHS epochs and whose
+ *   transaction is unknown to execution or failed is submitted again (same commitment).
+ * - Fees: the transaction pays 21,000 gas at the genesis minimum gas price from the validator's
+ *   own account (genesis funds devnet validators; proposers earn fees and rewards).
+ */
+import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { RANDAO_COMMIT_ADDRESS, TX_BASE_GAS } from '../../core/constants.js';
+import { epochOfSlot, type Genesis } from '../../core/genesis/genesis.js';
+import { encodeTx, signStandardTx } from '../../core/types/transaction.js';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../util/log.js';
+import { writeFileAtomic } from '../../util/fs.js';
+import type { ExecutionClient } from '../../client/execution.js';
+import type { WalletKeys } from '../../wallet/derivation.js';
+import { DEFAULT_CHECKPOINT_BITS, RandaoChain, RandaoChainError } from './randao-chain.js';
+
+/** Most reveals kept in reserve before re-committing; short chains keep half of theirs instead. */
+export const RANDAO_RECOMMIT_RESERVE = 1024;
+/** Epochs after which a submitted re-commitment that has not taken effect is checked and sent again. */
+export const RECOMMIT_RETRY_EPOCHS = 2;
+/** File in the validator data directory holding the newest generation the client committed to. */
+export const RANDAO_GENERATION_FILE = 'randao-generation.json';
+
+/** Re-commit once this many reveals or fewer are left on a chain of `length`. */
+export function recommitThreshold(length: number): number {
+  return Math.max(1, Math.min(RANDAO_RECOMMIT_RESERVE, Math.floor(length / 2)));
+}
+
+/** Where the keeper sends its transaction and reports. */
+export interface RandaoKeeperOptions {
+  genesis: Genesis;
+  keys: Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;
+  execution: Pick<ExecutionClient, 'account' | 'submitRaw' | 'txStatus'>;
+  log: Logger;
+  /** Absent: the generation lives in memory only (it is re-derivable, but a restart then starts from generation 0). */
+  dataDir?: string | undefined;
+  /** Gauge of reveals left on the chain in use. */
+  onRemaining?: (left: number) => void;
+  /** Counts submitted re-commitment transactions. */
+  onSubmitted?: () => void;
+  /** Called for every re-commitment transaction signed (quantum_canonical_sig_generated_total). */
+  onSigned?: () => void;
+  checkpointBits?: number;
+}
+
+/** One validator's RANDAO chains across re-commitments. */
+export class RandaoKeeper {
+  /** Newest generation committed to (its chain may not have taken effect yet). */
+  private newest = 0;
+  /** Chains of generations newest-1 and newest (one at generation 0). */
+  private chains: RandaoChain[] = [];
+  private inFlight = false;
+  private submitted: { slot: number; hash: string } | undefined;
+  private usedNewest = false;
+
+  private constructor(private readonly o: RandaoKeeperOptions) {}
+
+  /** Reads the persisted generation (0 when none) and builds its chain and the one before. */
+  static async open(o: RandaoKeeperOptions, prebuilt?: RandaoChain): Promise<RandaoKeeper> {
+    const k = new RandaoKeeper(o);
+    k.newest = await k.readGeneration();
+    k.chains = [];
+    if (k.newest > 0) k.chains.push(k.build(k.newest - 1, prebuilt));
+    k.chains.push(k.build(k.newest, prebuilt));
+    return k;
+  }
+
+  /** Chain length n of every generation (genesis `randao_chain_length`). */
+  get length(): number {
+    return this.o.genesis.config.randao_chain_length;
+  }
+
+  /** Newest generation committed to. */
+  get generation(): number {
+    return this.newest;
+  }
+
+  /** The commitment of the oldest chain kept (what the beacon holds before any reveal). */
+  firstCommitment(): Uint8Array {
+    return this.chains[0]!.commitment();
+  }
+
+  /** The chain that holds `last` (newest first), undefined when none does. */
+  chainOf(last: Uint8Array): RandaoChain | undefined {
+    for (let i = this.chains.length - 1; i >= 0; i--) if (this.chains[i]!.holds(last)) return this.chains[i];
+    return undefined;
+  }
+
+  /**
+   * The reveal that follows the beacon's `last` value. RANDAO_CHAIN_EXHAUSTED when that chain is
+   * used up (the re-commitment has not taken effect), RANDAO_VALUE_NOT_ON_CHAIN when no kept chain holds it.
+   */
+  next(last: Uint8Array): Uint8Array {
+    const chain = this.chainOf(last);
+    if (!chain) throw new RandaoChainError('RANDAO_VALUE_NOT_ON_CHAIN', `value ${toHex(last)} is on none of this key's RANDAO chains (generations ${this.chains.map((c) => c.generation).join(', ')})`);
+    if (chain.generation === this.newest && this.newest > 0 && !this.usedNewest) {
+      this.usedNewest = true;
+      this.o.log.info('RANDAO re-commitment in effect: revealing from the new chain', { generation: chain.generation });
+    }
+    return chain.next(last);
+  }
+
+  /** Reveals left after `last` on the chain holding it, undefined when none holds it. */
+  remaining(last: Uint8Array): number | undefined {
+    return this.chainOf(last)?.remaining(last);
+  }
+
+  /**
+   * Given the beacon's value for this validator (after its latest accepted reveal) at `slot`:
+   * reports the reveals left and, when they are at the threshold or below, re-commits (or
+   * re-sends a re-commitment that did not land). Never throws: failures are logged and retried
+   * on the next call.
+   */
+  async check(last: Uint8Array, slot: number): Promise<void> {
+    if (this.inFlight) return;
+    this.inFlight = true;
+    try {
+      const chain = this.chainOf(last);
+      if (!chain) return;
+      const left = chain.remaining(last);
+      this.o.onRemaining?.(left);
+      if (left > recommitThreshold(this.length)) return;
+      if (chain.generation === this.newest) {
+        await this.advance();
+        await this.submit(slot, left);
+      } else if (await this.shouldResend(slot)) {
+        await this.submit(slot, left);
+      }
+    } catch (err) {
+      this.o.log.warn('RANDAO re-commitment not sent: retrying at the next proposal', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  // Durable before the transaction exists: whatever lands on chain, a restart builds its chain.
+  private async advance(): Promise<void> {
+    const next = this.newest + 1;
+    if (this.o.dataDir !== undefined) {
+      await writeFileAtomic(join(this.o.dataDir, RANDAO_GENERATION_FILE), JSON.stringify({ generation: next }) + '\n', { force: true });
+    }
+    const chain = this.build(next);
+    this.chains = [this.chains[this.chains.length - 1]!, chain];
+    this.newest = next;
+    this.usedNewest = false;
+    this.submitted = undefined;
+  }
+
+  private async shouldResend(slot: number): Promise<boolean> {
+    const s = this.submitted;
+    if (!s) return true;
+    const epochs = epochOfSlot(this.o.genesis, slot) - epochOfSlot(this.o.genesis, s.slot);
+    if (epochs < RECOMMIT_RETRY_EPOCHS) return false;
+    const status = await this.o.execution.txStatus(s.hash);
+    // Still pooled, or included on a branch the beacon's head may not show yet: wait.
+    if (status.state === 'Pending') return false;
+    if (status.state !== 'unknown' && status.receipt?.status === 1) return false;
+    this.o.log.warn('RANDAO re-commitment did not take effect: sending it again', { tx: s.hash, state: status.state, error: status.receipt?.error ?? null });
+    return true;
+  }
+
+  private async submit(slot: number, left: number): Promise<void> {
+    const commitment = this.chains[this.chains.length - 1]!.commitment();
+    const account = await this.o.execution.account(this.o.keys.address);
+    const tx = signStandardTx(
+      {
+        nonce: BigInt(account.pending_nonce),
+        gasPrice: BigInt(this.o.genesis.config.min_gas_price),
+        gasLimit: TX_BASE_GAS,
+        to: parseHex(RANDAO_COMMIT_ADDRESS, 'RANDAO_COMMIT_ADDRESS', 20),
+        value: 0n,
+        data: commitment,
+      },
+      this.o.keys.mldsa,
+      this.o.genesis.chain_id,
+    );
+    this.o.onSigned?.();
+    const res = await this.o.execution.submitRaw(toHex(encodeTx(tx)));
+    this.submitted = { slot, hash: res.hash };
+    this.o.onSubmitted?.();
+    this.o.log.info('RANDAO re-commitment submitted', { generation: this.newest, commitment: toHex(commitment), tx: res.hash, reveals_left: left, slot });
+  }
+
+  private build(generation: number, prebuilt?: RandaoChain): RandaoChain {
+    if (prebuilt && prebuilt.generation === generation && prebuilt.length === this.length) return prebuilt;
+    return new RandaoChain(this.o.keys.mldsaSeed, this.length, this.o.checkpointBits ?? DEFAULT_CHECKPOINT_BITS, generation);
+  }
+
+  private async readGeneration(): Promise<number> {
+    if (this.o.dataDir === undefined) return 0;
+    const path = join(this.o.dataDir, RANDAO_GENERATION_FILE);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, 500);
+    }
+    let g: unknown;
+    try {
+      g = (JSON.parse(text) as { generation?: unknown }).generation;
+    } catch {
+      g = undefined;
+    }
+    if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) throw new SvcError('CORRUPT_DATA_DIR', `${path} does not hold {"generation": <non-negative integer>}`, 500);
+    return g;
+  }
+}
