@@ -553,6 +553,14 @@ export class ValidatorClient {
     const last = v.randao_last === null ? this.randao!.commitment() : parseHex(v.randao_last, 'randao_last', 32);
     const randaoReveal = this.randao!.next(last);
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
+    // The parent's post-state root, which execution checks the header against (STATE_ROOT_MISMATCH).
+    let stateRoot: Uint8Array;
+    try {
+      stateRoot = parseHex(await this.execution.stateRoot(head.root), 'state_root', 32);
+    } catch (err) {
+      this.log.warn('not proposing: execution cannot give the parent\'s state root', { slot, parent: head.root, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
+      return;
+    }
     const header: BlockHeader = {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
@@ -562,6 +570,7 @@ export class ValidatorClient {
       vrfProof: vrfProve(this.keys.mldsa, vrfSeed, chainId),
       vrfSeed,
       randaoReveal,
+      stateRoot,
     };
     const signingRoot = headerSigningHash(signedHeaderOf(header, chainId, index));
     try {
