@@ -51,3 +51,10 @@ export const GWEI = 10n ** 9n;
 export const DEPOSIT_ADDRESS = '0x0000000000000000000000000000000000001000';
 /** System address receiving validator exits (value 0, no data, sent by the validator). */
 export const EXIT_ADDRESS = '0x0000000000000000000000000000000000001001';
+
+/** Most headers one light-client header-chain answer carries (GET /api/v1/light/headers). */
+export const MAX_LIGHT_HEADERS = 256;
+/** Finality updates the beacon keeps (one per finalized epoch, the newest): older ones are deleted. */
+export const LIGHT_UPDATES_KEPT = 64;
+/** Finalizing links whose signed votes the beacon holds at once while they wait for finality. */
+export const LIGHT_PENDING_LINKS = 16;
