@@ -1,7 +1,7 @@
 /**
  * Light-client finality updates at 4, 64 and 1,024 validators, from the real encoding: ML-DSA
  * signatures do not aggregate, so an update is the finalized header plus one signed attestation
- * (3,413 SSZ bytes, 3,309 of them signature) per signer of ≥ 2/3 of the stake. Each size is the
+ * (3,437 SSZ bytes, 3,309 of them signature) per signer of ≥ 2/3 of the stake. Each size is the
  * beacon's answer as served (JSON, hex) and as SSZ, beside the 1 MiB request-body limit a beacon
  * or bridge endpoint accepts (DEFAULT_BODY_LIMIT), since a relayed update must fit one request.
  * Verification (parse + every signature + the 2/3 count, as `svc light verify` does) is timed

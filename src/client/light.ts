@@ -9,7 +9,7 @@ import { type Genesis, genesisHash } from '../core/genesis/genesis.js';
 import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, type TrustedState, trustedFromGenesis, validatorsFromJson } from '../core/light/types.js';
 import { verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate, type VerifiedAccount, type VerifiedFinality } from '../core/light/verify.js';
 import { MAX_LIGHT_HEADERS } from '../core/constants.js';
-import { type BlockHeader, blockHash, headerFromJson } from '../core/types/block.js';
+import { blockHash, headerFromJson } from '../core/types/block.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { requireObject } from '../core/codec/json.js';
 import { type ApiClientOptions, JsonApiClient } from './beacon.js';
@@ -85,18 +85,23 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
   if (fin.header.index < trustedIndex) throw new LightClientError('LIGHT_STALE_UPDATE', `the finalized header ${fin.header.index} is older than the trusted checkpoint ${trustedIndex}`);
 
   // Ancestry: hash links from the finalized header back to the trusted block when it is within
-  // one answer, else back MAX_LIGHT_HEADERS blocks.
-  const lowest = Math.max(trustedIndex + 1, fin.header.index - MAX_LIGHT_HEADERS + 1, 1);
-  let chainHeaders: BlockHeader[] = [fin.header];
-  if (fin.header.index >= lowest && fin.header.index > 0) {
+  // one answer, else back MAX_LIGHT_HEADERS blocks. An update for the trusted block itself has
+  // nothing between them: its root must be the trusted one.
+  let ancestry: LightVerification['ancestry'];
+  if (fin.header.index === trustedIndex) {
+    if (!bytesEqual(fin.root, trusted.root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the finalized block ${toHex(fin.root)} at height ${trustedIndex} is not the trusted checkpoint ${toHex(trusted.root)}`);
+    ancestry = { headers: 1, lowest: fin.header.index, reachesTrusted: true };
+  } else {
+    const lowest = Math.max(trustedIndex + 1, fin.header.index - MAX_LIGHT_HEADERS + 1);
     const served = await api.headers(toHex(fin.root), lowest);
-    chainHeaders = parseServed('header chain', () => headersFromJson(served.headers, 'headers'));
-  }
-  const last = verifyAncestry(fin.root, chainHeaders);
-  if (last.index !== lowest) throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `the header chain ends at height ${last.index}, not ${lowest}`);
-  const reachesTrusted = lowest === trustedIndex + 1;
-  if (reachesTrusted && !bytesEqual(last.parentHash, trusted.root)) {
-    throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `header ${last.index}'s parent is ${toHex(last.parentHash)}, not the trusted block ${toHex(trusted.root)}`);
+    const chainHeaders = parseServed('header chain', () => headersFromJson(served.headers, 'headers'));
+    const last = verifyAncestry(fin.root, chainHeaders);
+    if (last.index !== lowest) throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `the header chain ends at height ${last.index}, not ${lowest}`);
+    const reachesTrusted = lowest === trustedIndex + 1;
+    if (reachesTrusted && !bytesEqual(last.parentHash, trusted.root)) {
+      throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `header ${last.index}'s parent is ${toHex(last.parentHash)}, not the trusted block ${toHex(trusted.root)}`);
+    }
+    ancestry = { headers: chainHeaders.length, lowest: last.index, reachesTrusted };
   }
 
   const out: LightVerification = {
@@ -112,7 +117,7 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
       activeStake: fin.activeStake.toString(),
       updateBytes: typeof updateJson.size_bytes === 'number' ? updateJson.size_bytes : 0,
     },
-    ancestry: { headers: chainHeaders.length, lowest: last.index, reachesTrusted },
+    ancestry,
   };
   if (o.account !== undefined) {
     const address = o.account.toLowerCase();

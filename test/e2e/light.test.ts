@@ -18,8 +18,12 @@ test('svc light verify proves the finalized header and a balance; a tampered bea
   await withDevnet({ validators: VALIDATORS }, async (devnet) => {
     const { env, beaconUrl, genesisPath } = devnet;
     await devnet.startAll();
-    const account = devnet.genesis.alloc[0].address as string;
-    const funded = devnet.genesis.alloc[0].balance as string;
+    // A prefunded account that is neither a validator (rewards move its balance) nor the faucet.
+    const g = devnet.genesis;
+    const entry = g.alloc.find((a: { address: string }) => a.address !== g.config.faucet.address && !g.validators.some((v: { address: string }) => v.address === a.address));
+    assert.ok(entry, 'genesis prefunds an ordinary account');
+    const account = entry.address as string;
+    const funded = entry.balance as string;
     // Finality needs two epochs after the first; allow twelve, from genesis, on a busy machine.
     const epochMs = devnet.slotMs * devnet.slotsPerEpoch;
     const deadline = Math.max(0, devnet.genesis.genesis_time * 1000 - Date.now()) + 12 * epochMs + 30_000;

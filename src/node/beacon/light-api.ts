@@ -96,7 +96,10 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
     for (const k of keys) rootParam(k, 'storage key');
     const root = req.query.root === undefined ? chain.forkChoice.finalized().root : rootParam(req.query.root, 'root');
     const r = known(root);
-    if (r.index === 0) throw new SvcError('MALFORMED_INPUT', 'malformed root: genesis has no header: prove against block 1 or later', 400);
+    if (r.index === 0) {
+      if (req.query.root === undefined) throw new SvcError('NO_FINALIZED_HEADER', 'nothing after genesis is finalized yet: pass root=<block root> to prove against a block\'s header', 404);
+      throw new SvcError('MALFORMED_INPUT', 'malformed root: genesis has no header: prove against block 1 or later', 400);
+    }
     const h = await header(r);
     let proof;
     try {

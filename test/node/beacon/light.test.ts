@@ -146,6 +146,7 @@ routes('bad input is a 4xx envelope on every light route', async (ctx) => {
     [`/api/v1/light/proof?address=${account}&keys=0x12`, 400, 'MALFORMED_INPUT'],
     [`/api/v1/light/proof?address=${account}&keys=${Array(65).fill('0x' + '00'.repeat(32)).join(',')}`, 400, 'MALFORMED_INPUT'],
     [`/api/v1/light/proof?address=${account}&root=${G}`, 400, 'MALFORMED_INPUT'],
+    [`/api/v1/light/proof?address=${account}`, 404, 'NO_FINALIZED_HEADER'],
     [`/api/v1/light/proof?address=${account}&root=${unknown}`, 404, 'NOT_FOUND'],
     [`/api/v1/light/proof?address=${account}&root=nothex`, 400, 'MALFORMED_INPUT'],
   ];
