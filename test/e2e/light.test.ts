@@ -56,6 +56,30 @@ test('svc light verify proves the finalized header and a balance; a tampered bea
     assert.match(text.stdout, /^Finalized {7}epoch \d+, block \d+ 0x[0-9a-f]{64}$/m);
     assert.match(text.stdout, new RegExp(`^Balance .*\\(${funded} wei\\), verified$`, 'm'));
 
+    // From a finalized checkpoint instead of genesis (weak subjectivity: the served set is trusted with the root).
+    const cp = expectJsonOk(await runCli(['light', 'verify', '--genesis', genesisPath, '--beacon', beaconUrl, '--checkpoint', v.finalized.hash, '--account', account, '--json'], env));
+    assert.is(cp.trusted.source, 'checkpoint');
+    assert.is(cp.trusted.root, v.finalized.hash);
+    assert.is(cp.trusted.index, v.finalized.index);
+    assert.ok(cp.finalized.index >= v.finalized.index);
+    assert.is(cp.account.balance, funded);
+    // A root that is not finalized is refused by the beacon, and a lying bootstrap by the client.
+    const head = await devnet.waitHead('a head above the finalized block', (hd) => hd.index > cp.finalized.index, 20 * devnet.slotMs);
+    // Asked at once: the head needs two more epochs of votes before it can be final.
+    const notFinal = (await fetch(`${beaconUrl}/api/v1/light/bootstrap?root=${head.root}`).then(async (x) => ({ status: x.status, body: (await x.json()) as any })));
+    assert.is(notFinal.status, 409);
+    assert.is(notFinal.body.error.code, 'NOT_FINALIZED');
+    const forgedBoot = await startTamperProxy(beaconUrl, (path, d) => {
+      if (path === '/api/v1/light/bootstrap' && d.header) d.header.state_root = '0x' + '33'.repeat(32);
+      return d;
+    });
+    try {
+      const r = await runCli(['light', 'verify', '--genesis', genesisPath, '--beacon', forgedBoot.url, '--checkpoint', v.finalized.hash, '--json'], env);
+      expectCliError(r, { exit: 1, code: 'LIGHT_CHECKPOINT_MISMATCH', messageIncludes: ['not the checkpoint'], json: true });
+    } finally {
+      await forgedBoot.close();
+    }
+
     const lies: Array<{ what: string; tamper: Tamper; code: string; includes: string }> = [
       {
         what: 'signatures dropped below 2/3 (bitfield kept consistent)',
