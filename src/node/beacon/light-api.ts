@@ -73,11 +73,13 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
   app.get<{ Querystring: { from?: string; to?: string } }>('/api/v1/light/headers', async (req, reply) => {
     if (req.query.from === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed from: required (a finalized block root)', 400);
     if (req.query.to === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed to: required (a block root or height)', 400);
-    const from = finalizedRecord(rootParam(req.query.from, 'from'));
+    // The cheap checks first: the range's length is known before finality is walked.
+    const from = known(rootParam(req.query.from, 'from'));
     const toIndex = req.query.to.startsWith('0x') ? known(rootParam(req.query.to, 'to')).index : Number(parseDecimal(req.query.to, 'to', 32));
     if (toIndex > from.index || toIndex < 1) throw new SvcError('MALFORMED_INPUT', `malformed to: height ${toIndex} is not between 1 and the from block's height ${from.index}`, 400);
     const count = from.index - toIndex + 1;
     if (count > MAX_LIGHT_HEADERS) throw new SvcError('HEADER_RANGE_TOO_LONG', `${count} headers asked, at most ${MAX_LIGHT_HEADERS} per request: ask again from the last header's parent`, 400);
+    finalizedRecord(from.root);
     const headers: BlockHeader[] = [];
     for (let r: BeaconBlockRecord | undefined = from; r && r.index >= toIndex; r = chain.record(r.parent)) headers.push(await header(r));
     // `to` named by root must be on from's chain: the walk reached its height, so compare roots.

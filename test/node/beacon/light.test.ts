@@ -8,7 +8,7 @@ import { suite, test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../../src/core/codec/bytes.js';
-import { LIGHT_UPDATES_KEPT } from '../../../src/core/constants.js';
+import { LIGHT_UPDATES_KEPT, MAX_LIGHT_HEADERS } from '../../../src/core/constants.js';
 import { keygenFromSeed } from '../../../src/core/crypto/mldsa.js';
 import { genesisHash } from '../../../src/core/genesis/genesis.js';
 import { finalityUpdateFromJson, trustedFromGenesis, type TrustedValidator } from '../../../src/core/light/types.js';
@@ -153,5 +153,29 @@ routes('bad input is a 4xx envelope on every light route', async (ctx) => {
   for (const [path, status, code] of cases) expectEnvelope(await bget(h, path), status, code);
 });
 
+const long = suite<{ h?: Harness; startError?: unknown }>('light routes: a long chain');
+long.before(async (ctx) => {
+  try {
+    ctx.h = await startHarness({ validators: 1, slotsAgo: MAX_LIGHT_HEADERS + 8 });
+  } catch (err) {
+    ctx.startError = err;
+  }
+});
+long.after(async (ctx) => {
+  if (ctx.h) await stopHarness(ctx.h);
+});
+
+long(`a header chain longer than MAX_LIGHT_HEADERS (${MAX_LIGHT_HEADERS}) is 400 HEADER_RANGE_TOO_LONG, checked before finality`, async (ctx) => {
+  if (ctx.startError) throw ctx.startError;
+  const h = ctx.h!;
+  // One validator is drawn at every slot: a block per past slot.
+  let root = '';
+  for (let slot = 1; slot <= MAX_LIGHT_HEADERS + 1; slot++) root = okData(await proposeBlock(h, (await buildProposal(h, { slot })).block)).block_hash as string;
+  expectEnvelope(await bget(h, `/api/v1/light/headers?from=${root}&to=1`), 400, 'HEADER_RANGE_TOO_LONG', `${MAX_LIGHT_HEADERS + 1} headers asked, at most ${MAX_LIGHT_HEADERS} per request: ask again from the last header's parent`);
+  // Within the cap the range checks pass and finality is what refuses: nothing is finalized here.
+  expectEnvelope(await bget(h, `/api/v1/light/headers?from=${root}&to=2`), 409, 'NOT_FINALIZED');
+});
+
 test.run();
 routes.run();
+long.run();
