@@ -134,6 +134,7 @@ export async function runBeaconBench(opts: { seconds: number; print?: boolean })
         validatorId: parseHex(validators[v]!.address, 'address', 20),
         vrfSeed: parseHex(duty.vrf_seed, 'vrf_seed', 32),
         randaoReveal: reveal,
+        stateRoot: parseHex(head.state_root, 'head state root', 32),
       });
       const tp = performance.now();
       const r = await chain.propose(block);

@@ -23,6 +23,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseHex, toHex } from '../src/core/codec/bytes.js';
+import { genesisStateRoot } from '../src/core/state/genesis-root.js';
 import { initSignatureBackend, loadLiboqsBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
 import { genesisMix } from '../src/core/consensus/randao.js';
 import { randaoReveal } from '../src/core/crypto/randao.js';
@@ -131,7 +132,7 @@ export function benchGenesis(accounts: number, slotsPerEpoch?: number): { genesi
  * Validator 0's block at slot `index` (one block per slot) on `parentHash`. Only slots of epoch 0
  * are valid: their seed is drawn from the genesis mix, which is all this needs to know.
  */
-export function buildBenchBlock(genesis: Genesis, validator: WalletKeys, index: number, parentHash: Uint8Array, transactions: StandardTx[]): Block {
+export function buildBenchBlock(genesis: Genesis, validator: WalletKeys, index: number, parentHash: Uint8Array, transactions: StandardTx[], stateRoot: Uint8Array): Block {
   check(index < genesis.config.slots_per_epoch, `slot ${index} is past epoch 0 (${genesis.config.slots_per_epoch} slots)`);
   return buildSignedBlock({
     chainId: genesis.chain_id,
@@ -146,6 +147,7 @@ export function buildBenchBlock(genesis: Genesis, validator: WalletKeys, index: 
     // the only validator is always drawn) and the validator's next RANDAO reveal.
     vrfSeed: vrfSeed(genesisMix(genesisHash(genesis)), index),
     randaoReveal: randaoReveal(validator.mldsaSeed, genesis.config.randao_chain_length, index),
+    stateRoot,
   });
 }
 
@@ -399,7 +401,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
 
   // (3) A full block: 1,428 transfers (30M gas / 21,000 each), nonce-major from every sender.
   const blockTxs = txs.slice(0, Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS));
-  const block = buildBenchBlock(genesis, validator, 1, genesisHash(genesis), blockTxs);
+  const block = buildBenchBlock(genesis, validator, 1, genesisHash(genesis), blockTxs, genesisStateRoot(genesis));
   const blockBody = JSON.stringify(blockToJson(block));
   // What the engine route hands to importBlock: the in-process rows start from here.
   const parsedBlock = (): Block => blockFromJson(JSON.parse(blockBody));

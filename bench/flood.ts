@@ -20,6 +20,7 @@ import { mixRandao, randaoReveal } from '../src/core/crypto/randao.js';
 import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { genesisHash } from '../src/core/genesis/genesis.js';
 import { type Block, blockToJson, buildSignedBlock } from '../src/core/types/block.js';
+import { genesisStateRoot } from '../src/core/state/genesis-root.js';
 import { encodeTx, signStandardTx, type StandardTx, txHash } from '../src/core/types/transaction.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import type { DevnetManifest } from '../src/devnet/manifest.js';
@@ -154,7 +155,7 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
   const node = await ExecutionNode.start({ genesis, dataDir: tmp, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, submitRatePerIp: 0, faucetRatePerIpPerMinute: 0 });
   let flood: Flood | undefined;
   try {
-    let parent = { hash: toHex(genesisHash(genesis)), index: 0 };
+    let parent = { hash: toHex(genesisHash(genesis)), index: 0, stateRoot: genesisStateRoot(genesis) };
     // Execution checks the unsigned header fields: one block per slot, each with its slot's seed
     // (the only validator is always drawn) and the validator's next RANDAO reveal.
     let mixes = genesisEpochMixes(genesisMix(genesisHash(genesis)));
@@ -177,6 +178,7 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
         validatorId: parseHex(validator.address, 'validator', 20),
         vrfSeed: seed,
         randaoReveal: reveal,
+        stateRoot: parent.stateRoot,
       });
       // Admitted first, as a devnet's transactions are: the import then finds their signatures verified.
       const admitted = await pump(blockTxs, 64, async (tx) => {
@@ -194,7 +196,7 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
       const split = cpu.finish(ms / 1000, {});
       const r = { status: res.status, json: (await res.json()) as any };
       check(r.status === 200 && r.json.data?.canonical === true, `newPayload answered ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
-      parent = { hash: r.json.data.block_hash, index: block.header.index };
+      parent = { hash: r.json.data.block_hash, index: block.header.index, stateRoot: parseHex(r.json.data.state_root, 'state root', 32) };
       blockBytes = body.length;
       return { ms, cpuMs: (split.seconds.main ?? 0) * 1000, otherCores: split.otherProcessesCores ?? 0, block };
     };

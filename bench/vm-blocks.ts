@@ -14,6 +14,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseHex } from '../src/core/codec/bytes.js';
+import { genesisStateRoot } from '../src/core/state/genesis-root.js';
 import { type CallValue, encodeCall, encodeDeploy } from '../src/core/codec/calldata.js';
 import { contractAddress } from '../src/core/crypto/address.js';
 import { initSignatureBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
@@ -73,6 +74,7 @@ export async function tokenThroughputRows(say: (msg: string) => void): Promise<B
   const { node } = await startNode(genesis, dir);
   try {
     let parent = genesisHash(genesis);
+    let parentState = genesisStateRoot(genesis);
     let slot = 0;
     /** Imports a block of `txs` on the head, admitted first when `warm`; the timed part is importBlock alone. */
     const importNext = async (txs: StandardTx[], warm = false): Promise<{ seconds: number; result: ImportResult }> => {
@@ -81,7 +83,7 @@ export async function tokenThroughputRows(say: (msg: string) => void): Promise<B
         check(admitted.failed === 0 && node.admission.pool.size === txs.length, `warm pre-admission failed: ${admitted.firstError}`);
       }
       // What the engine route hands to importBlock: a block freshly decoded from its JSON.
-      const block: Block = blockFromJson(JSON.parse(JSON.stringify(blockToJson(buildBenchBlock(genesis, validator, ++slot, parent, txs)))));
+      const block: Block = blockFromJson(JSON.parse(JSON.stringify(blockToJson(buildBenchBlock(genesis, validator, ++slot, parent, txs, parentState)))));
       const t = performance.now();
       const result = await node.chain.importBlock(block);
       const seconds = (performance.now() - t) / 1000;
@@ -90,6 +92,7 @@ export async function tokenThroughputRows(say: (msg: string) => void): Promise<B
       check(failed === undefined, `block ${slot}: a transaction failed: ${JSON.stringify(failed)}`);
       if (warm) check(node.admission.pool.size === 0, `the pool still holds ${node.admission.pool.size} after the import`);
       parent = parseHex(result.block_hash, 'block hash', 32);
+      parentState = parseHex(result.state_root, 'state root', 32);
       return { seconds, result };
     };
 

@@ -285,6 +285,13 @@ export class ExecutionEngineClient extends JsonApiClient {
     if (!Array.isArray(d.transactions)) throw this.badResponse(what, 'transactions is not an array');
     return { count: uint(d.count, `${what}: count`, this), gas: uint(d.gas, `${what}: gas`, this), transactions: d.transactions as TxJson[] };
   }
+
+  /** Post-state root of a stored block (what a child's header carries as `state_root`). */
+  async stateRoot(blockHash: string, opts?: RequestOptions): Promise<string> {
+    const path = `/api/v1/blocks/${hash(blockHash, 'block hash', this)}`;
+    const d = await this.data('GET', path, undefined, opts);
+    return hash(d.state_root, `GET ${path}: state_root`, this);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

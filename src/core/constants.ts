@@ -55,3 +55,10 @@ export const EXIT_ADDRESS = '0x0000000000000000000000000000000000001001';
 export const RANDAO_COMMIT_ADDRESS = '0x0000000000000000000000000000000000001002';
 /** Most RANDAO re-commitments one block applies; later ones in the block fail (receipt status 0). */
 export const MAX_BLOCK_RANDAO_COMMITS = 16;
+
+/** Most headers one light-client header-chain answer carries (GET /api/v1/light/headers). */
+export const MAX_LIGHT_HEADERS = 256;
+/** Finality updates the beacon keeps (one per finalized epoch, the newest): older ones are deleted. */
+export const LIGHT_UPDATES_KEPT = 64;
+/** Finalizing links whose signed votes the beacon holds at once while they wait for finality. */
+export const LIGHT_PENDING_LINKS = 16;

@@ -91,6 +91,8 @@ export const BLOCK_ERRORS = {
   INVALID_ATTESTATION: 'Block includes an invalid attestation',
   // The parent's state was pruned at finality: the block does not descend from the finalized block.
   PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
+  // header.state_root must be the parent's post-state root, which light clients prove against.
+  STATE_ROOT_MISMATCH: 'Block state root mismatch',
 } as const;
 
 export type BlockErrorCode = keyof typeof BLOCK_ERRORS;

@@ -126,6 +126,7 @@ async function importNextBlock(expectTxs: number): Promise<{ block_hash: string;
     validatorId: parseHex(c.proposer.keys.address, 'validator address', 20),
     vrfSeed: seed,
     randaoReveal: reveal,
+    stateRoot: parseHex(parent.state_root, 'parent state_root', 32),
   });
   const res = await postJson(`${c.url}/api/v1/engine/newPayload`, blockToJson(block));
   assert.is(res.success, true, JSON.stringify(res));

@@ -57,6 +57,7 @@ const header: BlockHeader = {
   vrfProof: vrfProve(proposer, seed, CHAIN),
   vrfSeed: seed,
   randaoReveal: randaoReveal(filled(32, 1), 16, 1),
+  stateRoot: filled(32, 0x44),
 };
 const block = signBlock(header, txs, proposer, CHAIN, VALIDATOR_INDEX);
 
@@ -204,6 +205,7 @@ test('verifyBlockSignature: fields outside SignedHeader are not covered by the p
     { ...header, vrfSeed: flipByte(header.vrfSeed, 0) },
     { ...header, randaoReveal: flipByte(header.randaoReveal, 0) },
     { ...header, validatorId: filled(20, 0) },
+    { ...header, stateRoot: flipByte(header.stateRoot, 0) },
   ];
   for (const h of unsignedFieldChanges) {
     assert.ok(verifyBlockSignature({ ...block, header: h }, CHAIN, VALIDATOR_INDEX, proposer.publicKey));
@@ -225,7 +227,7 @@ test('signBlock is deterministic: same block signed twice gives the identical si
 test('blockHash = SHA3-256(SSZ wire header); independent of the proposer signature', () => {
   bytesIs(blockHash(header), sha3(BlockHeaderSsz.serialize(header)));
   // index 8 + timestamp 8 + parent 32 + root 32 + validator 20 + vrf proof 3309 + vrf seed 32 + reveal 32
-  assert.is(BlockHeaderSsz.serialize(header).length, 3473);
+  assert.is(BlockHeaderSsz.serialize(header).length, 3505);
   const resigned = signBlock(header, txs, proposer, CHAIN, VALIDATOR_INDEX + 1);
   bytesNot(resigned.signature, block.signature);
   bytesIs(blockHash(resigned.header), blockHash(block.header));
@@ -248,8 +250,8 @@ test('encodeBlock / decodeBlock round trip', () => {
 
 test('decodeBlock: truncated bytes are malformed block', () => {
   const bytes = encodeBlock(block);
-  // header 3473 | offset(transactions) 4 | signature 3309 | tx offsets 2 × 4 | envelopes
-  for (const n of [0, 10, 3473, 3477, 6785, 6786 + 2, 6786 + 8 + 100]) {
+  // header 3505 | offset(transactions) 4 | signature 3309 | tx offsets 2 × 4 | envelopes
+  for (const n of [0, 10, 3505, 3509, 6817, 6818 + 2, 6818 + 8 + 100]) {
     expectError(() => decodeBlock(bytes.slice(0, n)), MalformedError, { messageStartsWith: 'malformed ' });
   }
   expectError(() => decodeBlock(bytes.slice(0, 100)), MalformedError, { field: 'block', messageStartsWith: 'malformed block: ' });
@@ -281,7 +283,7 @@ test('blockToJson: wire shape (ms timestamp, 0x hex, validator_id = address)', (
   const j = blockToJson(block);
   assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations']);
   assert.equal(j.attestations, []);
-  assert.equal(Object.keys(j.header), ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal']);
+  assert.equal(Object.keys(j.header), ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal', 'state_root']);
   assert.is(j.header.index, 7);
   assert.is(j.header.timestamp, 1_700_000_123_456);
   assert.is(j.header.validator_id, toHex(addressFromPublicKey(proposer.publicKey)));
@@ -316,6 +318,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
     INVALID_ATTESTATION: 'Block includes an invalid attestation',
     PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
+    STATE_ROOT_MISMATCH: 'Block state root mismatch',
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');
   assert.ok(e instanceof SvcError);
@@ -363,6 +366,8 @@ test('blockFromJson: strict header fields', () => {
     ['validator_id', '0x' + '00'.repeat(21), 'malformed block.header.validator_id: expected 20 bytes, got 21'],
     ['vrf_seed', undefined, 'malformed block.header.vrf_seed: expected a 0x-prefixed hex string'],
     ['randao_reveal', '0x' + '00'.repeat(31), 'malformed block.header.randao_reveal: expected 32 bytes, got 31'],
+    ['state_root', undefined, 'malformed block.header.state_root: expected a 0x-prefixed hex string'],
+    ['state_root', '0x' + '00'.repeat(33), 'malformed block.header.state_root: expected 32 bytes, got 33'],
     ['extra', 1, 'malformed block.header.extra: unknown field'],
   ];
   for (const [field, value, message] of cases) {

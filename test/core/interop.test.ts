@@ -74,7 +74,7 @@ test('ML-DSA-65: a project-signed transaction and block verify under liboqs', ()
   assert.ok(oqsSig.verify(hash, tx.signature, key.publicKey));
   const header = {
     index: 1, timestampMs: 2000, parentHash: filled(32, 1), merkleRoot: filled(32, 2), validatorId: filled(20, 3),
-    vrfProof: new Uint8Array(SIGNATURE_BYTES), vrfSeed: filled(32, 4), randaoReveal: filled(32, 5),
+    vrfProof: new Uint8Array(SIGNATURE_BYTES), vrfSeed: filled(32, 4), randaoReveal: filled(32, 5), stateRoot: filled(32, 6),
   };
   const block = signBlock(header, [], key, 'svc-test', 0);
   assert.ok(oqsSig.verify(headerSigningHash(signedHeaderOf(header, 'svc-test', 0)), block.signature, key.publicKey));

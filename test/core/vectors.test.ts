@@ -46,7 +46,7 @@ const ANCHORS = {
   'transfer.json': { signing_hash: '0xdd8e4dc158d0c73e5df5362331f274e9d53c0202970705fc3e281e608af15bc2', tx_hash: '0x7fa1dfbda89d2d6820a671551a2661226c1ee2ccbca86a61b503bb7ea9fd502b' },
   'deployment.json': { tx_hash: '0x2dcc7f5973afa71cb25f548330f3d9cfc2165ceebaa49217285ace3c9b9941fc' },
   'signed-header.json': { signing_hash: '0x40c0c16517b2aa9a88bed3808ef890c10edc076c6a68bdf8fdabebb127895773' },
-  'block.json': { block_hash: '0xb68a72e1789ce511234837f7b74a92b790ae170f1c95d7d972e14342eda1e9d6' },
+  'block.json': { block_hash: '0x1fd2cbc432e4675bb571eb7d4a73547fbf47eb79e8e549ad4a93f6a2e4b5baa4' },
   'merkle.json': { root_0: '0x070fa1ab6fcc557ed14d42941f1967693048551eb9042a8d0a057afbd75e81e0', root_5: '0xd238cb25d943e979fb0b262389dfb47ec68caf960781a3bcfa6bbfca2c81e777' },
   'attestation.json': { signing_hash: '0xf505cd7ff90e942d443efcbd47762503542ed8f371b15027438b2e88455768ef' },
   'state-trie.json': { state_root: '0xe64397f0f3040e761ec12941efd606439ce771dcd3a11640d2ac1e2050db18ba' },

@@ -30,6 +30,12 @@ export interface BlockHeader {
   vrfSeed: Uint8Array;
   /** Next preimage of the proposer's RANDAO hash chain. */
   randaoReveal: Uint8Array;
+  /**
+   * Root of the state this block executes on: its parent's post-state root (block 1: the genesis
+   * state root), known before execution, as CometBFT's app_hash. Covered by the block hash, not
+   * by the 100-byte SignedHeader.
+   */
+  stateRoot: Uint8Array;
 }
 
 export interface Block {
@@ -158,26 +164,53 @@ export interface BlockJson {
     vrf_proof: string;
     vrf_seed: string;
     randao_reveal: string;
+    state_root: string;
   };
   transactions: TxJson[];
   signature: string;
   attestations: AttestationJson[];
 }
 
+/** Wire JSON of a block header. */
+export type BlockHeaderJson = BlockJson['header'];
+
+/** Canonical wire JSON of a header (the `header` object of a block). */
+export function headerToJson(h: BlockHeader): BlockHeaderJson {
+  return {
+    index: h.index,
+    timestamp: h.timestampMs,
+    parent_hash: toHex(h.parentHash),
+    merkle_root: toHex(h.merkleRoot),
+    validator_id: toHex(h.validatorId),
+    vrf_proof: toHex(h.vrfProof),
+    vrf_seed: toHex(h.vrfSeed),
+    randao_reveal: toHex(h.randaoReveal),
+    state_root: toHex(h.stateRoot),
+  };
+}
+
+/** Strictly parses a header's wire JSON (every field present; light clients hash what they parse). */
+export function headerFromJson(input: unknown, field = 'header'): BlockHeader {
+  const h = requireObject(input, field);
+  rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal', 'state_root'], field);
+  const header: BlockHeader = {
+    index: parseUint(h.index, `${field}.index`),
+    timestampMs: parseUint(h.timestamp, `${field}.timestamp`),
+    parentHash: parseHex(h.parent_hash, `${field}.parent_hash`, HASH_BYTES),
+    merkleRoot: parseHex(h.merkle_root, `${field}.merkle_root`, HASH_BYTES),
+    validatorId: parseAddress(h.validator_id, `${field}.validator_id`),
+    vrfProof: parseHex(h.vrf_proof, `${field}.vrf_proof`, SIGNATURE_BYTES),
+    vrfSeed: parseHex(h.vrf_seed, `${field}.vrf_seed`, HASH_BYTES),
+    randaoReveal: parseHex(h.randao_reveal, `${field}.randao_reveal`, HASH_BYTES),
+    stateRoot: parseHex(h.state_root, `${field}.state_root`, HASH_BYTES),
+  };
+  return header;
+}
+
 /** Canonical wire JSON of a block. */
 export function blockToJson(block: Block): BlockJson {
-  const h = block.header;
   return {
-    header: {
-      index: h.index,
-      timestamp: h.timestampMs,
-      parent_hash: toHex(h.parentHash),
-      merkle_root: toHex(h.merkleRoot),
-      validator_id: toHex(h.validatorId),
-      vrf_proof: toHex(h.vrfProof),
-      vrf_seed: toHex(h.vrfSeed),
-      randao_reveal: toHex(h.randaoReveal),
-    },
+    header: headerToJson(block.header),
     transactions: block.transactions.map(txToJson),
     signature: toHex(block.signature),
     attestations: block.attestations.map(attestationToJson),
@@ -193,7 +226,7 @@ export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } =
   const o = requireObject(input, 'block');
   rejectUnknownKeys(o, ['header', 'transactions', 'signature', 'attestations'], 'block');
   const h = requireObject(o.header, 'block.header');
-  rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal'], 'block.header');
+  rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal', 'state_root'], 'block.header');
   if (!Array.isArray(o.transactions)) throw new MalformedError('block.transactions', 'expected an array');
   if (o.transactions.length > MAX_BLOCK_TXS) throw new MalformedError('block.transactions', `more than ${MAX_BLOCK_TXS}`);
   // Absent means none: blocks written before attestations were included stay readable.
@@ -210,6 +243,7 @@ export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } =
       vrfProof: requirePresent(h.vrf_proof, 'MISSING_VRF_PROOF', opts, () => parseHex(h.vrf_proof, 'block.header.vrf_proof', SIGNATURE_BYTES)),
       vrfSeed: parseHex(h.vrf_seed, 'block.header.vrf_seed', HASH_BYTES),
       randaoReveal: parseHex(h.randao_reveal, 'block.header.randao_reveal', HASH_BYTES),
+      stateRoot: parseHex(h.state_root, 'block.header.state_root', HASH_BYTES),
     },
     transactions: o.transactions.map((t) => txFromJson(t)),
     signature: requirePresent(o.signature, 'MISSING_SIGNATURE', opts, () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
@@ -238,6 +272,8 @@ export interface BlockProposal {
   validatorId: Uint8Array;
   vrfSeed: Uint8Array;
   randaoReveal: Uint8Array;
+  /** The parent's post-state root (see BlockHeader.stateRoot). */
+  stateRoot: Uint8Array;
   /** Attestations to include (default none). */
   attestations?: Attestation[];
 }
@@ -253,6 +289,7 @@ export function buildSignedBlock(p: BlockProposal): Block {
     vrfProof: vrfProve(p.key, p.vrfSeed, p.chainId),
     vrfSeed: p.vrfSeed,
     randaoReveal: p.randaoReveal,
+    stateRoot: p.stateRoot,
   };
   return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex, p.attestations ?? []);
 }

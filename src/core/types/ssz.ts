@@ -74,6 +74,8 @@ export const BlockHeaderSsz = new ContainerType({
   vrfProof: signature,
   vrfSeed: bytes32,
   randaoReveal: bytes32,
+  /** Root of the state the block executes on (its parent's post-state), appended last. */
+  stateRoot: bytes32,
 });
 
 /** Casper FFG checkpoint. */

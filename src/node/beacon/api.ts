@@ -8,6 +8,7 @@ import { attestationFromJson, attestationToJson } from '../../core/types/attesta
 import { blockFromJson } from '../../core/types/block.js';
 import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
+import { registerLightRoutes } from './light-api.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -135,6 +136,8 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const view: PeersView = net ? { peers: net.peers() } : { peers: [], note: 'P2P is off (--no-p2p)' };
     return view;
   });
+
+  registerLightRoutes(app, { chain, engine: o.engine });
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
 }

@@ -21,11 +21,13 @@ import type { RegistryEntry } from '../../api/execution.js';
 import type { DependentRootView } from '../../api/beacon.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
+import { LightStore } from './light.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';
 import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
+import { genesisStateRoot } from '../../core/state/genesis-root.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
 
@@ -99,6 +101,8 @@ export class BeaconChain {
   private readonly journal: AttestationJournal;
   /** Verified attestations by hash, oldest first (Map order): the proposer's candidates. */
   private readonly pool = new Map<string, Attestation>();
+  /** Finalizing links' signed votes and the finality updates made of them (light clients). */
+  light!: LightStore;
 
   private constructor(
     readonly genesis: Genesis,
@@ -136,11 +140,13 @@ export class BeaconChain {
       index: 0,
       proposer: '0x' + '00'.repeat(20),
       proposer_index: -1,
-      state_root: '',
+      // Block 1's header names it; execution computes the same root from the same alloc.
+      state_root: toHex(genesisStateRoot(g)),
       transactions: 0,
       randao: randaoToJson(genesisRandao(parseHex(root, 'genesis', 32), g.validators)),
     };
     chain.remember(genesisRecord);
+    chain.light = await LightStore.open(o.store, o.log);
     for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
     await chain.refreshRegistry();
     // Execution last heard of the snapshot's head; what the replay moves is sent on the first slot.
@@ -167,7 +173,10 @@ export class BeaconChain {
         // Its signature was checked before it was journaled; only the effects are redone.
         const status = this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
         // A duplicate was already in the snapshot; either way it is includable again.
-        if (status === 'applied' || status === 'duplicate') this.addToPool(att);
+        if (status === 'applied' || status === 'duplicate') {
+          this.addToPool(att);
+          this.light.observe(att, this.forkChoice.finalized().epoch);
+        }
         if (status === 'applied') applied++;
       } catch (err) {
         this.log.warn('journaled attestation could not be re-applied; dropped', { key: e.key, error: (err as Error).message });
@@ -467,6 +476,7 @@ export class BeaconChain {
           this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
           throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
         }
+        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
         if (outcome.status !== 'applied') return { status: outcome.status };
         this.addToPool(att);
         // Queued under the lock, so journal order is acceptance order; awaited outside it, so
@@ -533,6 +543,7 @@ export class BeaconChain {
     for (const att of atts) {
       try {
         const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
+        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
         if (outcome.status === 'slashable') {
           this.log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
           this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
@@ -640,6 +651,7 @@ export class BeaconChain {
       this.metrics.blocksFinalized.inc(this.newlyFinalized(fin.root));
       this.events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
       this.log.info('finalized', { epoch: fin.epoch, root: fin.root });
+      await this.recordFinality(fin);
       this.forkChoice.prune();
     }
     this.lastHead = head;
@@ -656,6 +668,22 @@ export class BeaconChain {
     const now = this.records.get(root)?.index;
     const before = this.records.get(this.lastFinalized)?.index ?? 0;
     return now === undefined ? 0 : Math.max(0, now - before);
+  }
+
+  // The light-client finality update of a newly finalized checkpoint. Never throws: finality is
+  // already decided and sent to execution; a failed write only costs light clients this update.
+  private async recordFinality(fin: CheckpointHex): Promise<void> {
+    try {
+      const stored = await this.store.get<unknown>(K.body(fin.root));
+      if (stored === undefined) return; // genesis: no header, nothing a light client needs proven
+      const active = new Map(this.registry.filter((v) => v.active).map((v) => [v.index, BigInt(v.stake)]));
+      let totalActive = 0n;
+      for (const s of active.values()) totalActive += s;
+      const update = await this.light.finalized(fin, blockFromJson(stored).header, { size: this.registry.length, activeStake: (i) => active.get(i), totalActive });
+      if (update) this.metrics.lightUpdateBytes.set(update.size_bytes);
+    } catch (err) {
+      this.log.error('could not record the light-client finality update', { epoch: fin.epoch, root: fin.root, error: (err as Error).message });
+    }
   }
 
   /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store. */

@@ -3,6 +3,7 @@ import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { BlockJson } from '../../core/types/block.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { signEngineJwt } from '../shared/jwt.js';
+import type { AccountProofWire } from '../../core/state/trie.js';
 
 /** Execution answered with an error envelope: `code` and `message` are execution's. */
 export class EngineError extends SvcError {}
@@ -127,6 +128,12 @@ export class EngineClient {
   /** Execution's validator registry (genesis plus deposits and exits). */
   async registry(): Promise<RegistryEntry[]> {
     return (await this.call<{ validators: RegistryEntry[] }>('GET', '/api/v1/engine/registry')).validators;
+  }
+
+  /** Account (and storage) proof against the post-state of block `blockHash` (public REST); execution's code on failure (STATE_PRUNED, NOT_FOUND). */
+  accountProof(address: string, blockHash: string, keys: readonly string[]): Promise<AccountProofWire & { block_hash: string }> {
+    const q = keys.length > 0 ? `&keys=${keys.join(',')}` : '';
+    return this.call('GET', `/api/v1/accounts/${address}/proof?block=${blockHash}${q}`);
   }
 
   /** Balance of an address (public REST). */

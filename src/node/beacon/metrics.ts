@@ -35,6 +35,7 @@ export class BeaconMetrics extends NodeMetrics {
   readonly blocksProposed = new Counter({ name: 'service_beacon_blocks_proposed_total', help: 'Block proposals accepted by the beacon', registers: [this.registry] });
   readonly randaoRecommits = new Counter({ name: 'service_beacon_randao_recommitments_total', help: 'RANDAO re-commitments applied by accepted blocks (any branch)', registers: [this.registry] });
   readonly blocksFinalized = new Counter({ name: 'service_beacon_blocks_finalized_total', help: 'Blocks that became final (each finality advance adds the blocks it finalised, not 1 per checkpoint)', registers: [this.registry] });
+  readonly lightUpdateBytes = new Gauge({ name: 'service_beacon_light_update_bytes', help: 'SSZ bytes of the latest light-client finality update (header plus one signed attestation per signer)', registers: [this.registry] });
   readonly attestationsReceived = new Counter({ name: 'service_beacon_attestations_received_total', help: 'Attestations accepted by the beacon', registers: [this.registry] });
   readonly attestationPool = new Gauge({ name: 'service_beacon_attestation_pool_size', help: 'Attestations waiting for inclusion', registers: [this.registry] });
   readonly attestationJournal = new Gauge({

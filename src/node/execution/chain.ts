@@ -237,11 +237,15 @@ export class ExecutionChain {
   private async readableRoot(blockHash: string): Promise<NodeRef> {
     const r = await this.record(blockHash);
     if (!r) throw new SvcError('UNKNOWN_BLOCK', `unknown block ${blockHash}`, 404);
-    if (!(await this.descendsFromFinalized(r))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's and its descendants' states are kept`, 410);
+    // The finalised block's parent's state stays readable (pruning runs one block behind): the
+    // finalised header's state_root names it, and light clients prove accounts against that header.
+    const finalizedParent = r.index === this.finalizedRef.index - 1 && (await this.record(this.finalizedRef.hash))?.parent === r.hash;
+    if (!finalizedParent && !(await this.descendsFromFinalized(r))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's parent's, its own and its descendants' states are kept`, 410);
     return rootOf(r);
   }
 
-  // States are kept for the finalised block and its descendants; pruning removed the rest.
+  // States are kept for the finalised block and its descendants; pruning removed the rest (and
+  // the finalised block's parent's, see readableRoot, which imports never build on).
   private async descendsFromFinalized(r: BlockRecord): Promise<boolean> {
     if (r.hash === this.headRef.hash || r.hash === this.finalizedRef.hash) return true;
     if (r.index <= this.finalizedRef.index) return false;
@@ -340,6 +344,9 @@ export class ExecutionChain {
 
     // Step 6: state transitions against the parent's state.
     if (!(await this.descendsFromFinalized(parent))) throw new BlockError('PARENT_STATE_PRUNED', `parent ${parent.hash} (${parent.index}), finalized ${this.finalizedRef.hash} (${this.finalizedRef.index})`);
+    // Checked before anything is read or written: the header commits to the state it executes
+    // on, which is what a light client proves accounts against.
+    if (toHex(h.stateRoot) !== parent.state_root) throw new BlockError('STATE_ROOT_MISMATCH', `header state_root ${toHex(h.stateRoot)}, parent ${parent.index} post-state root ${parent.state_root}`);
     const parentState = await this.stateAt(parent);
     // randao_reveal is hash-covered but unsigned: it must be the proposer's next link on this branch.
     const revealed = await this.consensus.checkReveal(h, slot, parent, validator, parentState.path);
@@ -760,6 +767,11 @@ export class ExecutionChain {
       r = await this.parentOf(r);
     }
     const keep = new Set(canonical);
+    // Pruning runs one block behind finality: the stale nodes of block B are nodes B's parent
+    // state used, so deleting those of `to` itself would lose the state `to`'s header names.
+    // Those of `from` (held back last time) go now; those of `to` wait for the next move.
+    const previous = from.index > 0 ? from.hash : undefined;
+    canonical.shift();
     const orphans: Array<{ hash: string; version: number }> = [];
     for (let h = from.index + 1; h <= to.index; h++) {
       const prefix = Keys.blockAtHeightPrefix(h);
@@ -771,7 +783,7 @@ export class ExecutionChain {
         if (o) orphans.push({ hash, version: o.state_version });
       }
     }
-    return this.state.pruneTo(batch, canonical.reverse(), orphans);
+    return this.state.pruneTo(batch, [...(previous ? [previous] : []), ...canonical.reverse()], orphans);
   }
 
   /** The ancestor of `from` at height `index`. */

@@ -603,6 +603,14 @@ export class ValidatorClient {
       return;
     }
     const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
+    // The parent's post-state root, which execution checks the header against (STATE_ROOT_MISMATCH).
+    let stateRoot: Uint8Array;
+    try {
+      stateRoot = parseHex(await this.execution.stateRoot(head.root), 'state_root', 32);
+    } catch (err) {
+      this.log.warn('not proposing: execution cannot give the parent\'s state root', { slot, parent: head.root, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
+      return;
+    }
     const vrfProof = vrfProve(this.keys.mldsa, vrfSeed, chainId);
     this.metrics.signed('vrf');
     const header: BlockHeader = {
@@ -614,6 +622,7 @@ export class ValidatorClient {
       vrfProof,
       vrfSeed,
       randaoReveal,
+      stateRoot,
     };
     const signingRoot = headerSigningHash(signedHeaderOf(header, chainId, index));
     try {

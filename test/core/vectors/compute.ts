@@ -173,6 +173,7 @@ export function computeBlock(inputs: JsonObject): JsonObject {
     vrfProof: vrfProve(proposer, seed, chainId),
     vrfSeed: seed,
     randaoReveal: randaoReveal(hex(inputs.key_seed, 'key_seed', 32), num(inputs.randao_chain_length, 'randao_chain_length'), 1),
+    stateRoot: hex(h.state_root, 'header.state_root', 32),
   };
   const validatorIndex = num(inputs.validator_index, 'validator_index');
   const block = signBlock(header, txs, proposer, chainId, validatorIndex, attestations);

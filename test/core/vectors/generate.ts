@@ -95,7 +95,7 @@ const files: Record<string, VectorFile> = {
       slot: 12,
       randao_mix: '0x' + '5a'.repeat(32),
       randao_chain_length: 16,
-      header: { index: 12, timestamp: 1700000024000, parent_hash: '0x' + '11'.repeat(32) },
+      header: { index: 12, timestamp: 1700000024000, parent_hash: '0x' + '11'.repeat(32), state_root: '0x' + '44'.repeat(32) },
       transaction: { key_seed: SEED_01, tx: transferInputs.tx! },
       attestations: [
         {

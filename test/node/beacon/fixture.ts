@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseHex } from '../../../src/core/codec/bytes.js';
+import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { type Genesis, PRESETS, epochOfSlot, slotAt, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockToJson, buildSignedBlock } from '../../../src/core/types/block.js';
 import type { Transaction } from '../../../src/core/types/transaction.js';
@@ -161,6 +161,12 @@ export function randaoChain(h: Harness, i: number): RandaoChain {
   return c;
 }
 
+/** A block's post-state root as execution reports it (zero bytes for a block execution does not know, to build refused proposals). */
+export async function parentStateRoot(h: Harness, parentHash: Uint8Array): Promise<Uint8Array> {
+  const r = await http(h.exec.restUrl, `/api/v1/blocks/${toHex(parentHash)}`);
+  return r.status === 200 ? parseHex(r.body.data.state_root, 'state_root', 32) : new Uint8Array(32);
+}
+
 /** The reveal validator `i` should carry next, from the beacon's randao_last. */
 export async function nextReveal(h: Harness, i: number): Promise<Uint8Array> {
   return randaoChain(h, i).next(parseHex(await randaoLast(h, i), 'randao_last', 32));
@@ -183,6 +189,8 @@ export interface ProposalOpts {
   transactions?: Transaction[];
   /** Attestations to include (covered by merkle_root). */
   attestations?: Attestation[];
+  /** Header state_root; default the parent's post-state root as execution reports it. */
+  stateRoot?: Uint8Array;
 }
 
 /**
@@ -196,17 +204,19 @@ export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ bloc
   const validator = o.validator ?? duty.validator_index;
   const key = o.key ?? h.validators[validator]!;
   const reveal = o.randaoReveal ?? (await nextReveal(h, validator));
+  const parentHash = o.parentHash ?? parseHex(head.root, 'head', 32);
   const block = buildSignedBlock({
     chainId: h.genesis.chain_id,
     index: o.index ?? head.index + 1,
     timestampMs: o.timestampMs ?? slotStartMs(h.genesis, o.slot),
-    parentHash: o.parentHash ?? parseHex(head.root, 'head', 32),
+    parentHash,
     transactions: o.transactions ?? [],
     key: key.mldsa,
     validatorIndex: o.signedIndex ?? validator,
     validatorId: parseHex(h.validators[validator]!.address, 'address', 20),
     vrfSeed: o.vrfSeed ?? parseHex(duty.vrf_seed, 'vrf_seed', 32),
     randaoReveal: reveal,
+    stateRoot: o.stateRoot ?? (await parentStateRoot(h, parentHash)),
     attestations: o.attestations ?? [],
   });
   return { block, duty, validator, reveal };

@@ -13,6 +13,7 @@ import { type Block, blockHash, blockToJson, signBlock } from '../../../src/core
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { type AccountProofWire, EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, verifyAccountProof, verifyProof } from '../../../src/core/state/trie.js';
 import { flipByte } from '../../helpers/assert.js';
+import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
 import {
   account,
   CHAIN_ID,
@@ -236,6 +237,17 @@ blocks('structure: unknown parent, wrong index, timestamp not after the parent',
     'INVALID_TIMESTAMP',
     `Block timestamp is not the start of a slot after its parent: slot ${parentSlot} (timestamp ${ctx.head.timestamp}) is not after the parent's slot ${parentSlot}`,
   );
+});
+
+blocks('state_root: a header naming another state than its parent\'s post-state is "Block state root mismatch"; nothing is applied', async (ctx) => {
+  const parentRoot = ctx.head.stateRoot!;
+  // Block 1 names genesis's root, which the genesis document alone gives.
+  if (ctx.head.index === 0) assert.is(parentRoot, toHex(genesisStateRoot(devnet().genesis)));
+  const wrong = new Uint8Array(32).fill(0x5a);
+  const block = makeBlock(ctx.head, { stateRoot: wrong });
+  await rejected(ctx, block, 'STATE_ROOT_MISMATCH', `Block state root mismatch: header state_root ${toHex(wrong)}, parent ${ctx.head.index} post-state root ${parentRoot}`, toHex(blockHash(block.header)));
+  // The same block with the parent's post-state root is valid.
+  ctx.head = (await importOk(ctx.node, makeBlock(ctx.head))).ref;
 });
 
 blocks('a deposit below the 32-token minimum stake fails with status 0: gas consumed, fee paid, value not moved', async (ctx) => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { genesisHash } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash, blockToJson } from '../../../src/core/types/block.js';
-import { devnet, expectOk, GENESIS_TIME, genesisBranch, http, makeBlock, type ParentRef, refOf, startNode, TOKEN, transfer, withTempDir } from './fixture.js';
+import { devnet, expectOk, GENESIS_TIME, genesisBranch, http, importOk, makeBlock, type ParentRef, startNode, TOKEN, transfer, withTempDir } from './fixture.js';
 import { type Proc, startProc } from './process.js';
 
 const { genesis, keys } = devnet();
@@ -25,8 +25,10 @@ const BLOCKS = 30;
 const GENESIS_HASH = toHex(genesisHash(genesis));
 
 /** A linear chain of BLOCKS blocks: each moves value from acc0 (and every other one from acc1 too). */
-function buildChain(): Array<{ block: Block; hash: string }> {
+async function buildChain(): Promise<Array<{ block: Block; hash: string }>> {
   const out: Array<{ block: Block; hash: string }> = [];
+  // Each header names its parent's post-state root: an in-memory node computes them.
+  const builder = await startNode({ faucet: undefined });
   let parent: ParentRef = { hash: GENESIS_HASH, index: 0, timestamp: GENESIS_TIME * 1000, branch: genesisBranch() };
   let n1 = 0;
   for (let i = 1; i <= BLOCKS; i++) {
@@ -36,8 +38,10 @@ function buildChain(): Array<{ block: Block; hash: string }> {
     const block = makeBlock(parent, { txs, proposer: keys.validators[v]!, validatorIndex: v });
     const hash = toHex(blockHash(block.header));
     out.push({ block, hash });
-    parent = refOf(block, hash);
+    parent = (await importOk(builder, block)).ref;
+    assert.is(parent.hash, hash);
   }
+  await builder.stop();
   return out;
 }
 
@@ -67,7 +71,7 @@ async function headOf(base: string): Promise<{ index: number; hash: string }> {
 const crash = suite('crash: SIGKILL during block import');
 
 crash('restarts come up on an imported block at or after the last acknowledged one, and equal a replay of the chain', async () => {
-  const chain = buildChain();
+  const chain = await buildChain();
   const hashAt = (i: number) => (i === 0 ? GENESIS_HASH : chain[i - 1]!.hash);
   await withTempDir(async (dir) => {
     await writeFile(join(dir, 'genesis.json'), JSON.stringify(genesis, null, 2));

@@ -16,6 +16,7 @@ import { addressFromPublicKey } from '../../../src/core/crypto/address.js';
 import { mixRandao } from '../../../src/core/crypto/randao.js';
 import { type Genesis, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockToJson, type BlockJson, buildSignedBlock } from '../../../src/core/types/block.js';
+import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
 import { encodeTx, signStandardTx, type StandardTx, type Transaction, txHash } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/execution/node.js';
@@ -236,6 +237,8 @@ export interface ParentRef {
   index: number;
   timestamp: number;
   branch: BranchState;
+  /** The parent's post-state root (the child's header state_root); genesis's when absent at index 0. */
+  stateRoot?: string;
 }
 
 /** The branch state at genesis (of the fixture's devnet unless another genesis is given). */
@@ -250,7 +253,7 @@ export function genesisBranch(genesis: Genesis = devnet().genesis): BranchState 
 
 /** The genesis block as a parent. */
 export async function genesisRef(node: ExecutionNode): Promise<ParentRef> {
-  return { hash: node.chain.genesisHash, index: 0, timestamp: GENESIS_TIME * 1000, branch: genesisBranch() };
+  return { hash: node.chain.genesisHash, index: 0, timestamp: GENESIS_TIME * 1000, branch: genesisBranch(), stateRoot: (await node.chain.record(node.chain.genesisHash))!.state_root };
 }
 
 const randaoChains = new Map<string, RandaoChain>();
@@ -304,6 +307,8 @@ export interface BlockOpts {
   randaoReveal?: Uint8Array;
   /** Attestations the block includes (covered by its merkle_root). */
   attestations?: Attestation[];
+  /** Overrides the header's state_root (default the parent's post-state root). */
+  stateRoot?: Uint8Array;
 }
 
 /** Branch state after each block makeBlock built (read back by refOf). */
@@ -343,6 +348,7 @@ export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
     validatorId: parseHex(o.validatorId ?? proposer.address, 'validator', 20),
     vrfSeed: o.vrfSeed ?? seed,
     randaoReveal: reveal,
+    stateRoot: o.stateRoot ?? parentStateRoot(genesis, parent),
     attestations: o.attestations ?? [],
   });
   after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
@@ -366,11 +372,19 @@ function registryAfter(genesis: Genesis, validators: BranchState['validators'], 
   return out;
 }
 
-/** The ref of a block for its children (the block must come from makeBlock). */
-export function refOf(block: Block, hash: string): ParentRef {
+// A child's header names its parent's post-state root, known only once the parent was imported
+// (importOk's ref carries it); genesis's follows from the genesis document.
+function parentStateRoot(genesis: Genesis, parent: ParentRef): Uint8Array {
+  if (parent.stateRoot !== undefined) return parseHex(parent.stateRoot, 'parent state root', 32);
+  assert.ok(parent.index === 0, `makeBlock needs the post-state root of parent ${parent.index} (use importOk's ref, or pass stateRoot)`);
+  return genesisStateRoot(genesis);
+}
+
+/** The ref of a block for its children (the block must come from makeBlock); `stateRoot` is its post-state root. */
+export function refOf(block: Block, hash: string, stateRoot?: string): ParentRef {
   const branch = after.get(block);
   assert.ok(branch, 'refOf needs a block built by makeBlock');
-  return { hash, index: block.header.index, timestamp: block.header.timestampMs, branch };
+  return { hash, index: block.header.index, timestamp: block.header.timestampMs, branch, ...(stateRoot === undefined ? {} : { stateRoot }) };
 }
 
 /** A copy of `block` with one unsigned header field changed: the re-headered copy execution must refuse. */
@@ -393,7 +407,7 @@ export const newPayload = (node: ExecutionNode, block: Block | BlockJson) =>
 export async function importOk(node: ExecutionNode, block: Block): Promise<{ result: any; ref: ParentRef }> {
   const result = expectOk(await newPayload(node, block));
   assert.is(result.status, 'VALID');
-  return { result, ref: refOf(block, result.block_hash) };
+  return { result, ref: refOf(block, result.block_hash, result.state_root) };
 }
 
 /** Account view over REST. */

@@ -178,6 +178,8 @@ class FakeBeacon {
       if (rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
       return ok({ slot: Number(url.searchParams.get('slot')), attestations: this.votes.map(attestationToJson) });
     }
+    // Execution's block view: a post-state root derived from the hash, so the header's state_root is checkable.
+    if ((m = /^GET \/api\/v1\/blocks\/(0x[0-9a-f]{64})$/.exec(key))) return ok({ hash: m[1], state_root: postStateOf(m[1]!) });
     if (key === 'GET /api/v1/engine/getPendingTransactions') return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
     if (rec.method === 'POST' && rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
     if (key === 'POST /api/v1/validator/blocks/propose') {
@@ -253,6 +255,11 @@ function metric(text: string, name: string): number | undefined {
 }
 
 /** Checks everything a beacon checks about a proposal for `slot` on top of `parent`. */
+/** The fake execution's post-state root of a block. */
+function postStateOf(blockHashHex: string): string {
+  return toHex(sha3(parseHex(blockHashHex, 'block hash', 32)));
+}
+
 function assertValidBlock(json: unknown, slot: number, parent: HeadState, randaoLast: string, duty: Duty): void {
   const block = blockFromJson(json);
   const h = block.header;
@@ -265,6 +272,7 @@ function assertValidBlock(json: unknown, slot: number, parent: HeadState, randao
   assert.is(toHex(sha3(h.randaoReveal)), randaoLast, 'the RANDAO reveal hashes to randao_last');
   assert.is(h.index, parent.index + 1, 'height = head + 1');
   assert.is(toHex(h.parentHash), parent.root, 'parent = head');
+  assert.is(toHex(h.stateRoot), postStateOf(parent.root), "state_root = the parent's post-state root from execution");
   assert.is(h.timestampMs, start(slot), 'timestamp = slot start');
   assert.is(toHex(h.validatorId), ME.address);
 }

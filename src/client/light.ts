@@ -1,0 +1,133 @@
+/**
+ * The light client: fetches the beacon's `/api/v1/light/...` answers and checks every one of them
+ * with the pure verifiers of src/core/light/ (docs/light-client.md). Nothing the server says is
+ * believed unless a check proves it: the finalized header by ≥ 2/3 of the trusted set's stake, its
+ * ancestry by hash links, an account by a trie proof against a verified header's state_root.
+ */
+import { bytesEqual, parseHex, toHex } from '../core/codec/bytes.js';
+import { type Genesis, genesisHash } from '../core/genesis/genesis.js';
+import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, type TrustedState, trustedFromGenesis, validatorsFromJson } from '../core/light/types.js';
+import { verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate, type VerifiedAccount, type VerifiedFinality } from '../core/light/verify.js';
+import { MAX_LIGHT_HEADERS } from '../core/constants.js';
+import { blockHash, headerFromJson } from '../core/types/block.js';
+import type { AccountProofWire } from '../core/state/trie.js';
+import { requireObject } from '../core/codec/json.js';
+import { type ApiClientOptions, JsonApiClient } from './beacon.js';
+
+/** The beacon's light-client routes, answers returned unparsed: the verifiers parse them strictly. */
+export class LightApiClient extends JsonApiClient {
+  constructor(baseUrl: string, opts: Omit<ApiClientOptions, 'name'> = {}) {
+    super(baseUrl, { name: 'beacon node', unreachableHint: ': point --beacon at a running beacon node', ...opts });
+  }
+
+  /** GET /api/v1/light/bootstrap (genesis, or the finalized block `root`). */
+  bootstrap(root?: string): Promise<Record<string, unknown>> {
+    return this.data('GET', `/api/v1/light/bootstrap${root === undefined ? '' : `?root=${root}`}`, undefined);
+  }
+
+  /** GET /api/v1/light/finality_update. */
+  finalityUpdate(): Promise<Record<string, unknown>> {
+    return this.data('GET', '/api/v1/light/finality_update', undefined);
+  }
+
+  /** GET /api/v1/light/headers from a finalized root back to a height. */
+  headers(from: string, toHeight: number): Promise<Record<string, unknown>> {
+    return this.data('GET', `/api/v1/light/headers?from=${from}&to=${toHeight}`, undefined);
+  }
+
+  /** GET /api/v1/light/proof of an account against block `root`'s header. */
+  proof(root: string, address: string): Promise<Record<string, unknown>> {
+    return this.data('GET', `/api/v1/light/proof?root=${root}&address=${address}`, undefined);
+  }
+}
+
+/** What `svc light verify` establishes. */
+export interface LightVerification {
+  chainId: string;
+  /** Where trust started: genesis or the user's checkpoint. */
+  trusted: { root: string; index: number; source: 'genesis' | 'checkpoint' };
+  finalized: { epoch: number; index: number; hash: string; stateRoot: string; signers: number; signedStake: string; activeStake: string; updateBytes: number };
+  /** Headers whose hash links were checked back from the finalized header, and the lowest height reached. */
+  ancestry: { headers: number; lowest: number; reachesTrusted: boolean };
+  account?: { address: string; balance: string; nonce: string; provenAgainst: { index: number; stateRoot: string } };
+}
+
+/**
+ * Bootstraps (genesis from the file, or the user's finalized checkpoint), verifies the latest
+ * finality update, the header chain back towards the trusted block (up to MAX_LIGHT_HEADERS),
+ * and with `account` that account's proof against the finalized header's state_root.
+ */
+export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; account?: string; checkpoint?: string; timeoutMs?: number }): Promise<LightVerification> {
+  const api = new LightApiClient(o.beaconUrl, o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs });
+  const genesisRoot = genesisHash(o.genesis);
+  const boot = await api.bootstrap(o.checkpoint);
+  const servedGenesis = typeof boot.genesis_hash === 'string' ? boot.genesis_hash.toLowerCase() : String(boot.genesis_hash);
+  if (servedGenesis !== toHex(genesisRoot) || boot.chain_id !== o.genesis.chain_id) {
+    throw new LightClientError('LIGHT_WRONG_CHAIN', `the beacon serves chain ${String(boot.chain_id)} with genesis ${servedGenesis}, not ${o.genesis.chain_id} with genesis ${toHex(genesisRoot)} from the genesis file`);
+  }
+  let trusted: TrustedState;
+  let trustedIndex = 0;
+  if (o.checkpoint === undefined) {
+    // Genesis: the validator set comes from the file, never from the server.
+    trusted = trustedFromGenesis(o.genesis, genesisRoot);
+  } else {
+    const root = parseHex(o.checkpoint, 'checkpoint', 32);
+    const header = parseServed('bootstrap header', () => headerFromJson(boot.header, 'bootstrap.header'));
+    if (!bytesEqual(blockHash(header), root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the bootstrap header hashes to ${toHex(blockHash(header))}, not the checkpoint ${o.checkpoint}`);
+    // Weak subjectivity: with the root, the user trusts the set served at it (docs/light-client.md).
+    trusted = { ...trustedFromGenesis(o.genesis, root), header, validators: parseServed('bootstrap validators', () => validatorsFromJson(boot.validators, 'bootstrap.validators')) };
+    trustedIndex = header.index;
+  }
+
+  const updateJson = await api.finalityUpdate();
+  const update = parseServed('finality update', () => finalityUpdateFromJson(updateJson));
+  const fin: VerifiedFinality = verifyFinalityUpdate(update, trusted);
+  if (fin.header.index < trustedIndex) throw new LightClientError('LIGHT_STALE_UPDATE', `the finalized header ${fin.header.index} is older than the trusted checkpoint ${trustedIndex}`);
+
+  // Ancestry: hash links from the finalized header back to the trusted block when it is within
+  // one answer, else back MAX_LIGHT_HEADERS blocks. An update for the trusted block itself has
+  // nothing between them: its root must be the trusted one.
+  let ancestry: LightVerification['ancestry'];
+  if (fin.header.index === trustedIndex) {
+    if (!bytesEqual(fin.root, trusted.root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the finalized block ${toHex(fin.root)} at height ${trustedIndex} is not the trusted checkpoint ${toHex(trusted.root)}`);
+    ancestry = { headers: 1, lowest: fin.header.index, reachesTrusted: true };
+  } else {
+    const lowest = Math.max(trustedIndex + 1, fin.header.index - MAX_LIGHT_HEADERS + 1);
+    const served = await api.headers(toHex(fin.root), lowest);
+    const chainHeaders = parseServed('header chain', () => headersFromJson(served.headers, 'headers'));
+    const last = verifyAncestry(fin.root, chainHeaders);
+    if (last.index !== lowest) throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `the header chain ends at height ${last.index}, not ${lowest}`);
+    const reachesTrusted = lowest === trustedIndex + 1;
+    if (reachesTrusted && !bytesEqual(last.parentHash, trusted.root)) {
+      throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `header ${last.index}'s parent is ${toHex(last.parentHash)}, not the trusted block ${toHex(trusted.root)}`);
+    }
+    ancestry = { headers: chainHeaders.length, lowest: last.index, reachesTrusted };
+  }
+
+  const out: LightVerification = {
+    chainId: o.genesis.chain_id,
+    trusted: { root: toHex(trusted.root), index: trustedIndex, source: o.checkpoint === undefined ? 'genesis' : 'checkpoint' },
+    finalized: {
+      epoch: fin.epoch,
+      index: fin.header.index,
+      hash: toHex(fin.root),
+      stateRoot: toHex(fin.header.stateRoot),
+      signers: fin.signers,
+      signedStake: fin.signedStake.toString(),
+      activeStake: fin.activeStake.toString(),
+      updateBytes: typeof updateJson.size_bytes === 'number' ? updateJson.size_bytes : 0,
+    },
+    ancestry,
+  };
+  if (o.account !== undefined) {
+    const address = o.account.toLowerCase();
+    const served = await api.proof(toHex(fin.root), address);
+    const header = parseServed('proof header', () => headerFromJson(served.header, 'proof.header'));
+    // The proof must be against the header just verified, not one the server picks.
+    if (!bytesEqual(blockHash(header), fin.root)) throw new LightClientError('LIGHT_HEADER_MISMATCH', `the proof's header hashes to ${toHex(blockHash(header))}, not the verified finalized header ${toHex(fin.root)}`);
+    const proof = parseServed('account proof', () => requireObject(served.proof, 'proof')) as unknown as AccountProofWire;
+    const acc: VerifiedAccount = verifyAccountAgainstHeader(fin.header, address, proof);
+    out.account = { address: acc.address, balance: acc.balance.toString(), nonce: acc.nonce.toString(), provenAgainst: { index: fin.header.index, stateRoot: toHex(fin.header.stateRoot) } };
+  }
+  return out;
+}

@@ -1,0 +1,125 @@
+/**
+ * The beacon's light-client memory (docs/light-client.md): the signed votes of each link that can
+ * finalize a checkpoint (source epoch e → target epoch e + 1, as fork choice finalizes), held while
+ * they wait, and once a checkpoint is finalized the finality update made of them, persisted under
+ * `L:<epoch>` (the newest LIGHT_UPDATES_KEPT). ML-DSA signatures do not aggregate, so an update
+ * carries one signed attestation per signer. Bounded: LIGHT_PENDING_LINKS links, one vote per
+ * validator each; links whose source is older than the finalized epoch are dropped.
+ */
+import { toHex } from '../../core/codec/bytes.js';
+import { LIGHT_PENDING_LINKS, LIGHT_UPDATES_KEPT } from '../../core/constants.js';
+import { participationBits } from '../../core/light/verify.js';
+import { type Attestation, attestationToJson, encodeAttestation } from '../../core/types/attestation.js';
+import { type BlockHeader, headerToJson } from '../../core/types/block.js';
+import { BlockHeaderSsz } from '../../core/types/ssz.js';
+import type { Logger } from '../../util/log.js';
+import type { FinalityUpdateJson } from '../../api/light.js';
+import { type ChainStore, WriteBatch } from '../shared/store.js';
+import type { CheckpointHex } from './forkchoice.js';
+
+const PREFIX = 'L:';
+const key = (epoch: number) => `${PREFIX}${String(epoch).padStart(16, '0')}`;
+
+interface PendingLink {
+  source: CheckpointHex;
+  target: CheckpointHex;
+  votes: Map<number, Attestation>;
+}
+
+/** Stake lookups the update needs from the registry of the moment. */
+export interface StakeView {
+  /** Registry size (the bitfield's length in bits). */
+  size: number;
+  /** Stake of an active validator; undefined when unknown or inactive. */
+  activeStake(index: number): bigint | undefined;
+  /** Sum of active stake. */
+  totalActive: bigint;
+}
+
+export class LightStore {
+  private readonly pending = new Map<string, PendingLink>();
+  private latestEpoch: number | undefined;
+
+  private constructor(
+    private readonly store: ChainStore,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens the store: finds the newest persisted update (at most LIGHT_UPDATES_KEPT keys are read). */
+  static async open(store: ChainStore, log: Logger): Promise<LightStore> {
+    const s = new LightStore(store, log);
+    for await (const k of store.db.keys({ gte: PREFIX, lt: PREFIX + '\xff', reverse: true, limit: 1 })) s.latestEpoch = Number(k.slice(PREFIX.length));
+    return s;
+  }
+
+  /**
+   * Keeps a verified vote if its link can finalize a checkpoint from `finalizedEpoch` on (target
+   * one epoch after source). Called for every vote fork choice accepted, received or included.
+   */
+  observe(att: Attestation, finalizedEpoch: number): void {
+    const { source, target } = att.data;
+    // `<`, not `<=`: the vote that finalizes its source is observed after fork choice finalized it.
+    if (target.epoch !== source.epoch + 1 || source.epoch < finalizedEpoch) return;
+    const id = `${source.epoch}:${toHex(source.root)}>${toHex(target.root)}`;
+    let link = this.pending.get(id);
+    if (!link) {
+      link = { source: { epoch: source.epoch, root: toHex(source.root) }, target: { epoch: target.epoch, root: toHex(target.root) }, votes: new Map() };
+      this.pending.set(id, link);
+      // Map order is insertion order: the oldest link goes first.
+      for (const k of this.pending.keys()) {
+        if (this.pending.size <= LIGHT_PENDING_LINKS) break;
+        this.pending.delete(k);
+      }
+    }
+    if (!link.votes.has(att.validatorIndex)) link.votes.set(att.validatorIndex, att);
+  }
+
+  /**
+   * Records the finality update of a newly finalized checkpoint: the votes of its link with the
+   * most stake, when they reach 2/3 of active stake (fewer means the votes were not all seen here,
+   * e.g. across a restart: no update is stored rather than one a client would refuse). Drops the
+   * links finality made useless.
+   */
+  async finalized(cp: CheckpointHex, header: BlockHeader, stakes: StakeView): Promise<FinalityUpdateJson | undefined> {
+    let best: { link: PendingLink; votes: Attestation[]; stake: bigint } | undefined;
+    for (const link of this.pending.values()) {
+      if (link.source.epoch !== cp.epoch || link.source.root !== cp.root) continue;
+      const votes = [...link.votes.values()].filter((a) => stakes.activeStake(a.validatorIndex) !== undefined).sort((a, b) => a.validatorIndex - b.validatorIndex);
+      const stake = votes.reduce((s, a) => s + stakes.activeStake(a.validatorIndex)!, 0n);
+      if (!best || stake > best.stake) best = { link, votes, stake };
+    }
+    for (const [k, link] of this.pending) if (link.source.epoch <= cp.epoch) this.pending.delete(k);
+    if (!best || 3n * best.stake < 2n * stakes.totalActive) {
+      this.log.warn('finalized checkpoint without 2/3 of its signed votes at hand: no light-client finality update for it', { epoch: cp.epoch, root: cp.root, signed_stake: (best?.stake ?? 0n).toString(), active_stake: stakes.totalActive.toString() });
+      return undefined;
+    }
+    const update: FinalityUpdateJson = {
+      finalized: { epoch: cp.epoch, root: cp.root },
+      target: best.link.target,
+      header: headerToJson(header),
+      attestations: best.votes.map(attestationToJson),
+      participation: toHex(participationBits(best.votes.map((a) => a.validatorIndex), stakes.size)),
+      signers: best.votes.length,
+      signed_stake: best.stake.toString(),
+      active_stake: stakes.totalActive.toString(),
+      size_bytes: updateSize(header, best.votes),
+    };
+    const batch = new WriteBatch().put(key(cp.epoch), update);
+    // Finalized epochs only grow, so the one LIGHT_UPDATES_KEPT epochs back (if any) is the oldest kept.
+    for await (const k of this.store.db.keys({ gte: PREFIX, lt: key(Math.max(0, cp.epoch - LIGHT_UPDATES_KEPT + 1)) })) batch.del(k);
+    await this.store.write(batch);
+    this.latestEpoch = cp.epoch;
+    return update;
+  }
+
+  /** The newest finality update, or the one of `epoch`. */
+  async update(epoch?: number): Promise<FinalityUpdateJson | undefined> {
+    const e = epoch ?? this.latestEpoch;
+    return e === undefined ? undefined : this.store.get<FinalityUpdateJson>(key(e));
+  }
+}
+
+/** SSZ bytes of an update's substance: the header plus each signed attestation (the bitfield and checkpoints add under 100 bytes). */
+export function updateSize(header: BlockHeader, votes: readonly Attestation[]): number {
+  return BlockHeaderSsz.serialize(header).length + votes.reduce((n, a) => n + encodeAttestation(a).length, 0);
+}
