@@ -65,7 +65,7 @@ const voter = keygenFromSeed(filled(32, 4));
 const vote = (index: number, slot: number, target: number) =>
   signAttestation(index, { slot, beaconBlockRoot: filled(32, 0x21), source: { epoch: target - 1, root: filled(32, 0x22) }, target: { epoch: target, root: filled(32, 0x23) } }, voter, CHAIN);
 const votes = [vote(5, 40, 5), vote(6, 41, 5)];
-const votingHeader: BlockHeader = { ...header, merkleRoot: bodyMerkleRoot(txs, votes) };
+const votingHeader: BlockHeader = { ...header, merkleRoot: bodyMerkleRoot(txs, votes, []) };
 const votingBlock = signBlock(votingHeader, txs, proposer, CHAIN, VALIDATOR_INDEX, votes);
 
 function jsonOf(b: Block): Record<string, unknown> & { header: Record<string, unknown> } {
@@ -399,13 +399,13 @@ test('blockFromJson does not validate: a wrong Merkle root still parses (the imp
 // Included attestations: bound by merkle_root, so by the proposer's signature
 
 test('blockMerkleRoot: without attestations it is the transactions\' root (old blocks keep their root)', () => {
-  bytesIs(blockMerkleRoot(txs.map(txHash), []), txMerkleRoot(txs));
-  bytesIs(bodyMerkleRoot([], []), merkleRoot([]));
+  bytesIs(blockMerkleRoot(txs.map(txHash), [], []), txMerkleRoot(txs));
+  bytesIs(bodyMerkleRoot([], [], []), merkleRoot([]));
 });
 
 test('blockMerkleRoot: transaction hashes then domain-separated attestation leaves', () => {
   bytesIs(attestationLeaf(votes[0]!), sha3(utf8('svc/attestation-leaf'), attestationHash(votes[0]!)));
-  bytesIs(bodyMerkleRoot(txs, votes), merkleRoot([...txs.map(txHash), ...votes.map(attestationLeaf)]));
+  bytesIs(bodyMerkleRoot(txs, votes, []), merkleRoot([...txs.map(txHash), ...votes.map(attestationLeaf)]));
   // A leaf is never the bare attestation hash, so a vote cannot pose as a transaction.
   bytesNot(attestationLeaf(votes[0]!), attestationHash(votes[0]!));
 });
@@ -414,7 +414,7 @@ test('block with attestations: SSZ and JSON round trip, signature verifies, root
   const back = decodeBlock(encodeBlock(votingBlock));
   assert.is(back.attestations.length, 2);
   bytesIs(encodeBlock(back), encodeBlock(votingBlock));
-  bytesIs(bodyMerkleRoot(back.transactions, back.attestations), back.header.merkleRoot);
+  bytesIs(bodyMerkleRoot(back.transactions, back.attestations, back.slashings), back.header.merkleRoot);
   assert.ok(verifyBlockSignature(back, CHAIN, VALIDATOR_INDEX, proposer.publicKey));
   const json = blockToJson(votingBlock);
   assert.equal(json.attestations, votes.map(attestationToJson));
@@ -431,14 +431,14 @@ test('block with attestations: dropping, adding, swapping or altering a vote bre
   ];
   for (const [what, atts] of variants) {
     const forged: Block = { ...votingBlock, attestations: atts };
-    bytesNot(bodyMerkleRoot(forged.transactions, forged.attestations), forged.header.merkleRoot, `${what}: root must not match`);
+    bytesNot(bodyMerkleRoot(forged.transactions, forged.attestations, forged.slashings), forged.header.merkleRoot, `${what}: root must not match`);
     // Fixing the root changes the SignedHeader, which the proposer's signature no longer covers.
-    const reRooted: Block = { ...forged, header: { ...forged.header, merkleRoot: bodyMerkleRoot(forged.transactions, atts) } };
+    const reRooted: Block = { ...forged, header: { ...forged.header, merkleRoot: bodyMerkleRoot(forged.transactions, atts, []) } };
     assert.not.ok(verifyBlockSignature(reRooted, CHAIN, VALIDATOR_INDEX, proposer.publicKey), `${what}: signature must fail`);
   }
   // A flipped byte in an included vote's signature changes its leaf too.
   const tampered = { ...votes[0]!, signature: flipByte(votes[0]!.signature, 5) };
-  bytesNot(bodyMerkleRoot(txs, [tampered, votes[1]!]), votingHeader.merkleRoot);
+  bytesNot(bodyMerkleRoot(txs, [tampered, votes[1]!], []), votingHeader.merkleRoot);
 });
 
 test('blockFromJson: absent attestations mean none; a non-array or too many is malformed', () => {

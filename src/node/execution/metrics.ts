@@ -34,6 +34,7 @@ export class ExecutionMetrics extends NodeMetrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  readonly validatorsSlashed = new Counter({ name: 'service_execution_validators_slashed_total', help: 'Validators slashed by evidence in blocks that joined the canonical chain (a reorg that re-applies a slashing counts it again)', registers: [this.registry] });
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
   readonly sigGenerated = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'Signatures this process produced (faucet transfers)', registers: [this.registry] });
   readonly cacheHits = new Counter({ name: 'quantum_domain_hash_cache_hits', help: 'Signature checks answered by the verified-transaction cache', registers: [this.registry] });

@@ -14,9 +14,11 @@
  * older data directory is refused rather than misread. Version 4: account state is a persisted
  * trie (`n:` nodes, `z:` stale-node index, `y:` blocks by height, `c:`/`i:` code) instead of `a:`
  * account values and per-block account diffs; block records carry the state's versions and
- * account count, and state changes carry the block's senders instead of a diff.
+ * account count, and state changes carry the block's senders instead of a diff. Version 5: the
+ * shell's SSZ ends with the block's slashing evidence, registry entries carry `slashed`, and
+ * registry changes the validators a block slashed.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * classic-level open options of the execution database (the node and the state bench open it the
