@@ -5,6 +5,7 @@
  * client does (duties from the beacon, keys from the derivation paths, RANDAO reveals from the
  * validator's hash chain).
  */
+import type { SlashingEvidence } from '../../../src/core/consensus/slashing.js';
 import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -183,6 +184,8 @@ export interface ProposalOpts {
   transactions?: Transaction[];
   /** Attestations to include (covered by merkle_root). */
   attestations?: Attestation[];
+  /** Slashing evidence to include (covered by merkle_root). */
+  slashings?: SlashingEvidence[];
 }
 
 /**
@@ -208,6 +211,7 @@ export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ bloc
     vrfSeed: o.vrfSeed ?? parseHex(duty.vrf_seed, 'vrf_seed', 32),
     randaoReveal: reveal,
     attestations: o.attestations ?? [],
+    slashings: o.slashings ?? [],
   });
   return { block, duty, validator, reveal };
 }

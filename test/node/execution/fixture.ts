@@ -3,6 +3,7 @@
  * genesis whose keys are derivable, nodes on ephemeral ports, HTTP helpers, signed transactions
  * and signed blocks.
  */
+import { type SlashingEvidence, accusedIndex } from '../../../src/core/consensus/slashing.js';
 import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -304,6 +305,8 @@ export interface BlockOpts {
   randaoReveal?: Uint8Array;
   /** Attestations the block includes (covered by its merkle_root). */
   attestations?: Attestation[];
+  /** Slashing evidence the block includes (covered by its merkle_root); its validators leave the branch's draw. */
+  slashings?: SlashingEvidence[];
 }
 
 /** Branch state after each block makeBlock built (read back by refOf). */
@@ -344,8 +347,11 @@ export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
     vrfSeed: o.vrfSeed ?? seed,
     randaoReveal: reveal,
     attestations: o.attestations ?? [],
+    slashings: o.slashings ?? [],
   });
-  after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
+  const next = branchAfter(genesis, b, slot, own?.index, reveal, txs);
+  const slashed = new Set((o.slashings ?? []).map(accusedIndex));
+  after.set(block, slashed.size === 0 ? next : { ...next, validators: next.validators.map((v) => (slashed.has(v.index) ? { ...v, active: false } : v)) });
   return block;
 }
 
