@@ -279,7 +279,7 @@ test('decodeBlock: index or timestamp at or above 2^53 is malformed block.header
 
 test('blockToJson: wire shape (ms timestamp, 0x hex, validator_id = address)', () => {
   const j = blockToJson(block);
-  assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations']);
+  assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations', 'slashings']);
   assert.equal(j.attestations, []);
   assert.equal(Object.keys(j.header), ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal']);
   assert.is(j.header.index, 7);
@@ -315,6 +315,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
     INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
     INVALID_ATTESTATION: 'Block includes an invalid attestation',
+    INVALID_SLASHING: 'Block includes invalid slashing evidence',
     PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
   });
   const e = new BlockError('MERKLE_ROOT_MISMATCH', 'expected 0x01, got 0x02');

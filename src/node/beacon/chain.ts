@@ -26,7 +26,7 @@ import type { EventHub } from './events.js';
 import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';
 import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
-import { type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
+import { type SlashingErrorCode, type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 
@@ -37,6 +37,13 @@ export class BeaconError extends SvcError {}
 export class IncludedAttestationError extends BeaconError {
   constructor(readonly reason: InclusionReason, message: string) {
     super('INVALID_ATTESTATION', message, 400);
+  }
+}
+
+/** A block whose slashing evidence is refused (code INVALID_SLASHING); `reason` is the SlashingError code. */
+export class IncludedSlashingError extends BeaconError {
+  constructor(readonly reason: SlashingErrorCode, message: string) {
+    super('INVALID_SLASHING', message, 400);
   }
 }
 
@@ -190,7 +197,9 @@ export class BeaconChain {
         const att = e.attestation;
         const v = this.registry[att.validatorIndex];
         if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
-        // Its signature was checked before it was journaled; only the effects are redone.
+        // Its signature was checked before it was journaled; only the effects are redone (the
+        // slashing index included: its entries since the last snapshot were not written yet).
+        await this.slashing.observeAttestation(att);
         const status = this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
         // A duplicate was already in the snapshot; either way it is includable again.
         if (status === 'applied' || status === 'duplicate') this.addToPool(att);
@@ -207,7 +216,7 @@ export class BeaconChain {
    * entries no block can include any more (target epoch + 1 < current epoch, as the pool drops them).
    */
   private writeWithSnapshot(batch: WriteBatch): Promise<void> {
-    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()), epochOfSlot(this.genesis, this.currentSlot()) - 1);
+    return this.journal.writeSnapshot(this.slashing.flush(batch.put(K.forkChoice, this.forkChoice.toJson())), epochOfSlot(this.genesis, this.currentSlot()) - 1);
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -425,7 +434,7 @@ export class BeaconChain {
     try {
       this.slashing.checkBlock(block.slashings);
     } catch (err) {
-      if (err instanceof SlashingError) throw new BeaconError('INVALID_SLASHING', `Block includes invalid slashing evidence: ${err.code}: ${err.message}`, 400);
+      if (err instanceof SlashingError) throw new IncludedSlashingError(err.slashingCode, `Block includes invalid slashing evidence: ${err.code}: ${err.message}`);
       throw err;
     }
     try {
@@ -704,8 +713,8 @@ export class BeaconChain {
       // The next block on the head's branch may lie before the wall clock's slot (a stalled or
       // syncing chain, a proposal for an earlier slot): keep what that block could still include.
       this.prunePool(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
+      this.slashing.prune();
       await this.writeWithSnapshot(new WriteBatch());
-      await this.slashing.prune();
     });
   }
 

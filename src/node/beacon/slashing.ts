@@ -101,6 +101,12 @@ export class SlashingMonitor {
   private readonly headers = new Map<number, Map<number, Uint8Array>>();
   /** Per validator: target epoch → the kept vote's epochs and data hash. */
   private readonly votes = new Map<number, Map<number, VoteEntry>>();
+  /**
+   * Index writes not yet in the store (key → hex value, null to delete). They ride on the chain's
+   * next batch (each block, each slot's snapshot) instead of one synced write per vote inside
+   * the lock; what a crash loses is rebuilt from the attestation journal on start-up.
+   */
+  private readonly unwritten = new Map<string, string | null>();
   /** Called with new evidence not received by gossip (the network publishes it). */
   onNew: ((ev: SlashingEvidence) => void) | undefined;
 
@@ -167,7 +173,7 @@ export class SlashingMonitor {
     canonical.set(bytes);
     canonical.set(signed.signature, bytes.length);
     this.headersOf(v).set(slot, canonical);
-    await this.c.store.write(new WriteBatch().put(K.header(v, slot), toHex(canonical)));
+    this.unwritten.set(K.header(v, slot), toHex(canonical));
   }
 
   /** Indexes a vote whose signature verified; returns evidence when it conflicts with a kept vote. */
@@ -186,12 +192,13 @@ export class SlashingMonitor {
       if ((e.source < entry.source && entry.target < e.target) || (entry.source < e.source && e.target < entry.target)) return this.conflict(att, epoch);
     }
     mine.set(t, entry);
-    await this.c.store.write(new WriteBatch().put(K.vote(v, t), toHex(encodeAttestation(att))));
+    this.unwritten.set(K.vote(v, t), toHex(encodeAttestation(att)));
     return undefined;
   }
 
   private async conflict(att: Attestation, keptEpoch: number): Promise<SlashingEvidence | undefined> {
-    const stored = await this.c.store.get<string>(K.vote(att.validatorIndex, keptEpoch));
+    const key = K.vote(att.validatorIndex, keptEpoch);
+    const stored = this.unwritten.has(key) ? this.unwritten.get(key) : await this.c.store.get<string>(key);
     if (!stored) return undefined;
     const ev = attesterSlashing(decodeAttestation(parseHex(stored, 'stored vote')), att);
     await this.add(ev, 'attestation');
@@ -332,11 +339,11 @@ export class SlashingMonitor {
     this.c.metrics.slashedValidators.set(registry.filter((v) => v.slashed).length);
   }
 
-  /** Drops index entries older than the window (per epoch; costs the entries dropped plus one pass over the validators). */
-  async prune(): Promise<void> {
+  /** Drops index entries older than the window (costs the entries dropped plus one pass over the validators); written with the next flush. */
+  prune(): void {
     const oldest = this.oldestKeptEpoch();
     if (oldest <= 0) return;
-    const batch = new WriteBatch();
+    const batch = { del: (key: string) => this.unwritten.set(key, null) };
     const spe = this.c.genesis.config.slots_per_epoch;
     for (const [v, m] of this.headers) {
       for (const slot of m.keys()) {
@@ -352,7 +359,16 @@ export class SlashingMonitor {
         batch.del(K.vote(v, epoch));
       }
     }
-    await this.c.store.write(batch);
+  }
+
+  /** Moves the index writes made since the last call into `batch` (written by the caller). */
+  flush(batch: WriteBatch): WriteBatch {
+    for (const [key, value] of this.unwritten) {
+      if (value === null) batch.del(key);
+      else batch.put(key, value);
+    }
+    this.unwritten.clear();
+    return batch;
   }
 }
 

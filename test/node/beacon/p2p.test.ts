@@ -21,7 +21,7 @@ import { chainIdBytes } from '../../../src/core/crypto/domain.js';
 import { type Genesis } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, encodeAttestation, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { blockHash, decodeBlock, encodeBlock } from '../../../src/core/types/block.js';
-import { attesterSlashing, encodeEvidence, evidenceHash, evidenceToJson } from '../../../src/core/consensus/slashing.js';
+import { attesterSlashing, decodeEvidence, encodeEvidence, evidenceHash, evidenceToJson } from '../../../src/core/consensus/slashing.js';
 import type { BeaconEvent } from '../../../src/node/beacon/events.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
@@ -343,7 +343,7 @@ p2p('slashing evidence: submitted to A it reaches B by gossip; malformed or forg
   assert.is(okData(await bpost(a, '/api/v1/slashing', evidenceToJson(real), null), 202).status, 'added');
   const hash = toHex(evidenceHash(real));
   await until(g, 'B to hold the evidence', async () => (await bget(b, `/api/v1/slashing/${hash}`)).status === 200);
-  assert.is(await sampleOf(b, 'service_beacon_gossip_messages_total', `topic="${Topics.slashings}",verdict="accept"`), 1);
+  assert.ok((await sampleOf(b, 'service_beacon_gossip_messages_total', `topic="${Topics.slashings}",verdict="accept"`)) >= 1, 'accepted from gossip');
 
   const forged = encodeEvidence(attesterSlashing(signAttestation(1, data(5), k0, g.chain_id), signAttestation(1, data(6), k1, g.chain_id)));
   const truncated = forged.subarray(0, 100);
@@ -353,7 +353,8 @@ p2p('slashing evidence: submitted to A it reaches B by gossip; malformed or forg
     if ((await dropped('INVALID_EVIDENCE_SIGNATURE')) === 0) await bare.publish(Topics.slashings, forged).catch(() => 0);
     return (await dropped('MALFORMED')) >= 1 && (await dropped('INVALID_EVIDENCE_SIGNATURE')) >= 1;
   });
-  assert.is(okData(await bget(b, '/api/v1/slashing')).slashings.length, 1, 'only the real evidence is held');
+  // (Earlier tests of this suite built two branches, which is a real double proposal: that evidence is held too.)
+  assert.is((await bget(b, `/api/v1/slashing/${toHex(evidenceHash(decodeEvidence(forged)))}`)).status, 404, 'the forged evidence is not held');
 });
 
 p2p.run();
