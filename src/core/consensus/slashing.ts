@@ -69,7 +69,9 @@ export class SlashingError extends SvcError {
   }
 }
 
-const PROPOSER_TYPE = 0x01;
+/** Type byte of a proposer slashing's encoding. */
+export const PROPOSER_SLASHING_TYPE = 0x01;
+const PROPOSER_TYPE = PROPOSER_SLASHING_TYPE;
 const ATTESTER_TYPE = 0x02;
 const SIGNED_HEADER_BYTES = SignedHeaderSsz.fixedSize!;
 const CANONICAL_HEADER_BYTES = SIGNED_HEADER_BYTES + SIGNATURE_BYTES;

@@ -17,12 +17,13 @@
  * Keys (beacon LevelDB): `E:<hash>` evidence records, `P:<index>:<slot>` canonical signed headers
  * (hex), `A:<index>:<target epoch>` signed attestations (SSZ hex).
  */
-import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
+import { bytesEqual, concatBytes, parseHex, toHex } from '../../core/codec/bytes.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { MAX_BLOCK_SLASHINGS, SLASHING_WINDOW_EPOCHS } from '../../core/constants.js';
 import { type Genesis, epochOfSlot } from '../../core/genesis/genesis.js';
 import {
   type SignedBlockHeader,
+  PROPOSER_SLASHING_TYPE,
   type SlashingEvidence,
   type SlashingKind,
   SlashingError,
@@ -33,12 +34,11 @@ import {
   encodeEvidence,
   evidenceHash,
   evidenceToJson,
-  proposerSlashing,
   verifyEvidence,
 } from '../../core/consensus/slashing.js';
 import { type Attestation, decodeAttestation, encodeAttestation } from '../../core/types/attestation.js';
 import { encodeSignedHeader } from '../../core/types/block.js';
-import { AttestationDataSsz, SignedHeaderSsz } from '../../core/types/ssz.js';
+import { AttestationDataSsz } from '../../core/types/ssz.js';
 import type { RegistryEntry } from '../../api/execution.js';
 import type { SlashingEvidenceView, SlashingStatus } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
@@ -161,17 +161,14 @@ export class SlashingMonitor {
     const slot = this.slotOfTimestamp(signed.header.timestamp);
     if (epochOfSlot(this.c.genesis, Math.max(0, slot)) < this.oldestKeptEpoch()) return;
     const bytes = encodeSignedHeader(signed.header);
+    const canonical = concatBytes(bytes, signed.signature);
     const held = this.headersOf(v).get(slot);
     if (held) {
       if (bytesEqual(held.subarray(0, bytes.length), bytes)) return;
-      const sh = SignedHeaderSsz.deserialize(held.subarray(0, bytes.length));
-      const first: SignedBlockHeader = { header: { ...sh, chainId: signed.header.chainId }, signature: held.slice(bytes.length) };
-      await this.add(proposerSlashing(first, signed), 'block_header');
+      // The held header was verified when it arrived: the two canonical encodings are the evidence.
+      await this.add(decodeEvidence(concatBytes(Uint8Array.of(PROPOSER_SLASHING_TYPE), held, canonical)), 'block_header');
       return;
     }
-    const canonical = new Uint8Array(bytes.length + signed.signature.length);
-    canonical.set(bytes);
-    canonical.set(signed.signature, bytes.length);
     this.headersOf(v).set(slot, canonical);
     this.unwritten.set(K.header(v, slot), toHex(canonical));
   }
