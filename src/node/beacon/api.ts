@@ -7,6 +7,7 @@ import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
 import { attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
 import { blockFromJson } from '../../core/types/block.js';
 import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.js';
+import { ProposerError } from '../../core/consensus/proposer.js';
 import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
 import type { EngineClient } from './engine-client.js';
@@ -84,7 +85,13 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[uintParam(id, 'validator index')];
     if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
-    const duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
+    // With every validator slashed or exited nobody can be drawn: the validator still has a status to show.
+    let duties: ReturnType<BeaconChain['duties']> = [];
+    try {
+      duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
+    } catch (err) {
+      if (!(err instanceof ProposerError && err.code === 'NO_ACTIVE_VALIDATORS')) throw err;
+    }
     const balance = await o.engine.balance(v.address).catch(() => null);
     return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, latest_vote: chain.forkChoice.latestMessage(v.index) ?? null, duties });
   });

@@ -69,6 +69,8 @@ interface EvidenceRecord {
   included_in: string[];
   /** ISO 8601, when this node first had it. */
   received_at: string;
+  /** Arrival order on this node (keys are hashes, so the store does not keep it). */
+  seq: number;
 }
 
 /** Where new evidence came from (log field; gossip is not re-published by us). */
@@ -96,6 +98,7 @@ interface VoteEntry {
 
 export class SlashingMonitor {
   private readonly records = new Map<string, EvidenceRecord>();
+  private seq = 0;
   private readonly byValidator = new Map<number, string[]>();
   /** Per validator: slot → canonical header bytes (the few per validator a window holds). */
   private readonly headers = new Map<number, Map<number, Uint8Array>>();
@@ -116,7 +119,9 @@ export class SlashingMonitor {
 
   /** Loads the pool and the detection index from the store. */
   async load(): Promise<void> {
-    for (const { value } of await this.c.store.scan<EvidenceRecord>('E:')) this.remember(value);
+    // Keys are hashes: arrival order (what the pool and the listing keep) is `seq`.
+    const stored = (await this.c.store.scan<EvidenceRecord>('E:')).map((e) => e.value);
+    for (const r of stored.sort((x, y) => x.seq - y.seq)) this.remember(r);
     for (const { key, value } of await this.c.store.scan<string>('P:')) {
       const [v, slot] = key.slice(2).split(':').map(Number) as [number, number];
       this.headersOf(v).set(slot, parseHex(value, 'stored header'));
@@ -130,6 +135,7 @@ export class SlashingMonitor {
 
   private remember(r: EvidenceRecord): void {
     this.records.set(r.hash, r);
+    this.seq = Math.max(this.seq, r.seq);
     const list = this.byValidator.get(r.validator_index) ?? [];
     if (!list.includes(r.hash)) list.push(r.hash);
     this.byValidator.set(r.validator_index, list);
@@ -267,7 +273,7 @@ export class SlashingMonitor {
     }
     const kind = checkConflict(ev);
     const { slot, epoch } = this.when(ev);
-    const record: EvidenceRecord = { hash, kind, validator_index: index, evidence: toHex(encodeEvidence(ev)), slot, epoch, included_in: [], received_at: new Date().toISOString() };
+    const record: EvidenceRecord = { hash, kind, validator_index: index, evidence: toHex(encodeEvidence(ev)), slot, epoch, included_in: [], received_at: new Date().toISOString(), seq: this.seq + 1 };
     // Durable before anyone hears of it.
     await this.c.store.write(new WriteBatch().put(K.evidence(hash), record));
     this.remember(record);

@@ -136,6 +136,11 @@ test('POST /api/v1/slashing: forged, non-conflicting, two-validator and malforme
     const r = await fetch(`${h.beacon.url}/api/v1/slashing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type": ' });
     assert.is(r.status, 400);
     assert.is((await list(h)).length, 0, 'nothing forged was kept');
+    // A proposal carrying forged evidence is refused by the beacon itself, before execution.
+    const forged = attesterSlashing(signAttestation(0, data, k0, chain), signAttestation(0, other, k1, chain));
+    const { block } = await buildProposal(h, { slot: 1, slashings: [forged] });
+    expectEnvelope(await proposeBlock(h, block), 400, 'INVALID_SLASHING', /INVALID_EVIDENCE_SIGNATURE/);
+    assert.is(sample(await beaconMetrics(h), 'service_beacon_proposals_rejected_total', 'reason="INVALID_SLASHING"'), 1);
     const real = ev(signAttestation(1, data, k1, chain), signAttestation(1, other, k1, chain));
     const added = await post(real);
     assert.is(added.status, 202);
@@ -146,6 +151,22 @@ test('POST /api/v1/slashing: forged, non-conflicting, two-validator and malforme
     expectEnvelope(await bget(h, '/api/v1/slashing?status=maybe'), 400, 'MALFORMED_INPUT');
     expectEnvelope(await bget(h, '/api/v1/slashing/validators/x'), 400, 'MALFORMED_INPUT');
     expectEnvelope(await bget(h, `/api/v1/slashing/validators/0x${'00'.repeat(20)}`), 404, 'NOT_FOUND');
+  } finally {
+    await stopHarness(h);
+  }
+});
+
+test('a lone validator slashed by its own block: the chain has nobody left to draw, and the validator route still answers', async () => {
+  const h = await startHarness({ validators: 1, slotsAgo: 10 });
+  try {
+    const data = await voteNow(h);
+    const k = h.validators[0]!.mldsa;
+    const ev = attesterSlashing(signAttestation(0, data, k, h.genesis.chain_id), signAttestation(0, { ...data, beaconBlockRoot: new Uint8Array(32).fill(5) }, k, h.genesis.chain_id));
+    const { block } = await buildProposal(h, { slot: 1, slashings: [ev] });
+    okData(await proposeBlock(h, block));
+    const v = okData(await bget(h, '/api/v1/validators/0'));
+    assert.equal([v.active, v.duties], [false, []]);
+    assert.is((await list(h))[0]!.status, 'included');
   } finally {
     await stopHarness(h);
   }
