@@ -3,6 +3,7 @@
  * (src/node/beacon/api.ts) and the clients (src/client/beacon.ts: the validator client, the CLI,
  * the devnet observer) both import.
  */
+import type { SlashingEvidenceJson, SlashingKind } from '../core/consensus/slashing.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import type { AttestationJson } from '../core/types/attestation.js';
 import type { PeerView } from '../node/p2p/types.js';
@@ -122,6 +123,44 @@ export interface AttestationDataView {
 export interface BlockAttestationsView {
   slot: number;
   attestations: AttestationJson[];
+  /** Pending slashing evidence the proposer should include (at most MAX_BLOCK_SLASHINGS; absent from older beacons). */
+  slashings?: SlashingEvidenceJson[];
+}
+
+/** Where evidence stands on this beacon: `included` by a block on the head's branch, `superseded` (its validator was slashed by other evidence), or `pending`. */
+export type SlashingStatus = 'pending' | 'included' | 'superseded';
+
+/** One slashing evidence as GET /api/v1/slashing... serves it. */
+export interface SlashingEvidenceView {
+  /** SHA3-256 of the evidence's wire encoding. */
+  hash: string;
+  kind: SlashingKind;
+  validator_index: number;
+  /** The accused validator's address (null if this beacon's registry does not hold it). */
+  validator: string | null;
+  /** Slot of the double proposal, or of the later vote. */
+  slot: number;
+  /** Epoch of the double proposal, or target epoch of the later vote. */
+  epoch: number;
+  status: SlashingStatus;
+  /** The including block on the head's branch (status `included`), else null. */
+  block_hash: string | null;
+  /** ISO 8601: when this beacon first had it. */
+  received_at: string;
+  /** The two signed messages: verifiable by anyone with the validator's public key (core verifyEvidence). */
+  evidence: SlashingEvidenceJson;
+}
+
+/** GET /api/v1/slashing and GET /api/v1/slashing/validators/:id */
+export interface SlashingListView {
+  slashings: SlashingEvidenceView[];
+}
+
+/** POST /api/v1/slashing: `added` (new, 202) or `known` (already held, 200). */
+export interface SlashingSubmitView {
+  status: 'added' | 'known';
+  hash: string;
+  kind: SlashingKind;
 }
 
 /** POST /api/v1/validator/blocks/propose */

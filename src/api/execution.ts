@@ -121,6 +121,8 @@ export interface RegistryEntry {
   stake: string;
   randao_commitment: string;
   active: boolean;
+  /** Slashed by included evidence (docs/protocol.md "Slashing"): inactive for good, its stake cut. */
+  slashed: boolean;
 }
 
 /** GET /health */

@@ -9,6 +9,7 @@
 import { SvcError } from '../core/errors.js';
 import { type Attestation, type AttestationJson, attestationFromJson } from '../core/types/attestation.js';
 import type { BlockJson } from '../core/types/block.js';
+import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
@@ -232,18 +233,23 @@ export class BeaconClient extends JsonApiClient {
   }
 
   /** Attestations a proposer at `slot` may include (parsed strictly); needs the bearer token. */
-  async blockAttestations(slot: number, opts?: RequestOptions): Promise<{ slot: number; attestations: Attestation[] }> {
+  async blockAttestations(slot: number, opts?: RequestOptions): Promise<{ slot: number; attestations: Attestation[]; slashings: SlashingEvidence[] }> {
     const path = `/api/v1/validator/block_attestations?slot=${checkUint(slot, 'slot')}`;
     const what = `GET ${path}`;
     const d = await this.data('GET', path, undefined, { ...opts, auth: true });
     if (!Array.isArray(d.attestations)) throw this.badResponse(what, 'attestations is not an array');
+    // Absent from beacons older than slashing: none to include.
+    const rawSlashings = d.slashings ?? [];
+    if (!Array.isArray(rawSlashings)) throw this.badResponse(what, 'slashings is not an array');
     let attestations: Attestation[];
+    let slashings: SlashingEvidence[];
     try {
       attestations = d.attestations.map((a) => attestationFromJson(a));
+      slashings = rawSlashings.map((e) => evidenceFromJson(e));
     } catch (err) {
       throw this.badResponse(what, (err as Error).message);
     }
-    return { slot: uint(d.slot, `${what}: slot`, this), attestations };
+    return { slot: uint(d.slot, `${what}: slot`, this), attestations, slashings };
   }
 
   /** Submits a signed block (wire JSON); needs the bearer token. */

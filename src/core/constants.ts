@@ -30,6 +30,23 @@ export const MAX_BLOCK_TXS = 4096;
  * is includable in its target epoch and the next), about 1.7 MB of ML-DSA signatures at most.
  */
 export const MAX_BLOCK_ATTESTATIONS = 512;
+/**
+ * Most slashing evidences one block may carry: each is about 6.9 KB, so 16 add at most 110 KB,
+ * and a validator is slashed once, so even a mass equivocation of 256 validators clears in 16 blocks.
+ */
+export const MAX_BLOCK_SLASHINGS = 16;
+/**
+ * A slashed validator loses stake / 32 (rounded down), burned: the cut leaves the registry stake
+ * and nobody receives it. With the forced exit this matches Ethereum's initial penalty scale
+ * (1/32 of effective balance), enough to make an equivocation cost more than any single block pays.
+ */
+export const SLASHING_PENALTY_DIVISOR = 32n;
+/**
+ * Epochs of each validator's signed proposals and votes the beacon's slashing detector keeps
+ * (behind the current epoch): equivocations older than this are not detected. Bounds the
+ * detector's memory and store to validators × window entries.
+ */
+export const SLASHING_WINDOW_EPOCHS = 64;
 
 /** Intrinsic gas of a value transfer or call. */
 export const TX_BASE_GAS = 21_000n;

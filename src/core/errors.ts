@@ -89,6 +89,9 @@ export const BLOCK_ERRORS = {
   INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
   // An included vote breaks the inclusion rules (src/core/consensus/inclusion.ts); the detail names the rule.
   INVALID_ATTESTATION: 'Block includes an invalid attestation',
+  // An included slashing evidence is forged, not conflicting, a duplicate in the block, or accuses
+  // a validator already slashed or unknown (src/core/consensus/slashing.ts); the detail names the code.
+  INVALID_SLASHING: 'Block includes invalid slashing evidence',
   // The parent's state was pruned at finality: the block does not descend from the finalized block.
   PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
   // header.state_root must be the parent's post-state root, which light clients prove against.

@@ -66,7 +66,7 @@ const voter = keygenFromSeed(filled(32, 4));
 const vote = (index: number, slot: number, target: number) =>
   signAttestation(index, { slot, beaconBlockRoot: filled(32, 0x21), source: { epoch: target - 1, root: filled(32, 0x22) }, target: { epoch: target, root: filled(32, 0x23) } }, voter, CHAIN);
 const votes = [vote(5, 40, 5), vote(6, 41, 5)];
-const votingHeader: BlockHeader = { ...header, merkleRoot: bodyMerkleRoot(txs, votes) };
+const votingHeader: BlockHeader = { ...header, merkleRoot: bodyMerkleRoot(txs, votes, []) };
 const votingBlock = signBlock(votingHeader, txs, proposer, CHAIN, VALIDATOR_INDEX, votes);
 
 function jsonOf(b: Block): Record<string, unknown> & { header: Record<string, unknown> } {
@@ -281,7 +281,7 @@ test('decodeBlock: index or timestamp at or above 2^53 is malformed block.header
 
 test('blockToJson: wire shape (ms timestamp, 0x hex, validator_id = address)', () => {
   const j = blockToJson(block);
-  assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations']);
+  assert.equal(Object.keys(j), ['header', 'transactions', 'signature', 'attestations', 'slashings']);
   assert.equal(j.attestations, []);
   assert.equal(Object.keys(j.header), ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal', 'state_root']);
   assert.is(j.header.index, 7);
@@ -317,6 +317,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
     WRONG_PROPOSER: 'Block proposer is not the validator drawn for its slot',
     INVALID_RANDAO_REVEAL: "Block randao_reveal is not the preimage of the proposer's last RANDAO value",
     INVALID_ATTESTATION: 'Block includes an invalid attestation',
+    INVALID_SLASHING: 'Block includes invalid slashing evidence',
     PARENT_STATE_PRUNED: 'Block parent is not a descendant of the finalized block (its state is pruned)',
     STATE_ROOT_MISMATCH: 'Block state root mismatch',
   });
@@ -404,13 +405,13 @@ test('blockFromJson does not validate: a wrong Merkle root still parses (the imp
 // Included attestations: bound by merkle_root, so by the proposer's signature
 
 test('blockMerkleRoot: without attestations it is the transactions\' root (old blocks keep their root)', () => {
-  bytesIs(blockMerkleRoot(txs.map(txHash), []), txMerkleRoot(txs));
-  bytesIs(bodyMerkleRoot([], []), merkleRoot([]));
+  bytesIs(blockMerkleRoot(txs.map(txHash), [], []), txMerkleRoot(txs));
+  bytesIs(bodyMerkleRoot([], [], []), merkleRoot([]));
 });
 
 test('blockMerkleRoot: transaction hashes then domain-separated attestation leaves', () => {
   bytesIs(attestationLeaf(votes[0]!), sha3(utf8('svc/attestation-leaf'), attestationHash(votes[0]!)));
-  bytesIs(bodyMerkleRoot(txs, votes), merkleRoot([...txs.map(txHash), ...votes.map(attestationLeaf)]));
+  bytesIs(bodyMerkleRoot(txs, votes, []), merkleRoot([...txs.map(txHash), ...votes.map(attestationLeaf)]));
   // A leaf is never the bare attestation hash, so a vote cannot pose as a transaction.
   bytesNot(attestationLeaf(votes[0]!), attestationHash(votes[0]!));
 });
@@ -419,7 +420,7 @@ test('block with attestations: SSZ and JSON round trip, signature verifies, root
   const back = decodeBlock(encodeBlock(votingBlock));
   assert.is(back.attestations.length, 2);
   bytesIs(encodeBlock(back), encodeBlock(votingBlock));
-  bytesIs(bodyMerkleRoot(back.transactions, back.attestations), back.header.merkleRoot);
+  bytesIs(bodyMerkleRoot(back.transactions, back.attestations, back.slashings), back.header.merkleRoot);
   assert.ok(verifyBlockSignature(back, CHAIN, VALIDATOR_INDEX, proposer.publicKey));
   const json = blockToJson(votingBlock);
   assert.equal(json.attestations, votes.map(attestationToJson));
@@ -436,14 +437,14 @@ test('block with attestations: dropping, adding, swapping or altering a vote bre
   ];
   for (const [what, atts] of variants) {
     const forged: Block = { ...votingBlock, attestations: atts };
-    bytesNot(bodyMerkleRoot(forged.transactions, forged.attestations), forged.header.merkleRoot, `${what}: root must not match`);
+    bytesNot(bodyMerkleRoot(forged.transactions, forged.attestations, forged.slashings), forged.header.merkleRoot, `${what}: root must not match`);
     // Fixing the root changes the SignedHeader, which the proposer's signature no longer covers.
-    const reRooted: Block = { ...forged, header: { ...forged.header, merkleRoot: bodyMerkleRoot(forged.transactions, atts) } };
+    const reRooted: Block = { ...forged, header: { ...forged.header, merkleRoot: bodyMerkleRoot(forged.transactions, atts, []) } };
     assert.not.ok(verifyBlockSignature(reRooted, CHAIN, VALIDATOR_INDEX, proposer.publicKey), `${what}: signature must fail`);
   }
   // A flipped byte in an included vote's signature changes its leaf too.
   const tampered = { ...votes[0]!, signature: flipByte(votes[0]!.signature, 5) };
-  bytesNot(bodyMerkleRoot(txs, [tampered, votes[1]!]), votingHeader.merkleRoot);
+  bytesNot(bodyMerkleRoot(txs, [tampered, votes[1]!], []), votingHeader.merkleRoot);
 });
 
 test('blockFromJson: absent attestations mean none; a non-array or too many is malformed', () => {

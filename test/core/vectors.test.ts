@@ -162,7 +162,7 @@ test('block.json: recomputed byte for byte; frozen block decodes, verifies and r
   assert.is(JSON.stringify(blockToJson(block)), JSON.stringify(f.outputs.json));
   assert.is(toHex(encodeBlock(blockFromJson(f.outputs.json))), f.outputs.block_ssz);
   assert.is(toHex(sha3(hexOf(f.outputs.header_ssz))), f.outputs.block_hash);
-  assert.is(toHex(bodyMerkleRoot(block.transactions, block.attestations)), f.outputs.merkle_root);
+  assert.is(toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)), f.outputs.merkle_root);
   assert.is(block.attestations.length, 1);
   assert.equal(block.attestations.map((a) => toHex(attestationLeaf(a))), f.outputs.attestation_leaves);
   assert.ok(verifyBlockSignature(block, chainId, f.inputs.validator_index as number, key.publicKey));

@@ -1,10 +1,11 @@
 /**
  * Blocks: wire JSON (ms timestamps, 0x hex), SSZ, the block hash, and the 3409-byte canonical
  * SignedHeader that proposers sign with a deterministic ML-DSA-65 signature. A block carries
- * transactions and attestations; `merkle_root` covers both (see `blockMerkleRoot`), so the
- * proposer's signature binds every included vote without changing the SignedHeader.
+ * transactions, attestations and slashing evidence; `merkle_root` covers all three (see
+ * `blockMerkleRoot`), so the proposer's signature binds every included vote and evidence without
+ * changing the SignedHeader.
  */
-import { HASH_BYTES, MAX_BLOCK_ATTESTATIONS, MAX_BLOCK_TXS, SIGNATURE_BYTES } from '../constants.js';
+import { HASH_BYTES, MAX_BLOCK_ATTESTATIONS, MAX_BLOCK_SLASHINGS, MAX_BLOCK_TXS, SIGNATURE_BYTES } from '../constants.js';
 import { BlockError, MalformedError } from '../errors.js';
 import { concatBytes, parseHex, toHex, utf8 } from '../codec/bytes.js';
 import { parseAddress, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
@@ -17,6 +18,7 @@ import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
 import { type Attestation, type AttestationJson, attestationFromJson, attestationHash, attestationToJson } from './attestation.js';
 import { type Transaction, decodeTx, encodeTx, txHash } from './transaction.js';
 import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
+import { type SlashingEvidence, type SlashingEvidenceJson, decodeEvidence, encodeEvidence, evidenceFromJson, evidenceToJson, slashingLeaf } from '../consensus/slashing.js';
 
 /** Wire header. `index` is the block height; `timestampMs` is the slot start in Unix ms. */
 export interface BlockHeader {
@@ -44,6 +46,8 @@ export interface Block {
   signature: Uint8Array;
   /** Votes the proposer included (covered by `merkle_root`); [] for none. */
   attestations: Attestation[];
+  /** Slashing evidence the proposer included (covered by `merkle_root`); [] for none. */
+  slashings: SlashingEvidence[];
 }
 
 /** The canonical signed form of a header. */
@@ -74,15 +78,17 @@ export function attestationLeaf(att: Attestation): Uint8Array {
 
 /**
  * A block's `merkle_root`: the tree over its transaction hashes followed by its attestation
- * leaves (count mixed in). Without attestations this is the transactions' root, unchanged.
+ * leaves, then its slashing leaves (`slashingLeaf`), count mixed in. Without attestations and
+ * slashings this is the transactions' root, unchanged.
  */
-export function blockMerkleRoot(txHashes: readonly Uint8Array[], attestations: readonly Attestation[]): Uint8Array {
-  return merkleRoot(attestations.length === 0 ? txHashes : [...txHashes, ...attestations.map(attestationLeaf)]);
+export function blockMerkleRoot(txHashes: readonly Uint8Array[], attestations: readonly Attestation[], slashings: readonly SlashingEvidence[]): Uint8Array {
+  if (attestations.length === 0 && slashings.length === 0) return merkleRoot(txHashes);
+  return merkleRoot([...txHashes, ...attestations.map(attestationLeaf), ...slashings.map(slashingLeaf)]);
 }
 
 /** `blockMerkleRoot` from decoded transactions. */
-export function bodyMerkleRoot(txs: readonly Transaction[], attestations: readonly Attestation[]): Uint8Array {
-  return blockMerkleRoot(txs.map(txHash), attestations);
+export function bodyMerkleRoot(txs: readonly Transaction[], attestations: readonly Attestation[], slashings: readonly SlashingEvidence[]): Uint8Array {
+  return blockMerkleRoot(txs.map(txHash), attestations, slashings);
 }
 
 /** Block hash: SHA3-256 of the SSZ wire header (the proposer signature is not part of it). */
@@ -119,9 +125,9 @@ export function headerSigningHash(sh: SignedHeader): Uint8Array {
 }
 
 /** Signs a block deterministically (a second, different block for the same slot is provable). */
-export function signBlock(header: BlockHeader, transactions: Transaction[], key: MlDsaKeyPair, chainId: string, validatorIndex: number, attestations: Attestation[] = []): Block {
+export function signBlock(header: BlockHeader, transactions: Transaction[], key: MlDsaKeyPair, chainId: string, validatorIndex: number, attestations: Attestation[] = [], slashings: SlashingEvidence[] = []): Block {
   const signature = sign(key.secretKey, headerSigningHash(signedHeaderOf(header, chainId, validatorIndex)), { deterministic: true });
-  return { header, transactions, signature, attestations };
+  return { header, transactions, signature, attestations, slashings };
 }
 
 /** True when the block signature verifies for the proposer's key and registry index. */
@@ -131,7 +137,7 @@ export function verifyBlockSignature(block: Block, chainId: string, validatorInd
 
 /** SSZ encoding of a block (transactions as typed envelopes, passed in when already encoded). */
 export function encodeBlock(block: Block, envelopes: Uint8Array[] = block.transactions.map(encodeTx)): Uint8Array {
-  return BlockSsz.serialize({ header: block.header, transactions: envelopes, signature: block.signature, attestations: block.attestations });
+  return BlockSsz.serialize({ header: block.header, transactions: envelopes, signature: block.signature, attestations: block.attestations, slashings: block.slashings.map(encodeEvidence) });
 }
 
 /** Decodes an SSZ block; structural faults are `malformed block`. */
@@ -150,7 +156,7 @@ export function decodeBlock(bytes: Uint8Array): Block {
       throw new MalformedError('block.attestations', 'integers must be below 2^53');
     }
   }
-  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations };
+  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations, slashings: v.slashings.map(decodeEvidence) };
 }
 
 /** Wire JSON of a block. */
@@ -169,6 +175,7 @@ export interface BlockJson {
   transactions: TxJson[];
   signature: string;
   attestations: AttestationJson[];
+  slashings: SlashingEvidenceJson[];
 }
 
 /** Wire JSON of a block header. */
@@ -214,6 +221,7 @@ export function blockToJson(block: Block): BlockJson {
     transactions: block.transactions.map(txToJson),
     signature: toHex(block.signature),
     attestations: block.attestations.map(attestationToJson),
+    slashings: block.slashings.map(evidenceToJson),
   };
 }
 
@@ -224,7 +232,7 @@ export function blockToJson(block: Block): BlockJson {
  */
 export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } = {}): Block {
   const o = requireObject(input, 'block');
-  rejectUnknownKeys(o, ['header', 'transactions', 'signature', 'attestations'], 'block');
+  rejectUnknownKeys(o, ['header', 'transactions', 'signature', 'attestations', 'slashings'], 'block');
   const h = requireObject(o.header, 'block.header');
   rejectUnknownKeys(h, ['index', 'timestamp', 'parent_hash', 'merkle_root', 'validator_id', 'vrf_proof', 'vrf_seed', 'randao_reveal', 'state_root'], 'block.header');
   if (!Array.isArray(o.transactions)) throw new MalformedError('block.transactions', 'expected an array');
@@ -233,6 +241,9 @@ export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } =
   const atts = o.attestations ?? [];
   if (!Array.isArray(atts)) throw new MalformedError('block.attestations', 'expected an array');
   if (atts.length > MAX_BLOCK_ATTESTATIONS) throw new MalformedError('block.attestations', `more than ${MAX_BLOCK_ATTESTATIONS}`);
+  const slashings = o.slashings ?? [];
+  if (!Array.isArray(slashings)) throw new MalformedError('block.slashings', 'expected an array');
+  if (slashings.length > MAX_BLOCK_SLASHINGS) throw new MalformedError('block.slashings', `more than ${MAX_BLOCK_SLASHINGS}`);
   return {
     header: {
       index: parseUint(h.index, 'block.header.index'),
@@ -248,6 +259,7 @@ export function blockFromJson(input: unknown, opts: { deferMissing?: boolean } =
     transactions: o.transactions.map((t) => txFromJson(t)),
     signature: requirePresent(o.signature, 'MISSING_SIGNATURE', opts, () => parseHex(o.signature, 'block.signature', SIGNATURE_BYTES)),
     attestations: atts.map((a) => attestationFromJson(a)),
+    slashings: slashings.map((e) => evidenceFromJson(e)),
   };
 }
 
@@ -276,6 +288,8 @@ export interface BlockProposal {
   stateRoot: Uint8Array;
   /** Attestations to include (default none). */
   attestations?: Attestation[];
+  /** Slashing evidence to include (default none). */
+  slashings?: SlashingEvidence[];
 }
 
 /** Assembles and signs a block: Merkle root, VRF proof over the seed, deterministic signature. */
@@ -284,12 +298,12 @@ export function buildSignedBlock(p: BlockProposal): Block {
     index: p.index,
     timestampMs: p.timestampMs,
     parentHash: p.parentHash,
-    merkleRoot: bodyMerkleRoot(p.transactions, p.attestations ?? []),
+    merkleRoot: bodyMerkleRoot(p.transactions, p.attestations ?? [], p.slashings ?? []),
     validatorId: p.validatorId,
     vrfProof: vrfProve(p.key, p.vrfSeed, p.chainId),
     vrfSeed: p.vrfSeed,
     randaoReveal: p.randaoReveal,
     stateRoot: p.stateRoot,
   };
-  return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex, p.attestations ?? []);
+  return signBlock(header, p.transactions, p.key, p.chainId, p.validatorIndex, p.attestations ?? [], p.slashings ?? []);
 }

@@ -6,6 +6,7 @@ import {
   ECDSA_SIGNATURE_BYTES,
   HASH_BYTES,
   MAX_BLOCK_ATTESTATIONS,
+  MAX_BLOCK_SLASHINGS,
   MAX_BLOCK_TXS,
   MAX_TX_BYTES,
   MAX_TX_DATA_BYTES,
@@ -103,6 +104,12 @@ export const AttestationSsz = new ContainerType({
 });
 
 /**
+ * Largest slashing evidence encoding (src/core/consensus/slashing.ts): a type byte and two
+ * canonical signed headers, or two signed attestations.
+ */
+export const MAX_EVIDENCE_BYTES = 1 + 2 * Math.max(SignedHeaderSsz.fixedSize! + SIGNATURE_BYTES, AttestationSsz.fixedSize!);
+
+/**
  * A block: header, opaque typed transaction envelopes, proposer signature, then the included
  * attestations (appended last so every earlier field keeps its offset; the header's merkle_root
  * covers them, see `blockMerkleRoot`).
@@ -112,4 +119,6 @@ export const BlockSsz = new ContainerType({
   transactions: new ListCompositeType(new ByteListType(MAX_TX_BYTES), MAX_BLOCK_TXS),
   signature,
   attestations: new ListCompositeType(AttestationSsz, MAX_BLOCK_ATTESTATIONS),
+  /** Slashing evidence encodings (appended last, like the attestations; merkle_root covers them). */
+  slashings: new ListCompositeType(new ByteListType(MAX_EVIDENCE_BYTES), MAX_BLOCK_SLASHINGS),
 });

@@ -6,6 +6,8 @@ import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
 import { attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
 import { blockFromJson } from '../../core/types/block.js';
+import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.js';
+import { ProposerError } from '../../core/consensus/proposer.js';
 import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
@@ -13,12 +15,13 @@ import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import type { BeaconNetwork } from './p2p.js';
-import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, ProposerDutiesView, SyncingView } from '../../api/beacon.js';
+import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, ProposerDutiesView, SlashingListView, SlashingStatus, SlashingSubmitView, SyncingView } from '../../api/beacon.js';
 
 /** Slots behind the wall clock beyond which a beacon with peers calls itself syncing. */
 export const SYNCING_DISTANCE_SLOTS = 2;
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+const SLASHING_STATUSES: readonly SlashingStatus[] = ['pending', 'included', 'superseded'];
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
 /** Constant-time bearer-token check. */
@@ -83,7 +86,13 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[uintParam(id, 'validator index')];
     if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
-    const duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
+    // With every validator slashed or exited nobody can be drawn: the validator still has a status to show.
+    let duties: ReturnType<BeaconChain['duties']> = [];
+    try {
+      duties = chain.duties(epoch).filter((d) => d.validator_index === v.index);
+    } catch (err) {
+      if (!(err instanceof ProposerError && err.code === 'NO_ACTIVE_VALIDATORS')) throw err;
+    }
     const balance = await o.engine.balance(v.address).catch(() => null);
     return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, latest_vote: chain.forkChoice.latestMessage(v.index) ?? null, duties });
   });
@@ -106,7 +115,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/block_attestations', validatorRoute, async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
-    const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson) };
+    const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson), slashings: chain.blockSlashings().map(evidenceToJson) };
     return ok(reply, view);
   });
 
@@ -125,6 +134,34 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const r = await chain.attest(att);
     if (r.status === 'applied') net?.publishAttestation(att);
     return ok(reply, r);
+  });
+
+  // Slashing evidence: public, like the /ws stream that announces it; anyone may submit evidence,
+  // which is verified in full (forged evidence is a 400 naming the rule it breaks).
+  app.get<{ Querystring: { status?: string } }>('/api/v1/slashing', async (req, reply) => {
+    const status = req.query.status;
+    if (status !== undefined && !SLASHING_STATUSES.includes(status as SlashingStatus)) throw new SvcError('MALFORMED_INPUT', `malformed status: expected one of ${SLASHING_STATUSES.join(', ')}`, 400);
+    const view: SlashingListView = { slashings: chain.slashing.list(status as SlashingStatus | undefined) };
+    return ok(reply, view);
+  });
+  app.get<{ Params: { id: string } }>('/api/v1/slashing/validators/:id', async (req, reply) => {
+    const id = req.params.id;
+    const index = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase())?.index : uintParam(id, 'validator index');
+    if (index === undefined) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
+    const view: SlashingListView = { slashings: chain.slashing.ofValidator(index) };
+    return ok(reply, view);
+  });
+  app.get<{ Params: { hash: string } }>('/api/v1/slashing/:hash', async (req, reply) => {
+    if (!HASH_RE.test(req.params.hash)) throw new SvcError('MALFORMED_INPUT', 'malformed evidence hash: expected 0x and 64 hex digits', 400);
+    const v = chain.slashing.get(req.params.hash.toLowerCase());
+    if (!v) throw new SvcError('NOT_FOUND', `no slashing evidence ${req.params.hash}`, 404);
+    return ok(reply, v);
+  });
+  app.post('/api/v1/slashing', async (req, reply) => {
+    const ev = evidenceFromJson(req.body);
+    const r = await chain.submitEvidence(ev, 'api');
+    const view: SlashingSubmitView = r;
+    return ok(reply, view, r.status === 'added' ? 202 : 200);
   });
 
   app.get('/api/v1/forks/state', async (_req, reply) => {

@@ -28,6 +28,8 @@ import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkc
 import type { BeaconMetrics } from './metrics.js';
 import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
 import { genesisStateRoot } from '../../core/state/genesis-root.js';
+import { type SlashingErrorCode, type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
+import { SlashingMonitor } from './slashing.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
 
@@ -38,6 +40,13 @@ export class BeaconError extends SvcError {}
 export class IncludedAttestationError extends BeaconError {
   constructor(readonly reason: InclusionReason, message: string) {
     super('INVALID_ATTESTATION', message, 400);
+  }
+}
+
+/** A block whose slashing evidence is refused (code INVALID_SLASHING); `reason` is the SlashingError code. */
+export class IncludedSlashingError extends BeaconError {
+  constructor(readonly reason: SlashingErrorCode, message: string) {
+    super('INVALID_SLASHING', message, 400);
   }
 }
 
@@ -75,6 +84,9 @@ const K = {
   forkChoice: 'm:forkchoice',
 } as const;
 
+/** Refusals raised before a block's signature is checked: the signature is checked afterwards for slashing detection. */
+const REFUSED_BEFORE_SIGNATURE: ReadonlySet<string> = new Set(['UNKNOWN_PARENT', 'INVALID_TIMESTAMP', 'INVALID_SLOT', 'INVALID_HEIGHT', 'INACTIVE_VALIDATOR', 'WRONG_VRF_SEED', 'WRONG_PROPOSER', 'INVALID_VRF_PROOF']);
+
 /** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
 export const UNHEALTHY_AFTER_REJECTIONS = 3;
 
@@ -103,6 +115,8 @@ export class BeaconChain {
   private readonly pool = new Map<string, Attestation>();
   /** Finalizing links' signed votes and the finality updates made of them (light clients). */
   light!: LightStore;
+  /** Slashing detection and the evidence pool. */
+  readonly slashing: SlashingMonitor;
 
   private constructor(
     readonly genesis: Genesis,
@@ -116,6 +130,25 @@ export class BeaconChain {
   ) {
     this.genesisRoot = toHex(genesisHash(genesis));
     this.journal = new AttestationJournal(store, metrics);
+    this.slashing = new SlashingMonitor({
+      genesis,
+      store,
+      metrics,
+      log,
+      events,
+      registry: () => this.registry,
+      onHeadBranch: (root) => this.onHeadBranch(root),
+      currentSlot: () => this.currentSlot(),
+    });
+  }
+
+  /** Whether `root` is the head or one of its ancestors (walks back from the head to its slot). */
+  onHeadBranch(root: string): boolean {
+    const target = this.records.get(root);
+    if (!target) return false;
+    let r = this.records.get(this.forkChoice.head());
+    while (r && r.slot > target.slot) r = this.records.get(r.parent);
+    return r?.root === root;
   }
 
   /** Opens (or initialises) the beacon store and syncs the registry from execution. */
@@ -148,6 +181,7 @@ export class BeaconChain {
     chain.remember(genesisRecord);
     chain.light = await LightStore.open(o.store, o.log);
     for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
+    await chain.slashing.load();
     await chain.refreshRegistry();
     // Execution last heard of the snapshot's head; what the replay moves is sent on the first slot.
     chain.lastHead = chain.forkChoice.head();
@@ -170,7 +204,9 @@ export class BeaconChain {
         const att = e.attestation;
         const v = this.registry[att.validatorIndex];
         if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
-        // Its signature was checked before it was journaled; only the effects are redone.
+        // Its signature was checked before it was journaled; only the effects are redone (the
+        // slashing index included: its entries since the last snapshot were not written yet).
+        await this.slashing.observeAttestation(att);
         const status = this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
         // A duplicate was already in the snapshot; either way it is includable again.
         if (status === 'applied' || status === 'duplicate') {
@@ -190,7 +226,7 @@ export class BeaconChain {
    * entries no block can include any more (target epoch + 1 < current epoch, as the pool drops them).
    */
   private writeWithSnapshot(batch: WriteBatch): Promise<void> {
-    return this.journal.writeSnapshot(batch.put(K.forkChoice, this.forkChoice.toJson()), epochOfSlot(this.genesis, this.currentSlot()) - 1);
+    return this.journal.writeSnapshot(this.slashing.flush(batch.put(K.forkChoice, this.forkChoice.toJson())), epochOfSlot(this.genesis, this.currentSlot()) - 1);
   }
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
@@ -231,6 +267,7 @@ export class BeaconChain {
     this.forkChoice.setBalances(stakes);
     this.metrics.activeValidators.set(stakes.size);
     this.metrics.totalValidators.set(this.registry.length);
+    this.slashing.registryChanged(this.registry);
   }
 
   private candidates(): ProposerCandidate[] {
@@ -336,9 +373,21 @@ export class BeaconChain {
         return await this.proposeLocked(block);
       } catch (err) {
         if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
+        if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await this.observeRefused(block);
         throw err;
       }
     });
+  }
+
+  // A block refused before its signature was checked may still be half of a double proposal: the
+  // signature alone decides whether it is evidence (a second block for a slot usually is refused
+  // or left on a side branch, which is the point of detecting it).
+  private async observeRefused(block: Block): Promise<void> {
+    const v = this.registry.find((x) => x.address === toHex(block.header.validatorId));
+    if (!v || block.signature.length === 0) return;
+    const sh = signedHeaderOf(block.header, this.genesis.chain_id, v.index);
+    if (!verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) return;
+    await this.slashing.observeHeader({ header: sh, signature: block.signature }).catch((err: Error) => this.log.warn('slashing detector failed on a refused block', { error: err.message }));
   }
 
   private async proposeLocked(block: Block) {
@@ -380,6 +429,7 @@ export class BeaconChain {
     this.metrics.signature(performance.now() - t, sigOk);
     this.metrics.canonicalBytes.set(canonicalHeaderBytes(sh, block.signature).length);
     if (!sigOk) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
+    await this.slashing.observeHeader({ header: sh, signature: block.signature });
     let randao: RandaoState;
     try {
       randao = applyReveal(this.withDeposits(parent.randaoState), validator.index, h.randaoReveal);
@@ -388,8 +438,14 @@ export class BeaconChain {
     }
     // The signed merkle_root is what binds the included votes to the proposer: checked here, not
     // only by execution, because the beacon acts on those votes.
-    if (toHex(bodyMerkleRoot(block.transactions, block.attestations)) !== toHex(h.merkleRoot)) {
-      throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
+    if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
+      throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
+    }
+    try {
+      this.slashing.checkBlock(block.slashings);
+    } catch (err) {
+      if (err instanceof SlashingError) throw new IncludedSlashingError(err.slashingCode, `Block includes invalid slashing evidence: ${err.code}: ${err.message}`);
+      throw err;
     }
     // Execution applies the same re-commitments (one rule, core/consensus/recommit.ts, on the registry before the block).
     const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.find((v) => v.address === a), () => this.candidates().filter((c) => c.active).length);
@@ -423,6 +479,8 @@ export class BeaconChain {
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
     // A node that only sees blocks (a follower, a node syncing by range) gets the same votes.
     this.applyIncluded(block.attestations);
+    for (const att of block.attestations) await this.slashing.observeAttestation(att);
+    await this.slashing.onIncluded(block.slashings, root);
     this.remember(record);
     await this.writeWithSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root));
     this.metrics.blocksProposed.inc();
@@ -448,7 +506,7 @@ export class BeaconChain {
       const sh = signedHeaderOf(block.header, this.genesis.chain_id, known.proposer_index);
       if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
     }
-    if (toHex(bodyMerkleRoot(block.transactions, block.attestations)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions and attestations do not match the header's merkle_root", 400);
+    if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
   }
 
   // Validators registered by deposits after the parent get their commitment added on first use.
@@ -469,11 +527,11 @@ export class BeaconChain {
         const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.genesis.chain_id);
         this.metrics.signature(performance.now() - t, ok);
         if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
+        // The detector holds the signed votes fork choice does not: it builds (and announces) the evidence.
+        await this.slashing.observeAttestation(att);
         const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
         this.metrics.attestationsReceived.inc();
         if (outcome.status === 'slashable') {
-          this.log.warn('slashable attestation', { validator: att.validatorIndex, kind: outcome.evidence.kind });
-          this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
           throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
         }
         if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
@@ -494,6 +552,16 @@ export class BeaconChain {
         }
         return { status };
       });
+  }
+
+  /** Verifies and pools slashing evidence someone submitted (API or gossip); see SlashingMonitor.submit. */
+  submitEvidence(ev: SlashingEvidence, source: 'api' | 'gossip'): ReturnType<SlashingMonitor['submit']> {
+    return this.mutex.run(() => this.slashing.submit(ev, source));
+  }
+
+  /** Pending slashing evidence a proposer on the head's branch should include. */
+  blockSlashings(): SlashingEvidence[] {
+    return this.slashing.forBlock();
   }
 
   /** Attestations a proposer at `slot` (on the head's branch) may include, at most MAX_BLOCK_ATTESTATIONS. */
@@ -544,10 +612,8 @@ export class BeaconChain {
       try {
         const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
         if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
-        if (outcome.status === 'slashable') {
-          this.log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
-          this.events?.publish('slashing', { kind: outcome.evidence.kind, validator_index: att.validatorIndex, evidence: outcome.evidence });
-        }
+        // The detector (which holds the signed votes) turns it into evidence and announces it.
+        if (outcome.status === 'slashable') this.log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
       } catch (err) {
         if (!(err instanceof SvcError)) throw err;
         this.log.debug('included attestation not counted by fork choice', { validator: att.validatorIndex, code: err.code, error: err.message });
@@ -700,6 +766,7 @@ export class BeaconChain {
       // The next block on the head's branch may lie before the wall clock's slot (a stalled or
       // syncing chain, a proposal for an earlier slot): keep what that block could still include.
       this.prunePool(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
+      this.slashing.prune();
       await this.writeWithSnapshot(new WriteBatch());
     });
   }

@@ -14,7 +14,7 @@
  * | `new_attestation` | `slot` (integer), `validator` (0x address), `block_hash` (0x hex, the attested head) |
  * | `bridge_bid_registered` | `bid` (0x hex), `status` (string, e.g. `PENDING`), `amount` (base-10 wei string), `chain` (counterpart chain name) |
  * | `finalized_checkpoint` | `epoch` (integer), `root` (0x hex, the checkpoint block root): the new finalised checkpoint |
- * | `slashing` | `kind` (`double_proposal`, `double_vote` or `surround_vote`), `validator_index` (integer), `evidence` (object: the two conflicting signed messages, e.g. `{ previous, conflicting }` votes as in the fork-choice JSON, or `{ header_1, header_2 }` signed headers), verifiable by anyone |
+ * | `slashing` | `kind` (`double_proposal`, `double_vote` or `surround_vote`), `validator_index` (integer), `validator` (0x address or null), `evidence_hash` (0x hex), `slot`, `epoch` (integers), `evidence` (the two conflicting signed messages: `{ type: 'proposer', header_1, header_2 }` or `{ type: 'attester', attestation_1, attestation_2 }`), verifiable by anyone; once per evidence |
 | `head` | `slot` (integer), `block_hash` (0x hex), `proposer_dependent_roots` (`[{ epoch, root }]`, as in GET /api/v1/beacon/head): fork choice chose another head (a new block, or votes moving it to another branch) |
  *
  * Behaviour:
@@ -84,11 +84,19 @@ export interface FinalizedCheckpointEvent {
   root: string;
 }
 
-/** `slashing` data (svc). */
+/** `slashing` data (svc): new slashing evidence this beacon learnt of (detected, submitted, gossiped or in a block). */
 export interface SlashingEvent {
   kind: 'double_proposal' | 'double_vote' | 'surround_vote';
   validator_index: number;
-  /** The two conflicting messages, JSON-ready (bigints are sent as base-10 strings). */
+  /** The accused validator's address (null if the registry does not hold it). */
+  validator: string | null;
+  /** SHA3-256 of the evidence's wire encoding (GET /api/v1/slashing/:hash). */
+  evidence_hash: string;
+  /** Slot of the double proposal, or of the later vote. */
+  slot: number;
+  /** Epoch of the double proposal, or the later vote's target epoch. */
+  epoch: number;
+  /** The two conflicting signed messages (slashing evidence JSON, docs/beacon.md "Slashing"). */
   evidence: object;
 }
 

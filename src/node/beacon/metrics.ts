@@ -77,6 +77,8 @@ export class BeaconMetrics extends NodeMetrics {
     registers: [this.registry],
   });
 
+  readonly slashingsDetected = new Counter({ name: 'service_beacon_slashings_detected_total', help: 'Slashing evidence this beacon learnt of (detected, submitted, gossiped or included), by kind', labelNames: ['kind'], registers: [this.registry] });
+  readonly slashedValidators = new Gauge({ name: 'service_beacon_slashed_validators', help: 'Validators slashed in the registry of the head', registers: [this.registry] });
   readonly proposalsRejected = new Counter({ name: 'service_beacon_proposals_rejected_total', help: 'Block proposals refused by the beacon', labelNames: ['reason'], registers: [this.registry] });
   readonly forkchoiceUpdatesFailed = new Counter({
     name: 'service_beacon_forkchoice_updates_failed_total',

@@ -10,7 +10,8 @@ import { chainIdBytes } from '../../core/crypto/domain.js';
 import { SvcError } from '../../core/errors.js';
 import { type Attestation, decodeAttestation, encodeAttestation } from '../../core/types/attestation.js';
 import { type Block, blockHash, decodeBlock, encodeBlock } from '../../core/types/block.js';
-import { AttestationSsz } from '../../core/types/ssz.js';
+import { AttestationSsz, MAX_EVIDENCE_BYTES } from '../../core/types/ssz.js';
+import { type SlashingEvidence, SlashingError, decodeEvidence, encodeEvidence, evidenceHash } from '../../core/consensus/slashing.js';
 import type { Logger } from '../../util/log.js';
 import { ENGINE_BODY_LIMIT } from '../shared/http.js';
 import { type GossipVerdict, type P2pHost, type PeerView, type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../p2p/types.js';
@@ -102,6 +103,9 @@ export class BeaconNetwork {
     o.metrics.countPeersWith(() => host.peerCount());
     host.subscribe(Topics.blocks, (data, from) => net.onGossipBlock(data, from), { maxBytes: MAX_BLOCK_BYTES });
     host.subscribe(Topics.attestations, (data, from) => net.onGossipAttestation(data, from), { maxBytes: MAX_ATTESTATION_BYTES });
+    host.subscribe(Topics.slashings, (data) => net.onGossipSlashing(data), { maxBytes: MAX_EVIDENCE_BYTES });
+    // Evidence this node found, or was handed by its API or a block, goes to the network once.
+    o.chain.slashing.onNew = (ev) => net.publishEvidence(ev);
     host.handle(SyncProtocols.status, (req, peer) => net.serveStatus(req, peer), net.limits.status);
     host.handle(SyncProtocols.blocksByRange, (req, peer) => net.serveRange(req, peer), net.limits.blocksByRange);
     host.onPeerConnected((peer) => void net.exchangeStatus(peer));
@@ -132,6 +136,11 @@ export class BeaconNetwork {
   /** Gossips an attestation the beacon accepted from its validators' API. Never throws. */
   publishAttestation(att: Attestation): void {
     this.publish(Topics.attestations, encodeAttestation(att), `attestation of validator ${att.validatorIndex} at slot ${att.data.slot}`);
+  }
+
+  /** Gossips slashing evidence this node learnt of other than by gossip. Never throws. */
+  publishEvidence(ev: SlashingEvidence): void {
+    this.publish(Topics.slashings, encodeEvidence(ev), `slashing evidence ${toHex(evidenceHash(ev))}`);
   }
 
   /** Starts a range sync now if a peer is ahead (tests and start-up use it; the status rounds do too). */
@@ -195,6 +204,26 @@ export class BeaconNetwork {
       // A vote for a block we lack means the sender is ahead of us.
       if (f.kind === 'unknown_block') this.askStatus(from);
       return this.verdict(Topics.attestations, f.kind === 'invalid' ? 'reject' : 'ignore', f.reason);
+    }
+  }
+
+  // Verified in full (conflict and both signatures) before the verdict, so only real evidence is
+  // re-gossiped. Evidence against a validator our registry lacks or has already slashed may be
+  // news elsewhere (branches differ): ignored, not penalised; anything forged is rejected.
+  private async onGossipSlashing(data: Uint8Array): Promise<GossipVerdict> {
+    let ev: SlashingEvidence;
+    try {
+      ev = decodeEvidence(data);
+    } catch {
+      return this.verdict(Topics.slashings, 'reject', 'MALFORMED');
+    }
+    try {
+      const r = await this.chain.submitEvidence(ev, 'gossip');
+      return r.status === 'added' ? this.verdict(Topics.slashings, 'accept') : this.verdict(Topics.slashings, 'ignore', 'DUPLICATE');
+    } catch (err) {
+      if (err instanceof SlashingError && (err.slashingCode === 'UNKNOWN_VALIDATOR' || err.slashingCode === 'ALREADY_SLASHED')) return this.verdict(Topics.slashings, 'ignore', err.code);
+      if (err instanceof SlashingError) return this.verdict(Topics.slashings, 'reject', err.code);
+      return this.verdict(Topics.slashings, 'ignore', err instanceof SvcError ? err.code : 'INTERNAL');
     }
   }
 

@@ -9,6 +9,7 @@ import { SvcError } from '../../core/errors.js';
 import { concatBytes, toHex } from '../../core/codec/bytes.js';
 import { type Block, type BlockHeader, decodeBlock, encodeBlock } from '../../core/types/block.js';
 import type { Attestation } from '../../core/types/attestation.js';
+import type { SlashingEvidence } from '../../core/consensus/slashing.js';
 import { decodeTx, type Transaction } from '../../core/types/transaction.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 import type { AuthChanges } from './authorizations.js';
@@ -103,9 +104,9 @@ function loadChanges(c: BlockChanges): LoadedChanges {
 
 const HASH_HEX = (bytes: Uint8Array, i: number) => toHex(bytes.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES));
 
-/** The header, signature and included attestations of a block as stored under `s:` (SSZ with an empty transaction list). */
+/** The header, signature, included attestations and slashings of a block as stored under `s:` (SSZ with an empty transaction list). */
 export function encodeShell(block: Block): Uint8Array {
-  return encodeBlock({ header: block.header, signature: block.signature, transactions: [], attestations: block.attestations }, []);
+  return encodeBlock({ header: block.header, signature: block.signature, transactions: [], attestations: block.attestations, slashings: block.slashings }, []);
 }
 
 /** SSZ size of a block from its shell and envelopes: each transaction adds its bytes and a 4-byte offset. */
@@ -192,11 +193,11 @@ export class BlockStore {
   }
 
   /** Header, signature and included attestations of a stored block (undefined for genesis, which has no body). */
-  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array; attestations: Attestation[] } | undefined> {
+  async header(hash: string): Promise<{ header: BlockHeader; signature: Uint8Array; attestations: Attestation[]; slashings: SlashingEvidence[] } | undefined> {
     const bytes = await this.store.getBytes(Keys.blockShell(hash));
     if (!bytes) return undefined;
-    const { header, signature, attestations } = decodeBlock(bytes);
-    return { header, signature, attestations };
+    const { header, signature, attestations, slashings } = decodeBlock(bytes);
+    return { header, signature, attestations, slashings };
   }
 
   /** The whole decoded block (undefined for genesis, which has no body). */

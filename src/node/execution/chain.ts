@@ -6,8 +6,9 @@
  * a side branch validates against its own parent and a reorg only moves the head. Every state
  * change is one LevelDB batch.
  */
-import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, TX_BASE_GAS } from '../../core/constants.js';
+import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, SLASHING_PENALTY_DIVISOR, TX_BASE_GAS } from '../../core/constants.js';
 import { blockRecommitments, type BlockRecommitments } from '../../core/consensus/recommit.js';
+import { type SlashingEvidence, SlashingError, accusedIndex, verifyEvidence } from '../../core/consensus/slashing.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
@@ -27,7 +28,7 @@ import { type AuthChanges, AuthOverlay, Authorizations } from './authorizations.
 import { type BranchPath, ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import { Registry, type RegistryChanges } from './registry.js';
+import { Registry, type RegistryChanges, type SlashedChange } from './registry.js';
 import { type LogJson, type RegistryEntry, type Receipt } from '../../api/execution.js';
 import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
@@ -51,6 +52,8 @@ export interface AppliedBlock {
   txHashes: string[];
   /** Accounts whose nonce the block advanced: every transaction's sender. */
   senders: string[];
+  /** Validators the block's slashing evidence slashed. */
+  slashed: number;
 }
 
 /** A block that left the canonical chain, with its transactions to re-pool. */
@@ -311,7 +314,7 @@ export class ExecutionChain {
     const envelopes = block.transactions.map(encodeTx);
     const txHashes = envelopes.map((e) => sha3(e));
     // Step 1: Merkle root.
-    if (toHex(blockMerkleRoot(txHashes, block.attestations)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     // Step 2: every transaction signature (cached when admitted through the pool).
     const verified = await this.verifier.verifyMany(block.transactions, { envelopes, hashes: txHashes });
     const bad = verified.find((v) => v.signer === null);
@@ -355,12 +358,15 @@ export class ExecutionChain {
     const consensus = await this.consensus.withCommits(revealed, recommits.applied, parentState.path);
     // Included votes are checked on this block's branch, then credited with the transactions.
     const votes = await this.accounting.check(block.attestations, slot, parentState.votes);
+    // Evidence is verified here against execution's own registry, never taken from the beacon.
+    const slashed = this.checkSlashings(block.slashings);
     const parentRoot = rootOf(parent);
     // What the block obviously touches is read with batched reads first; execution's own reads
     // (a contract's storage, a callee) are then mostly cache hits, and the rest read synchronously.
     await this.state.prefetch(parentRoot, this.touchedBy(block, verified, votes, proposer));
     const view = this.state.view(parentRoot);
     const exec = this.execute(block, hash, verified, view, votes, recommits);
+    if (slashed.length > 0) exec.registry.slashed = slashed;
     const version = this.version + 1;
     const committed = this.state.commit(view, version);
     const shell = encodeShell(block);
@@ -405,7 +411,7 @@ export class ExecutionChain {
     this.state.committed(committed);
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
-    if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders }], reverted: [] });
+    if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders, slashed: slashed.length }], reverted: [] });
     return this.summary(record, exec.receipts, extendsHead, false);
   }
 
@@ -415,7 +421,7 @@ export class ExecutionChain {
   // found without reading the stored transactions.
   private async checkKnownCopy(block: Block, known: BlockRecord, txHashes: Uint8Array[]): Promise<void> {
     if (known.index === 0 || (await this.blocks.isStoredCopy(known.hash, block, txHashes))) return;
-    if (toHex(blockMerkleRoot(txHashes, block.attestations)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(block.header.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     const v = this.registry.get(known.proposer);
     if (block.signature.length === 0) throw new BlockError('MISSING_SIGNATURE');
     if (!v || !verify(this.registry.publicKey(v), headerSigningHash(signedHeaderOf(block.header, this.genesis.chain_id, v.index)), block.signature)) {
@@ -452,6 +458,30 @@ export class ExecutionChain {
       path = { reverted, applied };
     }
     return { path, votes };
+  }
+
+  /**
+   * Verifies a block's slashing evidence and returns the penalties it applies: each accuses a
+   * registered validator not yet slashed (nor accused twice in the block) and proves a conflict
+   * under that validator's key. Any fault refuses the block (INVALID_SLASHING, detail the code).
+   */
+  private checkSlashings(evidence: readonly SlashingEvidence[]): SlashedChange[] {
+    const out: SlashedChange[] = [];
+    evidence.forEach((ev, i) => {
+      const index = accusedIndex(ev);
+      try {
+        const v = this.registry.all()[index];
+        if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
+        if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`);
+        if (out.some((c) => c.index === index)) throw new SlashingError('DUPLICATE_EVIDENCE', `validator ${index} is accused twice in the block`);
+        verifyEvidence(ev, this.registry.publicKey(v), this.genesis.chain_id);
+        out.push({ index, penalty: (BigInt(v.stake) / SLASHING_PENALTY_DIVISOR).toString(), was_active: v.active });
+      } catch (err) {
+        if (err instanceof SlashingError) throw new BlockError('INVALID_SLASHING', `slashing ${i}: ${err.code}: ${err.message}`);
+        throw err;
+      }
+    });
+    return out;
   }
 
   /** Accounts a block certainly reads: proposer, senders, recipients, rewarded attesters. */
@@ -627,6 +657,7 @@ export class ExecutionChain {
       stake: tx.value.toString(),
       randao_commitment: toHex(tx.data),
       active: true,
+      slashed: false,
     });
     return undefined;
   }
@@ -712,7 +743,7 @@ export class ExecutionChain {
         }
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
         change = {
-          applied: into.map((a) => ({ record: a.record, txHashes: a.txHashes, senders: a.changes.senders })),
+          applied: into.map((a) => ({ record: a.record, txHashes: a.txHashes, senders: a.changes.senders, slashed: a.changes.registry.slashed?.length ?? 0 })),
           reverted: out.map((r) => ({ record: r.record, txHashes: r.txHashes, transactions: r.transactions, senders: r.changes.senders })),
         };
       }

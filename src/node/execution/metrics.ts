@@ -62,6 +62,7 @@ export class ExecutionMetrics extends NodeMetrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  readonly validatorsSlashed = new Counter({ name: 'service_execution_validators_slashed_total', help: 'Validators slashed by evidence in blocks that joined the canonical chain (a reorg that re-applies a slashing counts it again)', registers: [this.registry] });
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
   // Execution signs only the faucet's transfers.
   readonly sigGenerated = sigGeneratedCounter(this.registry, ['transaction']);

@@ -200,12 +200,13 @@ export class ExecutionNode {
   private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
     const pool = admission.pool;
     const senders = new Set<string>();
-    for (const { record: r, txHashes, senders: from } of change.applied) {
+    for (const { record: r, txHashes, senders: from, slashed } of change.applied) {
       admission.forget(txHashes);
       for (const s of from) senders.add(s);
       metrics.txProcessed.inc(txHashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
+      metrics.validatorsSlashed.inc(slashed);
     }
     for (const s of senders) admission.dropStale(s);
     // Reverted senders' nonces went back: their pooled transactions' queued counts change.

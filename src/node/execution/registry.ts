@@ -14,12 +14,23 @@ export interface RecommitChange {
   commitment: string;
 }
 
+/** A validator a block slashed: what applying cuts, and what undoing restores. */
+export interface SlashedChange {
+  index: number;
+  /** Wei cut from the registry stake (base-10). */
+  penalty: string;
+  /** Whether it was active before (an exited validator can still be slashed). */
+  was_active: boolean;
+}
+
 /** Registry changes made by one block, enough to undo them. */
 export interface RegistryChanges {
   added: RegistryEntry[];
   exited: number[];
   /** RANDAO re-commitments, in block order (absent in blocks stored before they existed: none). */
   recommitted?: RecommitChange[];
+  /** Validators slashed by the block's evidence (absent in blocks stored before slashing). */
+  slashed?: SlashedChange[];
 }
 
 export class Registry {
@@ -29,7 +40,7 @@ export class Registry {
 
   /** Registry of a genesis document. */
   static fromGenesis(genesis: Genesis): RegistryEntry[] {
-    return genesis.validators.map((v) => ({ ...v, active: true }));
+    return genesis.validators.map((v) => ({ ...v, active: true, slashed: false }));
   }
 
   /** Replaces the contents (start-up). */
@@ -37,7 +48,8 @@ export class Registry {
     this.entries.length = 0;
     this.byAddress.clear();
     this.keys.clear();
-    for (const e of [...entries].sort((a, b) => a.index - b.index)) this.put(e);
+    // Entries stored before slashing existed have no `slashed` field: they were never slashed.
+    for (const e of [...entries].sort((a, b) => a.index - b.index)) this.put({ ...e, slashed: e.slashed ?? false });
   }
 
   private put(e: RegistryEntry): void {
@@ -76,7 +88,9 @@ export class Registry {
       }
       for (const i of changes.exited) touched.push(this.setActive(i, false));
       for (const r of changes.recommitted ?? []) touched.push(this.setCommitment(r.index, r.commitment));
+      for (const c of changes.slashed ?? []) touched.push(this.slash(c, 1));
     } else {
+      for (const c of [...(changes.slashed ?? [])].reverse()) touched.push(this.slash(c, -1));
       for (const r of [...(changes.recommitted ?? [])].reverse()) touched.push(this.setCommitment(r.index, r.previous));
       for (const i of changes.exited) touched.push(this.setActive(i, true));
       for (const e of [...changes.added].reverse()) {
@@ -90,6 +104,15 @@ export class Registry {
 
   private setCommitment(index: number, commitment: string): RegistryEntry {
     const e = { ...this.entries[index]!, randao_commitment: commitment };
+    this.put(e);
+    return e;
+  }
+
+  // Applying cuts the stake and deactivates for good; undoing restores both exactly.
+  private slash(c: SlashedChange, sign: 1 | -1): RegistryEntry {
+    const prev = this.entries[c.index]!;
+    const stake = BigInt(prev.stake) - BigInt(sign) * BigInt(c.penalty);
+    const e = sign === 1 ? { ...prev, stake: stake.toString(), active: false, slashed: true } : { ...prev, stake: stake.toString(), active: c.was_active, slashed: false };
     this.put(e);
     return e;
   }

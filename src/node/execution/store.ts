@@ -15,7 +15,9 @@
  * trie (`n:` nodes, `z:` stale-node index, `y:` blocks by height, `c:`/`i:` code) instead of `a:`
  * account values and per-block account diffs; block records carry the state's versions and
  * account count, and state changes carry the block's senders instead of a diff. Version 5: the
- * block header (in the stored shell) carries `state_root`, its parent's post-state root.
+ * block header (in the stored shell) carries `state_root`, its parent's post-state root, the
+ * shell's SSZ ends with the block's slashing evidence, registry entries carry `slashed`, and
+ * registry changes the validators a block slashed and the RANDAO re-commitments it applied.
  */
 export const SCHEMA_VERSION = 5;
 

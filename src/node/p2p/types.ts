@@ -12,6 +12,8 @@ export const Topics = {
   txs: '/service/txs/v1',
   blocks: '/service/blocks/v1',
   attestations: '/service/attestations/v1',
+  /** Slashing evidence (src/core/consensus/slashing.ts encoding), fully verified before re-gossip. */
+  slashings: '/service/slashings/v1',
 } as const;
 export type Topic = (typeof Topics)[keyof typeof Topics];
 

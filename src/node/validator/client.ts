@@ -43,6 +43,7 @@
  * is back) and the next phase or slot tries again. Phases run one at a time; a phase whose slot
  * has passed when its turn comes is skipped.
  */
+import { type SlashingEvidence, evidenceToJson } from '../../core/consensus/slashing.js';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -569,13 +570,14 @@ export class ValidatorClient {
     const chainId = this.genesis.chain_id;
     let planned: { head: HeadView; duty: ProposerDutyView } | undefined;
     let attestations: Attestation[] = [];
+    let slashings: SlashingEvidence[] = [];
     let v: ValidatorView | undefined;
     // The beacon answers the attestations and randao_last below on its head of the moment: if the
     // head moved to another branch meanwhile they may not fit the parent, so plan again.
     for (let attempt = 1; ; attempt++) {
       planned = await this.headAndDuty(slot, epoch, index);
       if (!planned) return;
-      attestations = await this.blockAttestations(slot);
+      ({ attestations, slashings } = await this.blockAttestations(slot));
       v = await this.b(this.beacon.validator(index));
       if (v.address !== this.keys.address) throw this.beacon.badResponse(`GET /api/v1/validators/${index}`, `it answered address ${v.address}, not ${this.keys.address}`);
       const now = await this.b(this.beacon.head());
@@ -590,7 +592,8 @@ export class ValidatorClient {
     // Execution lets a lone validator include its own re-commitment; an epoch whose every slot is
     // this validator's is taken as that (if wrong, the re-commitment fails and is sent again).
     const alone = (await this.duties.get(epoch)).duties.every((d) => d.validator_index === index);
-    const txs = await this.pendingTransactions(slot, attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0), alone);
+    const reserved = attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0) + slashings.reduce((n, e) => n + JSON.stringify(evidenceToJson(e)).length + 1, 0);
+    const txs = await this.pendingTransactions(slot, reserved, alone);
     const last = v.randao_last === null ? this.randao!.firstCommitment() : parseHex(v.randao_last, 'randao_last', 32);
     let randaoReveal: Uint8Array;
     try {
@@ -617,7 +620,7 @@ export class ValidatorClient {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
       parentHash: parseHex(head.root, 'head root', 32),
-      merkleRoot: bodyMerkleRoot(txs, attestations),
+      merkleRoot: bodyMerkleRoot(txs, attestations, slashings),
       validatorId: parseHex(this.keys.address, 'address', 20),
       vrfProof,
       vrfSeed,
@@ -634,7 +637,7 @@ export class ValidatorClient {
       this.log.warn('slashing protection refused to sign a block', { slot, rule: err.rule, reason: err.message, parent: head.root, signing_root: toHex(signingRoot) });
       return;
     }
-    const block = signBlock(header, txs, this.keys.mldsa, chainId, index, attestations);
+    const block = signBlock(header, txs, this.keys.mldsa, chainId, index, attestations, slashings);
     this.metrics.signed('block');
     this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(header, chainId, index), block.signature).length);
     let res;
@@ -649,22 +652,23 @@ export class ValidatorClient {
     }
     this.metrics.blocksProposed.inc();
     this.recommitCheck(randaoReveal);
-    this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, attestations: attestations.length, already_known: res.already_known ?? false });
+    this.log.info('block proposed', { slot, number: header.index, block_hash: res.block_hash, parent: head.root, transactions: txs.length, attestations: attestations.length, slashings: slashings.length, already_known: res.already_known ?? false });
     // The validator's own block is the slot's block: no need to wait for the head poll.
     await this.maybeAttest(slot, 'always', 'own_block');
   }
 
   /**
-   * The beacon's includable attestations for `slot`; none if it cannot say (a block without
-   * votes is still a valid block, and the votes stay includable in the next one).
+   * The beacon's includable attestations and pending slashing evidence for `slot`; none if it
+   * cannot say (a block without them is still a valid block, and they stay includable in the next one).
    */
-  private async blockAttestations(slot: number): Promise<Attestation[]> {
+  private async blockAttestations(slot: number): Promise<{ attestations: Attestation[]; slashings: SlashingEvidence[] }> {
     try {
-      return (await this.b(this.beacon.blockAttestations(slot))).attestations;
+      const r = await this.b(this.beacon.blockAttestations(slot));
+      return { attestations: r.attestations, slashings: r.slashings };
     } catch (err) {
       if (err instanceof BeaconClientError && err.transport) throw err;
       this.log.warn('no attestations from the beacon: proposing without any', { slot, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
-      return [];
+      return { attestations: [], slashings: [] };
     }
   }
 

@@ -168,7 +168,7 @@ export function computeBlock(inputs: JsonObject): JsonObject {
     index: num(h.index, 'header.index'),
     timestampMs: num(h.timestamp, 'header.timestamp'),
     parentHash: hex(h.parent_hash, 'header.parent_hash', 32),
-    merkleRoot: bodyMerkleRoot(txs, attestations),
+    merkleRoot: bodyMerkleRoot(txs, attestations, []),
     validatorId: addressFromPublicKey(proposer.publicKey),
     vrfProof: vrfProve(proposer, seed, chainId),
     vrfSeed: seed,

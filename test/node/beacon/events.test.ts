@@ -114,7 +114,7 @@ envelope('every event type reaches the client as { type, data, timestamp } with 
       hub.publish('new_attestation', { slot: 12, validator: ADDR, block_hash: H(1) }),
       hub.publish('bridge_bid_registered', { bid: H(2), status: 'PENDING', amount: '1000000000000000000', chain: 'ethereum' }),
       hub.publish('finalized_checkpoint', { epoch: 4, root: H(3) }),
-      hub.publish('slashing', { kind: 'double_vote', validator_index: 7, evidence: { previous: { slot: 1n }, conflicting: { slot: 2n } } }),
+      hub.publish('slashing', { kind: 'double_vote', validator_index: 7, validator: null, evidence_hash: '0x' + '00'.repeat(32), slot: 1, epoch: 0, evidence: { previous: { slot: 1n }, conflicting: { slot: 2n } } }),
       hub.publish('head', { slot: 12, block_hash: H(1), proposer_dependent_roots: [{ epoch: 3, root: H(4) }, { epoch: 4, root: H(5) }] }),
     ];
     assert.equal(sent, [2, 2, 2, 2, 2, 2], 'publish returns the number of clients');
@@ -136,7 +136,7 @@ envelope('every event type reaches the client as { type, data, timestamp } with 
       assert.equal(att!.data, { slot: 12, validator: ADDR, block_hash: H(1) });
       assert.equal(bid!.data, { bid: H(2), status: 'PENDING', amount: '1000000000000000000', chain: 'ethereum' });
       assert.equal(fin!.data, { epoch: 4, root: H(3) });
-      assert.equal(sl!.data, { kind: 'double_vote', validator_index: 7, evidence: { previous: { slot: '1' }, conflicting: { slot: '2' } } }, 'bigints go out as strings');
+      assert.equal(sl!.data, { kind: 'double_vote', validator_index: 7, validator: null, evidence_hash: '0x' + '00'.repeat(32), slot: 1, epoch: 0, evidence: { previous: { slot: '1' }, conflicting: { slot: '2' } } }, 'bigints go out as strings');
       assert.equal(head!.data, { slot: 12, block_hash: H(1), proposer_dependent_roots: [{ epoch: 3, root: H(4) }, { epoch: 4, root: H(5) }] });
     }
     assert.equal(a.raw, b.raw, 'both clients got the same bytes');
@@ -280,7 +280,7 @@ slow('a client that never reads is terminated at the buffer cap, once; a normal 
     const filler = 'f'.repeat(64 * 1024);
     let published = 0;
     const publish = (): void => {
-      hub.publish('slashing', { kind: 'double_proposal', validator_index: published, evidence: { filler } });
+      hub.publish('slashing', { kind: 'double_proposal', validator_index: published, validator: null, evidence_hash: '0x' + '00'.repeat(32), slot: 1, epoch: 0, evidence: { filler } });
       published++;
     };
     // One event at a time, waiting for the normal client to have it: the stalled client's backlog

@@ -5,6 +5,7 @@
  * client does (duties from the beacon, keys from the derivation paths, RANDAO reveals from the
  * validator's hash chain).
  */
+import type { SlashingEvidence } from '../../../src/core/consensus/slashing.js';
 import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -191,6 +192,8 @@ export interface ProposalOpts {
   attestations?: Attestation[];
   /** Header state_root; default the parent's post-state root as execution reports it. */
   stateRoot?: Uint8Array;
+  /** Slashing evidence to include (covered by merkle_root). */
+  slashings?: SlashingEvidence[];
 }
 
 /**
@@ -218,6 +221,7 @@ export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ bloc
     randaoReveal: reveal,
     stateRoot: o.stateRoot ?? (await parentStateRoot(h, parentHash)),
     attestations: o.attestations ?? [],
+    slashings: o.slashings ?? [],
   });
   return { block, duty, validator, reveal };
 }

@@ -21,6 +21,7 @@ import { chainIdBytes } from '../../../src/core/crypto/domain.js';
 import { type Genesis } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, encodeAttestation, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { blockHash, decodeBlock, encodeBlock } from '../../../src/core/types/block.js';
+import { attesterSlashing, decodeEvidence, encodeEvidence, evidenceHash, evidenceToJson } from '../../../src/core/consensus/slashing.js';
 import type { BeaconEvent } from '../../../src/node/beacon/events.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
@@ -329,6 +330,31 @@ p2p('a peer that serves an invalid block in range sync is penalised and disconne
   await until(g, 'B to drop the peer', () => !b.beacon.net!.peers().some((p) => p.peer_id === bare.peerId));
   assert.is((await beaconHead(b)).root, head.root);
   assert.ok(total(await beaconMetrics(b), 'service_p2p_peer_penalties_total') >= 1);
+});
+
+p2p('slashing evidence: submitted to A it reaches B by gossip; malformed or forged evidence from a peer is rejected and penalised', async (ctx) => {
+  const { g, a, b } = ctxOf(ctx);
+  const bare = await bareHost(ctx, b);
+  await until(g, 'the bare host to connect to B', () => b.beacon.net!.peers().some((p) => p.peer_id === bare.peerId));
+  const root = (i: number) => new Uint8Array(32).fill(i);
+  const data = (r: number): AttestationData => ({ slot: 1, beaconBlockRoot: root(r), source: { epoch: 0, root: root(1) }, target: { epoch: 0, root: root(2) } });
+  const [k0, k1] = [a.validators[0]!.mldsa, a.validators[1]!.mldsa];
+  const real = attesterSlashing(signAttestation(1, data(3), k1, g.chain_id), signAttestation(1, data(4), k1, g.chain_id));
+  assert.is(okData(await bpost(a, '/api/v1/slashing', evidenceToJson(real), null), 202).status, 'added');
+  const hash = toHex(evidenceHash(real));
+  await until(g, 'B to hold the evidence', async () => (await bget(b, `/api/v1/slashing/${hash}`)).status === 200);
+  assert.ok((await sampleOf(b, 'service_beacon_gossip_messages_total', `topic="${Topics.slashings}",verdict="accept"`)) >= 1, 'accepted from gossip');
+
+  const forged = encodeEvidence(attesterSlashing(signAttestation(1, data(5), k0, g.chain_id), signAttestation(1, data(6), k1, g.chain_id)));
+  const truncated = forged.subarray(0, 100);
+  const dropped = (reason: string) => sampleOf(b, 'service_beacon_gossip_dropped_total', `topic="${Topics.slashings}",verdict="reject",reason="${reason}"`);
+  await until(g, 'B to reject malformed and forged evidence', async () => {
+    if ((await dropped('MALFORMED')) === 0) await bare.publish(Topics.slashings, truncated).catch(() => 0);
+    if ((await dropped('INVALID_EVIDENCE_SIGNATURE')) === 0) await bare.publish(Topics.slashings, forged).catch(() => 0);
+    return (await dropped('MALFORMED')) >= 1 && (await dropped('INVALID_EVIDENCE_SIGNATURE')) >= 1;
+  });
+  // (Earlier tests of this suite built two branches, which is a real double proposal: that evidence is held too.)
+  assert.is((await bget(b, `/api/v1/slashing/${toHex(evidenceHash(decodeEvidence(forged)))}`)).status, 404, 'the forged evidence is not held');
 });
 
 p2p.run();

@@ -298,6 +298,7 @@ blocks('a valid deposit registers a validator, which can then propose', async (c
     stake: STAKE.toString(),
     randao_commitment: toHex(commitment),
     active: true,
+    slashed: false,
   });
   ctx.head = ref;
   // The new validator's block verifies against the key execution learned from the deposit.

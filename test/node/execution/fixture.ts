@@ -3,6 +3,7 @@
  * genesis whose keys are derivable, nodes on ephemeral ports, HTTP helpers, signed transactions
  * and signed blocks.
  */
+import { type SlashingEvidence, accusedIndex } from '../../../src/core/consensus/slashing.js';
 import type { Attestation } from '../../../src/core/types/attestation.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -309,6 +310,8 @@ export interface BlockOpts {
   attestations?: Attestation[];
   /** Overrides the header's state_root (default the parent's post-state root). */
   stateRoot?: Uint8Array;
+  /** Slashing evidence the block includes (covered by its merkle_root); its validators leave the branch's draw. */
+  slashings?: SlashingEvidence[];
 }
 
 /** Branch state after each block makeBlock built (read back by refOf). */
@@ -350,8 +353,11 @@ export function makeBlock(parent: ParentRef, o: BlockOpts = {}): Block {
     randaoReveal: reveal,
     stateRoot: o.stateRoot ?? parentStateRoot(genesis, parent),
     attestations: o.attestations ?? [],
+    slashings: o.slashings ?? [],
   });
-  after.set(block, branchAfter(genesis, b, slot, own?.index, reveal, txs));
+  const next = branchAfter(genesis, b, slot, own?.index, reveal, txs);
+  const slashed = new Set((o.slashings ?? []).map(accusedIndex));
+  after.set(block, slashed.size === 0 ? next : { ...next, validators: next.validators.map((v) => (slashed.has(v.index) ? { ...v, active: false } : v)) });
   return block;
 }
 

@@ -264,7 +264,7 @@ function assertValidBlock(json: unknown, slot: number, parent: HeadState, randao
   const block = blockFromJson(json);
   const h = block.header;
   assert.ok(verifyBlockSignature(block, CHAIN_ID, MY_INDEX, ME.mldsa.publicKey), 'block signature verifies under the validator key and index');
-  bytesIs(h.merkleRoot, bodyMerkleRoot(TXS, [VOTE]), 'Merkle root of the served transactions and attestations');
+  bytesIs(h.merkleRoot, bodyMerkleRoot(TXS, [VOTE], []), 'Merkle root of the served transactions and attestations');
   assert.equal(block.attestations.map(attestationToJson), [attestationToJson(VOTE)], 'the served attestations are included');
   assert.equal(block.transactions.map((t) => toHex(txHash(t))), TXS.map((t) => toHex(txHash(t))), 'the served transactions, in build order');
   assert.is(toHex(h.vrfSeed), duty.vrf_seed, 'vrf_seed as the duty gave it');

@@ -5,7 +5,7 @@
  */
 import type { InclusionReason } from '../../../core/consensus/inclusion.js';
 import { SvcError, WrongChainError } from '../../../core/errors.js';
-import { IncludedAttestationError } from '../chain.js';
+import { IncludedAttestationError, IncludedSlashingError } from '../chain.js';
 
 /**
  * unknown_parent / unknown_block: we lack an ancestor (fetch it); future: not yet valid;
@@ -48,6 +48,8 @@ export function classifyImportError(err: unknown): ImportFault {
   if (!(err instanceof SvcError)) return { kind: 'local', reason: 'INTERNAL' };
   if (err instanceof WrongChainError) return { kind: 'local', reason: err.code };
   if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { kind: 'local', reason: err.code };
+  // Evidence against a validator this node's registry lacks or has already slashed may be news on the sender's branch.
+  if (err instanceof IncludedSlashingError && (err.reason === 'UNKNOWN_VALIDATOR' || err.reason === 'ALREADY_SLASHED')) return { kind: 'local', reason: err.code };
   const benign = BENIGN[err.code];
   if (benign) return { kind: benign, reason: err.code };
   // 5xx: execution unreachable or our storage failing; the sender did nothing wrong.

@@ -10,6 +10,7 @@ import { MalformedError, SvcError, WrongChainError } from '../../../../src/core/
 import { decodeRangeRequest, encodeRangeRequest, MAX_BLOCKS_PER_REQUEST, SyncProtocolError } from '../../../../src/node/beacon/sync/blocks-by-range.js';
 import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from '../../../../src/node/beacon/sync/status.js';
 import { classifyImportError } from '../../../../src/node/beacon/sync/verdict.js';
+import { IncludedSlashingError } from '../../../../src/node/beacon/chain.js';
 
 const root = (b: number) => '0x' + b.toString(16).padStart(2, '0').repeat(32);
 const status: StatusMessage = { chainId: chainIdBytes('svc-beacon'), genesisHash: root(1), headRoot: root(2), headSlot: 1234, finalizedRoot: root(3), finalizedEpoch: 77 };
@@ -58,6 +59,10 @@ test('import failures: missing ancestors, future and stale messages are not the 
   // Judged against our registry, which may differ from the sender's: not a ban.
   for (const code of ['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR', 'WRONG_PROPOSER', 'WRONG_VRF_SEED']) assert.is(classifyImportError(new SvcError(code, 'x', 400)).kind, 'local', code);
   assert.equal(classifyImportError(new SvcError('INVALID_BLOCK_SIGNATURE', 'x', 400)), { kind: 'invalid', reason: 'INVALID_BLOCK_SIGNATURE' });
+  // Included slashing evidence: registry-dependent refusals are local, forged evidence is the sender's fault.
+  assert.equal(classifyImportError(new IncludedSlashingError('ALREADY_SLASHED', 'x')), { kind: 'local', reason: 'INVALID_SLASHING' });
+  assert.is(classifyImportError(new IncludedSlashingError('UNKNOWN_VALIDATOR', 'x')).kind, 'local');
+  assert.equal(classifyImportError(new IncludedSlashingError('INVALID_EVIDENCE_SIGNATURE', 'x')), { kind: 'invalid', reason: 'INVALID_SLASHING' });
   assert.equal(classifyImportError(new SvcError('EXECUTION_REJECTED', 'x', 400)), { kind: 'invalid', reason: 'EXECUTION_REJECTED' });
 });
 
