@@ -156,9 +156,13 @@ export interface SlashingListView {
   slashings: SlashingEvidenceView[];
 }
 
-/** POST /api/v1/slashing: `added` (new, 202) or `known` (already held, 200). */
+/**
+ * POST /api/v1/slashing: `added` (new, 202), `known` (already held, 200), or `redundant` (valid
+ * and new, but the validator already has MAX_EVIDENCE_PER_VALIDATOR pieces pooled, one of which
+ * suffices to slash it: not kept, 200).
+ */
 export interface SlashingSubmitView {
-  status: 'added' | 'known';
+  status: 'added' | 'known' | 'redundant';
   hash: string;
   kind: SlashingKind;
 }

@@ -219,7 +219,7 @@ export class BeaconNetwork {
     }
     try {
       const r = await this.chain.submitEvidence(ev, 'gossip');
-      return r.status === 'added' ? this.verdict(Topics.slashings, 'accept') : this.verdict(Topics.slashings, 'ignore', 'DUPLICATE');
+      return r.status === 'added' ? this.verdict(Topics.slashings, 'accept') : this.verdict(Topics.slashings, 'ignore', r.status === 'known' ? 'DUPLICATE' : 'REDUNDANT');
     } catch (err) {
       if (err instanceof SlashingError && (err.slashingCode === 'UNKNOWN_VALIDATOR' || err.slashingCode === 'ALREADY_SLASHED')) return this.verdict(Topics.slashings, 'ignore', err.code);
       if (err instanceof SlashingError) return this.verdict(Topics.slashings, 'reject', err.code);

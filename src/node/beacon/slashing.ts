@@ -213,7 +213,7 @@ export class SlashingMonitor {
    * whether it was new; throws SlashingError for evidence that proves nothing or names a
    * validator that is unknown or already slashed.
    */
-  async submit(ev: SlashingEvidence, source: 'api' | 'gossip'): Promise<{ status: 'added' | 'known'; hash: string; kind: SlashingKind }> {
+  async submit(ev: SlashingEvidence, source: 'api' | 'gossip'): Promise<{ status: 'added' | 'known' | 'redundant'; hash: string; kind: SlashingKind }> {
     const hash = toHex(evidenceHash(ev));
     const known = this.records.get(hash);
     if (known) return { status: 'known', hash, kind: known.kind };
@@ -223,8 +223,7 @@ export class SlashingMonitor {
     if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
     verifyEvidence(ev, parseHex(v.public_key, 'public_key'), this.c.genesis.chain_id);
     if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`, 409);
-    await this.add(ev, source);
-    return { status: 'added', hash, kind };
+    return { status: (await this.add(ev, source)) ? 'added' : 'redundant', hash, kind };
   }
 
   /**
@@ -263,13 +262,14 @@ export class SlashingMonitor {
     }
   }
 
-  private async add(ev: SlashingEvidence, source: EvidenceSource): Promise<void> {
+  /** Pools new evidence; false when it is not kept because the validator has enough already. */
+  private async add(ev: SlashingEvidence, source: EvidenceSource): Promise<boolean> {
     const hash = toHex(evidenceHash(ev));
-    if (this.records.has(hash)) return;
+    if (this.records.has(hash)) return true;
     const index = accusedIndex(ev);
     if ((this.byValidator.get(index)?.length ?? 0) >= MAX_EVIDENCE_PER_VALIDATOR) {
       this.c.log.debug('slashing evidence not kept: the validator has enough already', { validator: index, hash });
-      return;
+      return false;
     }
     const kind = checkConflict(ev);
     const { slot, epoch } = this.when(ev);
@@ -282,6 +282,7 @@ export class SlashingMonitor {
     this.c.log.warn('slashable offence', { kind, validator: index, hash, source });
     this.c.events?.publish('slashing', { kind, validator_index: index, validator: address, evidence_hash: hash, slot, epoch, evidence: evidenceToJson(ev) });
     if (source !== 'gossip') this.onNew?.(ev);
+    return true;
   }
 
   // Proposals: the headers' slot; votes: the later target's vote (the double vote's common one).

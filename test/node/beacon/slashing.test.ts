@@ -146,6 +146,12 @@ test('POST /api/v1/slashing: forged, non-conflicting, two-validator and malforme
     assert.is(added.status, 202);
     const hash = okData(added, 202).hash;
     assert.equal(okData(await post(real)), { status: 'known', hash, kind: 'double_vote' });
+    // More evidence against the same validator is kept up to the cap; past it, valid evidence is
+    // answered as redundant (200), not as added, since it is not kept.
+    const more = (fill: number) => ev(signAttestation(1, data, k1, chain), signAttestation(1, { ...data, beaconBlockRoot: new Uint8Array(32).fill(fill) }, k1, chain));
+    for (const fill of [10, 11, 12]) assert.is(okData(await post(more(fill)), 202).status, 'added');
+    assert.is(okData(await post(more(13))).status, 'redundant');
+    assert.is(okData(await bget(h, '/api/v1/slashing/validators/1')).slashings.length, 4);
     expectEnvelope(await bget(h, '/api/v1/slashing/0x1234'), 400, 'MALFORMED_INPUT');
     expectEnvelope(await bget(h, `/api/v1/slashing/0x${'ab'.repeat(32)}`), 404, 'NOT_FOUND');
     expectEnvelope(await bget(h, '/api/v1/slashing?status=maybe'), 400, 'MALFORMED_INPUT');
