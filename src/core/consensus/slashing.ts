@@ -150,6 +150,39 @@ export function verifyEvidence(ev: SlashingEvidence, publicKey: Uint8Array, chai
   return kind;
 }
 
+/** What the block-evidence rule needs of an accused validator; undefined when not registered. */
+export interface AccusedValidator {
+  readonly slashed: boolean;
+  readonly publicKey: () => Uint8Array;
+}
+
+/**
+ * The rule the beacon and execution both apply to a block's evidence: each item accuses a
+ * registered validator not yet slashed and not accused earlier in the block, and proves a
+ * conflict under that validator's key (`verified(ev)` true skips the two signature checks for
+ * evidence the caller verified before: its hash commits to both signatures). Returns the
+ * accused indices in block order; throws SlashingError whose message names the item.
+ */
+export function checkBlockEvidence(evidence: readonly SlashingEvidence[], lookup: (index: number) => AccusedValidator | undefined, chainId: string, verified: (ev: SlashingEvidence) => boolean = () => false): number[] {
+  const accused: number[] = [];
+  evidence.forEach((ev, i) => {
+    const index = accusedIndex(ev);
+    try {
+      const v = lookup(index);
+      if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
+      if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`);
+      if (accused.includes(index)) throw new SlashingError('DUPLICATE_EVIDENCE', `validator ${index} is accused twice in the block`);
+      if (verified(ev)) checkConflict(ev);
+      else verifyEvidence(ev, v.publicKey(), chainId);
+      accused.push(index);
+    } catch (err) {
+      if (err instanceof SlashingError) throw new SlashingError(err.slashingCode, `slashing ${i}: ${err.message}`, 400);
+      throw err;
+    }
+  });
+  return accused;
+}
+
 /** Wire encoding (see the module comment). */
 export function encodeEvidence(ev: SlashingEvidence): Uint8Array {
   if (ev.type === 'proposer') {

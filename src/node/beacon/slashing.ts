@@ -27,8 +27,10 @@ import {
   type SlashingEvidence,
   type SlashingKind,
   SlashingError,
+  type AccusedValidator,
   accusedIndex,
   attesterSlashing,
+  checkBlockEvidence,
   checkConflict,
   decodeEvidence,
   encodeEvidence,
@@ -231,23 +233,13 @@ export class SlashingMonitor {
    * checks it again against its own): registered, not slashed, not accused twice, verified.
    */
   checkBlock(evidence: readonly SlashingEvidence[]): void {
-    const seen = new Set<number>();
-    evidence.forEach((ev, i) => {
-      const index = accusedIndex(ev);
-      try {
-        const v = this.c.registry()[index];
-        if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
-        if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`);
-        if (seen.has(index)) throw new SlashingError('DUPLICATE_EVIDENCE', `validator ${index} is accused twice in the block`);
-        seen.add(index);
-        // Pooled evidence was verified on arrival, and its hash commits to both signatures.
-        if (!this.records.has(toHex(evidenceHash(ev)))) verifyEvidence(ev, parseHex(v.public_key, 'public_key'), this.c.genesis.chain_id);
-        else checkConflict(ev);
-      } catch (err) {
-        if (err instanceof SlashingError) throw new SlashingError(err.slashingCode, `slashing ${i}: ${err.message}`, 400);
-        throw err;
-      }
-    });
+    const registry = this.c.registry();
+    const lookup = (index: number): AccusedValidator | undefined => {
+      const v = registry[index];
+      return v && { slashed: v.slashed, publicKey: () => parseHex(v.public_key, 'public_key') };
+    };
+    // Pooled evidence was verified on arrival, and its hash commits to both signatures.
+    checkBlockEvidence(evidence, lookup, this.c.genesis.chain_id, (ev) => this.records.has(toHex(evidenceHash(ev))));
   }
 
   /** Records the inclusion of a block's evidence (pooling what this node had not seen). */

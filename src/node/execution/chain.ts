@@ -8,7 +8,7 @@
  */
 import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, SLASHING_PENALTY_DIVISOR, TX_BASE_GAS } from '../../core/constants.js';
 import { blockRecommitments, type BlockRecommitments } from '../../core/consensus/recommit.js';
-import { type SlashingEvidence, SlashingError, accusedIndex, verifyEvidence } from '../../core/consensus/slashing.js';
+import { type SlashingEvidence, SlashingError, checkBlockEvidence } from '../../core/consensus/slashing.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
@@ -466,22 +466,21 @@ export class ExecutionChain {
    * under that validator's key. Any fault refuses the block (INVALID_SLASHING, detail the code).
    */
   private checkSlashings(evidence: readonly SlashingEvidence[]): SlashedChange[] {
-    const out: SlashedChange[] = [];
-    evidence.forEach((ev, i) => {
-      const index = accusedIndex(ev);
-      try {
-        const v = this.registry.all()[index];
-        if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
-        if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`);
-        if (out.some((c) => c.index === index)) throw new SlashingError('DUPLICATE_EVIDENCE', `validator ${index} is accused twice in the block`);
-        verifyEvidence(ev, this.registry.publicKey(v), this.genesis.chain_id);
-        out.push({ index, penalty: (BigInt(v.stake) / SLASHING_PENALTY_DIVISOR).toString(), was_active: v.active });
-      } catch (err) {
-        if (err instanceof SlashingError) throw new BlockError('INVALID_SLASHING', `slashing ${i}: ${err.code}: ${err.message}`);
-        throw err;
-      }
+    const all = this.registry.all();
+    let accused: number[];
+    try {
+      accused = checkBlockEvidence(evidence, (index) => {
+        const v = all[index];
+        return v && { slashed: v.slashed, publicKey: () => this.registry.publicKey(v) };
+      }, this.genesis.chain_id);
+    } catch (err) {
+      if (err instanceof SlashingError) throw new BlockError('INVALID_SLASHING', `${err.code}: ${err.message}`);
+      throw err;
+    }
+    return accused.map((index) => {
+      const v = all[index]!;
+      return { index, penalty: (BigInt(v.stake) / SLASHING_PENALTY_DIVISOR).toString(), was_active: v.active };
     });
-    return out;
   }
 
   /** Accounts a block certainly reads: proposer, senders, recipients, rewarded attesters. */
