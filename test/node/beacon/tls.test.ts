@@ -97,7 +97,8 @@ const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
   await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
   say({ open: true });
   if (mode !== 'event') return ws.close();
-  ws.once('message', (m) => { say({ message: JSON.parse(m.toString()) }); ws.close(); });
+  // The beacon publishes its own events too (head, on its slot timer): wait for the test's new_block.
+  ws.on('message', (m) => { const j = JSON.parse(m.toString()); if (j.type !== 'new_block') return; say({ message: j }); ws.close(); });
 })().catch((e) => { say({ error: (e.cause && e.cause.code) || e.code || 'ERROR', message: (e.cause && e.cause.message) || e.message }); process.exit(3); });
 `;
 
@@ -183,7 +184,8 @@ tls('beacon over TLS: https:// url, REST with the CA, plain HTTP refused, /ws ov
         ws.once('open', () => resolve());
         ws.once('error', reject);
       });
-      const got = new Promise<string>((resolve) => ws.once('message', (m) => resolve(m.toString())));
+      // The beacon publishes its own events too (head, on its slot timer): wait for this one.
+      const got = new Promise<string>((resolve) => ws.on('message', (m) => { if (JSON.parse(m.toString()).type === 'new_block') resolve(m.toString()); }));
       await waitFor('the client to be registered', () => (h.beacon.events.clients === 1 ? true : undefined), 5_000);
       h.beacon.events.publish('new_block', { slot: 7, block_hash: '0x' + '11'.repeat(32), proposer: '0x' + '22'.repeat(20), transactions: 0 });
       const msg = JSON.parse(await got) as { type: string; data: { slot: number } };
