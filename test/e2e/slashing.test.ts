@@ -45,13 +45,15 @@ test('a double proposal and a double vote are detected on every node, included, 
       });
 
       // --- Equivocate: a sibling of one of validator 0's blocks, and a second vote for its latest epoch.
+      // Both are prepared before either is sent, and the vote goes first: once the double
+      // proposal's evidence is included, validator 0 is out and casts no vote to conflict with.
       const honest = await waitFor('a block of validator 0 with a body', () => findOwnBlock(p0.beaconUrl, EQUIVOCATOR), 10 * epochMs + 60_000, 1000);
-      const sibling = conflictingBlock(honest, keys, genesis.chain_id, EQUIVOCATOR);
-      const proposed = await proposeTo(p0.beaconUrl, token, sibling);
-      process.stderr.write(`[slashing] conflicting block: HTTP ${proposed.status} ${JSON.stringify(proposed.body).slice(0, 200)}\n`);
       const vote = await waitFor('a vote of validator 0', () => conflictingVote(p0.beaconUrl, keys, genesis, EQUIVOCATOR), 4 * epochMs + 30_000, 500);
+      const sibling = conflictingBlock(honest, keys, genesis.chain_id, EQUIVOCATOR);
       const attested = await attestTo(p0.beaconUrl, token, vote);
       process.stderr.write(`[slashing] conflicting vote: HTTP ${attested.status} ${JSON.stringify(attested.body).slice(0, 200)}\n`);
+      const proposed = await proposeTo(p0.beaconUrl, token, sibling);
+      process.stderr.write(`[slashing] conflicting block: HTTP ${proposed.status} ${JSON.stringify(proposed.body).slice(0, 200)}\n`);
 
       // --- Every node detects both and serves evidence that verifies.
       for (const n of nodes) {
