@@ -13,7 +13,8 @@ import type { WalletKeys } from '../wallet/derivation.js';
 import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
 import type { ExecutionP2pOptions } from './execution/p2p.js';
-import { openValidatorDataDir, ValidatorClient } from './validator/client.js';
+import { ValidatorClient } from './validator/client.js';
+import { openValidatorDataDir } from './validator/data-dir.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
 import type { TlsPair } from './shared/tls.js';
 

@@ -8,7 +8,8 @@ import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { signEngineJwt } from '../../node/shared/jwt.js';
-import { openValidatorDataDir, ValidatorClient } from '../../node/validator/client.js';
+import { ValidatorClient } from '../../node/validator/client.js';
+import { openValidatorDataDir } from '../../node/validator/data-dir.js';
 
 export default class NodeValidator extends SvcCommand {
   static override summary = 'Run a validator client: propose blocks and attest through the beacon API, with slashing protection';

@@ -44,25 +44,19 @@
  * has passed when its turn comes is skipped.
  */
 import { type SlashingEvidence, evidenceToJson } from '../../core/consensus/slashing.js';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { Counter, Gauge, Registry } from 'prom-client';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { MAX_BLOCK_TXS } from '../../core/constants.js';
 import { vrfProve } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
-import { epochOfSlot, type Genesis, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
+import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
 import { type BlockHeader, blockToJson, bodyMerkleRoot, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
 import { type Transaction, txSender } from '../../core/types/transaction.js';
 import { txFromJson } from '../../core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
-import { writeFileAtomic } from '../../util/fs.js';
-import { canonicalBytesGauge, type SignatureKind, sigGeneratedCounter } from '../shared/metrics.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
@@ -72,7 +66,8 @@ import { RandaoChain, RandaoChainError } from './randao-chain.js';
 import { RandaoKeeper } from './randao-recommit.js';
 import { isRecommit } from '../../core/consensus/recommit.js';
 import { ExecutionClient } from '../../client/execution.js';
-import { SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+import { type SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+import { serveMetrics, ValidatorMetrics } from './metrics.js';
 import { realTimers, type Timers } from './timers.js';
 
 export type { Timers } from './timers.js';
@@ -111,34 +106,6 @@ export interface ValidatorClientOptions {
   dataDir?: string;
   /** Reconnection backoff of the `/ws` subscription (default 250 ms doubling to 5 s, jittered). */
   reconnectBackoffMs?: { min: number; max: number };
-}
-
-/** The validator's Prometheus metrics, on a private registry (no default process metrics). */
-export class ValidatorMetrics {
-  readonly registry = new Registry();
-  readonly blocksProposed = new Counter({ name: 'service_validator_blocks_proposed_total', help: 'Blocks this validator proposed and the beacon accepted', registers: [this.registry] });
-  readonly attestations = new Counter({ name: 'service_validator_attestations_total', help: 'Attestations this validator signed and the beacon accepted', registers: [this.registry] });
-  readonly slashingRefusals = new Counter({ name: 'service_validator_slashing_refusals_total', help: 'Blocks and attestations slashing protection refused to sign', registers: [this.registry] });
-  readonly wsConnected = new Gauge({ name: 'service_validator_beacon_ws_connected', help: '1 while the beacon event stream (/ws) is connected, 0 while the client falls back to polling', registers: [this.registry] });
-  readonly wsReconnects = new Counter({ name: 'service_validator_beacon_ws_reconnects_total', help: 'Times the beacon event stream was re-established after a drop', registers: [this.registry] });
-  readonly wsMalformed = new Counter({ name: 'service_validator_beacon_ws_malformed_messages_total', help: 'Messages on the beacon event stream ignored as malformed', registers: [this.registry] });
-  readonly wsEvents = new Counter({ name: 'service_validator_beacon_ws_events_total', help: 'Well-formed beacon events received, by type', labelNames: ['type'], registers: [this.registry] });
-  // The validator is the process that signs blocks, VRF proofs and votes: the canonical-encoding
-  // metrics of what it produces live here (execution and the beacon count what they verify).
-  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction']);
-  readonly canonicalBytes = canonicalBytesGauge(this.registry);
-  readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Reveals left on the RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
-  readonly randaoRecommits = new Counter({ name: 'service_validator_randao_recommitments_submitted_total', help: 'RANDAO re-commitment transactions this validator submitted to execution', registers: [this.registry] });
-
-  /** Counts one signature this validator made. */
-  signed(kind: SignatureKind): void {
-    this.sigGenerated.inc({ kind });
-  }
-
-  /** Text exposition. */
-  text(): Promise<string> {
-    return this.registry.metrics();
-  }
 }
 
 const PHASES = ['propose', 'poll', 'attest'] as const;
@@ -281,7 +248,11 @@ export class ValidatorClient {
       },
       this.opts.randaoChain,
     );
-    if (this.opts.metricsPort !== undefined) await this.startMetrics(this.opts.metricsHost ?? '127.0.0.1', this.opts.metricsPort);
+    if (this.opts.metricsPort !== undefined) {
+      const server = await serveMetrics(this.metrics, this.opts.metricsHost ?? '127.0.0.1', this.opts.metricsPort);
+      this.server = server;
+      this.metricsAddress = server.address() as AddressInfo;
+    }
     this.running = true;
     await this.ensureIndex();
     const now = this.clock();
@@ -787,68 +758,4 @@ export class ValidatorClient {
     this.metrics.attestations.inc();
     this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, status: res.status, trigger });
   }
-
-  // -------------------------------------------------------------------------------------------
-  // Metrics server
-
-  private async startMetrics(host: string, port: number): Promise<void> {
-    const server = createServer((req, res) => {
-      const path = (req.url ?? '').split('?')[0];
-      if (req.method !== 'GET' || path !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'only GET /metrics is served here' } }));
-        return;
-      }
-      this.metrics.text().then(
-        (text) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(text),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err.message),
-      );
-    });
-    await new Promise<void>((ok, fail) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        fail(new SvcError('METRICS_LISTEN_FAILED', `cannot serve metrics on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --metrics-port, or 0 to turn metrics off)' : err.message}`, 500)),
-      );
-      server.listen(port, host, () => ok());
-    });
-    this.server = server;
-    this.metricsAddress = server.address() as AddressInfo;
-  }
-}
-
-/** Where a validator data directory keeps its slashing-protection LevelDB. */
-export function slashingDbDir(dataDir: string): string {
-  return join(dataDir, 'slashing-protection');
-}
-
-/**
- * Opens the slashing-protection database of a validator data directory, bound to one genesis:
- * the first use writes `genesis-hash` (the EIP-3076 genesis_validators_root), and a directory
- * made for another chain is refused (GENESIS_MISMATCH) rather than mixed. With `create: false`
- * a directory without a database is NOT_FOUND instead of being created.
- */
-export async function openValidatorDataDir(dataDir: string, genesis: Genesis, opts: { create?: boolean } = {}): Promise<SlashingProtectionDb> {
-  const want = toHex(genesisHash(genesis));
-  const marker = join(dataDir, 'genesis-hash');
-  if (opts.create === false && !existsSync(slashingDbDir(dataDir))) {
-    throw new SvcError('NOT_FOUND', `${dataDir} holds no slashing-protection database (expected ${slashingDbDir(dataDir)})`, 404);
-  }
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  let have: string | undefined;
-  try {
-    have = (await readFile(marker, 'utf8')).trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${marker}: ${(err as Error).message}`, 500);
-  }
-  if (have !== undefined && have !== want) {
-    throw new SvcError('GENESIS_MISMATCH', `${dataDir} holds slashing protection for genesis ${have}, not ${want}: use another --data-dir (or export/import the history)`, 409);
-  }
-  const db = await SlashingProtectionDb.open({ dir: slashingDbDir(dataDir) });
-  if (have === undefined) {
-    try {
-      await writeFileAtomic(marker, want + '\n', { mode: 0o600 });
-    } catch (err) {
-      await db.close();
-      throw err;
-    }
-  }
-  return db;
 }

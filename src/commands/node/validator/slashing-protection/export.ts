@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { SvcCommand } from '../../../../cli/base.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
-import { openValidatorDataDir } from '../../../../node/validator/client.js';
+import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 import { writeFileAtomic } from '../../../../util/fs.js';
 
 export default class SlashingProtectionExport extends SvcCommand {

@@ -5,7 +5,7 @@ import { SvcCommand } from '../../../../cli/base.js';
 import { SvcError } from '../../../../core/errors.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
-import { openValidatorDataDir } from '../../../../node/validator/client.js';
+import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 
 export default class SlashingProtectionImport extends SvcCommand {
   static override summary = 'Merge an EIP-3076 interchange file (format v5) into the validator slashing-protection history';
