@@ -146,8 +146,9 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
   app.get<{ Params: { id: string } }>('/api/v1/slashing/validators/:id', async (req, reply) => {
     const id = req.params.id;
-    const index = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase())?.index : uintParam(id, 'validator index');
-    if (index === undefined) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
+    const validators = chain.validators();
+    const index = ADDRESS_RE.test(id) ? validators.find((x) => x.address === id.toLowerCase())?.index : uintParam(id, 'validator index');
+    if (index === undefined || index >= validators.length) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
     const view: SlashingListView = { slashings: chain.slashing.ofValidator(index) };
     return ok(reply, view);
   });

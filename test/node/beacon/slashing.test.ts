@@ -157,6 +157,7 @@ test('POST /api/v1/slashing: forged, non-conflicting, two-validator and malforme
     expectEnvelope(await bget(h, '/api/v1/slashing?status=maybe'), 400, 'MALFORMED_INPUT');
     expectEnvelope(await bget(h, '/api/v1/slashing/validators/x'), 400, 'MALFORMED_INPUT');
     expectEnvelope(await bget(h, `/api/v1/slashing/validators/0x${'00'.repeat(20)}`), 404, 'NOT_FOUND');
+    expectEnvelope(await bget(h, '/api/v1/slashing/validators/9'), 404, 'NOT_FOUND');
   } finally {
     await stopHarness(h);
   }
