@@ -14,6 +14,7 @@ import { encodeTx } from '../../../src/core/types/transaction.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
 import { signEngineJwt } from '../../../src/node/shared/jwt.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { SPEC_EXECUTION_METRICS } from '../../helpers/spec-metrics.js';
 import {
   devnet,
   expectEnvelope,
@@ -398,24 +399,6 @@ jsonrpc.run();
 // ---------------------------------------------------------------------------------------------
 const metrics = suite('api: metrics');
 
-const SPEC_METRICS = [
-  'service_execution_chain_height',
-  'service_execution_accounts_total',
-  'service_execution_transactions_processed_total',
-  'service_execution_mempool_size',
-  'service_execution_transactions_rejected_total',
-  'service_execution_gas_fees_collected_wei',
-  'service_execution_gas_used_total',
-  'service_execution_peer_count',
-  'quantum_canonical_sig_verify_ms',
-  'quantum_canonical_sig_verified_total',
-  'quantum_canonical_sig_fail_total',
-  'quantum_canonical_vrf_verify_ms',
-  'quantum_canonical_vrf_fail_total',
-  'quantum_canonical_bytes_len',
-  'quantum_canonical_sig_generated_total',
-  'quantum_domain_hash_cache_hits',
-];
 
 /** promtool lint findings that are about names the spec mandates (not fixable without breaking the spec). */
 const SPEC_NAME_LINTS = new Set([
@@ -436,7 +419,7 @@ metrics('/metrics exports every spec metric; after a block the height and 3409-b
       return r.text();
     };
     const before = await scrape();
-    for (const name of SPEC_METRICS) assert.match(before, new RegExp(`^# TYPE ${name} (counter|gauge|histogram)$`, 'm'), name);
+    for (const name of SPEC_EXECUTION_METRICS) assert.match(before, new RegExp(`^# TYPE ${name} (counter|gauge|histogram)$`, 'm'), name);
     assert.is(metricValue(before, 'service_execution_chain_height'), 0);
     assert.is(metricValue(before, 'service_execution_accounts_total'), genesis.alloc.length);
     assert.is(metricValue(before, 'service_execution_peer_count'), 0);
