@@ -70,6 +70,27 @@ export const DEPOSIT_ADDRESS = '0x0000000000000000000000000000000000001000';
 export const EXIT_ADDRESS = '0x0000000000000000000000000000000000001001';
 /** System address receiving RANDAO re-commitments (value 0, data = the new 32-byte commitment, sent by the validator). */
 export const RANDAO_COMMIT_ADDRESS = '0x0000000000000000000000000000000000001002';
+/**
+ * System address of the bridge (docs/bridge.md): it holds locked amounts and the bridge reserve,
+ * its storage holds lock states, release markers and registered counterparts, and transactions to
+ * it carry one bridge operation (a 1-byte op code, then its payload).
+ */
+export const BRIDGE_ADDRESS = '0x0000000000000000000000000000000000001003';
+/**
+ * Most signatures one bridge proof carries in each of its two lists (finality votes, BID
+ * signatures). The binding limit is MAX_TX_DATA_BYTES: a release costs about 6.8 KB per signer,
+ * so 256 KiB of data carries 36 signers, a counterpart of up to 54 equal-stake validators.
+ */
+export const MAX_BRIDGE_SIGNERS = 64;
+/** Most trie nodes in one bridge proof path (a 32-byte key has 64 nibbles, plus the leaf). */
+export const MAX_BRIDGE_PROOF_NODES = 65;
+/** Largest trie node encoding a proof may carry (an internal node: 3 + 16 × 32 bytes). */
+export const MAX_TRIE_NODE_BYTES = 3 + 16 * HASH_BYTES;
+/** Gas per payload byte of a bridge operation, on top of TX_BASE_GAS (the Ethereum calldata figure). */
+export const BRIDGE_BYTE_GAS = 16n;
+/** Longest lock timeout a lock may ask for, seconds after its block (7 days). */
+export const MAX_BRIDGE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+
 /** Most RANDAO re-commitments one block applies; later ones in the block fail (receipt status 0). */
 export const MAX_BLOCK_RANDAO_COMMITS = 16;
 

@@ -12,6 +12,8 @@ export const Domain = {
   Vrf: 'svc/vrf/v1',
   Attestation: 'svc/attestation/v1',
   Randao: 'svc/randao/v1',
+  /** A source-chain validator's signature over a BID id (docs/bridge.md). */
+  BridgeBid: 'svc/bridge-bid/v1',
 } as const;
 
 export type DomainTag = (typeof Domain)[keyof typeof Domain];

@@ -1,0 +1,111 @@
+/**
+ * Wire types of the bridge routes (docs/bridge.md): the beacon's `/api/v1/bridge/...` and the
+ * execution's `/api/v1/bridge/counterparts`, shared by the servers and src/client/bridge.ts.
+ */
+import type { BidFieldsJson } from '../core/bridge/types.js';
+
+/** A BID's status as the beacon of either chain reports it (docs/bridge.md, "States and transitions"). */
+export type BidStatus = 'PENDING' | 'ATTESTED' | 'FINALIZED' | 'EXPIRED' | 'COMPLETED' | 'REFUNDED';
+
+export const BID_STATUSES: readonly BidStatus[] = ['PENDING', 'ATTESTED', 'FINALIZED', 'EXPIRED', 'COMPLETED', 'REFUNDED'];
+
+/** Which side of the BID this chain is: the lock's chain (outgoing) or the releasing chain (incoming). */
+export type BidDirection = 'outgoing' | 'incoming';
+
+/** One entry of a BID's history: the status it entered, when, and what caused it. */
+export interface BidTransitionJson {
+  status: BidStatus;
+  /** ISO 8601 UTC, when this beacon recorded it. */
+  at: string;
+  /** Slot of the beacon's clock at that moment. */
+  slot: number;
+  /** The block whose operation caused it (lock, release, refund, completion), else null. */
+  block_hash: string | null;
+  /** Its transaction, else null. */
+  tx_hash: string | null;
+}
+
+/** A chain as a BID names it. */
+export interface BridgeChainJson {
+  chain_id: string;
+  genesis_hash: string;
+}
+
+/** GET /api/v1/bridge/bids/:id (and the entries of the list). */
+export interface BidView {
+  bid: string;
+  direction: BidDirection;
+  status: BidStatus;
+  fields: BidFieldsJson;
+  source: BridgeChainJson;
+  destination: BridgeChainJson;
+  /** The block holding the lock (outgoing) or the release (incoming). */
+  block: { hash: string; index: number } | null;
+  /** Outgoing only: BID signatures collected from this chain's validators. */
+  signatures: { signers: number; signed_stake: string; active_stake: string } | null;
+  history: BidTransitionJson[];
+}
+
+/** GET /api/v1/bridge/bids[?status=&address=&direction=&limit=]: newest first. */
+export interface BidListView {
+  bids: BidView[];
+}
+
+/** POST /api/v1/bridge/bids/:id/signatures body, and the entries of GET …/signatures. */
+export interface BidSignatureJson {
+  validator_index: number;
+  /** 0x hex ML-DSA-65 signature over the BID id (Domain svc/bridge-bid/v1, source chain id). */
+  signature: string;
+}
+
+/** GET /api/v1/bridge/bids/:id/signatures. */
+export interface BidSignaturesView {
+  bid: string;
+  signatures: BidSignatureJson[];
+}
+
+/** POST /api/v1/bridge/bids/:id/signatures answer (202 added, 200 already known). */
+export interface BidSignatureResult {
+  bid: string;
+  added: boolean;
+  status: BidStatus;
+  signers: number;
+  signed_stake: string;
+  active_stake: string;
+}
+
+/** One registered counterpart (GET /api/v1/bridge/counterparts on execution and beacon). */
+export interface CounterpartView {
+  chain_id: string;
+  genesis_hash: string;
+  validators: number;
+  /** Wei, base 10: the genesis stake of its validators (the set its proofs are checked against). */
+  active_stake: string;
+  slots_per_epoch: number;
+  slot_seconds: number;
+}
+
+/** GET /api/v1/bridge/counterparts. */
+export interface CounterpartsView {
+  /** This chain. */
+  self: BridgeChainJson;
+  counterparts: CounterpartView[];
+}
+
+/** WebSocket `bridge_bid_registered` data (SPEC.md). */
+export interface BridgeBidRegisteredEvent {
+  bid: string;
+  status: BidStatus;
+  /** Wei, base 10. */
+  amount: string;
+  /** Chain id of the counterpart chain. */
+  chain: string;
+}
+
+/** WebSocket `bridge_bid_status` data: every later transition. */
+export interface BridgeBidStatusEvent {
+  bid: string;
+  status: BidStatus;
+  previous: BidStatus | null;
+  direction: BidDirection;
+}

@@ -1,0 +1,435 @@
+/**
+ * The bridge's protocol objects (docs/bridge.md): BID fields and ids, the bridge account's storage
+ * slots and the words they hold, the five operation payloads a transaction to BRIDGE_ADDRESS
+ * carries, the receipt log each applied operation emits, and the BID signature validators make.
+ * Pure: no I/O. The checks that judge a payload are in verify.ts.
+ */
+import { ByteListType, ByteVectorType, ContainerType, ListCompositeType, UintBigintType, UintNumberType } from '@chainsafe/ssz';
+import {
+  ADDRESS_BYTES,
+  BRIDGE_ADDRESS,
+  HASH_BYTES,
+  MAX_BRIDGE_PROOF_NODES,
+  MAX_BRIDGE_SIGNERS,
+  MAX_TRIE_NODE_BYTES,
+  SIGNATURE_BYTES,
+} from '../constants.js';
+import { bytesEqual, parseHex, toHex, utf8 } from '../codec/bytes.js';
+import { Domain, signingHash } from '../crypto/domain.js';
+import { sha3 } from '../crypto/hash.js';
+import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
+import { MalformedError, SvcError } from '../errors.js';
+import { AttestationSsz, BlockHeaderSsz, CheckpointSsz } from '../types/ssz.js';
+import type { FinalityUpdate } from '../light/types.js';
+import type { AccountProofWire } from '../state/trie.js';
+
+/** Why a bridge operation is refused; `code` names the rule (docs/bridge.md, "Failure codes"). */
+export class BridgeError extends SvcError {
+  constructor(code: BridgeErrorCode, message: string, status = 400) {
+    super(code, message, status);
+  }
+}
+
+/** Machine codes of the bridge rules. */
+export type BridgeErrorCode =
+  | 'BRIDGE_MALFORMED'
+  | 'BRIDGE_UNKNOWN_COUNTERPART'
+  | 'BRIDGE_COUNTERPART_INVALID'
+  | 'BRIDGE_BAD_LOCK'
+  | 'BRIDGE_WRONG_SOURCE'
+  | 'BRIDGE_WRONG_DESTINATION'
+  | 'BRIDGE_PROOF_INVALID'
+  | 'BRIDGE_LOCK_NOT_PROVEN'
+  | 'BRIDGE_RELEASE_NOT_PROVEN'
+  | 'BRIDGE_RELEASED_BEFORE_TIMEOUT'
+  | 'BRIDGE_TIMEOUT_NOT_REACHED'
+  | 'BRIDGE_UNKNOWN_SIGNER'
+  | 'BRIDGE_DUPLICATE_SIGNER'
+  | 'BRIDGE_BAD_SIGNATURE'
+  | 'BRIDGE_INSUFFICIENT_SIGNATURES'
+  | 'BRIDGE_EXPIRED'
+  | 'BRIDGE_ALREADY_RELEASED'
+  | 'BRIDGE_NOT_LOCKED'
+  | 'BRIDGE_INSUFFICIENT_LIQUIDITY';
+
+/** Op codes: the first byte of a transaction to BRIDGE_ADDRESS. */
+export const BridgeOp = { Register: 1, Lock: 2, Release: 3, Refund: 4, Complete: 5 } as const;
+export type BridgeOpCode = (typeof BridgeOp)[keyof typeof BridgeOp];
+/** Receipt `kind` of each op. */
+export const BRIDGE_OP_KIND = { 1: 'bridge_register', 2: 'bridge_lock', 3: 'bridge_release', 4: 'bridge_refund', 5: 'bridge_complete' } as const;
+export type BridgeOpKind = (typeof BRIDGE_OP_KIND)[BridgeOpCode];
+
+const uint64n = new UintNumberType(8);
+const uint256 = new UintBigintType(32);
+const bytes32 = new ByteVectorType(HASH_BYTES);
+const address = new ByteVectorType(ADDRESS_BYTES);
+const signature = new ByteVectorType(SIGNATURE_BYTES);
+const trieNodes = new ListCompositeType(new ByteListType(MAX_TRIE_NODE_BYTES), MAX_BRIDGE_PROOF_NODES);
+
+/** Everything a BID id commits to. Chains are named by genesis hash, which commits to their chain id and validators. */
+export interface BidFields {
+  /** Genesis hash of the chain the lock is on. */
+  source: Uint8Array;
+  /** Genesis hash of the chain that releases. */
+  destination: Uint8Array;
+  /** Hash of the lock transaction. */
+  lockTx: Uint8Array;
+  sender: Uint8Array;
+  recipient: Uint8Array;
+  /** Wei. */
+  amount: bigint;
+  /** Unix seconds: a release needs a destination block before it; a refund a finalised destination header at or after it. */
+  timeout: number;
+}
+
+export const BidFieldsSsz = new ContainerType({
+  source: bytes32,
+  destination: bytes32,
+  lockTx: bytes32,
+  sender: address,
+  recipient: address,
+  amount: uint256,
+  timeout: uint64n,
+});
+
+/** Body of a lock: the amount is the transaction's value, the sender its signer. */
+export interface LockBody {
+  destination: Uint8Array;
+  recipient: Uint8Array;
+  timeout: number;
+}
+
+export const LockBodySsz = new ContainerType({ destination: bytes32, recipient: address, timeout: uint64n });
+
+/** A finality update in SSZ (the light client's object, docs/light-client.md). */
+export const FinalityUpdateSsz = new ContainerType({
+  finalized: CheckpointSsz,
+  target: CheckpointSsz,
+  header: BlockHeaderSsz,
+  attestations: new ListCompositeType(AttestationSsz, MAX_BRIDGE_SIGNERS),
+  /** Bitfield over validator indices: room for 8,192 validators. */
+  participation: new ByteListType(1024),
+});
+
+/** The bridge account of the counterpart proven against a header's state_root, with one of its storage slots. */
+export interface BridgeAccountProof {
+  balance: bigint;
+  nonce: bigint;
+  codeHash: Uint8Array;
+  storageHash: Uint8Array;
+  /** Account trie nodes from the state root down (docs/protocol.md, State trie). */
+  accountNodes: Uint8Array[];
+  /** The slot's value (all zero: absent). */
+  value: Uint8Array;
+  /** Storage trie nodes from the storage root down. */
+  storageNodes: Uint8Array[];
+}
+
+export const BridgeAccountProofSsz = new ContainerType({
+  balance: uint256,
+  nonce: new UintBigintType(8),
+  codeHash: bytes32,
+  storageHash: bytes32,
+  accountNodes: trieNodes,
+  value: bytes32,
+  storageNodes: trieNodes,
+});
+
+/** A statement about one slot of a counterpart's bridge account, as of a finalised header it proves. */
+export interface FinalityProof {
+  /** Its header is the finalised header; the slot is proven against that header's state_root. */
+  update: FinalityUpdate;
+  account: BridgeAccountProof;
+}
+
+export const FinalityProofSsz = new ContainerType({ update: FinalityUpdateSsz, account: BridgeAccountProofSsz });
+
+/** One source validator's signature over a BID id. */
+export interface BidSignature {
+  validatorIndex: number;
+  signature: Uint8Array;
+}
+
+export const BidSignatureSsz = new ContainerType({ validatorIndex: uint64n, signature });
+
+/** Release (destination chain): the BID, the lock proven in the source's finalised state, and BID signatures of the source's validators. */
+export interface ReleaseBody {
+  bid: BidFields;
+  proof: FinalityProof;
+  signatures: BidSignature[];
+}
+
+export const ReleaseBodySsz = new ContainerType({
+  bid: BidFieldsSsz,
+  proof: FinalityProofSsz,
+  signatures: new ListCompositeType(BidSignatureSsz, MAX_BRIDGE_SIGNERS),
+});
+
+/**
+ * Refund or completion (source chain): the BID and the destination's release slot proven in its
+ * finalised state (absent at a header at or after the timeout for a refund, RELEASED for a completion).
+ */
+export interface SettleBody {
+  bid: BidFields;
+  proof: FinalityProof;
+}
+
+export const SettleBodySsz = new ContainerType({ bid: BidFieldsSsz, proof: FinalityProofSsz });
+
+/** A decoded bridge operation. Register carries the counterpart's genesis document as UTF-8 canonical JSON. */
+export type BridgeOperation =
+  | { op: typeof BridgeOp.Register; genesisJson: Uint8Array }
+  | { op: typeof BridgeOp.Lock; body: LockBody }
+  | { op: typeof BridgeOp.Release; body: ReleaseBody }
+  | { op: typeof BridgeOp.Refund; body: SettleBody }
+  | { op: typeof BridgeOp.Complete; body: SettleBody };
+
+/** 32-byte zero-padded ASCII tag: keeps ids, slots and topics of different kinds apart. */
+function tag(name: string): Uint8Array {
+  const out = new Uint8Array(32);
+  out.set(utf8(name));
+  return out;
+}
+
+const BID_TAG = tag('svc/bridge/bid/v1');
+const LOCK_SLOT_TAG = tag('svc/bridge/lock/v1');
+const RELEASE_SLOT_TAG = tag('svc/bridge/release/v1');
+const COUNTERPART_SLOT_TAG = tag('svc/bridge/counterpart/v1');
+
+/** The BID id: SHA3-256(tag ‖ SSZ(fields)). */
+export function bidId(f: BidFields): Uint8Array {
+  return sha3(BID_TAG, BidFieldsSsz.serialize(f));
+}
+
+/** Source chain: the bridge storage slot holding a BID's lock state (a LockState word). */
+export function lockSlot(bid: Uint8Array): Uint8Array {
+  return sha3(LOCK_SLOT_TAG, bid);
+}
+
+/** Destination chain: the bridge storage slot marking a BID released (RELEASED_WORD), zero until then. */
+export function releaseSlot(bid: Uint8Array): Uint8Array {
+  return sha3(RELEASE_SLOT_TAG, bid);
+}
+
+/** The bridge storage slot marking a counterpart (by genesis hash) registered (REGISTERED_WORD). */
+export function counterpartSlot(genesisHash: Uint8Array): Uint8Array {
+  return sha3(COUNTERPART_SLOT_TAG, genesisHash);
+}
+
+/** States of a lock slot on the source chain. */
+export const LockState = { Locked: 1, Completed: 2, Refunded: 3 } as const;
+export type LockStateValue = (typeof LockState)[keyof typeof LockState];
+
+/** The 32-byte word of a small state value (big-endian, as storage words are read). */
+export function stateWord(value: number): Uint8Array {
+  const w = new Uint8Array(32);
+  w[31] = value;
+  return w;
+}
+
+/** The value of a word written by stateWord, or -1 for any other word (0 for an absent slot). */
+export function wordState(word: Uint8Array): number {
+  if (word.length !== 32 || word.subarray(0, 31).some((b) => b !== 0)) return -1;
+  return word[31]!;
+}
+
+/** The release and registration marker. */
+export const RELEASED_WORD = stateWord(1);
+export const REGISTERED_WORD = stateWord(1);
+
+/** Encodes an operation as transaction data. */
+export function encodeBridgeOp(o: BridgeOperation): Uint8Array {
+  let body: Uint8Array;
+  switch (o.op) {
+    case BridgeOp.Register:
+      body = o.genesisJson;
+      break;
+    case BridgeOp.Lock:
+      body = LockBodySsz.serialize(o.body);
+      break;
+    case BridgeOp.Release:
+      body = ReleaseBodySsz.serialize(o.body);
+      break;
+    case BridgeOp.Refund:
+    case BridgeOp.Complete:
+      body = SettleBodySsz.serialize(o.body);
+      break;
+  }
+  const out = new Uint8Array(1 + body.length);
+  out[0] = o.op;
+  out.set(body, 1);
+  return out;
+}
+
+function safe(n: number, field: string): number {
+  if (!Number.isSafeInteger(n)) throw new MalformedError(field, 'integers must be below 2^53');
+  return n;
+}
+
+function checkUpdateIntegers(u: FinalityUpdate, field: string): void {
+  safe(u.finalized.epoch, `${field}.finalized.epoch`);
+  safe(u.target.epoch, `${field}.target.epoch`);
+  safe(u.header.index, `${field}.header.index`);
+  safe(u.header.timestampMs, `${field}.header.timestamp`);
+  u.attestations.forEach((a, i) => {
+    safe(a.validatorIndex, `${field}.attestations[${i}].validator_index`);
+    safe(a.data.slot, `${field}.attestations[${i}].data.slot`);
+    safe(a.data.source.epoch, `${field}.attestations[${i}].data.source.epoch`);
+    safe(a.data.target.epoch, `${field}.attestations[${i}].data.target.epoch`);
+  });
+}
+
+/** Decodes transaction data sent to BRIDGE_ADDRESS; every structural fault is a MalformedError naming `bridge.*`. */
+export function decodeBridgeOp(data: Uint8Array): BridgeOperation {
+  if (data.length === 0) throw new MalformedError('bridge.op', 'empty data: expected an op code byte');
+  const op = data[0]!;
+  const body = data.subarray(1);
+  const de = <T>(what: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (err) {
+      throw new MalformedError(`bridge.${what}`, (err as Error).message);
+    }
+  };
+  switch (op) {
+    case BridgeOp.Register:
+      if (body.length === 0) throw new MalformedError('bridge.register', 'expected the counterpart genesis document');
+      return { op, genesisJson: body.slice() };
+    case BridgeOp.Lock: {
+      const b = de('lock', () => LockBodySsz.deserialize(body));
+      safe(b.timeout, 'bridge.lock.timeout');
+      return { op, body: b };
+    }
+    case BridgeOp.Release: {
+      const b = de('release', () => ReleaseBodySsz.deserialize(body));
+      safe(b.bid.timeout, 'bridge.release.bid.timeout');
+      checkUpdateIntegers(b.proof.update, 'bridge.release.proof.update');
+      b.signatures.forEach((s, i) => safe(s.validatorIndex, `bridge.release.signatures[${i}].validator_index`));
+      return { op, body: b };
+    }
+    case BridgeOp.Refund:
+    case BridgeOp.Complete: {
+      const what = op === BridgeOp.Refund ? 'refund' : 'complete';
+      const b = de(what, () => SettleBodySsz.deserialize(body));
+      safe(b.bid.timeout, `bridge.${what}.bid.timeout`);
+      checkUpdateIntegers(b.proof.update, `bridge.${what}.proof.update`);
+      return { op, body: b };
+    }
+    default:
+      throw new MalformedError('bridge.op', `unknown op code ${op} (1 register, 2 lock, 3 release, 4 refund, 5 complete)`);
+  }
+}
+
+/** Hash a source validator signs to attest a BID, under the source chain's id. */
+export function bidSigningHash(bid: Uint8Array, sourceChainId: string): Uint8Array {
+  return signingHash(Domain.BridgeBid, sourceChainId, bid);
+}
+
+/** Signs a BID id as validator `validatorIndex` of `sourceChainId`. */
+export function signBid(bid: Uint8Array, validatorIndex: number, key: MlDsaKeyPair, sourceChainId: string): BidSignature {
+  return { validatorIndex, signature: sign(key.secretKey, bidSigningHash(bid, sourceChainId), { deterministic: true }) };
+}
+
+/** True when a BID signature verifies under `publicKey`. */
+export function verifyBidSignature(bid: Uint8Array, s: BidSignature, publicKey: Uint8Array, sourceChainId: string): boolean {
+  return verify(publicKey, bidSigningHash(bid, sourceChainId), s.signature);
+}
+
+/** Receipt log topics[0] of each applied operation, SHA3-256 of its event name. */
+export const BridgeEvent = {
+  Registered: sha3(utf8('svc/bridge/Registered')),
+  Locked: sha3(utf8('svc/bridge/Locked')),
+  Released: sha3(utf8('svc/bridge/Released')),
+  Refunded: sha3(utf8('svc/bridge/Refunded')),
+  Completed: sha3(utf8('svc/bridge/Completed')),
+} as const;
+export type BridgeEventName = keyof typeof BridgeEvent;
+
+/**
+ * What one bridge receipt log says. Logs come from BRIDGE_ADDRESS with topics [event, id] where id
+ * is the BID (or, for Registered, the counterpart's genesis hash); data is SSZ(BidFields) for BID
+ * events and the UTF-8 chain id for Registered.
+ */
+export type BridgeLogEvent =
+  | { event: 'Registered'; genesisHash: Uint8Array; chainId: string }
+  | { event: Exclude<BridgeEventName, 'Registered'>; bid: Uint8Array; fields: BidFields };
+
+/** The log an applied operation emits (address BRIDGE_ADDRESS). */
+export function bridgeLog(e: BridgeLogEvent): { topics: Uint8Array[]; data: Uint8Array } {
+  if (e.event === 'Registered') return { topics: [BridgeEvent.Registered, e.genesisHash], data: utf8(e.chainId) };
+  return { topics: [BridgeEvent[e.event], e.bid], data: BidFieldsSsz.serialize(e.fields) };
+}
+
+/** Parses a bridge log (topics and data as 0x hex, as receipts carry them); null when it is not one. */
+export function parseBridgeLog(topics: readonly string[], data: string): BridgeLogEvent | null {
+  if (topics.length !== 2) return null;
+  const t0 = parseHex(topics[0]!, 'topics[0]', HASH_BYTES);
+  const id = parseHex(topics[1]!, 'topics[1]', HASH_BYTES);
+  const name = (Object.keys(BridgeEvent) as BridgeEventName[]).find((k) => bytesEqual(BridgeEvent[k], t0));
+  if (!name) return null;
+  const bytes = parseHex(data, 'data');
+  if (name === 'Registered') return { event: name, genesisHash: id, chainId: Buffer.from(bytes).toString('utf8') };
+  const fields = BidFieldsSsz.deserialize(bytes);
+  if (!bytesEqual(bidId(fields), id)) return null;
+  return { event: name, bid: id, fields };
+}
+
+/** JSON of BID fields (API and CLI). */
+export interface BidFieldsJson {
+  source: string;
+  destination: string;
+  lock_tx: string;
+  sender: string;
+  recipient: string;
+  /** Wei, base 10. */
+  amount: string;
+  /** Unix seconds. */
+  timeout: number;
+}
+
+/** BID fields as JSON. */
+export function bidFieldsToJson(f: BidFields): BidFieldsJson {
+  return {
+    source: toHex(f.source),
+    destination: toHex(f.destination),
+    lock_tx: toHex(f.lockTx),
+    sender: toHex(f.sender),
+    recipient: toHex(f.recipient),
+    amount: f.amount.toString(),
+    timeout: f.timeout,
+  };
+}
+
+/**
+ * The bridge account proof of one slot, from the light client's wire proof (GET
+ * /api/v1/light/proof with `keys` = that slot); MalformedError when it lacks the slot.
+ */
+export function bridgeAccountProofFromWire(wire: AccountProofWire, slot: Uint8Array): BridgeAccountProof {
+  if (wire.address.toLowerCase() !== BRIDGE_ADDRESS) throw new MalformedError('proof.address', `expected the bridge account ${BRIDGE_ADDRESS}, got ${wire.address}`);
+  const s = wire.storageProof.find((p) => p.key.toLowerCase() === toHex(slot));
+  if (!s) throw new MalformedError('proof.storageProof', `no proof of slot ${toHex(slot)}`);
+  const nodes = (list: readonly string[], field: string) => list.map((n, i) => parseHex(n, `${field}[${i}]`));
+  return {
+    balance: BigInt(wire.balance),
+    nonce: BigInt(wire.nonce),
+    codeHash: parseHex(wire.codeHash, 'proof.codeHash', HASH_BYTES),
+    storageHash: parseHex(wire.storageHash, 'proof.storageHash', HASH_BYTES),
+    accountNodes: nodes(wire.accountProof, 'proof.accountProof'),
+    value: parseHex(s.value, 'proof.storageProof.value', HASH_BYTES),
+    storageNodes: nodes(s.proof, 'proof.storageProof.proof'),
+  };
+}
+
+/** The wire form of a bridge account proof of `slot` against `stateRoot`, as the state trie's standalone verifier reads it. */
+export function bridgeAccountProofToWire(p: BridgeAccountProof, stateRoot: Uint8Array, slot: Uint8Array): AccountProofWire {
+  return {
+    address: BRIDGE_ADDRESS,
+    stateRoot: toHex(stateRoot),
+    balance: p.balance.toString(),
+    nonce: Number(p.nonce),
+    codeHash: toHex(p.codeHash),
+    storageHash: toHex(p.storageHash),
+    accountProof: p.accountNodes.map((n) => toHex(n)),
+    storageProof: [{ key: toHex(slot), value: toHex(p.value), proof: p.storageNodes.map((n) => toHex(n)) }],
+  };
+}
