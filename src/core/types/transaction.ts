@@ -20,6 +20,7 @@ import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { EcdsaAuthorizationSsz, EcdsaAuthorizedTxSsz, StandardTxSsz } from './ssz.js';
+import { bridgeGas, isBridgeAddress } from '../bridge/gas.js';
 
 /** Envelope type bytes. */
 export const TxType = {
@@ -282,18 +283,20 @@ export function verifyTxSignature(tx: Transaction, chainId: string): Uint8Array 
   return addressFromPublicKey(tx.publicKey);
 }
 
-/** Intrinsic gas: 21,000 for transfers and calls, 32,000 + 200 per code byte for deployments, 0 for authorisations. */
+/** Intrinsic gas: 21,000 for transfers and calls, bridgeGas for bridge operations, 32,000 + 200 per code byte for deployments, 0 for authorisations. */
 export function intrinsicGas(tx: Transaction): bigint {
   if (isAuthorization(tx)) return 0n;
   return callIntrinsicGas(tx.to, tx.data);
 }
 
 /**
- * Intrinsic gas of a call (21,000) or deployment (32,000 + 200 per code byte). Deploy data is
- * `u32 LE code length ‖ code ‖ constructor args`: only the code is priced per byte; data that does
- * not frame that way (refused at admission, a status-0 receipt in a block) pays for every byte.
+ * Intrinsic gas of a call (21,000), a bridge operation (bridgeGas: its bytes and signatures) or a
+ * deployment (32,000 + 200 per code byte). Deploy data is `u32 LE code length ‖ code ‖ constructor
+ * args`: only the code is priced per byte; data that does not frame that way (refused at
+ * admission, a status-0 receipt in a block) pays for every byte.
  */
 export function callIntrinsicGas(to: Uint8Array | string | null, data: Uint8Array): bigint {
+  if (isBridgeAddress(to)) return bridgeGas(data);
   if (to !== null) return TX_BASE_GAS;
   const framed = data.length >= 4 ? new DataView(data.buffer, data.byteOffset, 4).getUint32(0, true) : -1;
   const codeBytes = framed >= 0 && framed <= data.length - 4 ? framed : data.length;
