@@ -7,7 +7,7 @@ import { toHex } from '../core/codec/bytes.js';
 import { GenesisError } from '../core/errors.js';
 import { randaoCommitment } from '../core/crypto/randao.js';
 import { chainIdBytes } from '../core/crypto/domain.js';
-import { WEI_PER_TOKEN } from '../core/constants.js';
+import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../core/constants.js';
 import { type Genesis, type PresetName, PRESETS, parseGenesis } from '../core/genesis/genesis.js';
 import { Branch, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../wallet/derivation.js';
 import { encryptSeed, walletFileFor } from '../wallet/keystore.js';
@@ -25,6 +25,8 @@ export interface GenesisPlan {
   mnemonic: string;
   /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`) and RANDAO chain length (`--randao-chain-length`). */
   timing?: { slotSeconds?: number; slotsPerEpoch?: number; randaoChainLength?: number };
+  /** Wei allocated to the bridge account (`--bridge-reserve`): what releases pay from before anything is locked here. Absent or 0: no allocation. */
+  bridgeReserve?: bigint;
 }
 
 /** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
@@ -76,10 +78,14 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
       faucet: { address: faucet.address, amount: FAUCET_CLAIM.toString(), cooldown_seconds: FAUCET_COOLDOWN_SECONDS },
     },
     forks: [{ name: 'genesis', epoch: 0, version: '0x00000001' }],
-    alloc: keys.map((k) => ({
-      address: k.keys.address,
-      balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
-    })),
+    alloc: [
+      ...keys.map((k) => ({
+        address: k.keys.address,
+        balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
+      })),
+      // Only when asked: a genesis without a reserve stays byte-identical to one built before the bridge.
+      ...(plan.bridgeReserve !== undefined && plan.bridgeReserve > 0n ? [{ address: BRIDGE_ADDRESS, balance: plan.bridgeReserve.toString() }] : []),
+    ],
     validators: validators.map((v) => ({
       index: v.index,
       address: v.keys.address,
