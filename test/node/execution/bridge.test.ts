@@ -13,7 +13,10 @@ import * as assert from 'uvu/assert';
 import { toHex, utf8 } from '../../../src/core/codec/bytes.js';
 import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
 import { type Genesis, canonicalJson, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
-import type { Block } from '../../../src/core/types/block.js';
+import { type Block, type BlockHeader, blockHash } from '../../../src/core/types/block.js';
+import { signAttestation } from '../../../src/core/types/attestation.js';
+import { participationBits } from '../../../src/core/light/verify.js';
+import type { FinalityUpdate } from '../../../src/core/light/types.js';
 import { type StandardTx, encodeTx } from '../../../src/core/types/transaction.js';
 import {
   type BidFields,
@@ -21,7 +24,10 @@ import {
   type BridgeOperation,
   LockState,
   RELEASED_WORD,
+  type ReleaseBody,
   bidId,
+  bridgeAccountProofFromWire,
+  signBid,
   counterpartSlot,
   encodeBridgeOp,
   lockSlot,
@@ -73,24 +79,29 @@ const alice = keys.accounts[0]!;
 const bob = keys.accounts[1]!;
 const RECIPIENT = '0x' + 'c3'.repeat(20);
 
-/** The next block of validator 0 after `parent`, timed by G (whose slot 0 differs from the fixture's). */
-function nextBlock(parent: ParentRef, txs: StandardTx[]): Block {
-  const { slot } = drawnSlot(G, parent.branch, 0);
-  return makeBlock(parent, { txs, slot, timestampMs: slotStartMs(G, slot) });
+/** The next block of validator 0 after `parent`, timed by `g` (whose slot 0 differs from the fixture's). */
+function nextBlock(g: Genesis, parent: ParentRef, txs: StandardTx[]): Block {
+  const { slot } = drawnSlot(g, parent.branch, 0);
+  return makeBlock(parent, { txs, slot, timestampMs: slotStartMs(g, slot) });
 }
 
 /** A node on G over a data directory, and the chain as a proposer follows it. */
 class Harness {
   parent!: ParentRef;
   private nonces = new Map<string, bigint>();
-  constructor(public node: ExecutionNode) {}
+  /** The last block imported, with its header (what a finality update names). */
+  last?: Block;
+  constructor(
+    public node: ExecutionNode,
+    readonly genesis: Genesis = G,
+  ) {}
 
-  static async start(dir: string): Promise<Harness> {
-    const h = new Harness(await startNode({ dataDir: dir, genesis: G }));
+  static async start(dir: string, genesis: Genesis = G): Promise<Harness> {
+    const h = new Harness(await startNode({ dataDir: dir, genesis }), genesis);
     const head = h.node.chain.head();
     const rec = (await h.node.chain.record(head.hash))!;
     assert.is(head.index, 0);
-    h.parent = { hash: head.hash, index: 0, timestamp: rec.timestamp, branch: genesisBranch(G), stateRoot: rec.state_root };
+    h.parent = { hash: head.hash, index: 0, timestamp: rec.timestamp, branch: genesisBranch(genesis), stateRoot: rec.state_root };
     return h;
   }
 
@@ -109,7 +120,9 @@ class Harness {
 
   /** Imports a block of `txs` (admitted or not) and returns their receipts. */
   async block(txs: StandardTx[]): Promise<any[]> {
-    const { result, ref } = await importOk(this.node, nextBlock(this.parent, txs));
+    const block = nextBlock(this.genesis, this.parent, txs);
+    const { result, ref } = await importOk(this.node, block);
+    this.last = block;
     // A block extending the head becomes the head: no forkchoiceUpdated needed.
     assert.is(result.canonical, true);
     this.parent = ref;
@@ -340,6 +353,101 @@ test('bridge operations: register, lock, release once, refund, complete; refused
     } finally {
       await h.node.stop();
     }
+  });
+});
+
+/**
+ * A finality update finalising `header` as its chain's validators (the fixture's two, both
+ * signing: 2/3 of two equal stakes needs both) would sign it, under `chainId`.
+ */
+function finalizing(header: BlockHeader, g: Genesis): FinalityUpdate {
+  const spe = g.config.slots_per_epoch;
+  const epoch = Math.floor(slotOfMs(g, header.timestampMs) / spe) + 1;
+  const root = blockHash(header);
+  const target = { epoch: epoch + 1, root: new Uint8Array(32).fill(0xab) };
+  const data = { slot: (epoch + 1) * spe, beaconBlockRoot: target.root, source: { epoch, root }, target };
+  const attestations = keys.validators.map((k, i) => signAttestation(i, data, k.mldsa, g.chain_id));
+  return { finalized: { epoch, root }, target, header, attestations, participation: participationBits([0, 1], 2) };
+}
+
+const slotOfMs = (g: Genesis, ms: number) => Math.floor((ms - g.genesis_time * 1000) / (g.config.slot_seconds * 1000));
+
+test('two execution nodes: a lock on A, proven from A\'s own state trie, is released on B; the release, proven from B\'s, completes the lock on A', async () => {
+  // Two chains of the same validators and chain id, told apart by genesis (their hashes differ).
+  const GA = G;
+  const GB: Genesis = { ...G, genesis_time: G.genesis_time + 2 };
+  const hashA = genesisHash(GA);
+  const hashB = genesisHash(GB);
+  await withTempDir(async (dirA) => {
+    await withTempDir(async (dirB) => {
+      const a = await Harness.start(dirA, GA);
+      let b: Harness | undefined;
+      try {
+        b = await Harness.start(dirB, GB);
+        let receipts = await a.block([a.op(alice, registerOp(GB))]);
+        assert.is(receipts[0].status, 1, receipts[0].error);
+        receipts = await b.block([b.op(alice, registerOp(GA))]);
+        assert.is(receipts[0].status, 1, receipts[0].error);
+
+        // Lock 4 tokens on A for B.
+        const lock = a.op(bob, lockOp(hashB, TIMEOUT, RECIPIENT), 4n * TOKEN);
+        await submitOk(a.node, lock);
+        receipts = await a.block([lock]);
+        const lockBlock = a.parent.hash;
+        const fields = (parseBridgeLog(receipts[0].logs[0].topics, receipts[0].logs[0].data) as { fields: BidFields }).fields;
+        const bid = bidId(fields);
+        assert.is(toHex(fields.source), toHex(hashA));
+        // The next block's header names the lock block's post-state: that header is the one finalised.
+        await a.block([]);
+        const headerA = a.last!.header;
+        assert.is(toHex(headerA.stateRoot), (await a.node.chain.record(lockBlock))!.state_root);
+        // The proof A's node serves (what GET /api/v1/light/proof relays) of the lock slot in that state.
+        const wireA = expectOk(await get(a.node, `/api/v1/accounts/${BRIDGE_ADDRESS}/proof?block=${lockBlock}&keys=${toHex(lockSlot(bid))}`));
+        const release: BridgeOperation = {
+          op: BridgeOp.Release,
+          body: {
+            bid: fields,
+            proof: { update: finalizing(headerA, GA), account: bridgeAccountProofFromWire(wireA, lockSlot(bid)) },
+            signatures: keys.validators.map((k, i) => signBid(bid, i, k.mldsa, GA.chain_id)),
+          },
+        };
+        // A header that is not the finalised one (the lock block's own, unfinalised) is refused.
+        const early: BridgeOperation = { ...release, body: { ...(release as { body: ReleaseBody }).body, proof: { ...(release as { body: ReleaseBody }).body.proof, update: { ...finalizing(headerA, GA), header: (await a.node.chain.blocks.block(lockBlock))!.header } } } } as BridgeOperation;
+        await refused(b, b.op(alice, early), 'BRIDGE_PROOF_INVALID', /LIGHT_HEADER_MISMATCH/);
+        b.unuse(alice);
+        const before = (await account(b.node, RECIPIENT)).balance;
+        const relTx = b.op(alice, release);
+        await submitOk(b.node, relTx);
+        receipts = await b.block([relTx]);
+        assert.is(receipts[0].status, 1, receipts[0].error);
+        assert.is((await account(b.node, RECIPIENT)).balance, before + 4n * TOKEN);
+        // The same BID cannot be released twice, nor released on A (its own source).
+        await refused(b, b.op(alice, release), 'BRIDGE_ALREADY_RELEASED');
+        b.unuse(alice);
+        await refused(a, a.op(alice, release), 'BRIDGE_WRONG_DESTINATION');
+        a.unuse(alice);
+
+        // Complete on A against B's state: the release block's post-state, named by B's next header.
+        const releaseBlock = b.parent.hash;
+        await b.block([]);
+        const wireB = expectOk(await get(b.node, `/api/v1/accounts/${BRIDGE_ADDRESS}/proof?block=${releaseBlock}&keys=${toHex(releaseSlot(bid))}`));
+        const settle = { bid: fields, proof: { update: finalizing(b.last!.header, GB), account: bridgeAccountProofFromWire(wireB, releaseSlot(bid)) } };
+        // B's finalised header is before the timeout: no refund.
+        await refused(a, a.op(alice, { op: BridgeOp.Refund, body: settle }), 'BRIDGE_TIMEOUT_NOT_REACHED');
+        a.unuse(alice);
+        const complete = a.op(alice, { op: BridgeOp.Complete, body: settle });
+        await submitOk(a.node, complete);
+        receipts = await a.block([complete]);
+        assert.is(receipts[0].status, 1, receipts[0].error);
+        assert.is(wordState(a.slot(lockSlot(bid))), LockState.Completed);
+        // Settled once: completing or refunding it again is refused.
+        await refused(a, a.op(alice, { op: BridgeOp.Complete, body: settle }), 'BRIDGE_NOT_LOCKED', /already completed/);
+        a.unuse(alice);
+      } finally {
+        await a.node.stop();
+        await b?.node.stop();
+      }
+    });
   });
 });
 
