@@ -17,6 +17,7 @@ import {
   BridgeError,
   BridgeOp,
   type BridgeLogEvent,
+  type BridgeOpKind,
   type BridgeOperation,
   LockState,
   REGISTERED_WORD,
@@ -35,7 +36,7 @@ import type { ChainStore, WriteBatch } from '../shared/store.js';
 import type { StateView } from './state/types.js';
 
 /** Receipt kind of a transaction to BRIDGE_ADDRESS whose data names no operation. */
-export const BRIDGE_MALFORMED_KIND = 'bridge_malformed';
+export const BRIDGE_MALFORMED_KIND = 'bridge_malformed' as const;
 /** The `op` label values of service_execution_bridge_operations_total. */
 export const BRIDGE_OP_NAMES = ['register', 'lock', 'release', 'refund', 'complete', 'malformed'] as const;
 export type BridgeOpName = (typeof BRIDGE_OP_NAMES)[number];
@@ -60,7 +61,7 @@ export interface BridgeTx {
 export interface BridgeOutcome {
   status: 0 | 1;
   gasUsed: bigint;
-  kind: string;
+  kind: BridgeOpKind | typeof BRIDGE_MALFORMED_KIND;
   /** The one log of a successful operation (without its block position, which the receipt adds). */
   log?: { address: string; topics: string[]; data: string };
   /** `"<CODE>: message"` of a failed one. */
@@ -124,8 +125,8 @@ export function bridgeData(txs: readonly Transaction[]): Uint8Array[] {
 }
 
 /** The receipt kind of a transaction to BRIDGE_ADDRESS. */
-export function bridgeKind(data: Uint8Array): string {
-  return (BRIDGE_OP_KIND as Record<number, string | undefined>)[data[0] ?? 0] ?? BRIDGE_MALFORMED_KIND;
+export function bridgeKind(data: Uint8Array): BridgeOpKind | typeof BRIDGE_MALFORMED_KIND {
+  return (BRIDGE_OP_KIND as Record<number, BridgeOpKind | undefined>)[data[0] ?? 0] ?? BRIDGE_MALFORMED_KIND;
 }
 
 function opName(op: number): BridgeOpName {
@@ -183,7 +184,7 @@ export class BridgeExecution {
     if (this.cache.size > DOC_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
   }
 
-  /** Forgets nothing on disk; keeps the documents a written block added in the cache. */
+  /** Caches the documents a block added, once its batch is written. */
   committed(docs: BridgeDocs): void {
     for (const [h, g] of docs.added) this.remember(h, g);
   }
