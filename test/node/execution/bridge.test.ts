@@ -39,6 +39,7 @@ import {
 import { bridgeGas } from '../../../src/core/bridge/verify.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { verdictOfRefusal } from '../../../src/node/execution/p2p.js';
 import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
 import type { WalletKeys } from '../../../src/wallet/derivation.js';
 import { bidSignatures, finalityProof, testChain } from '../../helpers/bridge.js';
@@ -354,6 +355,27 @@ test('bridge operations: register, lock, release once, refund, complete; refused
       await h.node.stop();
     }
   });
+});
+
+test('gossip: a bridge payload that does not decode is rejected (the bytes prove it), a doomed operation ignored (it depends on state)', async () => {
+  const h = new Harness(await startNode({ genesis: G }), G);
+  try {
+    const verdict = async (tx: StandardTx) => {
+      try {
+        await h.node.admission.submit(tx, 'p2p');
+      } catch (err) {
+        return verdictOfRefusal(err);
+      }
+      assert.unreachable('admitted');
+    };
+    assert.equal(await verdict(h.op(alice, encodeBridgeOp(lockOp(X.hash)).subarray(0, 40))), { verdict: 'reject', reason: 'MALFORMED_INPUT' });
+    h.unuse(alice);
+    assert.equal(await verdict(h.op(alice, lockOp(X.hash), TOKEN)), { verdict: 'ignore', reason: 'BRIDGE_UNKNOWN_COUNTERPART' });
+    h.unuse(alice);
+    assert.equal(await verdict(h.op(alice, incoming(TOKEN).op)), { verdict: 'ignore', reason: 'BRIDGE_UNKNOWN_COUNTERPART' });
+  } finally {
+    await h.node.stop();
+  }
 });
 
 /**
