@@ -90,7 +90,8 @@ export interface BridgeContext {
   store: ChainStore;
   metrics: BeaconMetrics;
   log: Logger;
-  events?: EventHub | undefined;
+  /** Where transitions are announced (the /ws hub). */
+  events?: Pick<EventHub, 'publish'> | undefined;
   /** The validator registry (execution's, as the beacon last read it). */
   registry: () => readonly RegistryEntry[];
   /** Execution's view of the registered counterparts (GET /api/v1/bridge/counterparts). */
@@ -112,7 +113,7 @@ export interface BidQuery {
 }
 
 /** What a transition announces once written. */
-type Announcement = { kind: 'registered'; record: BidRecord } | { kind: 'status'; record: BidRecord; previous: BidStatus | null };
+type Announcement = { kind: 'registered'; record: BidRecord } | { kind: 'status'; record: BidRecord; status: BidStatus; previous: BidStatus | null };
 
 /** One atomic change: the records it touched, its batch and what it announces after the write. */
 class Change {
@@ -249,7 +250,7 @@ export class BridgeStore {
     const r = this.newRecord(bid, 'incoming', f, block, this.self, { chain_id: await this.nameOf(toHex(f.source)), genesis_hash: toHex(f.source) });
     r.history.push(this.entry('COMPLETED', cause));
     this.create(ch, r);
-    ch.announce.push({ kind: 'status', record: r, previous: null });
+    ch.announce.push({ kind: 'status', record: r, status: r.status, previous: null });
   }
 
   // The chain's receipt is the authority: a refund is taken from any open state, since this
@@ -472,7 +473,7 @@ export class BridgeStore {
     r.history.push(this.entry(status, cause));
     if (r.direction === 'outgoing' && (SETTLED.has(status) || status === 'EXPIRED')) ch.batch.del(K.expiry(r.fields.timeout, r.bid));
     this.touch(ch, r);
-    ch.announce.push({ kind: 'status', record: r, previous });
+    ch.announce.push({ kind: 'status', record: r, status, previous });
   }
 
   private touch(ch: Change, r: BidRecord): void {
@@ -503,9 +504,8 @@ export class BridgeStore {
         this.c.log.info('bridge BID registered', { bid: r.bid, amount: r.fields.amount, destination: r.destination.chain_id, timeout: r.fields.timeout });
         this.c.events?.publish('bridge_bid_registered', { bid: r.bid, status: 'PENDING', amount: r.fields.amount, chain: r.destination.chain_id });
       } else {
-        const status = r.history[r.history.length - 1]!.status;
-        this.c.log.info('bridge BID status', { bid: r.bid, status, previous: a.previous, direction: r.direction });
-        this.c.events?.publish('bridge_bid_status', { bid: r.bid, status: status, previous: a.previous, direction: r.direction });
+        this.c.log.info('bridge BID status', { bid: r.bid, status: a.status, previous: a.previous, direction: r.direction });
+        this.c.events?.publish('bridge_bid_status', { bid: r.bid, status: a.status, previous: a.previous, direction: r.direction });
       }
     }
   }
