@@ -12,8 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toHex } from '../../../src/core/codec/bytes.js';
-import { BRIDGE_ADDRESS } from '../../../src/core/constants.js';
-import { type BidFields, bidId, bridgeLog, signBid } from '../../../src/core/bridge/types.js';
+import { type BidFields, bidId, signBid } from '../../../src/core/bridge/types.js';
 import { keygenFromSeed } from '../../../src/core/crypto/mldsa.js';
 import { SvcError } from '../../../src/core/errors.js';
 import { genesisHash } from '../../../src/core/genesis/genesis.js';
@@ -26,6 +25,7 @@ import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.
 import { silentLogger } from '../../../src/util/log.js';
 import { filled } from '../../helpers/assert.js';
 import { harnessGenesis, sample } from './fixture.js';
+import { bridgeReceipt } from './bridge-fixture.js';
 
 const genesis = harnessGenesis({ validators: 4, chainId: 'svc-a' });
 const SELF_HASH = genesisHash(genesis);
@@ -98,27 +98,8 @@ function fields(n: number, o: Partial<BidFields> = {}): BidFields {
   return { source: SELF_HASH, destination: OTHER, lockTx: filled(32, 0x70 + n), sender: ALICE, recipient: BOB, amount: 5n * 10n ** 18n + BigInt(n), timeout: T0 / 1000 + 600, ...o };
 }
 
-/** A successful bridge receipt of `kind` whose one log is `event` about `f` (as execution emits it). */
-function receipt(kind: Receipt['kind'], event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: number, status: 0 | 1 = 1): Receipt {
-  const l = bridgeLog({ event, bid: bidId(f), fields: f });
-  return {
-    transactionHash: toHex(f.lockTx.map((b) => b ^ (kind.length & 0xff))),
-    transactionIndex: 0,
-    blockHash: root(block),
-    blockNumber: block,
-    from: toHex(ALICE),
-    to: BRIDGE_ADDRESS,
-    kind,
-    status,
-    gasUsed: 21_000,
-    cumulativeGasUsed: 21_000,
-    effectiveGasPrice: '1',
-    fee: '21000',
-    contractAddress: null,
-    logs: status === 1 ? [{ address: BRIDGE_ADDRESS, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block, blockHash: root(block), transactionHash: '0x' + '00'.repeat(32), transactionIndex: 0, logIndex: 0 }] : [],
-  };
-}
-
+/** A bridge receipt in block `block` of the test chain. */
+const receipt = (kind: string, event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: number, status: 0 | 1 = 1): Receipt => bridgeReceipt(kind, event, f, at(block), status);
 const at = (block: number) => ({ hash: root(block), index: block });
 const sig = (f: BidFields, v: number, chain = 'svc-a') => signBid(bidId(f), v, keys[v]!, chain);
 

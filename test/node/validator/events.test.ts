@@ -394,7 +394,7 @@ Peer('stop() cancels the reconnect timer, aborts a hanging handshake and leaves 
   const a = await peerClient(deadUrl, { timers });
   try {
     await waitLine('the failed first attempt', [a.lines], (l) => l.msg.startsWith('cannot subscribe to the beacon event stream'), 10_000);
-    assert.is(pending.size, 2, 'the slot timer and the reconnect timer');
+    assert.is(pending.size, 3, "the slot timer, the bridge duty's epoch poll and the reconnect timer");
     const failure = a.lines.find((l) => l.msg.startsWith('cannot subscribe'))!;
     assert.is(failure.level, 'info', 'a missing stream is not a warning: the client polls');
     assert.ok((failure.fields.retry_in_ms as number) >= 200 && (failure.fields.retry_in_ms as number) <= 300);
