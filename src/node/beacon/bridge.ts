@@ -20,12 +20,11 @@
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../core/constants.js';
-import { type BidFields, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
+import { type BidFields, type BidFieldsJson, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import type { Receipt, RegistryEntry } from '../../api/execution.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus, type BidTransitionJson, type BidView, type BridgeChainJson, type CounterpartsView } from '../../api/bridge.js';
-import type { BidFieldsJson } from '../../core/bridge/types.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';

@@ -11,8 +11,8 @@
  *   (ping or message) arrives for `idleTimeoutMs` (default 75 s) is taken as dead (a half-open
  *   TCP connection never reports itself) and replaced.
  * - Messages are checked before use: anything that is not a well-formed envelope (binary frames,
- *   text that is not JSON, wrong field types, a `new_block` or `head` whose data does not match
- *   the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
+ *   text that is not JSON, wrong field types, a `new_block`, `head` or `bridge_bid_registered`
+ *   whose data does not match the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
  *   beacon) is ignored without counting it as malformed.
  * - Logs: one line when the stream connects and when it drops; the first failed attempt of an
  *   outage at info, the following ones at debug (a beacon down for an hour must not fill the log).
