@@ -30,6 +30,7 @@ import { Mutex } from '../../util/mutex.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
+import { HeldSignatures } from './bridge-gossip.js';
 
 /** BIDs a listing returns unless `limit` says otherwise. */
 export const BRIDGE_LIST_DEFAULT = 100;
@@ -145,6 +146,10 @@ export class BridgeStore {
   private names: ChainNames | undefined;
   private view: CounterpartsView | undefined;
   private readonly self: BridgeChainJson;
+  /** Gossiped signatures whose BID this beacon has not registered yet. */
+  private readonly held = new HeldSignatures();
+  /** Called with each signature added other than by gossip (the network publishes it). */
+  onNew: ((bid: string, s: BidSignature) => void) | undefined;
 
   private constructor(private readonly c: BridgeContext) {
     this.self = { chain_id: c.genesis.chain_id, genesis_hash: toHex(genesisHash(c.genesis)) };
@@ -234,6 +239,8 @@ export class BridgeStore {
     this.create(ch, r);
     ch.batch.put(K.expiry(f.timeout, bid), bid).put(K.unfinal(block.index, bid), bid);
     ch.announce.push({ kind: 'registered', record: r });
+    const held = this.held.take(bid);
+    if (held) for (const [v, signature] of held) this.sign(ch, r, { validatorIndex: v, signature });
   }
 
   private async onReleased(ch: Change, bid: string, f: BidFields, block: { hash: string; index: number }, cause: Cause): Promise<void> {
@@ -325,38 +332,69 @@ export class BridgeStore {
    * slashed) and this chain's id, stored and synced before it is acknowledged; at 2/3 of the
    * active stake the BID is ATTESTED (and FINALIZED when its lock already is final).
    */
-  async addSignature(bid: string, s: BidSignature): Promise<{ added: boolean; result: BidSignatureResult }> {
+  async addSignature(bid: string, s: BidSignature, source: 'api' | 'gossip' = 'api'): Promise<{ added: boolean; result: BidSignatureResult }> {
     const pre = await this.c.store.get<BidRecord>(K.bid(bid));
     if (!pre) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
     if (pre.direction !== 'outgoing') throw new BridgeError('BRIDGE_WRONG_SOURCE', `BID ${bid} is incoming: its signatures are collected by the source chain's beacon (${pre.source.chain_id})`);
-    const v = this.c.registry()[s.validatorIndex];
-    if (!v || !v.active || v.slashed) throw new BridgeError('BRIDGE_UNKNOWN_SIGNER', `validator ${s.validatorIndex} is not an active validator of this chain`);
     const stored = pre.signers.includes(s.validatorIndex) ? await this.c.store.get<string>(K.sig(bid, s.validatorIndex)) : undefined;
     // Checked outside the lock: verification is the slow part and reads nothing the lock guards.
-    if (stored === undefined || stored !== toHex(s.signature)) {
-      if (!verifyBidSignature(parseHex(bid, 'bid', 32), s, parseHex(v.public_key, 'public_key'), this.c.genesis.chain_id)) {
-        throw new BridgeError('BRIDGE_BAD_SIGNATURE', `the signature of validator ${s.validatorIndex} does not verify over BID ${bid} (domain svc/bridge-bid/v1, chain ${this.c.genesis.chain_id})`);
-      }
-    }
+    if (stored === undefined || stored !== toHex(s.signature)) this.verify(bid, s);
     return this.mutex.run(async () => {
       const ch = new Change(this.counts);
       const r = (await this.get(ch, bid))!;
-      let added = false;
-      if (!r.signers.includes(s.validatorIndex)) {
-        added = true;
-        r.signers = [...r.signers, s.validatorIndex].sort((a, b) => a - b);
-        ch.batch.put(K.sig(bid, s.validatorIndex), toHex(s.signature));
-        this.touch(ch, r);
-        const { signed, active } = this.stake(r);
-        if (r.status === 'PENDING' && active > 0n && 3n * signed >= 2n * active) {
-          this.transition(ch, r, 'ATTESTED', null);
-          if (r.finalized) this.transition(ch, r, 'FINALIZED', null);
-        }
-        await this.commit(ch);
-      }
+      const added = this.sign(ch, r, s);
+      if (added) await this.commit(ch);
+      if (added && source !== 'gossip') this.onNew?.(bid, s);
       const { signed, active } = this.stake(r);
       return { added, result: { bid, added, status: r.status, signers: r.signers.length, signed_stake: signed.toString(), active_stake: active.toString() } };
     });
+  }
+
+  /**
+   * A signature from gossip: added like a POSTed one when the BID is registered here; verified
+   * and held (bounded) when it is not yet, since the signature may outrun the lock's block.
+   */
+  async gossipSignature(bid: string, s: BidSignature): Promise<'added' | 'known' | 'held'> {
+    if (await this.c.store.get<BidRecord>(K.bid(bid))) return (await this.addSignature(bid, s, 'gossip')).added ? 'added' : 'known';
+    this.verify(bid, s);
+    return this.mutex.run(async () => {
+      // Registered while it was verified: the lock path did not see it.
+      if (await this.c.store.get<BidRecord>(K.bid(bid))) return (await this.addSignatureLocked(bid, s)) ? 'added' : 'known';
+      this.held.hold(bid, s);
+      return 'held';
+    });
+  }
+
+  private async addSignatureLocked(bid: string, s: BidSignature): Promise<boolean> {
+    const ch = new Change(this.counts);
+    const r = (await this.get(ch, bid))!;
+    if (r.direction !== 'outgoing' || !this.sign(ch, r, s)) return false;
+    await this.commit(ch);
+    return true;
+  }
+
+  // The signer must be an active, unslashed validator and the signature must verify under this chain's id.
+  private verify(bid: string, s: BidSignature): void {
+    const v = this.c.registry()[s.validatorIndex];
+    if (!v || !v.active || v.slashed) throw new BridgeError('BRIDGE_UNKNOWN_SIGNER', `validator ${s.validatorIndex} is not an active validator of this chain`);
+    if (!verifyBidSignature(parseHex(bid, 'bid', 32), s, parseHex(v.public_key, 'public_key'), this.c.genesis.chain_id)) {
+      throw new BridgeError('BRIDGE_BAD_SIGNATURE', `the signature of validator ${s.validatorIndex} does not verify over BID ${bid} (domain svc/bridge-bid/v1, chain ${this.c.genesis.chain_id})`);
+    }
+  }
+
+  // Adds a verified signature to the record; at 2/3 of the active stake a PENDING BID is ATTESTED
+  // (and FINALIZED at once when its lock is already final). False when the signer had signed.
+  private sign(ch: Change, r: BidRecord, s: BidSignature): boolean {
+    if (r.signers.includes(s.validatorIndex)) return false;
+    r.signers = [...r.signers, s.validatorIndex].sort((a, b) => a - b);
+    ch.batch.put(K.sig(r.bid, s.validatorIndex), toHex(s.signature));
+    this.touch(ch, r);
+    const { signed, active } = this.stake(r);
+    if (r.status === 'PENDING' && active > 0n && 3n * signed >= 2n * active) {
+      this.transition(ch, r, 'ATTESTED', null);
+      if (r.finalized) this.transition(ch, r, 'FINALIZED', null);
+    }
+    return true;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import { silentLogger } from '../../../src/util/log.js';
 import { filled } from '../../helpers/assert.js';
 import { harnessGenesis, sample } from './fixture.js';
 import { bridgeReceipt } from './bridge-fixture.js';
+import { HeldSignatures, MAX_HELD_SIGNATURES } from '../../../src/node/beacon/bridge-gossip.js';
 
 const genesis = harnessGenesis({ validators: 4, chainId: 'svc-a' });
 const SELF_HASH = genesisHash(genesis);
@@ -332,6 +333,26 @@ test('a block and its bridge changes are one write: nothing is announced or coun
     assert.is(await db.get('b:test'), JSON.stringify({ root: root(3) }));
     assert.is(events.length, 1);
   });
+});
+
+test('gossiped signatures of a BID not registered yet are verified and held (bounded), then join it at registration', async () => {
+  await withRig(async ({ store, events }) => {
+    const f = fields(1);
+    const bid = toHex(bidId(f));
+    assert.is(await code(store.gossipSignature(bid, { ...sig(f, 0), validatorIndex: 1 })), '400 BRIDGE_BAD_SIGNATURE', 'forged: not held');
+    assert.is(await code(store.gossipSignature(bid, { ...sig(f, 0), validatorIndex: 9 })), '400 BRIDGE_UNKNOWN_SIGNER');
+    for (const v of [0, 1, 2]) assert.is(await store.gossipSignature(bid, sig(f, v)), 'held');
+    await store.importBlock([receipt('bridge_lock', 'Locked', f, 3)], at(3));
+    const v = (await store.bid(bid))!;
+    assert.equal([v.status, v.signatures!.signers], ['ATTESTED', 3]);
+    assert.equal(events.map((e) => e.type), ['bridge_bid_registered', 'bridge_bid_status']);
+    assert.is(await store.gossipSignature(bid, sig(f, 0)), 'known');
+    assert.is(await store.gossipSignature(bid, sig(f, 3)), 'added');
+  });
+  const held = new HeldSignatures();
+  for (let i = 0; i < MAX_HELD_SIGNATURES + 10; i++) held.hold(toHex(filled(32, i % 256).map((b, j) => (j === 0 ? i >> 8 : b))), { validatorIndex: 0, signature: filled(3309, 1) });
+  assert.ok(held.count <= MAX_HELD_SIGNATURES, `${held.count} held`);
+  assert.is(held.take(toHex(filled(32, 0))), undefined, 'the oldest went first');
 });
 
 test.run();
