@@ -5,22 +5,14 @@
  * signatures. Every transition is appended to the BID's history, written atomically and synced
  * before anything is announced on `/ws` or a signature POST is acknowledged.
  *
- * Keys (beacon LevelDB; nothing else uses an `X` prefix):
- * - `X:<bid>` the record (JSON);
- * - `Xs:<bid>:<validator index>` a BID signature (hex);
- * - `Xn:<seq>` → bid, arrival order (the newest-first listing walks it backwards);
- * - `Xt:<direction>:<status>:<seq>` → bid, the status index (moved on every transition);
- * - `Xa:<address>:<seq>` → bid, sender and recipient;
- * - `Xe:<timeout>:<bid>`: outgoing BIDs the clock can still expire (the expiry queue);
- * - `Xf:<block index>:<bid>`: outgoing BIDs whose lock is not yet known final (the finality queue);
- * - `Xc` the per-status counts (the gauge, without a scan at start-up).
+ * Storage keys: bridge-records.ts.
  * Each query walks only the keys of its answer (the address listing also those of the address's
  * other statuses); finality and expiry walk only the entries they settle; nothing is held in
  * memory beyond the counts and the counterpart names, so a restart reloads everything from here.
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../core/constants.js';
-import { type BidFields, type BidFieldsJson, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
+import { type BidFields, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import type { Receipt, RegistryEntry } from '../../api/execution.js';
@@ -31,6 +23,7 @@ import { type ChainStore, WriteBatch } from '../shared/store.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import { HeldSignatures } from './bridge-gossip.js';
+import { type BidRecord, type Cause, Change, DIRECTIONS, K, pad, SETTLED } from './bridge-records.js';
 
 /** BIDs a listing returns unless `limit` says otherwise. */
 export const BRIDGE_LIST_DEFAULT = 100;
@@ -38,44 +31,6 @@ export const BRIDGE_LIST_DEFAULT = 100;
 export const BRIDGE_LIST_MAX = 1_000;
 /** Most BIDs one slot tick expires (the rest wait for the next tick: the batch stays small). */
 const EXPIRE_PER_TICK = 1_000;
-
-const DIRECTIONS: readonly BidDirection[] = ['outgoing', 'incoming'];
-/** Statuses after which nothing more happens to a BID. */
-const SETTLED: ReadonlySet<BidStatus> = new Set(['COMPLETED', 'REFUNDED']);
-
-const pad = (n: number, w: number) => String(n).padStart(w, '0');
-const K = {
-  bid: (bid: string) => `X:${bid}`,
-  sig: (bid: string, v: number) => `Xs:${bid}:${pad(v, 8)}`,
-  sigs: (bid: string) => `Xs:${bid}:`,
-  order: (seq: number) => `Xn:${pad(seq, 16)}`,
-  status: (d: BidDirection, s: BidStatus, seq: number) => `Xt:${d}:${s}:${pad(seq, 16)}`,
-  statusPrefix: (d: BidDirection, s: BidStatus) => `Xt:${d}:${s}:`,
-  address: (a: string, seq: number) => `Xa:${a}:${pad(seq, 16)}`,
-  addressPrefix: (a: string) => `Xa:${a}:`,
-  expiry: (timeout: number, bid: string) => `Xe:${pad(timeout, 16)}:${bid}`,
-  unfinal: (index: number, bid: string) => `Xf:${pad(index, 16)}:${bid}`,
-  counts: 'Xc',
-} as const;
-
-/** What the store keeps per BID. */
-interface BidRecord {
-  bid: string;
-  direction: BidDirection;
-  status: BidStatus;
-  fields: BidFieldsJson;
-  source: BridgeChainJson;
-  destination: BridgeChainJson;
-  /** Blocks holding the lock (outgoing) or release (incoming): more than one only when a reorg re-included it. */
-  blocks: Array<{ hash: string; index: number }>;
-  /** Outgoing: the block holding the lock is finalised with a finalised block above it. */
-  finalized: boolean;
-  /** Validators whose BID signature is stored, ascending. */
-  signers: number[];
-  /** Arrival order on this node. */
-  seq: number;
-  history: BidTransitionJson[];
-}
 
 /** A block as the finality walk needs it (the beacon's block records). */
 export interface BridgeBlockRef {
@@ -110,29 +65,6 @@ export interface BidQuery {
   /** Lowercase 0x address: sender or recipient. */
   address?: string;
   limit: number;
-}
-
-/** What a transition announces once written. */
-type Announcement = { kind: 'registered'; record: BidRecord } | { kind: 'status'; record: BidRecord; status: BidStatus; previous: BidStatus | null };
-
-/** One atomic change: the records it touched, its batch and what it announces after the write. */
-class Change {
-  readonly batch: WriteBatch;
-  readonly touched = new Map<string, BidRecord>();
-  readonly announce: Announcement[] = [];
-  readonly counts: Map<string, number>;
-  latencies: number[] = [];
-  registered = false;
-
-  constructor(counts: ReadonlyMap<string, number>) {
-    this.batch = new WriteBatch();
-    this.counts = new Map(counts);
-  }
-
-  count(d: BidDirection, s: BidStatus, delta: number): void {
-    const k = `${d}:${s}`;
-    this.counts.set(k, (this.counts.get(k) ?? 0) + delta);
-  }
 }
 
 /** The chain ids of the counterparts, by genesis hash, as execution last named them. */
@@ -576,10 +508,4 @@ export class BridgeStore {
       history: r.history,
     };
   }
-}
-
-/** What caused a transition: the block and transaction of the operation. */
-interface Cause {
-  block_hash: string;
-  tx_hash: string;
 }
