@@ -12,7 +12,7 @@
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../core/constants.js';
-import { type BidFields, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
+import { BRIDGE_OP_KIND, type BidFields, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../core/bridge/types.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import type { Receipt, RegistryEntry } from '../../api/execution.js';
@@ -31,6 +31,8 @@ export const BRIDGE_LIST_DEFAULT = 100;
 export const BRIDGE_LIST_MAX = 1_000;
 /** Most BIDs one slot tick expires (the rest wait for the next tick: the batch stays small). */
 const EXPIRE_PER_TICK = 1_000;
+/** Receipt kinds of the five bridge operations. */
+const BRIDGE_KINDS: ReadonlySet<string> = new Set(Object.values(BRIDGE_OP_KIND));
 
 /** A block as the finality walk needs it (the beacon's block records). */
 export interface BridgeBlockRef {
@@ -113,7 +115,7 @@ export class BridgeStore {
    */
   importBlock(receipts: readonly Receipt[], block: { hash: string; index: number }, batch = new WriteBatch(), write: (b: WriteBatch) => Promise<void> = (b) => this.c.store.write(b)): Promise<void> {
     return this.mutex.run(async () => {
-      const bridgeReceipts = receipts.filter((r) => r.status === 1 && r.kind.startsWith('bridge_'));
+      const bridgeReceipts = receipts.filter((r) => r.status === 1 && BRIDGE_KINDS.has(r.kind));
       if (bridgeReceipts.length === 0) return write(batch);
       const ch = new Change(this.counts);
       try {

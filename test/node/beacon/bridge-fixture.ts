@@ -9,7 +9,7 @@ import { type BidFields, bidId, bridgeLog } from '../../../src/core/bridge/types
 import type { Receipt } from '../../../src/api/execution.js';
 
 /** A receipt of `kind` in `block` whose log says `event` about `f` (no log when it failed, as execution does). */
-export function bridgeReceipt(kind: string, event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: { hash: string; index: number }, status: 0 | 1 = 1): Receipt {
+export function bridgeReceipt(kind: Receipt['kind'], event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: { hash: string; index: number }, status: 0 | 1 = 1): Receipt {
   const l = bridgeLog({ event, bid: bidId(f), fields: f });
   // A transaction hash per operation: the lock's is the BID's lock_tx, the others differ from it.
   const tx = kind === 'bridge_lock' ? toHex(f.lockTx) : toHex(f.lockTx.map((b, i) => (i === 0 ? b ^ kind.length : b)));

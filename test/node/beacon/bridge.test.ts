@@ -100,7 +100,7 @@ function fields(n: number, o: Partial<BidFields> = {}): BidFields {
 }
 
 /** A bridge receipt in block `block` of the test chain. */
-const receipt = (kind: string, event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: number, status: 0 | 1 = 1): Receipt => bridgeReceipt(kind, event, f, at(block), status);
+const receipt = (kind: Receipt['kind'], event: 'Locked' | 'Released' | 'Completed' | 'Refunded', f: BidFields, block: number, status: 0 | 1 = 1): Receipt => bridgeReceipt(kind, event, f, at(block), status);
 const at = (block: number) => ({ hash: root(block), index: block });
 const sig = (f: BidFields, v: number, chain = 'svc-a') => signBid(bidId(f), v, keys[v]!, chain);
 
