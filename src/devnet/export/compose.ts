@@ -24,7 +24,6 @@ export interface ComposeService {
 
 /** A Compose file. */
 export interface ComposeFile {
-  name: string;
   services: Record<string, ComposeService>;
   volumes: Record<string, Record<string, never>>;
   secrets: Record<string, { file: string }>;
@@ -129,8 +128,9 @@ export function composeFile(net: ExportNetwork): ComposeFile {
     depends_on: { [composeNames.prometheus]: { condition: 'service_started' } },
     restart: 'unless-stopped',
   };
+  // No top-level `name`: the specification schema this is validated against predates it; the
+  // project is named after the directory, or by `docker compose -p`.
   const file: ComposeFile = {
-    name: 'svc-devnet',
     services,
     volumes,
     secrets: Object.fromEntries(SECRET_NAMES.map((s) => [s, { file: `${COMPOSE_FILES.secrets}/${s}` }])),
