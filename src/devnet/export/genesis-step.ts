@@ -17,7 +17,7 @@ import { writeFileAtomic } from '../../util/fs.js';
 import { DEV_MNEMONIC } from '../../wallet/derivation.js';
 import { devnetGenesisPlan } from '../lifecycle.js';
 import { peerKeySeed, validatorsByNode } from '../topology.js';
-import { ExportError, checkExportOptions, nodeKeystoreFile, peerKeyFile } from './model.js';
+import { ExportError, checkNetworkShape, nodeKeystoreFile, peerKeyFile } from './model.js';
 
 /** Inputs of the genesis step. */
 export interface GenesisStepOptions {
@@ -44,7 +44,7 @@ export interface GenesisStepResult {
 
 /** Writes (or confirms) the genesis, keystores and P2P keys of an exported network in `o.out`. */
 export async function runGenesisStep(o: GenesisStepOptions): Promise<GenesisStepResult> {
-  checkExportOptions({ ...o, image: 'svc', kdfMemoryKib: o.kdfMemoryKib });
+  checkNetworkShape(o);
   const built = buildGenesis(devnetGenesisPlan(o, o.genesisTime));
   const hash = genesisHash(built.genesis);
   const path = join(o.out, 'genesis.json');

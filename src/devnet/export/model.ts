@@ -101,7 +101,7 @@ export interface ExportNetwork {
 }
 
 /** Refuses counts that cannot form a network, naming the flag (every replica count is checked here). */
-export function checkExportOptions(o: ExportOptions): void {
+export function checkNetworkShape(o: Pick<ExportOptions, 'validators' | 'producers' | 'followers' | 'genesisTime'>): void {
   const int = (flag: string, v: number | undefined, min: number, max: number) => {
     if (v !== undefined && (!Number.isSafeInteger(v) || v < min || v > max)) throw new ExportError('USAGE', `${flag} must be an integer from ${min} to ${max}, got ${v}`, 400);
   };
@@ -111,6 +111,11 @@ export function checkExportOptions(o: ExportOptions): void {
   int('--genesis-time', o.genesisTime, 0, 2 ** 40);
   devnetShape({ nodes: o.producers, followers: o.followers, p2p: true, singleProcess: false });
   checkNodesFit(o.producers, o.validators);
+}
+
+/** Refuses export options that cannot make a network or a manifest, naming the flag. */
+export function checkExportOptions(o: ExportOptions): void {
+  checkNetworkShape(o);
   if (!/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(o.image)) throw new ExportError('USAGE', `--image ${JSON.stringify(o.image)} is not an image reference like svc:0.1.0`, 400);
 }
 
