@@ -20,6 +20,16 @@ export function p2pFlags() {
   };
 }
 
+/**
+ * `--p2p-key-file` of a node running one host: an identity provisioned elsewhere (an exported
+ * network's genesis step writes every node's, so manifests name their peer ids in advance).
+ */
+export function p2pKeyFileFlag() {
+  return {
+    'p2p-key-file': Flags.string({ description: 'libp2p private key file to use instead of <data-dir>/p2p/peer-key (must exist; svc devnet genesis writes them)' }),
+  };
+}
+
 /** Splits a comma-separated bootnode list, refusing (exit 2, naming `flag`) an entry that is not a dialable multiaddr with a peer id. */
 export function parseBootnodes(value: string | undefined, flag: string): string[] {
   if (value === undefined) return [];

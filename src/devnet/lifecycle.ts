@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadGenesisFile } from '../genesis/load.js';
-import { DEVNET_PASSWORD } from '../genesis/build.js';
+import { DEVNET_PASSWORD, type GenesisPlan } from '../genesis/build.js';
 import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
 import type { GenesisJob } from './genesis-worker.js';
 import { DEV_MNEMONIC } from '../wallet/derivation.js';
@@ -57,7 +57,7 @@ export interface PreparedDevnet {
 }
 
 /** Every producing node runs at least one validator. */
-function checkNodesFit(producers: number, validators: number): void {
+export function checkNodesFit(producers: number, validators: number): void {
   if (producers > validators) {
     throw new DevnetError('USAGE', `--nodes ${producers} needs at least as many validators, and this chain has ${validators}: every producing node runs at least one`, 400);
   }
@@ -291,19 +291,24 @@ export function isSvcProcess(pid: number): boolean {
   }
 }
 
+/** The genesis plan of a devnet (`up`, and the genesis step of an exported network): the dev mnemonic, the devnet chain id. */
+export function devnetGenesisPlan(o: Pick<UpOptions, 'validators' | 'accounts' | 'slotSeconds' | 'slotsPerEpoch'>, genesisTime: number): GenesisPlan {
+  return {
+    validators: o.validators ?? DEFAULT_VALIDATORS,
+    accounts: o.accounts ?? DEFAULT_ACCOUNTS,
+    preset: 'devnet',
+    chainId: DEVNET_CHAIN.chainId,
+    networkId: DEVNET_CHAIN.networkId,
+    genesisTime,
+    mnemonic: DEV_MNEMONIC,
+    timing: { slotSeconds: o.slotSeconds, slotsPerEpoch: o.slotsPerEpoch },
+  };
+}
+
 /** Builds and writes a fresh devnet genesis in a worker thread (see genesis-worker.ts for why). */
 async function createGenesis(layout: DevnetLayout, o: UpOptions): Promise<Genesis> {
   const job: GenesisJob = {
-    plan: {
-      validators: o.validators ?? DEFAULT_VALIDATORS,
-      accounts: o.accounts ?? DEFAULT_ACCOUNTS,
-      preset: 'devnet',
-      chainId: DEVNET_CHAIN.chainId,
-      networkId: DEVNET_CHAIN.networkId,
-      genesisTime: Math.floor(Date.now() / 1000),
-      mnemonic: DEV_MNEMONIC,
-      timing: { slotSeconds: o.slotSeconds, slotsPerEpoch: o.slotsPerEpoch },
-    },
+    plan: devnetGenesisPlan(o, Math.floor(Date.now() / 1000)),
     outDir: layout.genesisDir,
     password: DEVNET_PASSWORD,
     kdfMemoryKib: o.kdfMemoryKib,

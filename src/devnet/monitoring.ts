@@ -44,17 +44,33 @@ export function monitoringPaths(layout: Pick<DevnetLayout, 'monitoring'>): { con
  * (written before single-process validators had them) lists execution and the beacon only.
  */
 export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): ScrapeTarget[] {
-  const out: ScrapeTarget[] = [];
-  for (const n of m.nodes) {
-    const labels = { node: String(n.index), role: n.role };
-    out.push({ job: 'svc-execution', target: `127.0.0.1:${n.ports.rest}`, labels });
-    out.push({ job: 'svc-beacon', target: `127.0.0.1:${n.ports.beacon}`, labels });
-  }
-  for (const n of m.nodes) {
-    for (const v of n.validators) {
+  const ports = new Map(m.nodes.map((n) => [n.index, n.ports]));
+  return targetsOf(m.nodes, {
+    execution: (i) => `127.0.0.1:${ports.get(i)!.rest}`,
+    beacon: (i) => `127.0.0.1:${ports.get(i)!.beacon}`,
+    validator: (v) => {
       const port = m.ports.validator_metrics[v];
-      if (port === undefined) continue;
-      out.push({ job: 'svc-validator', target: `127.0.0.1:${port}`, labels: { node: String(n.index), validator: String(v) } });
+      return port === undefined ? undefined : `127.0.0.1:${port}`;
+    },
+  });
+}
+
+/**
+ * The scrape targets of a network's nodes (execution and beacon of each, then each producer's
+ * validators), `at` naming each endpoint's `host:port`: loopback ports on a devnet, service names
+ * in an exported one. A validator without an endpoint is left out.
+ */
+export function targetsOf(nodes: ReadonlyArray<{ index: number; role: 'producer' | 'follower'; validators: readonly number[] }>, at: { execution(node: number): string; beacon(node: number): string; validator(validator: number, node: number): string | undefined }): ScrapeTarget[] {
+  const out: ScrapeTarget[] = [];
+  for (const n of nodes) {
+    const labels = { node: String(n.index), role: n.role };
+    out.push({ job: 'svc-execution', target: at.execution(n.index), labels });
+    out.push({ job: 'svc-beacon', target: at.beacon(n.index), labels });
+  }
+  for (const n of nodes) {
+    for (const v of n.validators) {
+      const target = at.validator(v, n.index);
+      if (target !== undefined) out.push({ job: 'svc-validator', target, labels: { node: String(n.index), validator: String(v) } });
     }
   }
   return out;
@@ -64,13 +80,18 @@ export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): Scrap
 // value (a path with spaces or a colon) can change the document's structure.
 const q = (s: string): string => JSON.stringify(s);
 
-/** The scrape configuration for `targets`, with `rulesFile` (relative to the configuration's directory, or absolute) as its rule file. */
-export function prometheusConfig(dir: string, targets: readonly ScrapeTarget[], rulesFile: string): string {
+/**
+ * The scrape configuration for `targets`, with `rulesFile` (relative to the configuration's
+ * directory, or absolute) as its rule file; `header` replaces the devnet's comment lines.
+ */
+export function prometheusConfig(dir: string, targets: readonly ScrapeTarget[], rulesFile: string, header?: readonly string[]): string {
   const lines = [
-    `# Prometheus scrape configuration written by svc devnet up for the devnet in ${q(dir)}.`,
-    '# Rewritten on every up (ports can change when one is taken). Run:',
-    '#   prometheus --config.file=<this file> --web.listen-address=127.0.0.1:9090',
-    '# Alert rules: alerts.yml beside this file (a copy of the shipped monitoring/prometheus/alerts.yml).',
+    ...(header ?? [
+      `# Prometheus scrape configuration written by svc devnet up for the devnet in ${q(dir)}.`,
+      '# Rewritten on every up (ports can change when one is taken). Run:',
+      '#   prometheus --config.file=<this file> --web.listen-address=127.0.0.1:9090',
+      '# Alert rules: alerts.yml beside this file (a copy of the shipped monitoring/prometheus/alerts.yml).',
+    ]).map((l) => (l.startsWith('#') ? l : `# ${l}`)),
     'global:',
     `  scrape_interval: ${SCRAPE_INTERVAL_SECONDS}s`,
     `  evaluation_interval: ${SCRAPE_INTERVAL_SECONDS}s`,

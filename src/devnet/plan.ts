@@ -8,13 +8,13 @@ import type { Genesis } from '../core/genesis/genesis.js';
 import { genesisHash } from '../core/genesis/genesis.js';
 import { writePeerKeyFromSeed } from '../node/p2p/identity.js';
 import { type DevnetLayout, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, validatorDataDir } from './layout.js';
-import { type DevnetManifest, type ManifestKey, type ManifestNode, DevnetError } from './manifest.js';
+import { type DevnetManifest, type ManifestKey, type ManifestNode, type ManifestPeer, DevnetError } from './manifest.js';
 import { choosePorts } from './ports.js';
 import { LIGHT_PROCESS_FLAGS, type ProcessSpec } from './supervisor.js';
 import { type NodePorts, P2P_LISTEN_HOST, bootnodesOf, loopbackMultiaddr, peerKeySeed, preferredNodePorts, validatorsByNode } from './topology.js';
 
-/** First validator metrics port tried (validator K tries this + K). */
-const PREFERRED_VALIDATOR_METRICS = 8547;
+/** First validator metrics port tried (validator K tries this + K); an exported validator's metrics port. */
+export const PREFERRED_VALIDATOR_METRICS = 8547;
 
 /** The flags of `up` that shape the network. */
 export interface ShapeOptions {
@@ -120,13 +120,32 @@ export async function describeNodes(layout: DevnetLayout, g: Genesis, ports: Nod
   });
 }
 
-/** The P2P flags of one layer's process (`--no-p2p` when the devnet runs without). */
-function p2pArgs(node: ManifestNode, layer: 'execution' | 'beacon'): string[] {
-  const peer = node.p2p?.[layer];
+/** The P2P flags of one layer's process: listen on `host`, dial `bootnodes` (`--no-p2p` when `peer` is null). */
+export function p2pArgs(peer: Pick<ManifestPeer, 'port' | 'bootnodes'> | null | undefined, host: string = P2P_LISTEN_HOST): string[] {
   if (!peer) return ['--no-p2p'];
-  const args = ['--p2p-host', P2P_LISTEN_HOST, '--p2p-port', String(peer.port)];
+  const args = ['--p2p-host', host, '--p2p-port', String(peer.port)];
   if (peer.bootnodes.length > 0) args.push('--bootnodes', peer.bootnodes.join(','));
   return args;
+}
+
+/**
+ * `svc node execution`'s arguments on a devnet. One verifier thread: a devnet's load is a few
+ * transactions per slot, and each thread is a V8 isolate with its own WebAssembly instance
+ * (~10 MB resident). Shared with `svc devnet export`, so an exported network runs the same flags.
+ */
+export function executionArgs(o: { genesis: string; dataDir: string; rest: number; rpc: number; p2p: string[] }): string[] {
+  return ['node', 'execution', '--genesis', o.genesis, '--data-dir', o.dataDir, '--rest-port', String(o.rest), '--rpc-port', String(o.rpc), '--verifier-threads', '1', ...o.p2p];
+}
+
+/** `svc node beacon`'s arguments on a devnet (a follower has no `tokenFile`); shared with `svc devnet export`. */
+export function beaconArgs(o: { genesis: string; dataDir: string; port: number; executionUrl: string; tokenFile: string | null; p2p: string[] }): string[] {
+  const token = o.tokenFile ? ['--validator-token-file', o.tokenFile] : [];
+  return ['node', 'beacon', '--genesis', o.genesis, '--data-dir', o.dataDir, '--port', String(o.port), '--execution-url', o.executionUrl, ...token, ...o.p2p];
+}
+
+/** `svc node validator`'s arguments on a devnet (one key per process); shared with `svc devnet export`. */
+export function validatorArgs(o: { keystore: string; genesis: string; beaconUrl: string; executionUrl: string; tokenFile: string; dataDir: string; metricsPort: number }): string[] {
+  return ['node', 'validator', '--keystore', o.keystore, '--genesis', o.genesis, '--beacon-url', o.beaconUrl, '--execution-url', o.executionUrl, '--token-file', o.tokenFile, '--data-dir', o.dataDir, '--metrics-port', String(o.metricsPort)];
 }
 
 /** One process per layer and validator, in start groups. */
@@ -138,20 +157,17 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
     const names = node.processes;
     executions.push({
       name: names.execution,
-      // One verifier thread: a devnet's load is a few transactions per slot, and each thread is a
-      // V8 isolate with its own WebAssembly instance (~10 MB resident).
-      args: ['node', 'execution', '--genesis', layout.genesis, '--data-dir', node.data_dirs.execution, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc), '--verifier-threads', '1', ...p2pArgs(node, 'execution')],
+      args: executionArgs({ genesis: layout.genesis, dataDir: node.data_dirs.execution, rest: node.ports.rest, rpc: node.ports.rpc, p2p: p2pArgs(node.p2p?.execution) }),
       log: logPath(layout, names.execution),
       dataDir: node.data_dirs.execution,
       port: node.ports.rest,
       healthUrls: [`${execUrl}/health`],
     });
-    const token = node.validator_token_file ? ['--validator-token-file', node.validator_token_file] : [];
     const beacon: ProcessSpec = {
       name: names.beacon,
       stopRank: 1,
       nodeFlags: LIGHT_PROCESS_FLAGS,
-      args: ['node', 'beacon', '--genesis', layout.genesis, '--data-dir', node.data_dirs.beacon, '--port', String(node.ports.beacon), '--execution-url', execUrl, ...token, ...p2pArgs(node, 'beacon')],
+      args: beaconArgs({ genesis: layout.genesis, dataDir: node.data_dirs.beacon, port: node.ports.beacon, executionUrl: execUrl, tokenFile: node.validator_token_file, p2p: p2pArgs(node.p2p?.beacon) }),
       log: logPath(layout, names.beacon),
       dataDir: node.data_dirs.beacon,
       port: node.ports.beacon,
@@ -165,7 +181,7 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
         name: `validator-${v.index}`,
         stopRank: 2,
         nodeFlags: LIGHT_PROCESS_FLAGS,
-        args: ['node', 'validator', '--keystore', v.wallet, '--genesis', layout.genesis, '--beacon-url', node.endpoints.beacon, '--execution-url', execUrl, '--token-file', node.validator_token_file!, '--data-dir', dataDir, '--metrics-port', String(metrics)],
+        args: validatorArgs({ keystore: v.wallet, genesis: layout.genesis, beaconUrl: node.endpoints.beacon, executionUrl: execUrl, tokenFile: node.validator_token_file!, dataDir, metricsPort: metrics }),
         log: logPath(layout, `validator-${v.index}`),
         dataDir,
         port: metrics,

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
-import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
+import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { BeaconNode } from '../../node/beacon/node.js';
 
@@ -31,6 +31,7 @@ export default class NodeBeacon extends SvcCommand {
     'validator-token-file': Flags.string({ description: 'bearer token file for validator calls (default: <data-dir>/validator-token, created if absent)' }),
     ...tlsFlags('PEM certificate (chain): serve HTTPS and WSS (needs --tls-key)'),
     ...p2pFlags(),
+    ...p2pKeyFileFlag(),
     'log-level': logLevelFlag,
   };
 
@@ -52,7 +53,7 @@ export default class NodeBeacon extends SvcCommand {
       engineJwtSecret,
       tokenFile: flags['validator-token-file'] ? resolve(flags['validator-token-file']) : undefined,
       tls,
-      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes } } : {}),
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
       log,
     });
     await new Promise<void>((done) => {

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
-import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
+import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
@@ -32,6 +32,7 @@ export default class NodeExecution extends SvcCommand {
     'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
     'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
     ...p2pFlags(),
+    ...p2pKeyFileFlag(),
     'log-level': logLevelFlag,
   };
 
@@ -57,7 +58,7 @@ export default class NodeExecution extends SvcCommand {
       poolCapacity: flags['pool-capacity'],
       poolQueue: { accountQueue: flags['pool-account-queue'], globalQueue: flags['pool-global-queue'] },
       submitRatePerIp: flags['rate-limit'],
-      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes } } : {}),
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
     });
     await new Promise<void>((done) => {
       const stop = (signal: string) => {

@@ -30,6 +30,8 @@ export interface BeaconP2pOptions {
   port: number;
   /** Multiaddrs `/ip4/…/tcp/…/p2p/<peer id>`. */
   bootnodes: string[];
+  /** Provisioned peer key (`--p2p-key-file`) instead of `<data-dir>/p2p/peer-key`. */
+  keyFile?: string | undefined;
 }
 
 /** How to run a beacon node. */
@@ -123,7 +125,7 @@ export class BeaconNode {
     let net: BeaconNetwork | undefined;
     if (o.p2p) {
       try {
-        const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
+        const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, keyFile: o.p2p.keyFile, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
         // The host logs `p2p listening` with its peer id and multiaddrs.
         net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
       } catch (err) {

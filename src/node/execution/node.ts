@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
-import { MemoryLevel } from 'memory-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -103,6 +102,9 @@ export class ExecutionNode {
       db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, EXECUTION_DB_OPTIONS as never) as unknown as Db;
       openDirs.set(location, db);
     } else {
+      // memory-level is a development dependency (tests): loaded only when asked for, so a
+      // production install (`npm ci --omit=dev`, the container image) can start a node.
+      const { MemoryLevel } = await import('memory-level');
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
     }
     try {

@@ -17,7 +17,7 @@ import type { Admission, AdmittedTx, TxSource } from './admission.js';
 import type { ExecutionMetrics } from './metrics.js';
 
 /** Where and to whom the execution host listens and dials (`--p2p-host`, `--p2p-port`, `--bootnodes`). */
-export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes'>;
+export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes' | 'keyFile'>;
 
 /** Ingress paths whose admissions this node announces; gossip re-gossips its own through the host. */
 const PUBLISHED_SOURCES: ReadonlySet<TxSource> = new Set(['rest', 'rpc', 'faucet']);

@@ -39,6 +39,16 @@ async function readPeerKey(path: string): Promise<PrivateKey | undefined> {
   }
 }
 
+/**
+ * Loads a provisioned peer key (`--p2p-key-file`): it must exist, since its peer id is already
+ * named as a bootnode elsewhere and a fresh key would silently make those entries unreachable.
+ */
+export async function loadPeerKeyFile(path: string): Promise<PrivateKey> {
+  const key = await readPeerKey(path);
+  if (!key) throw new SvcError('P2P_PEER_KEY_MISSING', `--p2p-key-file ${path} does not exist`, 400);
+  return key;
+}
+
 /** Loads the persisted peer key, creating (durably) a fresh one on first start. */
 export async function loadOrCreatePeerKey(dataDir: string): Promise<PrivateKey> {
   const path = peerKeyPath(dataDir);
@@ -58,12 +68,26 @@ export async function loadOrCreatePeerKey(dataDir: string): Promise<PrivateKey> 
   return key;
 }
 
-/** Writes the peer key derived from a 32-byte seed (replacing any) and returns its peer id. */
-export async function writePeerKeyFromSeed(dataDir: string, seed: Uint8Array): Promise<string> {
+async function keyFromSeed(seed: Uint8Array): Promise<PrivateKey> {
   if (seed.length !== PEER_KEY_SEED_BYTES) throw new SvcError('P2P_PEER_KEY_SEED', `peer key seed must be ${PEER_KEY_SEED_BYTES} bytes, got ${seed.length}`);
-  const key = await generateKeyPairFromSeed('Ed25519', seed);
-  await writeFileAtomic(peerKeyPath(dataDir), privateKeyToProtobuf(key), { force: true, mode: 0o600 });
+  return generateKeyPairFromSeed('Ed25519', seed);
+}
+
+/** Writes the peer key derived from a 32-byte seed to `path` (replacing any) and returns its peer id. */
+export async function writePeerKeyFileFromSeed(path: string, seed: Uint8Array): Promise<string> {
+  const key = await keyFromSeed(seed);
+  await writeFileAtomic(path, privateKeyToProtobuf(key), { force: true, mode: 0o600 });
   return peerIdFromPrivateKey(key).toString();
+}
+
+/** Writes the peer key derived from a 32-byte seed into `dataDir` (replacing any) and returns its peer id. */
+export function writePeerKeyFromSeed(dataDir: string, seed: Uint8Array): Promise<string> {
+  return writePeerKeyFileFromSeed(peerKeyPath(dataDir), seed);
+}
+
+/** The peer id of the key a 32-byte seed derives, without writing it (manifests name it in advance). */
+export async function peerIdFromSeed(seed: Uint8Array): Promise<string> {
+  return peerIdFromPrivateKey(await keyFromSeed(seed)).toString();
 }
 
 /** The peer id of the key persisted in `dataDir`, or undefined when there is none yet. */

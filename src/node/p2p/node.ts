@@ -18,7 +18,7 @@ import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TT
 import { BOOTNODE_REDIAL_MAX_MS, BOOTNODE_REDIAL_MS, parseBootnode, type Bootnode } from './bootnodes.js';
 import { instrumentGossipsubInput } from './gossipsub-input.js';
 import { HYBRID_NOISE_PROTOCOL, hybridNoise } from './hybrid-noise.js';
-import { loadOrCreatePeerKey } from './identity.js';
+import { loadOrCreatePeerKey, loadPeerKeyFile } from './identity.js';
 import { P2pMetrics } from './metrics.js';
 import { exchange, MAX_INBOUND_STREAMS_PER_PEER, MAX_OUTBOUND_STREAMS_PER_PEER, RequestError, serveStream, type ReqRespContext } from './reqresp.js';
 import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, ProtocolLimits, RequestHandler, Topic, TopicOptions } from './types.js';
@@ -372,7 +372,7 @@ class Libp2pHost implements P2pHost {
 export async function createHost(options: P2pOptions): Promise<P2pHost> {
   const genesisHash = hexToBytes(options.genesisHash);
   const bootnodes = options.bootnodes.filter((b) => b.trim() !== '').map((b) => parseBootnode(b.trim()));
-  const privateKey = await loadOrCreatePeerKey(options.dataDir);
+  const privateKey = options.keyFile ? await loadPeerKeyFile(options.keyFile) : await loadOrCreatePeerKey(options.dataDir);
   const metrics = new P2pMetrics(options.metrics, options.layer);
   const peerId = peerIdFromPrivateKey(privateKey).toString();
   const host = new Libp2pHost(options, peerId, metrics, bootnodes);

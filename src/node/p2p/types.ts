@@ -78,6 +78,8 @@ export interface P2pOptions {
   bootnodes: string[];
   /** The data directory; the Ed25519 peer key is persisted in `<dataDir>/p2p/peer-key`. */
   dataDir: string;
+  /** A provisioned peer key used instead of the data directory's (`--p2p-key-file`); it must exist. */
+  keyFile?: string | undefined;
   /** The chain's genesis hash (0x hex): bound into the handshake prologue, so another chain's peer cannot connect. */
   genesisHash: string;
   /** Registry the `service_p2p_*` metrics register on (the layer's own). */

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadOrCreatePeerKey, peerIdFromKeyFile, peerKeyPath, writePeerKeyFromSeed } from '../../../src/node/p2p/identity.js';
+import { loadOrCreatePeerKey, peerIdFromKeyFile, peerIdFromSeed, peerKeyPath, writePeerKeyFileFromSeed, writePeerKeyFromSeed } from '../../../src/node/p2p/identity.js';
 import { SvcError } from '../../../src/core/errors.js';
 import { withHosts } from './fixture.js';
 
@@ -57,6 +57,31 @@ test('a seed gives a known peer id in advance, and the host uses it', async () =
     } catch (err) {
       assert.is((err as SvcError).code, 'P2P_PEER_KEY_SEED');
     }
+  });
+});
+
+test('a provisioned key file (--p2p-key-file) is the identity, the data directory gets none, and a missing file is refused', async () => {
+  await withDir(async (dir) => {
+    const seed = new Uint8Array(32).fill(7);
+    const file = join(dir, 'keys', 'node-0-beacon.key');
+    const id = await writePeerKeyFileFromSeed(file, seed);
+    assert.is(await peerIdFromSeed(seed), id, 'known without writing');
+    assert.is((await stat(file)).mode & 0o777, 0o600);
+    const data = join(dir, 'data');
+    await withHosts(async (start) => {
+      const t = await start({ dataDir: data, keyFile: file });
+      assert.is(t.host.peerId, id);
+    });
+    assert.is(await peerIdFromKeyFile(data), undefined, 'no key created in the data directory');
+    await withHosts(async (start) => {
+      try {
+        await start({ dataDir: data, keyFile: join(dir, 'keys', 'missing.key') });
+        assert.unreachable('a missing provisioned key was replaced');
+      } catch (err) {
+        assert.is((err as SvcError).code, 'P2P_PEER_KEY_MISSING');
+      }
+    });
+    assert.is(await peerIdFromKeyFile(data), undefined);
   });
 });
 
