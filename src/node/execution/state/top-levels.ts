@@ -84,6 +84,11 @@ export class TopLevels {
     this.bytes -= this.sizeOf(n);
   }
 
+  /** The keys held, by path. */
+  held(): ReadonlyMap<string, string> {
+    return this.byPath;
+  }
+
   /** Bytes and entries held, and the levels (paths of at most `depth` nibbles) they come from. */
   stats(): CacheStats & { depth: number } {
     return { bytes: this.bytes, entries: this.byKey.size, maxBytes: this.maxBytes, depth: this.depth };

@@ -437,14 +437,41 @@ export class Trie {
       items.sort((a, b) => compareKeys(a.key, b.key));
       return this.fresh(w, version, depth, path, items);
     }
-    const groups = group(ups, depth);
-    const subs: Array<Sub | null> = [];
-    for (let i = 0; i < 16; i++) subs.push(this.apply(w, version, n.child(i), depth + 1, path + hex(i), groups[i]!));
-    const present = subs.filter((s): s is Sub => s !== null);
     w.stale.push(at);
-    if (present.length === 0) return null;
-    if (present.length === 1 && present[0]!.kind === 'leaf') return present[0]!;
-    return this.internal(w, version, path, subs);
+    // `ups` is sorted and shares this node's path, so each child's updates are one run of it.
+    // Untouched children (undefined here) keep their pointer as it is: same path, same version,
+    // nothing read and nothing allocated for them.
+    const subs: Array<Sub | null | undefined> = [];
+    let present = 0;
+    let lone = -1;
+    let lo = 0;
+    for (let i = 0; i < 16; i++) {
+      let hi = lo;
+      while (hi < ups.length && nibble(ups[hi]!.key, depth) === i) hi++;
+      const s = hi === lo ? undefined : this.apply(w, version, n.child(i), depth + 1, path + hex(i), ups.slice(lo, hi));
+      subs.push(s);
+      if (s === undefined ? n.has(i) : s !== null) {
+        present++;
+        lone = i;
+      }
+      lo = hi;
+    }
+    if (present === 0) return null;
+    if (present === 1) {
+      // A single leaf left below moves up to this node's place.
+      const s = subs[lone];
+      if (s === undefined && n.childIsLeaf(lone)) {
+        const c = n.child(lone)!;
+        return { kind: 'leaf', hash: c.hash, at: nodeKey(c.version, this.tree, path + hex(lone)), version: c.version };
+      }
+      if (s && s.kind === 'leaf') return s;
+    }
+    return this.build(
+      w,
+      version,
+      path,
+      subs.map((s, i) => (s === undefined ? n.child(i) : s ? this.place(w, version, s, path + hex(i)) : null)),
+    );
   }
 
   /** A subtree holding exactly `items` (sorted, all non-null), below `path`. */
@@ -465,7 +492,16 @@ export class Trie {
   }
 
   private internal(w: TrieWrite, version: number, path: string, subs: Array<Sub | null>): Sub {
-    const children = subs.map((s, i) => (s ? this.place(w, version, s, path + hex(i)) : null));
+    return this.build(
+      w,
+      version,
+      path,
+      subs.map((s, i) => (s ? this.place(w, version, s, path + hex(i)) : null)),
+    );
+  }
+
+  /** Writes the internal node at `path` with these children. */
+  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null>): Sub {
     const node = InternalNode.build(children);
     w.puts.set(nodeKey(version, this.tree, path), node.bytes);
     return { kind: 'internal', hash: nodeHash(node.hashed()), version };
