@@ -56,7 +56,7 @@ export async function runStateBench(opts: { print: boolean }): Promise<{ results
     unit: 'ms',
     value: d.blockMs,
     ratio: d.blockMs / base,
-    note: `${d.accounts === SIZES[0] ? 'reference' : `${(d.blockMs / base).toFixed(2)}× the 10,000 figure (limit ${GROWTH_LIMIT}×)`}; after a ${(d.warmMs / 1000).toFixed(1)} s start-up warm-up (${d.warmNodes.toLocaleString('en-US')} nodes, ${d.warmLevels} whole levels, ${d.warmMb.toFixed(0)} MB); build ${d.buildSeconds.toFixed(0)} s`,
+    note: `${d.accounts === SIZES[0] ? 'reference' : `${(d.blockMs / base).toFixed(2)}× the 10,000 figure (limit ${GROWTH_LIMIT}×)`}; after a ${Math.round(d.warmMs)} ms start-up warm-up (${d.warmNodes.toLocaleString('en-US')} nodes, ${d.warmLevels} whole levels, ${d.warmMb.toFixed(0)} MB); build ${d.buildSeconds.toFixed(0)} s`,
   }));
   const big = details[details.length - 1]!;
   results.push({
