@@ -61,10 +61,12 @@ export class LeafNode {
     return new LeafNode(bytes, 1 + key.length + value.length);
   }
 
+  /** The key hash. */
   get key(): Uint8Array {
     return this.bytes.subarray(1, 1 + HASH_BYTES);
   }
 
+  /** The value the leaf commits to. */
   get value(): Uint8Array {
     return this.bytes.subarray(1 + HASH_BYTES, this.valueEnd);
   }
