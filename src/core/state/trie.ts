@@ -24,8 +24,12 @@ export const ACCOUNT_VALUE_BYTES = 32 + 8 + HASH_BYTES + HASH_BYTES;
 /** Bytes of a storage leaf's value. */
 export const STORAGE_VALUE_BYTES = 32;
 
-const LEAF = 0x00;
-const INTERNAL = 0x01;
+/** First byte of a leaf's encoding. */
+export const LEAF_TAG = 0x00;
+/** First byte of an internal node's encoding. */
+export const INTERNAL_TAG = 0x01;
+const LEAF = LEAF_TAG;
+const INTERNAL = INTERNAL_TAG;
 
 /** The four fields an account leaf commits to. */
 export interface AccountValue {

@@ -141,6 +141,11 @@ export class ExecutionChain {
       await chain.state.close();
       throw err;
     }
+    // In the background: the node serves and imports meanwhile (a block that comes first reads its own paths).
+    chain.state.warm(chain.headRoot).then(
+      (r) => log.info('state trie upper levels cached', { levels: r.levels, nodes: r.nodes, bytes: r.bytes, ms: Math.round(r.ms) }),
+      (err: unknown) => log.warn('state trie warm-up stopped', { error: (err as Error).message }),
+    );
     return chain;
   }
 

@@ -75,7 +75,15 @@ export class ChainStore {
   /** Commits a batch atomically (with sync, so an acknowledged write survives power loss). */
   async write(batch: WriteBatch): Promise<void> {
     if (batch.ops.length === 0) return;
-    await this.db.batch(batch.ops as never, { sync: true } as never);
+    // A chained batch: the array form copies and re-validates every operation with the batch's
+    // options spread into it, about a third more CPU for a block's thousands of trie nodes.
+    const chained = this.db.batch();
+    for (const op of batch.ops) {
+      if (op.type === 'del') chained.del(op.key);
+      else if ('valueEncoding' in op) chained.put(op.key, op.value as never, { valueEncoding: 'view' } as never);
+      else chained.put(op.key, op.value);
+    }
+    await chained.write({ sync: true } as never);
   }
 
   /** All values whose key starts with `prefix`, in key order. */

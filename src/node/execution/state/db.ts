@@ -4,7 +4,7 @@
  * updates queued into the block's own write batch, so a block's nodes and its head pointer land
  * together. Pruning follows finality: see `pruneTo`.
  */
-import { toHex } from '../../../core/codec/bytes.js';
+import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
 import {
   ACCOUNT_VALUE_BYTES,
   EMPTY_CODE_HASH,
@@ -18,11 +18,13 @@ import {
 import { parseHex } from '../../../core/codec/bytes.js';
 import type { ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
-import { DEFAULT_NODE_CACHE_BYTES, NodeStore } from './node-store.js';
+import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
-import { EMPTY_REF, type NodeRef, Trie, type TrieUpdate, decodeVersion, encodeVersion, versionPrefix } from './trie.js';
+import { ACCOUNT_TREE, EMPTY_REF, type NodeRef, Trie, type TrieUpdate, decodeVersion, encodeVersion, nodeKey, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
+
+const HEX_DIGITS = '0123456789abcdef';
 
 const ZERO_ENTRY: AccountEntry = Object.freeze({
   account: Object.freeze({ balance: 0n, nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot: EMPTY_TRIE_ROOT }),
@@ -39,22 +41,36 @@ export interface StateCommit {
   stale: string[];
 }
 
+/** What a warm-up of the account trie's upper levels read. */
+export interface WarmResult {
+  /** Levels read whole (the root is level 0); a level the budget cut short is not counted. */
+  levels: number;
+  nodes: number;
+  bytes: number;
+  ms: number;
+}
+
+/** Keys per batched read of a warm-up: small enough that a block import waiting behind it is not held up for long. */
+const WARM_CHUNK = 2048;
+
 /** Reads, commits, proves and prunes the state trie. */
 export class StateDb implements StateSource {
   readonly accountTrie: Trie;
+  private warming: Promise<WarmResult> | undefined;
+  private closing = false;
 
   private constructor(
     private readonly store: ChainStore,
     readonly nodes: NodeStore,
   ) {
-    this.accountTrie = new Trie(nodes, 'a', ACCOUNT_VALUE_BYTES);
+    this.accountTrie = new Trie(nodes, ACCOUNT_TREE, ACCOUNT_VALUE_BYTES);
   }
 
   /**
    * Opens the state on `store`. A classic-level database (one with a location on disk) is read
    * synchronously through a reader thread; an in-memory one through a map of its state keys.
    */
-  static async open(store: ChainStore, cacheBytes = DEFAULT_NODE_CACHE_BYTES): Promise<StateDb> {
+  static async open(store: ChainStore, cacheBytes = DEFAULT_NODE_CACHE_BYTES, topBytes = DEFAULT_TOP_LEVEL_BYTES): Promise<StateDb> {
     const location = (store.db as unknown as { location?: unknown }).location;
     let reader: SyncReader;
     if (typeof location === 'string') reader = await WorkerSyncReader.start(location);
@@ -65,11 +81,64 @@ export class StateDb implements StateSource {
       }
       reader = mem;
     }
-    return new StateDb(store, new NodeStore(store, reader, cacheBytes));
+    return new StateDb(store, new NodeStore(store, reader, cacheBytes, topBytes));
   }
 
-  /** Stops the reader thread. */
-  close(): Promise<void> {
+  /**
+   * Reads the upper levels of the account trie at `root` (the head's) into the node store, level
+   * by level, with batched reads, while the next level fits the byte budget. Runs beside block
+   * import (callers do not await it to start serving): a block that comes first reads its paths
+   * itself, as before. Without it a restarted million-account node misses the cache twice per
+   * touched account (the level-4 node and the leaf) until hundreds of blocks have passed.
+   */
+  warm(root: NodeRef): Promise<WarmResult> {
+    this.warming ??= this.readTopLevels(root);
+    return this.warming;
+  }
+
+  private async readTopLevels(root: NodeRef): Promise<WarmResult> {
+    const t0 = performance.now();
+    const out: WarmResult = { levels: 0, nodes: 0, bytes: 0, ms: 0 };
+    if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return out;
+    let level: Array<{ version: number; path: string }> = [{ version: root.version, path: '' }];
+    for (let depth = 0; level.length > 0 && !this.closing; depth++) {
+      // A level the budget cannot hold whole is read as far as it goes: each node held saves a read.
+      if (!this.nodes.top.admitLevel(depth)) break;
+      const next: Array<{ version: number; path: string }> = [];
+      let whole = true;
+      for (let from = 0; from < level.length; from += WARM_CHUNK) {
+        if (this.closing || this.nodes.top.full()) {
+          whole = false;
+          break;
+        }
+        const chunk = level.slice(from, from + WARM_CHUNK);
+        const keys = chunk.map((p) => nodeKey(p.version, ACCOUNT_TREE, p.path));
+        await this.nodes.prefetch(keys, ACCOUNT_VALUE_BYTES);
+        chunk.forEach((p, k) => {
+          const n = this.nodes.cached(keys[k]!);
+          if (!n || n.kind !== 'internal') return;
+          // One a block cached before the warm-up reached it moves up too.
+          this.nodes.place(keys[k]!, n);
+          for (let i = 0; i < 16; i++) {
+            if (n.has(i) && !n.childIsLeaf(i)) next.push({ version: n.childVersion(i), path: p.path + HEX_DIGITS[i] });
+          }
+        });
+      }
+      if (!whole) break;
+      out.levels = depth + 1;
+      level = next;
+    }
+    const held = this.nodes.top.stats();
+    out.nodes = held.entries;
+    out.bytes = held.bytes;
+    out.ms = performance.now() - t0;
+    return out;
+  }
+
+  /** Stops a warm-up in progress, then the reader thread. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.warming?.catch(() => undefined);
     return this.nodes.reader.close();
   }
 

@@ -8,17 +8,24 @@ import { SvcError } from '../../../core/errors.js';
 import type { CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
+import { TopLevels } from './top-levels.js';
 import { decodeStored, type StoredNode, valueBytesOf } from './trie.js';
 
+/** Resident bytes of a cached node beyond its stored bytes. */
+const NODE_OVERHEAD_BYTES = 550;
+
 /**
- * Estimated resident bytes of a decoded node: the cache key string and map entry, the stored
- * buffer, and a typed-array view (~100 bytes) and object per hash (measured with the state bench's
- * resident memory, not guessed from payload sizes).
+ * Estimated resident bytes of a cached node: its stored buffer with the buffer's own bookkeeping,
+ * the node object, and the cache's key string and map entry (measured: see nodeBytes in the state
+ * bench's notes, BENCHMARKS.md).
  */
 function nodeBytes(n: StoredNode): number {
-  if (n.kind === 'leaf') return 500 + n.key.length + n.value.length + n.extra.length;
-  const children = n.children.reduce((s, c) => s + (c ? 1 : 0), 0);
-  return 400 + children * (32 + 7 + 180);
+  return estimatedNodeBytes(n.bytes.length);
+}
+
+/** Estimated resident bytes of a cached node whose stored form is `storedBytes` long. */
+export function estimatedNodeBytes(storedBytes: number): number {
+  return NODE_OVERHEAD_BYTES + storedBytes;
 }
 
 /**
@@ -87,10 +94,18 @@ class GenerationalCache<V> {
 
 /** Default byte bound of the node cache. */
 export const DEFAULT_NODE_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * Default byte bound of the account trie's upper levels (top-levels.ts): levels 0 to 4 of a
+ * million-account trie (69,905 nodes) take about 67 MB by this estimate; a larger state holds
+ * fewer whole levels, never more bytes.
+ */
+export const DEFAULT_TOP_LEVEL_BYTES = 72 * 1024 * 1024;
 
 /** Reads and caches stored trie nodes and code. */
 export class NodeStore {
   private readonly cache: GenerationalCache<StoredNode>;
+  /** The account trie's upper levels, apart from the generations. */
+  readonly top: TopLevels;
   /** Reads that blocked on the synchronous reader, for metrics and tests. */
   syncReads = 0;
 
@@ -98,13 +113,15 @@ export class NodeStore {
     private readonly store: ChainStore,
     readonly reader: SyncReader,
     cacheBytes = DEFAULT_NODE_CACHE_BYTES,
+    topBytes = DEFAULT_TOP_LEVEL_BYTES,
   ) {
     this.cache = new GenerationalCache(cacheBytes, nodeBytes);
+    this.top = new TopLevels(topBytes, nodeBytes);
   }
 
   /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */
   node(key: string, valueBytes: number): StoredNode {
-    const hit = this.cache.get(key);
+    const hit = this.top.get(key) ?? this.cache.get(key);
     if (hit) return hit;
     this.syncReads++;
     const bytes = this.reader.read(key);
@@ -114,22 +131,29 @@ export class NodeStore {
 
   /** A cached node, without reading. */
   cached(key: string): StoredNode | undefined {
-    return this.cache.get(key);
+    return this.top.get(key) ?? this.cache.get(key);
   }
 
   private decode(key: string, bytes: Uint8Array, valueBytes: number): StoredNode {
     const n = decodeStored(bytes, valueBytes);
     if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
-    this.cache.set(key, n);
+    this.place(key, n);
     return n;
   }
 
-  /** Reads `keys` (nodes of one trie) into the cache with one batched read. */
-  async prefetch(keys: string[], valueBytes: number): Promise<void> {
-    const missing = keys.filter((k) => !this.cache.get(k));
-    if (missing.length === 0) return;
+  /** Caches `n`: among the upper levels if it is one of theirs, else in the generations. */
+  place(key: string, n: StoredNode): void {
+    // Held above: a copy in the generations would count its bytes twice.
+    if (this.top.offer(key, n)) this.cache.delete(key);
+    else this.cache.set(key, n);
+  }
+
+  /** Reads `keys` (nodes of one trie) into the cache with one batched read; returns the nodes read. */
+  async prefetch(keys: string[], valueBytes: number): Promise<Array<StoredNode | undefined>> {
+    const missing = keys.filter((k) => !this.cached(k));
+    if (missing.length === 0) return [];
     const values = (await this.store.db.getMany<string, Uint8Array>(missing, { valueEncoding: 'view' })) as Array<Uint8Array | undefined>;
-    values.forEach((v, i) => v && this.decode(missing[i]!, v, valueBytes));
+    return values.map((v, i) => (v ? this.decode(missing[i]!, v, valueBytes) : undefined));
   }
 
   /** Raw bytes under `key` (code), synchronously. */
@@ -144,12 +168,17 @@ export class NodeStore {
    */
   committed(puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
     for (const [k, bytes] of puts) if (k.startsWith('n:')) this.decode(k, bytes, valueBytesOf(k));
-    for (const k of dels) this.cache.delete(k);
+    for (const k of dels) {
+      this.cache.delete(k);
+      this.top.delete(k);
+    }
     this.reader.written(puts, dels);
   }
 
-  /** Bytes and entries of the node cache. */
+  /** Bytes and entries of the node cache, upper levels included. */
   stats(): CacheStats {
-    return this.cache.stats();
+    const c = this.cache.stats();
+    const t = this.top.stats();
+    return { bytes: c.bytes + t.bytes, entries: c.entries + t.entries, maxBytes: c.maxBytes + t.maxBytes };
   }
 }

@@ -9,7 +9,8 @@
  * per-child version (6 bytes BE) and leaf flag (1 byte); an account leaf's storage-root version.
  */
 import { bytesEqual } from '../../../core/codec/bytes.js';
-import { ACCOUNT_VALUE_BYTES, EMPTY_TRIE_ROOT, STORAGE_VALUE_BYTES, decodeNode, encodeInternal, encodeLeaf, nibble, nodeHash } from '../../../core/state/trie.js';
+import { HASH_BYTES } from '../../../core/constants.js';
+import { ACCOUNT_VALUE_BYTES, EMPTY_TRIE_ROOT, INTERNAL_TAG, LEAF_TAG, STORAGE_VALUE_BYTES, nibble, nodeHash } from '../../../core/state/trie.js';
 import type { NodeStore } from './node-store.js';
 
 /** Where a trie's root node is: its hash and the version that wrote it. */
@@ -24,7 +25,8 @@ export const EMPTY_REF: NodeRef = Object.freeze({ version: 0, hash: EMPTY_TRIE_R
 /** A resumable walk toward one key (see Trie.advance). */
 export interface PathCursor {
   key: Uint8Array;
-  ref: ChildRef | null;
+  /** Version of the next node on the path; -1 once the walk has ended. */
+  version: number;
   path: string;
   depth: number;
 }
@@ -36,8 +38,155 @@ export interface ChildRef {
   leaf: boolean;
 }
 
+/**
+ * A leaf as stored, read in place: one buffer and one object per cached leaf (the views are made
+ * when asked for), because most of a large state's cached nodes are leaves read once.
+ */
+export class LeafNode {
+  readonly kind = 'leaf' as const;
+
+  constructor(
+    /** Stored bytes: the hashed encoding, then the extra bytes. */
+    readonly bytes: Uint8Array,
+    private readonly valueEnd: number,
+  ) {}
+
+  /** Stores `key`, `value` and `extra` as one buffer. */
+  static build(key: Uint8Array, value: Uint8Array, extra: Uint8Array): LeafNode {
+    const bytes = new Uint8Array(1 + key.length + value.length + extra.length);
+    bytes[0] = LEAF_TAG;
+    bytes.set(key, 1);
+    bytes.set(value, 1 + key.length);
+    bytes.set(extra, 1 + key.length + value.length);
+    return new LeafNode(bytes, 1 + key.length + value.length);
+  }
+
+  /** The key hash. */
+  get key(): Uint8Array {
+    return this.bytes.subarray(1, 1 + HASH_BYTES);
+  }
+
+  /** The value the leaf commits to. */
+  get value(): Uint8Array {
+    return this.bytes.subarray(1 + HASH_BYTES, this.valueEnd);
+  }
+
+  /** Bookkeeping beside the value (an account's storage-root version), not hashed. */
+  get extra(): Uint8Array {
+    return this.bytes.subarray(this.valueEnd);
+  }
+
+  /** The hashed encoding (what proofs carry). */
+  hashed(): Uint8Array {
+    return this.bytes.subarray(0, this.valueEnd);
+  }
+}
+
+/**
+ * An internal node as stored, read in place: child hashes, versions and leaf flags are read from
+ * the one buffer when a walk asks for them. Decoding each child into its own object and view cost
+ * about 200 bytes per child in the cache and most of a block's garbage collection.
+ */
+export class InternalNode {
+  readonly kind = 'internal' as const;
+
+  private constructor(
+    /** Stored bytes: the hashed encoding, then each present child's version (6 bytes BE) and leaf flag. */
+    readonly bytes: Uint8Array,
+    /** Bit i set: nibble i has a child. */
+    readonly bitmap: number,
+    private readonly hashedLength: number,
+  ) {}
+
+  /** Decodes stored bytes; null when malformed. */
+  static decode(bytes: Uint8Array): InternalNode | null {
+    if (bytes.length < 3 || bytes[0] !== INTERNAL_TAG) return null;
+    const bitmap = (bytes[1]! << 8) | bytes[2]!;
+    // Two children at least in a valid trie; an empty node is no node.
+    if (bitmap === 0) return null;
+    const count = popcount(bitmap);
+    const hashedLength = 3 + count * HASH_BYTES;
+    if (bytes.length !== hashedLength + count * CHILD_INFO_BYTES) return null;
+    return new InternalNode(bytes, bitmap, hashedLength);
+  }
+
+  /** Stores a node with these children (null: none), encoded once for both its hash and its stored form. */
+  static build(children: ReadonlyArray<ChildRef | null>): InternalNode {
+    let bitmap = 0;
+    let count = 0;
+    for (let i = 0; i < 16; i++) {
+      if (children[i]) {
+        bitmap |= 1 << i;
+        count++;
+      }
+    }
+    const hashedLength = 3 + count * HASH_BYTES;
+    const bytes = new Uint8Array(hashedLength + count * CHILD_INFO_BYTES);
+    bytes[0] = INTERNAL_TAG;
+    bytes[1] = bitmap >> 8;
+    bytes[2] = bitmap & 0xff;
+    let j = 0;
+    for (let i = 0; i < 16; i++) {
+      const c = children[i];
+      if (!c) continue;
+      bytes.set(c.hash, 3 + j * HASH_BYTES);
+      const at = hashedLength + j * CHILD_INFO_BYTES;
+      writeU48(bytes, at, c.version);
+      bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+      j++;
+    }
+    return new InternalNode(bytes, bitmap, hashedLength);
+  }
+
+  /** Whether nibble `i` has a child. */
+  has(i: number): boolean {
+    return ((this.bitmap >> i) & 1) === 1;
+  }
+
+  /** Whether the child at nibble `i` is a leaf (false when there is none). */
+  childIsLeaf(i: number): boolean {
+    return this.has(i) && this.bytes[this.hashedLength + this.slot(i) * CHILD_INFO_BYTES + VERSION_BYTES] === 1;
+  }
+
+  /** Index of nibble `i`'s child among the present ones. */
+  private slot(i: number): number {
+    return popcount(this.bitmap & ((1 << i) - 1));
+  }
+
+  /** The child at nibble `i`, or null. */
+  child(i: number): ChildRef | null {
+    if (!this.has(i)) return null;
+    const j = this.slot(i);
+    const at = this.hashedLength + j * CHILD_INFO_BYTES;
+    return { hash: this.bytes.subarray(3 + j * HASH_BYTES, 3 + (j + 1) * HASH_BYTES), version: readU48(this.bytes, at), leaf: this.bytes[at + VERSION_BYTES] === 1 };
+  }
+
+  /** The version of the child at nibble `i` (where its node is stored), or -1 when there is none: a walk needs no more. */
+  childVersion(i: number): number {
+    if (!this.has(i)) return -1;
+    return readU48(this.bytes, this.hashedLength + this.slot(i) * CHILD_INFO_BYTES);
+  }
+
+  /** All 16 child slots. */
+  children(): Array<ChildRef | null> {
+    return Array.from({ length: 16 }, (_, i) => this.child(i));
+  }
+
+  /** The hashed encoding (what proofs carry). */
+  hashed(): Uint8Array {
+    return this.bytes.subarray(0, this.hashedLength);
+  }
+}
+
 /** A node as stored. */
-export type StoredNode = { kind: 'leaf'; key: Uint8Array; value: Uint8Array; extra: Uint8Array } | { kind: 'internal'; children: Array<ChildRef | null> };
+export type StoredNode = LeafNode | InternalNode;
+
+function popcount(x: number): number {
+  let v = x - ((x >> 1) & 0x5555);
+  v = (v & 0x3333) + ((v >> 2) & 0x3333);
+  v = (v + (v >> 4)) & 0x0f0f;
+  return (v + (v >> 8)) & 0x1f;
+}
 
 /** One key's change: a null value deletes it. `extra` is stored beside an account leaf (not hashed). */
 export interface TrieUpdate {
@@ -56,14 +205,38 @@ export interface TrieWrite {
 }
 
 const VERSION_BYTES = 6;
+/** Stored bookkeeping per present child of an internal node: its version and leaf flag. */
+const CHILD_INFO_BYTES = VERSION_BYTES + 1;
 const HEX = '0123456789abcdef';
 /** Hex digits of the version in a node key. */
 const VERSION_HEX = 12;
 
+/** Name of the account trie in node keys (a storage trie is `s` and its account's key). */
+export const ACCOUNT_TREE = 'a';
+/** Where an account-trie node key's path starts: `n:<version>:a:`. */
+const ACCOUNT_PATH_AT = 2 + VERSION_HEX + 3;
+
+/** Version and path of an account-trie node key whose path has at most `maxDepth` nibbles; null for any other key. */
+export function accountNodeAt(key: string, maxDepth: number): { version: number; path: string } | null {
+  if (key.length > ACCOUNT_PATH_AT + maxDepth || key.length < ACCOUNT_PATH_AT || key.charCodeAt(0) !== 0x6e) return null;
+  if (key.charAt(ACCOUNT_PATH_AT - 2) !== ACCOUNT_TREE || key.charAt(ACCOUNT_PATH_AT - 1) !== ':') return null;
+  return { version: parseInt(key.slice(2, 2 + VERSION_HEX), 16), path: key.slice(ACCOUNT_PATH_AT) };
+}
+
 /** Database key of the node at `path` (hex nibbles) of `tree`, written by `version`. */
 export function nodeKey(version: number, tree: string, path: string): string {
-  return `n:${version.toString(16).padStart(VERSION_HEX, '0')}:${tree}:${path}`;
+  // A block builds tens of thousands of keys from a handful of versions: format each version once.
+  let prefix = prefixes.get(version);
+  if (prefix === undefined) {
+    if (prefixes.size >= PREFIX_MEMO) prefixes.clear();
+    prefixes.set(version, (prefix = versionPrefix(version)));
+  }
+  return prefix + tree + ':' + path;
 }
+
+const prefixes = new Map<number, string>();
+/** Versions whose key prefix is remembered (a block's paths use a few hundred at most). */
+const PREFIX_MEMO = 4096;
 
 /** Leaf value size of the trie a node key belongs to (tree `a`: accounts; `s…`: storage). */
 export function valueBytesOf(key: string): number {
@@ -85,6 +258,14 @@ function u48(n: number): Uint8Array {
   return out;
 }
 
+function writeU48(out: Uint8Array, at: number, n: number): void {
+  let v = n;
+  for (let i = VERSION_BYTES - 1; i >= 0; i--) {
+    out[at + i] = v % 256;
+    v = Math.floor(v / 256);
+  }
+}
+
 function readU48(b: Uint8Array, at: number): number {
   let v = 0;
   for (let i = 0; i < VERSION_BYTES; i++) v = v * 256 + b[at + i]!;
@@ -100,46 +281,21 @@ export function decodeVersion(extra: Uint8Array): number {
 
 /** The hashed encoding of a stored node (what proofs carry). */
 export function hashedEncoding(n: StoredNode): Uint8Array {
-  return n.kind === 'leaf' ? encodeLeaf(n.key, n.value) : encodeInternal(n.children.map((c) => c?.hash ?? null));
+  return n.hashed();
 }
 
 /** Stored bytes of a node. */
 export function encodeStored(n: StoredNode): Uint8Array {
-  const base = hashedEncoding(n);
-  const extra = n.kind === 'leaf' ? n.extra : storedChildInfo(n.children);
-  const out = new Uint8Array(base.length + extra.length);
-  out.set(base);
-  out.set(extra, base.length);
-  return out;
-}
-
-function storedChildInfo(children: Array<ChildRef | null>): Uint8Array {
-  const present = children.filter((c): c is ChildRef => c !== null);
-  const out = new Uint8Array(present.length * (VERSION_BYTES + 1));
-  present.forEach((c, i) => {
-    out.set(u48(c.version), i * (VERSION_BYTES + 1));
-    out[i * (VERSION_BYTES + 1) + VERSION_BYTES] = c.leaf ? 1 : 0;
-  });
-  return out;
+  return n.bytes;
 }
 
 /** Decodes stored bytes (leaves of this tree carry `valueBytes` of value); null when malformed. */
 export function decodeStored(bytes: Uint8Array, valueBytes: number): StoredNode | null {
-  const d = decodeNode(bytes, valueBytes);
-  if (!d) return null;
-  // Views into the one stored buffer: a cached node costs one allocation, not one per hash.
-  if (d.node.kind === 'leaf') return { kind: 'leaf', key: bytes.subarray(1, 33), value: bytes.subarray(33, d.length), extra: bytes.subarray(d.length) };
-  let at = d.length;
-  let h = 3;
-  const children = d.node.children.map((present): ChildRef | null => {
-    if (!present) return null;
-    const c = { hash: bytes.subarray(h, h + 32), version: readU48(bytes, at), leaf: bytes[at + VERSION_BYTES] === 1 };
-    h += 32;
-    at += VERSION_BYTES + 1;
-    return c;
-  });
-  if (at !== bytes.length) return null;
-  return { kind: 'internal', children };
+  if (bytes[0] === LEAF_TAG) {
+    const valueEnd = 1 + HASH_BYTES + valueBytes;
+    return bytes.length < valueEnd ? null : new LeafNode(bytes, valueEnd);
+  }
+  return InternalNode.decode(bytes);
 }
 
 /** Leaf result of an update, not yet placed (placement decides its path). */
@@ -149,12 +305,13 @@ interface LeafSub {
   /** Where it is stored now, if it is an existing leaf. */
   at?: string;
   version?: number;
-  /** Key and value, when known (an untouched leaf is read only if it must move). */
-  data?: { key: Uint8Array; value: Uint8Array; extra: Uint8Array };
+  /** The leaf, when known (an untouched leaf is read only if it must move). */
+  data?: LeafNode;
 }
 type Sub = LeafSub | { kind: 'internal'; hash: Uint8Array; version: number };
 
 const hex = (i: number) => HEX[i]!;
+const NO_EXTRA = new Uint8Array(0);
 
 /** One trie (the account trie, or one account's storage trie) read through a node store. */
 export class Trie {
@@ -173,15 +330,14 @@ export class Trie {
   /** The leaf under `key` (value and extra), or undefined. Synchronous: misses are read from disk. */
   get(root: NodeRef, key: Uint8Array): { value: Uint8Array; extra: Uint8Array } | undefined {
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return undefined;
-    let ref: ChildRef = { hash: root.hash, version: root.version, leaf: false };
+    let version = root.version;
     let path = '';
     for (let depth = 0; ; depth++) {
-      const n = this.load(ref.version, path);
+      const n = this.load(version, path);
       if (n.kind === 'leaf') return bytesEqual(n.key, key) ? { value: n.value, extra: n.extra } : undefined;
       const i = nibble(key, depth);
-      const c = n.children[i];
-      if (!c) return undefined;
-      ref = c;
+      version = n.childVersion(i);
+      if (version < 0) return undefined;
       path += hex(i);
     }
   }
@@ -190,14 +346,14 @@ export class Trie {
   proof(root: NodeRef, key: Uint8Array): Uint8Array[] {
     const out: Uint8Array[] = [];
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return out;
-    let ref: ChildRef | null = { hash: root.hash, version: root.version, leaf: false };
+    let version = root.version;
     let path = '';
-    for (let depth = 0; ref; depth++) {
-      const n = this.load(ref.version, path);
+    for (let depth = 0; version >= 0; depth++) {
+      const n = this.load(version, path);
       out.push(hashedEncoding(n));
       if (n.kind === 'leaf') break;
       const i = nibble(key, depth);
-      ref = n.children[i] ?? null;
+      version = n.childVersion(i);
       path += hex(i);
     }
     return out;
@@ -206,7 +362,7 @@ export class Trie {
   /** Walks toward `keys` from the root, one cursor per key, for a level-by-level prefetch. */
   cursors(root: NodeRef, keys: Uint8Array[]): PathCursor[] {
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return [];
-    return keys.map((key) => ({ key, ref: { hash: root.hash, version: root.version, leaf: false }, path: '', depth: 0 }));
+    return keys.map((key) => ({ key, version: root.version, path: '', depth: 0 }));
   }
 
   /**
@@ -218,8 +374,8 @@ export class Trie {
     const want = new Set<string>();
     const pending: PathCursor[] = [];
     for (const c of cursors) {
-      while (c.ref) {
-        const k = nodeKey(c.ref.version, this.tree, c.path);
+      while (c.version >= 0) {
+        const k = nodeKey(c.version, this.tree, c.path);
         const n = cached(k);
         if (!n) {
           want.add(k);
@@ -228,7 +384,7 @@ export class Trie {
         }
         if (n.kind === 'leaf') break;
         const i = nibble(c.key, c.depth);
-        c.ref = n.children[i] ?? null;
+        c.version = n.childVersion(i);
         c.path += hex(i);
         c.depth++;
       }
@@ -266,7 +422,7 @@ export class Trie {
     if (n.kind === 'leaf') {
       const same = ups.find((u) => bytesEqual(u.key, n.key));
       if (ups.length === 1 && same && same.value && bytesEqual(same.value, n.value) && bytesEqual(same.extra ?? new Uint8Array(0), n.extra)) {
-        return { kind: 'leaf', hash: ref.hash, at, version: ref.version, data: { key: n.key, value: n.value, extra: n.extra } };
+        return { kind: 'leaf', hash: ref.hash, at, version: ref.version, data: n };
       }
       w.stale.push(at);
       const items: TrieUpdate[] = [];
@@ -283,13 +439,41 @@ export class Trie {
       items.sort((a, b) => compareKeys(a.key, b.key));
       return this.fresh(w, version, depth, path, items);
     }
-    const groups = group(ups, depth);
-    const subs: Array<Sub | null> = n.children.map((c, i) => this.apply(w, version, c, depth + 1, path + hex(i), groups[i]!));
-    const present = subs.filter((s): s is Sub => s !== null);
     w.stale.push(at);
-    if (present.length === 0) return null;
-    if (present.length === 1 && present[0]!.kind === 'leaf') return present[0]!;
-    return this.internal(w, version, path, subs);
+    // `ups` is sorted and shares this node's path, so each child's updates are one run of it.
+    // Untouched children (undefined here) keep their pointer as it is: same path, same version,
+    // nothing read and nothing allocated for them.
+    const subs: Array<Sub | null | undefined> = [];
+    let present = 0;
+    let lone = -1;
+    let lo = 0;
+    for (let i = 0; i < 16; i++) {
+      let hi = lo;
+      while (hi < ups.length && nibble(ups[hi]!.key, depth) === i) hi++;
+      const s = hi === lo ? undefined : this.apply(w, version, n.child(i), depth + 1, path + hex(i), ups.slice(lo, hi));
+      subs.push(s);
+      if (s === undefined ? n.has(i) : s !== null) {
+        present++;
+        lone = i;
+      }
+      lo = hi;
+    }
+    if (present === 0) return null;
+    if (present === 1) {
+      // A single leaf left below moves up to this node's place.
+      const s = subs[lone];
+      if (s === undefined && n.childIsLeaf(lone)) {
+        const c = n.child(lone)!;
+        return { kind: 'leaf', hash: c.hash, at: nodeKey(c.version, this.tree, path + hex(lone)), version: c.version };
+      }
+      if (s && s.kind === 'leaf') return s;
+    }
+    return this.build(
+      w,
+      version,
+      path,
+      subs.map((s, i) => (s === undefined ? n.child(i) : s ? this.place(w, version, s, path + hex(i)) : null)),
+    );
   }
 
   /** A subtree holding exactly `items` (sorted, all non-null), below `path`. */
@@ -297,8 +481,8 @@ export class Trie {
     if (items.length === 0) return null;
     if (items.length === 1) {
       const u = items[0]!;
-      const data = { key: u.key, value: u.value!, extra: u.extra ?? new Uint8Array(0) };
-      return { kind: 'leaf', hash: nodeHash(encodeLeaf(data.key, data.value)), data };
+      const data = LeafNode.build(u.key, u.value!, u.extra ?? NO_EXTRA);
+      return { kind: 'leaf', hash: nodeHash(data.hashed()), data };
     }
     const groups = group(items, depth);
     return this.internal(
@@ -310,10 +494,19 @@ export class Trie {
   }
 
   private internal(w: TrieWrite, version: number, path: string, subs: Array<Sub | null>): Sub {
-    const children = subs.map((s, i) => (s ? this.place(w, version, s, path + hex(i)) : null));
-    const node: StoredNode = { kind: 'internal', children };
-    this.write(w, nodeKey(version, this.tree, path), node);
-    return { kind: 'internal', hash: nodeHash(hashedEncoding(node)), version };
+    return this.build(
+      w,
+      version,
+      path,
+      subs.map((s, i) => (s ? this.place(w, version, s, path + hex(i)) : null)),
+    );
+  }
+
+  /** Writes the internal node at `path` with these children. */
+  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null>): Sub {
+    const node = InternalNode.build(children);
+    w.puts.set(nodeKey(version, this.tree, path), node.bytes);
+    return { kind: 'internal', hash: nodeHash(node.hashed()), version };
   }
 
   /** Stores a subtree's top at `path` (a leaf may move up when its siblings went away). */
@@ -324,15 +517,12 @@ export class Trie {
     if (!data) {
       const n = this.store.node(s.at!, this.valueBytes);
       if (n.kind !== 'leaf') throw new Error(`trie node ${s.at} is not a leaf`);
-      data = { key: n.key, value: n.value, extra: n.extra };
+      data = n;
     }
     if (s.at !== undefined) w.stale.push(s.at);
-    this.write(w, nodeKey(version, this.tree, path), { kind: 'leaf', ...data });
+    // A leaf's stored bytes do not depend on where it sits: a moved leaf is written as it was.
+    w.puts.set(nodeKey(version, this.tree, path), data.bytes);
     return { hash: s.hash, version, leaf: true };
-  }
-
-  private write(w: TrieWrite, key: string, node: StoredNode): void {
-    w.puts.set(key, encodeStored(node));
   }
 }
 

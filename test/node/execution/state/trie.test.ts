@@ -73,7 +73,7 @@ function reachable(state: StateDb, root: NodeRef, out = new Set<string>()): Set<
     out.add(key);
     const n = state.nodes.node(key, valueBytes);
     if (n.kind === 'leaf') return onLeaf?.(n.value, n.extra);
-    n.children.forEach((c, i) => c && walk(tree, valueBytes, c.version, path + i.toString(16), onLeaf));
+    n.children().forEach((c, i) => c && walk(tree, valueBytes, c.version, path + i.toString(16), onLeaf));
   };
   if (toHex(root.hash) === toHex(EMPTY_TRIE_ROOT)) return out;
   walk('a', ACCOUNT_VALUE_BYTES, root.version, '', () => undefined);
