@@ -7,7 +7,7 @@ import { toHex } from '../core/codec/bytes.js';
 import { GenesisError } from '../core/errors.js';
 import { randaoCommitment } from '../core/crypto/randao.js';
 import { chainIdBytes } from '../core/crypto/domain.js';
-import { WEI_PER_TOKEN } from '../core/constants.js';
+import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../core/constants.js';
 import { type Genesis, type PresetName, PRESETS, parseGenesis } from '../core/genesis/genesis.js';
 import { Branch, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../wallet/derivation.js';
 import { encryptSeed, walletFileFor } from '../wallet/keystore.js';
@@ -25,6 +25,13 @@ export interface GenesisPlan {
   mnemonic: string;
   /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`) and RANDAO chain length (`--randao-chain-length`). */
   timing?: { slotSeconds?: number; slotsPerEpoch?: number; randaoChainLength?: number };
+  /** Wei allocated to BRIDGE_ADDRESS as the bridge's release liquidity (docs/bridge.md); none when absent or 0. */
+  bridgeReserve?: bigint;
+  /**
+   * First derivation index of the validator keys (default 0): chains built from one mnemonic
+   * (every devnet uses the public dev mnemonic) get distinct validator sets by distinct offsets.
+   */
+  validatorKeyOffset?: number;
 }
 
 /** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
@@ -55,7 +62,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
   const seed = mnemonicToSeed(plan.mnemonic);
   const preset = PRESETS[plan.preset];
   const keys: GenesisKey[] = [
-    ...Array.from({ length: plan.validators }, (_, i) => ({ role: 'validator' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Validators, i)) })),
+    ...Array.from({ length: plan.validators }, (_, i) => ({ role: 'validator' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Validators, (plan.validatorKeyOffset ?? 0) + i)) })),
     ...Array.from({ length: plan.accounts }, (_, i) => ({ role: 'account' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Accounts, i)) })),
     { role: 'faucet', index: 0, keys: deriveWalletKeys(seed, walletPath(Branch.Faucet, 0)) },
   ];
@@ -76,10 +83,13 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
       faucet: { address: faucet.address, amount: FAUCET_CLAIM.toString(), cooldown_seconds: FAUCET_COOLDOWN_SECONDS },
     },
     forks: [{ name: 'genesis', epoch: 0, version: '0x00000001' }],
-    alloc: keys.map((k) => ({
-      address: k.keys.address,
-      balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
-    })),
+    alloc: [
+      ...keys.map((k) => ({
+        address: k.keys.address,
+        balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
+      })),
+      ...(plan.bridgeReserve !== undefined && plan.bridgeReserve > 0n ? [{ address: BRIDGE_ADDRESS, balance: plan.bridgeReserve.toString() }] : []),
+    ],
     validators: validators.map((v) => ({
       index: v.index,
       address: v.keys.address,
