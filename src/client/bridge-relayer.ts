@@ -57,6 +57,8 @@ const PASS_LIMIT = 100;
 export class Relayer {
   private readonly inFlight = new Map<string, { chain: BridgeChain; hash: string; until: number }>();
   private readonly refused = new Map<string, number>();
+  /** Last 'waiting' message per operation, so a wait is logged when it changes, not every pass. */
+  private readonly waits = new Map<string, string>();
   private passes = 0;
 
   constructor(private readonly o: RelayerOptions) {}
@@ -80,10 +82,12 @@ export class Relayer {
     this.passes += 1;
     await this.checkInFlight();
     const { source, dest } = this.o;
+    const seen = new Set<string>();
     for (const status of ['FINALIZED', 'EXPIRED'] as const) {
       const list = await source.beacon.bids({ status, direction: 'outgoing', limit: PASS_LIMIT });
       for (const view of list.bids) {
         if (view.fields.destination.toLowerCase() !== dest.genesisHash) continue;
+        seen.add(view.bid.toLowerCase());
         try {
           await this.handle(view);
         } catch (err) {
@@ -91,6 +95,18 @@ export class Relayer {
         }
       }
     }
+    // Memory stays bounded by what is actionable now: settled BIDs leave the lists, and their entries go.
+    for (const map of [this.refused, this.waits] as Map<string, unknown>[]) {
+      for (const key of map.keys()) if (!seen.has(key.slice(key.indexOf(':') + 1))) map.delete(key);
+    }
+  }
+
+  /** Logs that an operation waits for a chain, once per distinct reason. */
+  private waiting(op: Op, bid: string, message: string): void {
+    const key = `${op}:${bid}`;
+    if (this.waits.get(key) === message) return;
+    this.waits.set(key, message);
+    this.o.log({ time: now(), action: 'waiting', op, bid, message });
   }
 
   /** What one BID needs now, decided by the destination's state: release it, complete it, or refund it. */
@@ -104,7 +120,7 @@ export class Relayer {
         if (this.busy(id, 'release')) return;
         const { body, proven } = await buildRelease(source.beacon, view);
         if (wordState(proven.value) !== LockState.Locked) {
-          this.o.log({ time: now(), action: 'waiting', op: 'release', bid: id, message: `the source's finalised header ${proven.header.index} does not prove the lock yet` });
+          this.waiting('release', id, `the source's finalised header ${proven.header.index} does not prove the lock yet`);
           return;
         }
         await this.submit(id, 'release', dest, () => submitBridgeOp(dest, this.o.destSigner, { op: BridgeOp.Release, body }));
@@ -115,7 +131,7 @@ export class Relayer {
       const fields = bidFieldsFromJson(view.fields);
       const { body, proven } = await buildSettle(dest.beacon, fields, bid);
       if (proven.header.timestampMs < fields.timeout * 1000 || !bytesEqual(proven.value, stateWord(0))) {
-        this.o.log({ time: now(), action: 'waiting', op: 'refund', bid: id, message: `the destination's finalised header ${proven.header.index} (${proven.header.timestampMs} ms) is before the timeout ${fields.timeout} s or shows a release` });
+        this.waiting('refund', id, `the destination's finalised header ${proven.header.index} (${proven.header.timestampMs} ms) is before the timeout ${fields.timeout} s or shows a release`);
         return;
       }
       const signer = this.o.sourceSigner;
@@ -127,7 +143,7 @@ export class Relayer {
     const fields = bidFieldsFromJson(view.fields);
     const { body, proven } = await buildSettle(dest.beacon, fields, bid);
     if (!bytesEqual(proven.value, RELEASED_WORD)) {
-      this.o.log({ time: now(), action: 'waiting', op: 'complete', bid: id, message: `the release is not final on ${dest.chainId} yet (finalised header ${proven.header.index})` });
+      this.waiting('complete', id, `the release is not final on ${dest.chainId} yet (finalised header ${proven.header.index})`);
       return;
     }
     const signer = this.o.sourceSigner;
