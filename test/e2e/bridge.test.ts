@@ -134,8 +134,9 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     });
     const senderBefore = await balance(p.a, sender.address);
     const l1 = await send(p, sender.wallet, recipient1, '5', '10m', 'svc-b');
-    // L2's timeout is shorter than finality: it is never relayable, and is refunded below.
-    const l2 = await send(p, sender.wallet, recipient2, '2', '12s', 'svc-b');
+    // L2 times out before any relayer runs (the first starts once L2 is EXPIRED): it is refunded below.
+    // 20 s leaves a loaded machine ten slots to include the lock before its timeout.
+    const l2 = await send(p, sender.wallet, recipient2, '2', '20s', 'svc-b');
     const registered = await waitFor('bridge_bid_registered of L1 on A /ws', async () => events.find((e) => e.type === 'bridge_bid_registered' && e.data.bid === l1.bid), 20 * p.slotMs, 50);
     const ev = registered.data as BridgeBidRegisteredEvent;
     assert.equal(ev, { bid: l1.bid, status: 'PENDING', amount: (5n * TOKEN).toString(), chain: 'svc-b' });

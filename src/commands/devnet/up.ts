@@ -26,6 +26,7 @@ export default class DevnetUp extends SvcCommand {
     'In a terminal it shows a live dashboard; without one, or with --json, it prints one JSON event per line (started, block, finalized, error, stopped). Ctrl-C or SIGTERM stops every process cleanly. --detach returns once the network is up and leaves it running (stop it with svc devnet down).',
     'With --nodes K the validators are spread round-robin over K producing nodes (validator i on node i mod K); --followers F adds read-only nodes. Every node knows the others\' peer ids in advance (written to devnet.json) and dials them as bootnodes.',
     'Running up on a directory that holds a devnet resumes that chain where it stopped; --fresh deletes it and starts over. A process that crashes is reported and restarted once.',
+    'Bridge: every new devnet allocates --bridge-reserve tokens (default 1000000) to the bridge. With --chain-id ID --counterpart DIR_A it becomes the counterpart of the running devnet in DIR_A: its validator keys derive from their own index range (so the two sets differ), and once both are healthy each genesis is registered on the other before `started` is printed (docs/devnet.md, "Counterpart devnets").',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> devnet up --validators 4',
