@@ -1,8 +1,9 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
+import { runBridgeBench } from './bridge.js';
 import { runCryptoBench } from './crypto.js';
 import { runDevnetBench } from './devnet.js';
 import { type RestClient, runExecutionBench } from './execution.js';
@@ -15,7 +16,7 @@ import { runStateBench } from './state.js';
 import { runVmBench } from './vm.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light'] as const;
+const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light', 'bridge'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -28,7 +29,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -64,7 +65,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -136,5 +137,11 @@ if (args.only.has('light')) {
   const { results, details } = await runLightBench({ print: !args.json });
   report.light = results;
   report.lightDetails = details;
+  if (!args.json && args.only.has('bridge')) console.log('');
+}
+if (args.only.has('bridge')) {
+  const { results, details } = await runBridgeBench({ print: !args.json });
+  report.bridge = results;
+  report.bridgeDetails = details;
 }
 if (args.json) console.log(JSON.stringify(report, null, 2));

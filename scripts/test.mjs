@@ -84,9 +84,9 @@ function runFile(file) {
 /**
  * Files that must not run beside each other: each `svc devnet up` binds the well-known default
  * ports (8546, 8545, 8080, 9000, …, swapping ones already taken), so two devnets planning their
- * ports at the same instant could pick the same one.
+ * ports at the same instant could pick the same one. The bridge file starts two devnets.
  */
-const EXCLUSIVE = /^e2e\/devnet/;
+const EXCLUSIVE = /^e2e\/(devnet|bridge)/;
 const running = new Set();
 
 /** The next queued file that may start now, removed from the queue. */

@@ -20,9 +20,11 @@ import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetErro
 import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, multiProcessPlan, singleProcessPlan } from './plan.js';
 import { type ProcessSpec, Supervisor } from './supervisor.js';
 import { writeMonitoring } from './monitoring.js';
+import { DEFAULT_DEVNET_BRIDGE_RESERVE, DEFAULT_DEVNET_CHAIN_ID, devnetValidatorKeyOffset, readCounterpart } from './bridge.js';
+import { BRIDGE_ADDRESS } from '../core/constants.js';
 
-/** Chain identity of every devnet (like anvil's 31337). */
-const DEVNET_CHAIN = { chainId: 'svc-devnet', networkId: 1337 } as const;
+/** Network id of every devnet (like anvil's 31337); the chain id is svc-devnet unless --chain-id says otherwise. */
+const DEVNET_NETWORK_ID = 1337;
 /**
  * Argon2id memory (KiB) of the keystores a devnet writes, unless --kdf-memory says otherwise. Devnet
  * keys derive from the public dev mnemonic and are locked with a public password, so a memory-hard
@@ -44,6 +46,12 @@ export interface UpOptions extends ShapeOptions {
   fresh: boolean;
   /** Argon2id memory for the keystores written with a fresh genesis. */
   kdfMemoryKib: number;
+  /** Chain id of a new chain (default svc-devnet); its validator keys derive from their own index range. */
+  chainId?: string;
+  /** Directory of a running devnet this one is the bridge counterpart of (registered on both once up). */
+  counterpart?: string;
+  /** Wei allocated to the bridge at genesis (new chain; default DEFAULT_DEVNET_BRIDGE_RESERVE). */
+  bridgeReserve?: bigint;
 }
 
 /** A prepared devnet: manifest written (state `starting`), processes planned, nothing running yet. */
@@ -79,7 +87,15 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   await mkdir(layout.dir, { recursive: true });
 
   const resumed = existsSync(layout.genesis);
+  // The counterpart is read before a genesis is written, so a wrong directory costs nothing.
+  const counterpart = o.counterpart !== undefined ? readCounterpart(o.counterpart).record : o.fresh ? undefined : previous?.counterpart ?? undefined;
+  if (counterpart && counterpart.chain_id === (resumed ? undefined : o.chainId ?? DEFAULT_DEVNET_CHAIN_ID)) {
+    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${counterpart.chain_id}: give this devnet another --chain-id (its validator keys derive from it)`, 400);
+  }
   const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o);
+  if (counterpart && counterpart.chain_id === genesis.chain_id) {
+    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${genesis.chain_id}, as this devnet does: counterparts need distinct chain ids`, 400);
+  }
   checkNodesFit(shape.producers, genesis.validators.length);
   const count = shape.producers + shape.followers;
   for (let i = 0; i < count; i++) {
@@ -117,6 +133,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     faucet: keys.faucet,
     keystore_password: DEVNET_PASSWORD,
     mnemonic: DEV_MNEMONIC,
+    ...(counterpart ? { counterpart } : {}),
     updated_at: '',
   };
   await writeManifest(manifest);
@@ -291,17 +308,20 @@ export function isSvcProcess(pid: number): boolean {
   }
 }
 
-/** The genesis plan of a devnet (`up`, and the genesis step of an exported network): the dev mnemonic, the devnet chain id. */
-export function devnetGenesisPlan(o: Pick<UpOptions, 'validators' | 'accounts' | 'slotSeconds' | 'slotsPerEpoch'>, genesisTime: number): GenesisPlan {
+/** The genesis plan of a devnet (`up`, and the genesis step of an exported network): the dev mnemonic, its chain id's validator key range, the bridge reserve. */
+export function devnetGenesisPlan(o: Pick<UpOptions, 'validators' | 'accounts' | 'slotSeconds' | 'slotsPerEpoch' | 'chainId' | 'bridgeReserve'>, genesisTime: number): GenesisPlan {
+  const chainId = o.chainId ?? DEFAULT_DEVNET_CHAIN_ID;
   return {
     validators: o.validators ?? DEFAULT_VALIDATORS,
     accounts: o.accounts ?? DEFAULT_ACCOUNTS,
     preset: 'devnet',
-    chainId: DEVNET_CHAIN.chainId,
-    networkId: DEVNET_CHAIN.networkId,
+    chainId,
+    networkId: DEVNET_NETWORK_ID,
     genesisTime,
     mnemonic: DEV_MNEMONIC,
     timing: { slotSeconds: o.slotSeconds, slotsPerEpoch: o.slotsPerEpoch },
+    bridgeReserve: o.bridgeReserve ?? DEFAULT_DEVNET_BRIDGE_RESERVE,
+    validatorKeyOffset: devnetValidatorKeyOffset(chainId),
   };
 }
 
@@ -331,6 +351,9 @@ async function checkResumable(layout: DevnetLayout, o: UpOptions): Promise<Genes
   differs('--validators', g.validators.length, o.validators);
   differs('--slot-time', g.config.slot_seconds, o.slotSeconds);
   differs('--slots-per-epoch', g.config.slots_per_epoch, o.slotsPerEpoch);
+  if (o.chainId !== undefined && o.chainId !== g.chain_id) {
+    throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with --chain-id ${g.chain_id}, not ${o.chainId}: resume it without that flag, or start over with --fresh`, 409);
+  }
   return g;
 }
 
@@ -340,7 +363,7 @@ function keystoreList(layout: DevnetLayout, g: Genesis): { validators: ManifestK
   const validatorSet = new Set(g.validators.map((v) => v.address));
   let i = 0;
   for (const a of g.alloc) {
-    if (validatorSet.has(a.address) || a.address === g.config.faucet.address) continue;
+    if (validatorSet.has(a.address) || a.address === g.config.faucet.address || a.address === BRIDGE_ADDRESS) continue;
     accounts.push({ index: i, address: a.address, wallet: join(layout.genesisDir, 'accounts', `account-${i}.json`) });
     i += 1;
   }

@@ -107,7 +107,17 @@ export interface DevnetManifest {
   faucet: ManifestKey | null;
   keystore_password: string;
   mnemonic: string;
+  /** The devnet this one was started as the counterpart of (`up --counterpart DIR`), registered on both chains; absent otherwise. */
+  counterpart?: ManifestCounterpart | null;
   updated_at: string;
+}
+
+/** A counterpart devnet as a manifest records it. */
+export interface ManifestCounterpart {
+  dir: string;
+  chain_id: string;
+  /** 0x genesis hash: the counterpart's name in BIDs. */
+  genesis_hash: string;
 }
 
 /** `DIR/devnet.json`. */
@@ -196,6 +206,10 @@ export function parseManifest(json: unknown, path: string): DevnetManifest {
   if (typeof m.p2p !== 'boolean') throw fail('p2p must be a boolean');
   if (!Array.isArray(m.nodes) || m.nodes.length === 0) throw fail('nodes must be a non-empty list');
   m.nodes.forEach((n, i) => checkNode(n, i, m.p2p as boolean, fail));
+  const cp = m.counterpart;
+  if (cp !== undefined && cp !== null && (!isObject(cp) || typeof cp.dir !== 'string' || typeof cp.chain_id !== 'string' || typeof cp.genesis_hash !== 'string')) {
+    throw fail('counterpart must be null or {dir, chain_id, genesis_hash}');
+  }
   return json as DevnetManifest;
 }
 

@@ -25,8 +25,13 @@ export interface GenesisPlan {
   mnemonic: string;
   /** Overrides of the preset's timing (devnet `--slot-time`, `--slots-per-epoch`) and RANDAO chain length (`--randao-chain-length`). */
   timing?: { slotSeconds?: number; slotsPerEpoch?: number; randaoChainLength?: number };
-  /** Wei allocated to the bridge account (`--bridge-reserve`): what releases pay from before anything is locked here. Absent or 0: no allocation. */
+  /** Wei allocated to BRIDGE_ADDRESS as the bridge's release liquidity (docs/bridge.md); none when absent or 0. */
   bridgeReserve?: bigint;
+  /**
+   * First derivation index of the validator keys (default 0): chains built from one mnemonic
+   * (every devnet uses the public dev mnemonic) get distinct validator sets by distinct offsets.
+   */
+  validatorKeyOffset?: number;
 }
 
 /** Password of devnet keystores when none is given: devnet keys are public (like anvil's), so is this. */
@@ -57,7 +62,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
   const seed = mnemonicToSeed(plan.mnemonic);
   const preset = PRESETS[plan.preset];
   const keys: GenesisKey[] = [
-    ...Array.from({ length: plan.validators }, (_, i) => ({ role: 'validator' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Validators, i)) })),
+    ...Array.from({ length: plan.validators }, (_, i) => ({ role: 'validator' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Validators, (plan.validatorKeyOffset ?? 0) + i)) })),
     ...Array.from({ length: plan.accounts }, (_, i) => ({ role: 'account' as const, index: i, keys: deriveWalletKeys(seed, walletPath(Branch.Accounts, i)) })),
     { role: 'faucet', index: 0, keys: deriveWalletKeys(seed, walletPath(Branch.Faucet, 0)) },
   ];

@@ -23,7 +23,7 @@ import { DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type Wallet
 import { newWalletFile, parseWalletFile, unlockWallet, type WalletFileV2 } from '../../src/wallet/keystore.js';
 import { cliEnv, expectCliError, expectJsonOk, mapLimit, runCli, withTempDir } from '../helpers/cli.js';
 
-const COMMANDS = ['contract build', 'contract call', 'contract deploy', 'contract logs', 'contract read', 'devnet down', 'devnet logs', 'devnet status', 'devnet up', 'faucet claim', 'forks list', 'genesis new', 'light verify', 'tx send', 'tx sign', 'tx status', 'wallet import', 'wallet list', 'wallet new', 'wallet show'];
+const COMMANDS = ['bridge refund', 'bridge register', 'bridge relay', 'bridge send', 'bridge status', 'contract build', 'contract call', 'contract deploy', 'contract logs', 'contract read', 'devnet down', 'devnet logs', 'devnet status', 'devnet up', 'faucet claim', 'forks list', 'genesis new', 'light verify', 'tx send', 'tx sign', 'tx status', 'wallet import', 'wallet list', 'wallet new', 'wallet show'];
 /** Long-running commands: listed by --help, but they print logs, not one JSON document (no --json). */
 const DAEMONS = ['node all', 'node beacon', 'node execution', 'node validator'];
 const TO = '0x00000000000000000000000000000000000000aa';
@@ -111,7 +111,7 @@ Help('--help lists every command, each with a description', async () => {
     // Two-word commands only; the one-word ones (account, mempool) are checked in execution-cli.test.ts.
     assert.equal([...listed.keys()].sort(), [...COMMANDS, ...DAEMONS].sort());
     for (const [cmd, desc] of listed) assert.ok(desc.length >= 10, `${cmd} has a description (${JSON.stringify(desc)})`);
-    for (const topic of ['wallet', 'tx', 'genesis', 'forks', 'devnet', 'node', 'contract']) assert.match(r.stdout, new RegExp(`^ {2}${topic} {2,}\\S`, 'm'));
+    for (const topic of ['wallet', 'tx', 'genesis', 'forks', 'devnet', 'node', 'contract', 'bridge']) assert.match(r.stdout, new RegExp(`^ {2}${topic} {2,}\\S`, 'm'));
   });
 });
 

@@ -10,9 +10,14 @@ import { type DevnetEvent, Observer } from '../../devnet/observer.js';
 import { type StartedEvent, startedEvent, startedLines } from '../../devnet/summary.js';
 import { LIGHT_PROCESS_FLAGS, RUN_JS } from '../../devnet/supervisor.js';
 import { MAX_DEVNET_NODES } from '../../devnet/topology.js';
+import { registerCounterparts } from '../../devnet/bridge.js';
+import { parseTokens } from '../../cli/bridge-flags.js';
+import { resolve } from 'node:path';
 
-/** How long `--detach` waits for the network to come up. */
-const DETACH_TIMEOUT_MS = 180_000;
+/** How long `--detach` waits for the network to come up (and, with --counterpart, both registrations). */
+const DETACH_TIMEOUT_MS = 240_000;
+/** Least wait for a registration's block (20 slots when longer). */
+const REGISTER_TIMEOUT_MS = 60_000;
 
 export default class DevnetUp extends SvcCommand {
   static override summary = 'Start (or resume) a local N-validator devnet: K nodes, F read-only followers, a process per validator';
@@ -21,12 +26,14 @@ export default class DevnetUp extends SvcCommand {
     'In a terminal it shows a live dashboard; without one, or with --json, it prints one JSON event per line (started, block, finalized, error, stopped). Ctrl-C or SIGTERM stops every process cleanly. --detach returns once the network is up and leaves it running (stop it with svc devnet down).',
     'With --nodes K the validators are spread round-robin over K producing nodes (validator i on node i mod K); --followers F adds read-only nodes. Every node knows the others\' peer ids in advance (written to devnet.json) and dials them as bootnodes.',
     'Running up on a directory that holds a devnet resumes that chain where it stopped; --fresh deletes it and starts over. A process that crashes is reported and restarted once.',
+    'Bridge: every new devnet allocates --bridge-reserve tokens (default 1000000) to the bridge. With --chain-id ID --counterpart DIR_A it becomes the counterpart of the running devnet in DIR_A: its validator keys derive from their own index range (so the two sets differ), and once both are healthy each genesis is registered on the other before `started` is printed (docs/devnet.md, "Counterpart devnets").',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> devnet up --validators 4',
     '<%= config.bin %> devnet up --validators 4 --detach --json',
     '<%= config.bin %> devnet up --validators 4 --nodes 2 --followers 1',
     '<%= config.bin %> devnet up --validators 16 --slot-time 1 --single-process --dir ./net',
+    '<%= config.bin %> devnet up --dir ./b --chain-id svc-b --counterpart ./a --detach',
   ];
   static override flags = {
     validators: Flags.integer({ description: 'number of validators (default 4 for a new chain; a resumed chain keeps its own)', min: 1, max: MAX_GENESIS_VALIDATORS }),
@@ -40,6 +47,9 @@ export default class DevnetUp extends SvcCommand {
     'single-process': Flags.boolean({ description: 'run every layer in one process (svc node all; one node only)' }),
     fresh: Flags.boolean({ description: 'delete the devnet in DIR and start a new chain' }),
     detach: Flags.boolean({ description: 'return once the network is up; leave it running in the background' }),
+    'chain-id': Flags.string({ description: 'chain id of a new chain (default svc-devnet); its validator keys derive from their own index range, so two chain ids never share validators' }),
+    counterpart: Flags.string({ description: 'directory of a running devnet to bridge with: once both are up, each chain\'s genesis is registered on the other (docs/bridge.md)', helpValue: 'DIR' }),
+    'bridge-reserve': Flags.string({ description: 'tokens the bridge holds at genesis to pay releases from (new chain; default 1000000)', helpValue: 'TOKENS' }),
     'kdf-memory': Flags.integer({ description: `Argon2id memory in KiB of the devnet keystores (new chain; default ${DEVNET_KDF_MEMORY_KIB}: the keys and password are public)`, min: 64, max: 4 * 1024 * 1024, helpGroup: 'ADVANCED' }),
   };
 
@@ -57,6 +67,9 @@ export default class DevnetUp extends SvcCommand {
       if (!flags.p2p) args.push('--no-p2p');
       if (flags['single-process']) args.push('--single-process');
       if (flags.fresh) args.push('--fresh');
+      if (flags['chain-id'] !== undefined) args.push('--chain-id', flags['chain-id']);
+      if (flags.counterpart !== undefined) args.push('--counterpart', resolve(flags.counterpart));
+      if (flags['bridge-reserve'] !== undefined) args.push('--bridge-reserve', flags['bridge-reserve']);
       return this.detach(dir, args);
     }
 
@@ -72,6 +85,9 @@ export default class DevnetUp extends SvcCommand {
       singleProcess: flags['single-process'] === true,
       fresh: flags.fresh === true,
       kdfMemoryKib: flags['kdf-memory'] ?? DEVNET_KDF_MEMORY_KIB,
+      ...(flags['chain-id'] !== undefined ? { chainId: flags['chain-id'] } : {}),
+      ...(flags.counterpart !== undefined ? { counterpart: flags.counterpart } : {}),
+      ...(flags['bridge-reserve'] !== undefined ? { bridgeReserve: parseTokens(flags['bridge-reserve'], '--bridge-reserve') } : {}),
     });
     const ndjson = this.jsonEnabled() || !process.stdout.isTTY;
     const emit = (e: DevnetEvent | StartedEvent | { event: 'stopped'; time: string }) => {
@@ -100,6 +116,18 @@ export default class DevnetUp extends SvcCommand {
       emit({ event: 'error', time: new Date().toISOString(), message: err.message });
       throw err;
     });
+    // Both chains must know each other before a user can lock: register before announcing `started`.
+    const counterpart = running.manifest.counterpart;
+    if (counterpart) {
+      const slotMs = prep.genesis.config.slot_seconds * 1000;
+      const registrations = await registerCounterparts(running.manifest, prep.genesis, counterpart.dir, Math.max(REGISTER_TIMEOUT_MS, 20 * slotMs)).catch(async (err: Error) => {
+        emit({ event: 'error', time: new Date().toISOString(), message: `bridge registration with ${counterpart.dir}: ${err.message}` });
+        observer.stop();
+        await running!.stop();
+        throw err;
+      });
+      for (const r of registrations) observer.note('info', r.tx_hash ? `registered ${r.registered} (${r.genesis_hash}) on ${r.on} in ${r.tx_hash}` : `${r.registered} already registered on ${r.on}`);
+    }
     const supervisor = running.supervisor;
     supervisor.on('change', () => observer.processesChanged());
     supervisor.on('crash', (c) => observer.note('crash', `${c.name} crashed (${c.signal ?? `exit ${c.code}`}); log: ${c.log}`, { process: c.name, log: c.log }));

@@ -1,0 +1,145 @@
+/**
+ * Typed HTTP clients of the bridge (docs/bridge.md): the beacon's `/api/v1/bridge/...` routes and
+ * the light-client routes a relayer proves with, and the execution's counterpart view. Failures
+ * are BeaconClientError carrying the server's envelope code (UNKNOWN_BID, BRIDGE_*, STATE_PRUNED,
+ * …) or UNREACHABLE / TIMEOUT / BAD_RESPONSE, as the other clients of src/client/.
+ */
+import { ADDRESS_BYTES, HASH_BYTES } from '../core/constants.js';
+import { parseHex } from '../core/codec/bytes.js';
+import { parseDecimal } from '../core/codec/json.js';
+import { SvcError } from '../core/errors.js';
+import type { BidFields, BidFieldsJson } from '../core/bridge/types.js';
+import type { LightProofView } from '../api/light.js';
+import {
+  BID_STATUSES,
+  type BidDirection,
+  type BidListView,
+  type BidSignatureJson,
+  type BidSignatureResult,
+  type BidSignaturesView,
+  type BidStatus,
+  type BidView,
+  type CounterpartsView,
+} from '../api/bridge.js';
+import { type ApiClientOptions, BeaconClientError, JsonApiClient, type RequestOptions } from './beacon.js';
+import { LightApiClient } from './light.js';
+
+const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+
+/** Validates a BID id (0x and 64 hex digits) before it goes on the wire; lowercase. */
+export function parseBidId(value: string): string {
+  if (!HASH_RE.test(value)) throw new SvcError('MALFORMED_INPUT', `malformed BID id ${JSON.stringify(value)}: expected 0x and 64 hex digits`, 400);
+  return value.toLowerCase();
+}
+
+/** Filters of GET /api/v1/bridge/bids. */
+export interface BidQuery {
+  status?: BidStatus;
+  address?: string;
+  direction?: BidDirection;
+  limit?: number;
+}
+
+/** The beacon's bridge routes plus its light-client routes (finality update, proofs with storage keys). */
+export class BridgeBeaconClient extends LightApiClient {
+  constructor(baseUrl: string, opts: Omit<ApiClientOptions, 'name'> = {}) {
+    super(baseUrl, { unreachableHint: ': point --source/--dest (or --beacon-url) at a running beacon node', ...opts });
+  }
+
+  /** GET /api/v1/bridge/bids, newest first. */
+  async bids(q: BidQuery = {}, opts?: RequestOptions): Promise<BidListView> {
+    const params = new URLSearchParams();
+    if (q.status !== undefined) params.set('status', q.status);
+    if (q.address !== undefined) params.set('address', q.address.toLowerCase());
+    if (q.direction !== undefined) params.set('direction', q.direction);
+    if (q.limit !== undefined) params.set('limit', String(q.limit));
+    const qs = params.toString();
+    const path = `/api/v1/bridge/bids${qs ? `?${qs}` : ''}`;
+    const d = await this.data('GET', path, undefined, opts ?? {});
+    if (!Array.isArray(d.bids)) throw this.badResponse(`GET ${path}`, 'no bids list');
+    return { bids: d.bids.map((b, i) => this.checkBid(b, `GET ${path} bids[${i}]`)) };
+  }
+
+  /** GET /api/v1/bridge/bids/:id with its history; 404 UNKNOWN_BID when this beacon has not seen it. */
+  async bid(id: string, opts?: RequestOptions): Promise<BidView> {
+    const path = `/api/v1/bridge/bids/${parseBidId(id)}`;
+    return this.checkBid(await this.data('GET', path, undefined, opts ?? {}), `GET ${path}`);
+  }
+
+  /** GET /api/v1/bridge/bids/:id/signatures: the source validators' BID signatures. */
+  async signatures(id: string, opts?: RequestOptions): Promise<BidSignaturesView> {
+    const path = `/api/v1/bridge/bids/${parseBidId(id)}/signatures`;
+    const d = await this.data('GET', path, undefined, opts ?? {});
+    if (typeof d.bid !== 'string' || !Array.isArray(d.signatures)) throw this.badResponse(`GET ${path}`, 'no bid and signatures');
+    const signatures = d.signatures.map((s, i): BidSignatureJson => {
+      const o = s as Partial<BidSignatureJson> | null;
+      if (!o || !Number.isSafeInteger(o.validator_index) || typeof o.signature !== 'string') throw this.badResponse(`GET ${path}`, `signatures[${i}] is not {validator_index, signature}`);
+      return { validator_index: o.validator_index!, signature: o.signature };
+    });
+    return { bid: d.bid, signatures };
+  }
+
+  /** POST /api/v1/bridge/bids/:id/signatures (202 added, 200 already known). */
+  async postSignature(id: string, sig: BidSignatureJson, opts?: RequestOptions): Promise<BidSignatureResult> {
+    const path = `/api/v1/bridge/bids/${parseBidId(id)}/signatures`;
+    return (await this.data('POST', path, sig, opts ?? {})) as unknown as BidSignatureResult;
+  }
+
+  /** GET /api/v1/bridge/counterparts: this chain and the counterparts it knows. */
+  async counterparts(opts?: RequestOptions): Promise<CounterpartsView> {
+    return checkCounterparts(await this.data('GET', '/api/v1/bridge/counterparts', undefined, opts ?? {}), this, 'GET /api/v1/bridge/counterparts');
+  }
+
+  /** GET /api/v1/light/proof of `address` and its storage `keys` against block `root`'s header. */
+  async storageProof(root: string, address: string, keys: readonly string[], opts?: RequestOptions): Promise<LightProofView> {
+    const path = `/api/v1/light/proof?root=${root}&address=${address}&keys=${keys.join(',')}`;
+    const d = await this.data('GET', path, undefined, opts ?? {});
+    if (typeof d.block_hash !== 'string' || typeof d.header !== 'object' || typeof d.proof !== 'object' || d.proof === null) throw this.badResponse(`GET ${path}`, 'no block_hash, header and proof');
+    return d as unknown as LightProofView;
+  }
+
+  private checkBid(v: unknown, what: string): BidView {
+    const b = v as Partial<BidView> | null;
+    if (!b || typeof b.bid !== 'string' || !BID_STATUSES.includes(b.status as BidStatus) || typeof b.fields !== 'object' || b.fields === null || !Array.isArray(b.history)) {
+      throw this.badResponse(what, 'not a BID view {bid, status, fields, history, ...}');
+    }
+    return b as BidView;
+  }
+}
+
+/** The execution node's bridge route: its view of registered counterparts, read from the head state. */
+export class BridgeExecutionClient extends JsonApiClient {
+  constructor(baseUrl: string, opts: Omit<ApiClientOptions, 'name'> = {}) {
+    super(baseUrl, { name: 'execution node', unreachableHint: ': point --execution-url (or SVC_EXECUTION_URL) at a running execution node', ...opts });
+  }
+
+  /** GET /api/v1/bridge/counterparts. */
+  async counterparts(opts?: RequestOptions): Promise<CounterpartsView> {
+    return checkCounterparts(await this.data('GET', '/api/v1/bridge/counterparts', undefined, opts ?? {}), this, 'GET /api/v1/bridge/counterparts');
+  }
+}
+
+function checkCounterparts(d: Record<string, unknown>, c: JsonApiClient, what: string): CounterpartsView {
+  const self = d.self as Partial<CounterpartsView['self']> | undefined;
+  if (!self || typeof self.chain_id !== 'string' || typeof self.genesis_hash !== 'string' || !Array.isArray(d.counterparts)) throw c.badResponse(what, 'no self and counterparts');
+  return d as unknown as CounterpartsView;
+}
+
+/** BID fields from their JSON (a beacon's answer): strict, MALFORMED_INPUT naming the field. */
+export function bidFieldsFromJson(j: BidFieldsJson, field = 'fields'): BidFields {
+  if (!Number.isSafeInteger(j.timeout) || j.timeout < 0) throw new SvcError('MALFORMED_INPUT', `malformed ${field}.timeout: expected Unix seconds`, 400);
+  return {
+    source: parseHex(j.source, `${field}.source`, HASH_BYTES),
+    destination: parseHex(j.destination, `${field}.destination`, HASH_BYTES),
+    lockTx: parseHex(j.lock_tx, `${field}.lock_tx`, HASH_BYTES),
+    sender: parseHex(j.sender, `${field}.sender`, ADDRESS_BYTES),
+    recipient: parseHex(j.recipient, `${field}.recipient`, ADDRESS_BYTES),
+    amount: parseDecimal(j.amount, `${field}.amount`, 256),
+    timeout: j.timeout,
+  };
+}
+
+/** True when a client error is the server saying it does not know the BID (404 UNKNOWN_BID). */
+export function isUnknownBid(err: unknown): boolean {
+  return err instanceof BeaconClientError && err.code === 'UNKNOWN_BID';
+}

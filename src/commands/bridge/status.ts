@@ -1,0 +1,38 @@
+import { Args, Flags } from '@oclif/core';
+import { SvcCommand } from '../../cli/base.js';
+import { formatAmount, formatTable } from '../../cli/format.js';
+import { chainFromFlag } from '../../cli/bridge-flags.js';
+import { BridgeBeaconClient, parseBidId } from '../../client/bridge.js';
+
+export default class BridgeStatus extends SvcCommand {
+  static override summary = "Show a BID as a chain's beacon sees it: status, terms and the full history of its transitions";
+  static override description =
+    'Asks the beacon of --on (default: the running devnet): the source chain knows a BID from its lock (direction outgoing: PENDING, ATTESTED, FINALIZED, EXPIRED, COMPLETED, REFUNDED), the destination from its release (incoming: COMPLETED). ' +
+    'Exits 1 (code UNKNOWN_BID) when that beacon has not seen the BID.';
+  static override examples = ['<%= config.bin %> bridge status 0xBID', '<%= config.bin %> bridge status 0xBID --on ./b --json'];
+  static override args = { bid: Args.string({ description: 'BID id (0x and 64 hex digits)', required: true }) };
+  static override flags = {
+    on: Flags.string({ description: 'the chain to ask: a devnet directory or BEACON_URL,EXECUTION_URL (default: the running devnet)', helpValue: 'DIR_OR_URLS' }),
+  };
+
+  async run() {
+    const { args, flags } = await this.parse(BridgeStatus);
+    const bid = parseBidId(args.bid);
+    const spec = await chainFromFlag(flags.on, '--on', 'running');
+    const view = await new BridgeBeaconClient(spec.beaconUrl).bid(bid);
+    this.say(`BID:          ${view.bid}`);
+    this.say(`Status:       ${view.status} (${view.direction})`);
+    this.say(`Route:        ${view.source.chain_id} → ${view.destination.chain_id}`);
+    this.say(`Amount:       ${formatAmount(view.fields.amount)}`);
+    this.say(`Sender:       ${view.fields.sender}`);
+    this.say(`Recipient:    ${view.fields.recipient}`);
+    this.say(`Timeout:      ${new Date(view.fields.timeout * 1000).toISOString()}`);
+    this.say(`Lock tx:      ${view.fields.lock_tx}`);
+    if (view.block) this.say(`Block:        ${view.block.index} (${view.block.hash})`);
+    if (view.signatures) this.say(`Signatures:   ${view.signatures.signers} signers, ${view.signatures.signed_stake} of ${view.signatures.active_stake} wei of stake`);
+    this.say('');
+    const rows = view.history.map((h) => [h.status, h.at, String(h.slot), h.tx_hash ?? '']);
+    for (const line of formatTable(['STATUS', 'AT', 'SLOT', 'TX'], rows)) this.say(line);
+    return view;
+  }
+}
