@@ -17,21 +17,13 @@ import { writeFileAtomic } from '../../util/fs.js';
 import { DEV_MNEMONIC } from '../../wallet/derivation.js';
 import { devnetGenesisPlan } from '../lifecycle.js';
 import { peerKeySeed, validatorsByNode } from '../topology.js';
-import { ExportError, checkNetworkShape, nodeKeystoreFile, peerKeyFile } from './model.js';
+import { type ExportOptions, ExportError, checkNetworkShape, nodeKeystoreFile, peerKeyFile } from './model.js';
 
-/** Inputs of the genesis step. */
-export interface GenesisStepOptions {
-  validators: number;
-  producers: number;
-  followers: number;
-  accounts?: number;
-  slotSeconds?: number;
-  slotsPerEpoch?: number;
-  genesisTime: number;
+/** Inputs of the genesis step: the network's shape, as the export has it, and where to write. */
+export type GenesisStepOptions = Pick<ExportOptions, 'validators' | 'producers' | 'followers' | 'accounts' | 'slotSeconds' | 'slotsPerEpoch' | 'genesisTime' | 'kdfMemoryKib'> & {
   out: string;
   password: string;
-  kdfMemoryKib: number;
-}
+};
 
 /** What the step wrote. */
 export interface GenesisStepResult {
