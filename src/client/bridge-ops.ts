@@ -33,7 +33,8 @@ import { resolveSigningWallet, signValueTx } from '../wallet/tx-builder.js';
 import type { BidView } from '../api/bridge.js';
 import type { PoolStatus } from '../api/execution.js';
 import { BeaconClientError } from './beacon.js';
-import { BridgeBeaconClient, bidFieldsFromJson } from './bridge.js';
+import { BridgeBeaconClient } from './bridge.js';
+import { bidFieldsFromJson } from '../core/bridge/types.js';
 import { ExecutionClient, parseExecutionUrl } from './execution.js';
 
 /** Where one chain's nodes are. */

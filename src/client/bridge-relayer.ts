@@ -14,7 +14,7 @@ import { bytesEqual, toHex } from '../core/codec/bytes.js';
 import { SvcError } from '../core/errors.js';
 import { BridgeOp, LockState, RELEASED_WORD, releaseSlot, stateWord, wordState } from '../core/bridge/types.js';
 import type { BidView } from '../api/bridge.js';
-import { bidFieldsFromJson } from './bridge.js';
+import { bidFieldsFromJson } from '../core/bridge/types.js';
 import { type BridgeChain, type BridgeSigner, buildRelease, buildSettle, submitBridgeOp } from './bridge-ops.js';
 
 /** One line of the relayer's log (`--json` prints each as it happens). */

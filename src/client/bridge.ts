@@ -4,11 +4,7 @@
  * are BeaconClientError carrying the server's envelope code (UNKNOWN_BID, BRIDGE_*, STATE_PRUNED,
  * …) or UNREACHABLE / TIMEOUT / BAD_RESPONSE, as the other clients of src/client/.
  */
-import { ADDRESS_BYTES, HASH_BYTES } from '../core/constants.js';
-import { parseHex } from '../core/codec/bytes.js';
-import { parseDecimal } from '../core/codec/json.js';
 import { SvcError } from '../core/errors.js';
-import type { BidFields, BidFieldsJson } from '../core/bridge/types.js';
 import type { LightProofView } from '../api/light.js';
 import {
   BID_STATUSES,
@@ -123,20 +119,6 @@ function checkCounterparts(d: Record<string, unknown>, c: JsonApiClient, what: s
   const self = d.self as Partial<CounterpartsView['self']> | undefined;
   if (!self || typeof self.chain_id !== 'string' || typeof self.genesis_hash !== 'string' || !Array.isArray(d.counterparts)) throw c.badResponse(what, 'no self and counterparts');
   return d as unknown as CounterpartsView;
-}
-
-/** BID fields from their JSON (a beacon's answer): strict, MALFORMED_INPUT naming the field. */
-export function bidFieldsFromJson(j: BidFieldsJson, field = 'fields'): BidFields {
-  if (!Number.isSafeInteger(j.timeout) || j.timeout < 0) throw new SvcError('MALFORMED_INPUT', `malformed ${field}.timeout: expected Unix seconds`, 400);
-  return {
-    source: parseHex(j.source, `${field}.source`, HASH_BYTES),
-    destination: parseHex(j.destination, `${field}.destination`, HASH_BYTES),
-    lockTx: parseHex(j.lock_tx, `${field}.lock_tx`, HASH_BYTES),
-    sender: parseHex(j.sender, `${field}.sender`, ADDRESS_BYTES),
-    recipient: parseHex(j.recipient, `${field}.recipient`, ADDRESS_BYTES),
-    amount: parseDecimal(j.amount, `${field}.amount`, 256),
-    timeout: j.timeout,
-  };
 }
 
 /** True when a client error is the server saying it does not know the BID (404 UNKNOWN_BID). */

@@ -26,7 +26,7 @@ import { readWallet } from '../../src/wallet/store.js';
 import { unlockWallet } from '../../src/wallet/keystore.js';
 import { DEVNET_PASSWORD } from '../../src/genesis/build.js';
 import { loadGenesisFile } from '../../src/genesis/load.js';
-import { bidFieldsFromJson } from '../../src/client/bridge.js';
+import { bidFieldsFromJson } from '../../src/core/bridge/types.js';
 import { type BridgeChain, type BridgeSigner, buildRelease, buildSettle, connectChain, submitBridgeOp, unlockSigner } from '../../src/client/bridge-ops.js';
 import type { BidView, BridgeBidRegisteredEvent } from '../../src/api/bridge.js';
 import { type BridgeDevnet, type BridgePair, startRelayer, svcJson, svcRun, withBridgeDevnets } from '../helpers/bridge-devnets.js';

@@ -7,7 +7,8 @@ import { bridgeGasPriceFlag, chainFromFlag, parseWei } from '../../cli/bridge-fl
 import { bytesEqual } from '../../core/codec/bytes.js';
 import { BridgeError, BridgeOp, stateWord } from '../../core/bridge/types.js';
 import { SvcError } from '../../core/errors.js';
-import { bidFieldsFromJson, parseBidId } from '../../client/bridge.js';
+import { parseBidId } from '../../client/bridge.js';
+import { bidFieldsFromJson } from '../../core/bridge/types.js';
 import { buildSettle, connectChain, submitBridgeOp, unlockSigner } from '../../client/bridge-ops.js';
 import { waitForInclusion } from '../../client/send.js';
 
