@@ -5,6 +5,8 @@
  */
 import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
+import type { TxKind } from '../core/types/transaction.js';
+import type { BridgeOpKind } from '../core/bridge/types.js';
 
 /** Pool-internal status (spec: queued until every predecessor nonce is present). */
 export type PoolStatus = 'ready' | 'queued';
@@ -27,6 +29,12 @@ export interface MempoolEntryJson {
   status: PoolStatus;
 }
 
+/**
+ * What a transaction did: its TxKind, a system operation (deposit, exit, RANDAO re-commitment), or
+ * a bridge operation (docs/bridge.md; `bridge_malformed` when its data names no operation).
+ */
+export type ReceiptKind = TxKind | 'deposit' | 'exit' | 'randao_commit' | BridgeOpKind | 'bridge_malformed';
+
 /** A transaction's outcome, stored with its block. */
 export interface Receipt {
   transactionHash: string;
@@ -35,7 +43,7 @@ export interface Receipt {
   blockNumber: number;
   from: string;
   to: string | null;
-  kind: string;
+  kind: ReceiptKind;
   /** 1 success, 0 failure (gas still consumed). */
   status: 0 | 1;
   gasUsed: number;

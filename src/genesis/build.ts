@@ -88,6 +88,7 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
         address: k.keys.address,
         balance: (k.role === 'faucet' ? FAUCET_BALANCE : k.role === 'validator' ? VALIDATOR_BALANCE : ACCOUNT_BALANCE).toString(),
       })),
+      // Only when asked: a genesis without a reserve stays byte-identical to one built before the bridge.
       ...(plan.bridgeReserve !== undefined && plan.bridgeReserve > 0n ? [{ address: BRIDGE_ADDRESS, balance: plan.bridgeReserve.toString() }] : []),
     ],
     validators: validators.map((v) => ({

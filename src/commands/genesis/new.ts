@@ -4,6 +4,7 @@ import { SvcCommand } from '../../cli/base.js';
 import { kdfMemory, kdfMemoryFlag, passwordFileFlag } from '../../cli/flags.js';
 import { readPassword, readSecret } from '../../cli/secrets.js';
 import { toHex } from '../../core/codec/bytes.js';
+import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../../core/constants.js';
 import { genesisHash } from '../../core/genesis/genesis.js';
 import { buildGenesis, DEVNET_PASSWORD, MAX_GENESIS_VALIDATORS, plannedGenesisFiles, writeGenesis } from '../../genesis/build.js';
 import { assertAbsent } from '../../util/fs.js';
@@ -30,6 +31,7 @@ export default class GenesisNew extends SvcCommand {
     accounts: Flags.integer({ description: 'prefunded accounts; default 10 (devnet) or 0', min: 0, max: 1000 }),
     'genesis-time': Flags.integer({ description: 'Unix seconds of slot 0; default now', min: 0 }),
     'randao-chain-length': Flags.integer({ description: "reveals per validator RANDAO hash chain (default: the preset's, 2^16 devnet, 2^20 mainnet); short chains exercise re-commitment", min: 1, max: 1 << 24 }),
+    'bridge-reserve': Flags.integer({ description: 'tokens allocated to the bridge account (0x…1003), the liquidity releases pay from (docs/bridge.md); default 0', min: 0, default: 0 }),
     'mnemonic-file': Flags.string({ description: 'derive every key from the mnemonic in this file' }),
     force: Flags.boolean({ description: 'overwrite existing files' }),
     'password-file': passwordFileFlag,
@@ -58,6 +60,7 @@ export default class GenesisNew extends SvcCommand {
       genesisTime: flags['genesis-time'] ?? Math.floor(Date.now() / 1000),
       mnemonic,
       ...(flags['randao-chain-length'] !== undefined ? { timing: { randaoChainLength: flags['randao-chain-length'] } } : {}),
+      bridgeReserve: BigInt(flags['bridge-reserve']) * WEI_PER_TOKEN,
     });
     const devPassword = preset === 'devnet' && !flags['password-file'];
     const password = devPassword ? DEVNET_PASSWORD : await readPassword(flags['password-file'], { confirm: true, prompt: 'Keystore password: ' });
@@ -71,6 +74,7 @@ export default class GenesisNew extends SvcCommand {
     this.say(`Genesis hash:   ${hash}`);
     this.say(`Chain id:       ${g.chain_id} (network id ${g.network_id}), preset ${g.preset}: ${g.config.slot_seconds}s slots, ${g.config.slots_per_epoch}-slot epochs`);
     this.say(`Genesis time:   ${new Date(g.genesis_time * 1000).toISOString()}`);
+    if (flags['bridge-reserve'] > 0) this.say(`Bridge reserve: ${flags['bridge-reserve']} tokens at ${BRIDGE_ADDRESS}`);
     this.say('');
     for (const role of ['validator', 'account', 'faucet'] as const) {
       const rows = keystores.filter((k) => k.role === role);
@@ -89,6 +93,7 @@ export default class GenesisNew extends SvcCommand {
       network_id: g.network_id,
       preset: g.preset,
       genesis_time: g.genesis_time,
+      bridge_reserve: balanceOf(BRIDGE_ADDRESS),
       mnemonic,
       keystore_password: devPassword ? DEVNET_PASSWORD : null,
       keystores,

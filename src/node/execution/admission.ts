@@ -5,6 +5,7 @@
 import { SvcError, TxError } from '../../core/errors.js';
 import { isRecommit, recommitProblem, RecommitError } from '../../core/consensus/recommit.js';
 import { validateDeploy } from './vm/executor.js';
+import { isBridgeAddress } from '../../core/bridge/gas.js';
 import { toHex, toBase64 } from '../../core/codec/bytes.js';
 import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
@@ -204,6 +205,8 @@ export class Admission {
       const problem = recommitProblem(tx, (a) => this.chain.registry.get(a));
       if (problem !== undefined) throw new RecommitError(problem);
     }
+    // A bridge operation is judged against the head state as its block will judge it: a doomed one costs its sender nothing.
+    if (isBridgeAddress(tx.to)) await this.chain.bridge.admit({ sender, hash: v.hash, value: tx.value, data: tx.data }, () => this.chain.headState());
     return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
   }
 

@@ -6,7 +6,7 @@
  * a side branch validates against its own parent and a reorg only moves the head. Every state
  * change is one LevelDB batch.
  */
-import { DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, SLASHING_PENALTY_DIVISOR, TX_BASE_GAS } from '../../core/constants.js';
+import { BRIDGE_ADDRESS, DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMIT_ADDRESS, SLASHING_PENALTY_DIVISOR, TX_BASE_GAS } from '../../core/constants.js';
 import { blockRecommitments, type BlockRecommitments } from '../../core/consensus/recommit.js';
 import { type SlashingEvidence, SlashingError, checkBlockEvidence } from '../../core/consensus/slashing.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
@@ -41,6 +41,7 @@ import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
 import { LogIndex } from './logs.js';
 import { runContractTx } from './vm/executor.js';
+import { type BridgeDocs, BridgeExecution, bridgeData, bridgeKind } from './bridge.js';
 import type { BlockRef, ImportResult } from '../../api/execution.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
@@ -108,6 +109,8 @@ export class ExecutionChain {
   private readonly minStake: bigint;
   private readonly consensus: ConsensusFields;
   private readonly accounting: ConsensusAccounting;
+  /** Bridge operations and counterpart documents (bridge.ts). */
+  readonly bridge: BridgeExecution;
 
   private constructor(
     readonly genesis: Genesis,
@@ -125,6 +128,7 @@ export class ExecutionChain {
     this.minStake = BigInt(genesis.config.min_validator_stake);
     this.consensus = new ConsensusFields(genesis, this.genesisHash, store, this.registry);
     this.accounting = new ConsensusAccounting(genesis, store, this.registry);
+    this.bridge = new BridgeExecution(store, genesis, this.genesisHash);
   }
 
   /** Opens the chain in `store`, initialising it from genesis on first use. */
@@ -365,7 +369,8 @@ export class ExecutionChain {
     // (a contract's storage, a callee) are then mostly cache hits, and the rest read synchronously.
     await this.state.prefetch(parentRoot, this.touchedBy(block, verified, votes, proposer));
     const view = this.state.view(parentRoot);
-    const exec = this.execute(block, hash, verified, view, votes, recommits);
+    const docs = await this.bridge.prepare(bridgeData(block.transactions));
+    const exec = this.execute(block, hash, verified, view, votes, recommits, docs);
     if (slashed.length > 0) exec.registry.slashed = slashed;
     const version = this.version + 1;
     const committed = this.state.commit(view, version);
@@ -391,6 +396,7 @@ export class ExecutionChain {
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch();
     this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts });
+    docs.queue(batch);
     // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
     this.state.queue(batch, committed, hash);
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
@@ -409,6 +415,7 @@ export class ExecutionChain {
       await this.store.write(batch);
     }
     this.state.committed(committed);
+    this.bridge.committed(docs);
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders, slashed: slashed.length }], reverted: [] });
@@ -534,6 +541,7 @@ export class ExecutionChain {
     state: View,
     votes: readonly IncludedVote[],
     recommits: BlockRecommitments,
+    docs: BridgeDocs,
   ): { senders: string[]; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
     const senders = new Set<string>();
     const proposer = toHex(block.header.validatorId);
@@ -558,7 +566,7 @@ export class ExecutionChain {
       senders.add(sender);
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = tx.to === null ? null : toHex(tx.to);
-      const kind = to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
+      const kind = to === BRIDGE_ADDRESS ? bridgeKind(tx.data) : to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
       try {
         checkGasLimit(tx, this.maxGas);
       } catch (err) {
@@ -577,6 +585,11 @@ export class ExecutionChain {
         const logs = r.logs.map((l, j) => ({ address: l.address, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount + j }));
         logCount += logs.length;
         outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: r.status === 1 ? r.contractAddress : null, logs, error: r.error };
+      } else if (to === BRIDGE_ADDRESS) {
+        // The operation moves its own value (a lock's), and only when it succeeds.
+        const r = this.bridge.execute({ sender, hash, value: tx.value, data: tx.data }, state, docs, block.header.timestampMs);
+        const logs = r.log ? [{ ...r.log, blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount++ }] : [];
+        outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: null, logs, error: r.error };
       } else {
         let error: string | undefined;
         if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';

@@ -9,6 +9,8 @@ import type { CacheStats } from '../../util/byte-cache.js';
 import { NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
 import { POOL_ERROR_CODES } from './txpool.js';
 import { CONTRACT_ERROR_CODES } from './vm/errors.js';
+import { BRIDGE_ERROR_CODES } from '../../core/bridge/types.js';
+import { BRIDGE_OP_NAMES } from './bridge.js';
 
 /** Where the cache gauges read their figures at scrape time. */
 export type CacheSource = () => Record<string, CacheStats>;
@@ -27,6 +29,7 @@ export const TX_REJECTION_REASONS: readonly string[] = [
   ...POOL_ERROR_CODES,
   ...CONTRACT_ERROR_CODES,
   RECOMMIT_ERROR_CODE,
+  ...BRIDGE_ERROR_CODES,
   'RATE_LIMITED',
   'POOL_JOURNAL_FAILED',
   MALFORMED_SUBMISSION,
@@ -63,6 +66,12 @@ export class ExecutionMetrics extends NodeMetrics {
     registers: [this.registry],
   });
   readonly validatorsSlashed = new Counter({ name: 'service_execution_validators_slashed_total', help: 'Validators slashed by evidence in blocks that joined the canonical chain (a reorg that re-applies a slashing counts it again)', registers: [this.registry] });
+  readonly bridgeOperations = new Counter({
+    name: 'service_execution_bridge_operations_total',
+    help: 'Bridge operations (transactions to the bridge address) executed in imported blocks, by op (register, lock, release, refund, complete, malformed) and result (ok: applied, failed: a status-0 receipt)',
+    labelNames: ['op', 'result'],
+    registers: [this.registry],
+  });
   readonly blocksRejected = new Counter({ name: 'service_execution_blocks_rejected_total', help: 'Blocks refused by validation', labelNames: ['reason'], registers: [this.registry] });
   // Execution signs only the faucet's transfers.
   readonly sigGenerated = sigGeneratedCounter(this.registry, ['transaction']);
@@ -75,6 +84,7 @@ export class ExecutionMetrics extends NodeMetrics {
   constructor() {
     super();
     for (const reason of TX_REJECTION_REASONS) this.txRejected.inc({ reason }, 0);
+    for (const op of BRIDGE_OP_NAMES) for (const result of ['ok', 'failed']) this.bridgeOperations.inc({ op, result }, 0);
   }
 
   /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */

@@ -142,6 +142,7 @@ export class ExecutionNode {
     }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
     // Before the database: the state reader thread holds a handle on it.
     release.push(() => chain.close());
+    chain.bridge.onOperation = (op, okv) => metrics.bridgeOperations.inc({ op, result: okv ? 'ok' : 'failed' });
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
     const journal = new PoolJournal(chain.store, log, (writes) => {
       metrics.journalSyncs.inc();

@@ -28,7 +28,7 @@ export interface RestLimits {
   faucetRatePerIpPerMinute: number;
 }
 
-/** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs, and /metrics. */
+/** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs, bridge counterparts, and /metrics. */
 export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits): void {
   const submitPerIp = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'client');
   const submitPerSender = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'sender');
@@ -103,6 +103,9 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
     return ok(reply, await node.blockView(r));
   });
+
+  // Read at the head: the counterparts whose registration is in the canonical state.
+  app.get('/api/v1/bridge/counterparts', async (_req, reply) => ok(reply, await node.chain.bridge.counterparts(node.chain.headState())));
 
   registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
 

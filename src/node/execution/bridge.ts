@@ -1,0 +1,319 @@
+/**
+ * The bridge operations in execution (docs/bridge.md): a transaction to BRIDGE_ADDRESS is judged
+ * by the pure rules of src/core/bridge/verify.ts against a state view (the block's, or the head's
+ * at admission) and, when valid, applied to the bridge account's balance and storage with one
+ * receipt log. Counterparts' genesis documents (what a register carries) are kept here, keyed by
+ * their hash: content-addressed, so a reorg needs no undo, since the state's counterpart slot,
+ * not the document, says whether a chain is registered on a branch.
+ */
+import { type CounterpartView, type CounterpartsView } from '../../api/bridge.js';
+import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
+import { BRIDGE_ADDRESS, HASH_BYTES } from '../../core/constants.js';
+import type { Genesis } from '../../core/genesis/genesis.js';
+import { type Transaction, isAuthorization } from '../../core/types/transaction.js';
+import { SvcError } from '../../core/errors.js';
+import {
+  BRIDGE_OP_KIND,
+  BridgeError,
+  BridgeOp,
+  type BridgeLogEvent,
+  type BridgeOpKind,
+  type BridgeOperation,
+  LockState,
+  REGISTERED_WORD,
+  RELEASED_WORD,
+  bidId,
+  bridgeLog,
+  counterpartSlot,
+  decodeBridgeOp,
+  lockSlot,
+  releaseSlot,
+  stateWord,
+} from '../../core/bridge/types.js';
+import { type BridgeState, checkComplete, checkLock, checkRefund, checkRelease, parseCounterpart, settledWord } from '../../core/bridge/verify.js';
+import { bridgeGas, isBridgeAddress } from '../../core/bridge/gas.js';
+import type { ChainStore, WriteBatch } from '../shared/store.js';
+import type { StateView } from './state/types.js';
+
+/** Receipt kind of a transaction to BRIDGE_ADDRESS whose data names no operation. */
+export const BRIDGE_MALFORMED_KIND = 'bridge_malformed' as const;
+/** The `op` label values of service_execution_bridge_operations_total. */
+export const BRIDGE_OP_NAMES = ['register', 'lock', 'release', 'refund', 'complete', 'malformed'] as const;
+export type BridgeOpName = (typeof BRIDGE_OP_NAMES)[number];
+/** Parsed counterpart documents kept in memory; the rest are read back from the database when a block names them. */
+const DOC_CACHE_ENTRIES = 64;
+
+/** Database keys: a counterpart's genesis document, and its summary for the counterparts view. */
+const docKey = (hashHex: string) => `o:${hashHex}`;
+const summaryKey = (hashHex: string) => `w:${hashHex}`;
+const SUMMARY_PREFIX = 'w:';
+
+/** The terms of a transaction to BRIDGE_ADDRESS that the rules read. */
+export interface BridgeTx {
+  sender: string;
+  /** 0x hash of the transaction (a lock's BID commits to it). */
+  hash: string;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/** What applying an operation did: the receipt's status, gas, kind, log or error. */
+export interface BridgeOutcome {
+  status: 0 | 1;
+  gasUsed: bigint;
+  kind: BridgeOpKind | typeof BRIDGE_MALFORMED_KIND;
+  /** The one log of a successful operation (without its block position, which the receipt adds). */
+  log?: { address: string; topics: string[]; data: string };
+  /** `"<CODE>: message"` of a failed one. */
+  error?: string;
+}
+
+/** The counterpart documents one block (or one admission) may read, and those its register operations add. */
+export class BridgeDocs {
+  /** Added by this block's registrations, written with its batch. */
+  readonly added = new Map<string, Genesis>();
+
+  constructor(private readonly loaded: ReadonlyMap<string, Genesis>) {}
+
+  /** A document by 0x hash: added in this block, or loaded for it. */
+  get(hashHex: string): Genesis | undefined {
+    return this.added.get(hashHex) ?? this.loaded.get(hashHex);
+  }
+
+  /** Queues the documents this block registered (content-addressed: rewriting one is harmless). */
+  queue(batch: WriteBatch): void {
+    for (const [h, g] of this.added) batch.put(docKey(h), g).put(summaryKey(h), counterpartView(g, h));
+  }
+}
+
+/** The CounterpartView of a genesis document. */
+export function counterpartView(g: Genesis, hashHex: string): CounterpartView {
+  return {
+    chain_id: g.chain_id,
+    genesis_hash: hashHex,
+    validators: g.validators.length,
+    active_stake: g.validators.reduce((s, v) => s + BigInt(v.stake), 0n).toString(),
+    slots_per_epoch: g.config.slots_per_epoch,
+    slot_seconds: g.config.slot_seconds,
+  };
+}
+
+// The counterpart each operation's rules look up (lock and settlements: the destination; release: the source).
+function namedCounterpart(o: BridgeOperation): Uint8Array | undefined {
+  switch (o.op) {
+    case BridgeOp.Register:
+      return undefined;
+    case BridgeOp.Lock:
+      return o.body.destination;
+    case BridgeOp.Release:
+      return o.body.bid.source;
+    case BridgeOp.Refund:
+    case BridgeOp.Complete:
+      return o.body.bid.destination;
+  }
+}
+
+// The rules throw typed errors; anything else a payload provokes (say, from a codec) is its fault
+// too, and the same on every node, so it fails the transaction rather than the block.
+function asRefusal(err: unknown): SvcError {
+  return err instanceof SvcError ? err : new BridgeError('BRIDGE_MALFORMED', (err as Error).message);
+}
+
+/** The data of a block's transactions to BRIDGE_ADDRESS (what BridgeExecution.prepare reads). */
+export function bridgeData(txs: readonly Transaction[]): Uint8Array[] {
+  return txs.flatMap((tx) => (!isAuthorization(tx) && isBridgeAddress(tx.to) ? [tx.data] : []));
+}
+
+/** The receipt kind of a transaction to BRIDGE_ADDRESS. */
+export function bridgeKind(data: Uint8Array): BridgeOpKind | typeof BRIDGE_MALFORMED_KIND {
+  return (BRIDGE_OP_KIND as Record<number, BridgeOpKind | undefined>)[data[0] ?? 0] ?? BRIDGE_MALFORMED_KIND;
+}
+
+function opName(op: number): BridgeOpName {
+  const kind = (BRIDGE_OP_KIND as Record<number, string | undefined>)[op];
+  return kind ? (kind.slice('bridge_'.length) as BridgeOpName) : 'malformed';
+}
+
+/** The bridge in one execution node: counterpart documents and the operations' judgement and effects. */
+export class BridgeExecution {
+  private readonly cache = new Map<string, Genesis>();
+  private readonly self: Uint8Array;
+  /** Counts every operation a block applied (service_execution_bridge_operations_total). */
+  onOperation: (op: BridgeOpName, ok: boolean) => void = () => {};
+
+  constructor(
+    private readonly store: ChainStore,
+    readonly genesis: Genesis,
+    readonly genesisHash: string,
+  ) {
+    this.self = parseHex(genesisHash, 'genesis hash', HASH_BYTES);
+  }
+
+  /**
+   * Loads the counterpart documents the bridge operations among `datas` name, so the synchronous
+   * rules can read them: one database read per document not cached, none for other transactions.
+   */
+  async prepare(datas: readonly Uint8Array[]): Promise<BridgeDocs> {
+    const loaded = new Map<string, Genesis>();
+    for (const data of datas) {
+      let named: Uint8Array | undefined;
+      try {
+        named = namedCounterpart(decodeBridgeOp(data));
+      } catch {
+        continue;
+      }
+      if (!named) continue;
+      const h = toHex(named);
+      if (loaded.has(h)) continue;
+      let g = this.cache.get(h);
+      if (g) {
+        // Least recently used first: a hit moves to the back.
+        this.cache.delete(h);
+      } else {
+        g = await this.store.get<Genesis>(docKey(h));
+        if (!g) continue;
+      }
+      this.remember(h, g);
+      loaded.set(h, g);
+    }
+    return new BridgeDocs(loaded);
+  }
+
+  private remember(h: string, g: Genesis): void {
+    this.cache.set(h, g);
+    if (this.cache.size > DOC_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** Caches the documents a block added, once its batch is written. */
+  committed(docs: BridgeDocs): void {
+    for (const [h, g] of docs.added) this.remember(h, g);
+  }
+
+  /** The rules' view of `view` at `timestampMs`. */
+  private bridgeState(view: StateView, docs: BridgeDocs, timestampMs: number): BridgeState {
+    return {
+      self: this.self,
+      timestampMs,
+      counterpart: (h) => {
+        if (!bytesEqual(view.storage(BRIDGE_ADDRESS, counterpartSlot(h)), REGISTERED_WORD)) return undefined;
+        const g = docs.get(toHex(h));
+        // The slot is only ever set in the same block that adds the document.
+        if (!g) throw new SvcError('CORRUPT_DB', `counterpart ${toHex(h)} is registered but its genesis document is not stored`, 500);
+        return g;
+      },
+      storage: (slot) => view.storage(BRIDGE_ADDRESS, slot),
+      balance: () => view.account(BRIDGE_ADDRESS).balance,
+    };
+  }
+
+  /**
+   * Judges an operation without applying it; returns what applying it would do to the state, and
+   * throws the BridgeError (or MalformedError, for data that decodes to no operation) otherwise.
+   */
+  judge(tx: BridgeTx, view: StateView, docs: BridgeDocs, timestampMs: number): { op: BridgeOperation; apply: () => BridgeLogEvent } {
+    const o = decodeBridgeOp(tx.data);
+    if (o.op !== BridgeOp.Lock && tx.value !== 0n) throw new BridgeError('BRIDGE_MALFORMED', `a ${BRIDGE_OP_KIND[o.op]} carries no value (got ${tx.value} wei)`);
+    const ctx = this.bridgeState(view, docs, timestampMs);
+    const bridge = BRIDGE_ADDRESS;
+    switch (o.op) {
+      case BridgeOp.Register: {
+        const { genesis, hash } = parseCounterpart(o.genesisJson, this.self);
+        return {
+          op: o,
+          apply: () => {
+            docs.added.set(toHex(hash), genesis);
+            view.setStorage(bridge, counterpartSlot(hash), REGISTERED_WORD);
+            return { event: 'Registered', genesisHash: hash, chainId: genesis.chain_id };
+          },
+        };
+      }
+      case BridgeOp.Lock: {
+        const f = checkLock(o.body, { sender: parseHex(tx.sender, 'sender', 20), txHash: parseHex(tx.hash, 'hash', HASH_BYTES), amount: tx.value }, ctx);
+        return {
+          op: o,
+          apply: () => {
+            const bid = bidId(f);
+            view.addBalance(tx.sender, -tx.value);
+            view.addBalance(bridge, tx.value);
+            view.setStorage(bridge, lockSlot(bid), stateWord(LockState.Locked));
+            return { event: 'Locked', bid, fields: f };
+          },
+        };
+      }
+      case BridgeOp.Release: {
+        const bid = checkRelease(o.body, ctx);
+        const f = o.body.bid;
+        return {
+          op: o,
+          apply: () => {
+            view.addBalance(bridge, -f.amount);
+            view.addBalance(toHex(f.recipient), f.amount);
+            view.setStorage(bridge, releaseSlot(bid), RELEASED_WORD);
+            return { event: 'Released', bid, fields: f };
+          },
+        };
+      }
+      case BridgeOp.Refund:
+      case BridgeOp.Complete: {
+        const refund = o.op === BridgeOp.Refund;
+        const bid = refund ? checkRefund(o.body, ctx) : checkComplete(o.body, ctx);
+        const f = o.body.bid;
+        return {
+          op: o,
+          apply: () => {
+            if (refund) {
+              view.addBalance(bridge, -f.amount);
+              view.addBalance(toHex(f.sender), f.amount);
+            }
+            view.setStorage(bridge, lockSlot(bid), settledWord(o.op));
+            return { event: refund ? 'Refunded' : 'Completed', bid, fields: f };
+          },
+        };
+      }
+    }
+  }
+
+  /**
+   * Applies an operation in a block: judged, then applied, or a status-0 outcome naming the rule
+   * it breaks (nothing written). Gas is bridgeGas(data) either way; the fee is the caller's.
+   */
+  execute(tx: BridgeTx, view: StateView, docs: BridgeDocs, timestampMs: number): BridgeOutcome {
+    const gasUsed = bridgeGas(tx.data);
+    const code = tx.data[0] ?? 0;
+    const kind = bridgeKind(tx.data);
+    try {
+      const event = this.judge(tx, view, docs, timestampMs).apply();
+      const log = bridgeLog(event);
+      this.onOperation(opName(code), true);
+      return { status: 1, gasUsed, kind, log: { address: BRIDGE_ADDRESS, topics: log.topics.map((t) => toHex(t)), data: toHex(log.data) } };
+    } catch (err) {
+      // A database fault is the node's, not the transaction's: the block is not imported.
+      if (err instanceof SvcError && err.status >= 500) throw err;
+      this.onOperation(opName(code), false);
+      const e = asRefusal(err);
+      return { status: 0, gasUsed, kind, error: `${e.code}: ${e.message}` };
+    }
+  }
+
+  /** Admission: refuses an operation that would fail against the head state now (its BridgeError, or MalformedError). */
+  async admit(tx: BridgeTx, head: () => StateView): Promise<void> {
+    const docs = await this.prepare([tx.data]);
+    try {
+      this.judge(tx, head(), docs, Date.now());
+    } catch (err) {
+      if (err instanceof SvcError && err.status >= 500) throw err;
+      throw asRefusal(err);
+    }
+  }
+
+  /** This chain and the counterparts registered in `head` (GET /api/v1/bridge/counterparts). */
+  async counterparts(head: StateView): Promise<CounterpartsView> {
+    // Every document ever registered on any branch; the state says which are registered on this one.
+    const all = await this.store.scan<CounterpartView>(SUMMARY_PREFIX);
+    const counterparts = all
+      .map((e) => e.value)
+      .filter((c) => bytesEqual(head.storage(BRIDGE_ADDRESS, counterpartSlot(parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES))), REGISTERED_WORD))
+      .sort((a, b) => a.chain_id.localeCompare(b.chain_id) || a.genesis_hash.localeCompare(b.genesis_hash));
+    return { self: { chain_id: this.genesis.chain_id, genesis_hash: this.genesisHash }, counterparts };
+  }
+}
