@@ -13,6 +13,8 @@ import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slash
 import type { TxJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
+import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
+import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
 import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
@@ -257,6 +259,39 @@ export class BeaconClient extends JsonApiClient {
     const what = 'POST /api/v1/validator/blocks/propose';
     const d = await this.data('POST', '/api/v1/validator/blocks/propose', block, { ...opts, auth: true });
     return { ...d, block_hash: hash(d.block_hash, `${what}: block_hash`, this), slot: uint(d.slot, `${what}: slot`, this) };
+  }
+
+  /** BIDs of GET /api/v1/bridge/bids (newest first), with the fields a signer recomputes the id from. */
+  async bridgeBids(q: { status?: BidStatus; direction?: BidDirection; limit?: number }, opts?: RequestOptions): Promise<Array<{ bid: string; status: BidStatus; direction: BidDirection; fields: BidFields }>> {
+    const params = new URLSearchParams();
+    if (q.status) params.set('status', q.status);
+    if (q.direction) params.set('direction', q.direction);
+    if (q.limit !== undefined) params.set('limit', String(checkUint(q.limit, 'limit')));
+    const path = `/api/v1/bridge/bids${params.size > 0 ? `?${params.toString()}` : ''}`;
+    const what = `GET ${path}`;
+    const d = await this.data('GET', path, undefined, opts);
+    return array(d.bids, `${what}: bids`, this).map((raw, i) => {
+      const o = object(raw, `${what}: bids[${i}]`, this);
+      if (typeof o.status !== 'string' || !BID_STATUSES.includes(o.status as BidStatus)) throw this.badResponse(what, `bids[${i}].status is not a BID status`);
+      if (o.direction !== 'outgoing' && o.direction !== 'incoming') throw this.badResponse(what, `bids[${i}].direction is not outgoing or incoming`);
+      let fields: BidFields;
+      try {
+        fields = bidFieldsFromJson(o.fields, `bids[${i}].fields`);
+      } catch (err) {
+        throw this.badResponse(what, (err as Error).message);
+      }
+      return { bid: hash(o.bid, `${what}: bids[${i}].bid`, this), status: o.status as BidStatus, direction: o.direction, fields };
+    });
+  }
+
+  /** Posts a validator's BID signature (POST /api/v1/bridge/bids/:id/signatures); `added` is false when the beacon had it already. */
+  async submitBidSignature(bid: string, s: BidSignatureJson, opts?: RequestOptions): Promise<BidSignatureResult> {
+    const path = `/api/v1/bridge/bids/${bid}/signatures`;
+    const what = `POST ${path}`;
+    const d = await this.data('POST', path, s, opts);
+    if (typeof d.added !== 'boolean') throw this.badResponse(what, 'added is not a boolean');
+    if (typeof d.status !== 'string' || !BID_STATUSES.includes(d.status as BidStatus)) throw this.badResponse(what, 'status is not a BID status');
+    return { bid: hash(d.bid, `${what}: bid`, this), added: d.added, status: d.status as BidStatus, signers: uint(d.signers, `${what}: signers`, this), signed_stake: String(d.signed_stake), active_stake: String(d.active_stake) };
   }
 
   /** Submits a signed attestation; needs the bearer token. */

@@ -99,13 +99,13 @@ interface Panel {
   targets?: Array<{ refId: string; expr: string }>;
 }
 
-test('svc-dashboard.json parses: a datasource variable, six sections, unique ids, a PromQL target on every panel', async () => {
+test('svc-dashboard.json parses: a datasource variable, seven sections, unique ids, a PromQL target on every panel', async () => {
   const d = JSON.parse(await readFile(DASHBOARD, 'utf8')) as { uid: string; title: string; refresh: string; templating: { list: Array<{ name: string; type: string; query: string }> }; panels: Panel[] };
   assert.is(d.uid, 'svc-devnet');
   assert.is(d.refresh, '5s', 'refreshes at the scrape interval');
   assert.ok(d.templating.list.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus'));
   const rows = d.panels.filter((p) => p.type === 'row').map((p) => p.title);
-  assert.equal(rows, ['Beacon', 'Execution', 'Canonical encoding (ML-DSA-65)', 'P2P', 'Validators', 'Slashing, RANDAO and light client']);
+  assert.equal(rows, ['Beacon', 'Execution', 'Canonical encoding (ML-DSA-65)', 'P2P', 'Validators', 'Slashing, RANDAO and light client', 'Bridge']);
   const ids = d.panels.map((p) => p.id);
   assert.is(new Set(ids).size, ids.length, 'panel ids are unique');
   for (const p of d.panels.filter((x) => x.type !== 'row')) {

@@ -402,6 +402,23 @@ export function bidFieldsToJson(f: BidFields): BidFieldsJson {
   };
 }
 
+/** BID fields from JSON (API and CLI); every fault is a MalformedError naming `field`. */
+export function bidFieldsFromJson(v: unknown, field = 'fields'): BidFields {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new MalformedError(field, 'expected an object');
+  const o = v as Record<string, unknown>;
+  if (typeof o.amount !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(o.amount) || BigInt(o.amount) >= 1n << 256n) throw new MalformedError(`${field}.amount`, 'expected a base-10 integer below 2^256');
+  if (typeof o.timeout !== 'number' || !Number.isSafeInteger(o.timeout) || o.timeout < 0) throw new MalformedError(`${field}.timeout`, 'expected a non-negative integer (Unix seconds)');
+  return {
+    source: parseHex(o.source, `${field}.source`, HASH_BYTES),
+    destination: parseHex(o.destination, `${field}.destination`, HASH_BYTES),
+    lockTx: parseHex(o.lock_tx, `${field}.lock_tx`, HASH_BYTES),
+    sender: parseHex(o.sender, `${field}.sender`, ADDRESS_BYTES),
+    recipient: parseHex(o.recipient, `${field}.recipient`, ADDRESS_BYTES),
+    amount: BigInt(o.amount),
+    timeout: o.timeout,
+  };
+}
+
 /**
  * The bridge account proof of one slot, from the light client's wire proof (GET
  * /api/v1/light/proof with `keys` = that slot); MalformedError when it lacks the slot.

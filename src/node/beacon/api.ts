@@ -11,6 +11,7 @@ import { ProposerError } from '../../core/consensus/proposer.js';
 import { errorBody, ok } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
+import { registerBridgeRoutes } from './bridge-api.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -176,6 +177,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   registerLightRoutes(app, { chain, engine: o.engine });
+  registerBridgeRoutes(app, { bridge: chain.bridge });
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
 }

@@ -30,6 +30,7 @@ import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../c
 import { genesisStateRoot } from '../../core/state/genesis-root.js';
 import { type SlashingErrorCode, type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
+import { BridgeStore } from './bridge.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
 
@@ -117,6 +118,8 @@ export class BeaconChain {
   light!: LightStore;
   /** Slashing detection and the evidence pool. */
   readonly slashing: SlashingMonitor;
+  /** The bridge's BIDs and their state machine (docs/bridge.md). */
+  bridge!: BridgeStore;
 
   private constructor(
     readonly genesis: Genesis,
@@ -180,6 +183,18 @@ export class BeaconChain {
     };
     chain.remember(genesisRecord);
     chain.light = await LightStore.open(o.store, o.log);
+    chain.bridge = await BridgeStore.open({
+      genesis: g,
+      store: o.store,
+      metrics: o.metrics,
+      log: o.log,
+      events: o.events,
+      registry: () => chain.registry,
+      counterparts: () => o.engine.counterparts(),
+      block: (r) => chain.records.get(r),
+      now: chain.now,
+      currentSlot: () => chain.currentSlot(),
+    });
     for (const { value } of await o.store.scan<BeaconBlockRecord>('b:')) chain.remember(value);
     await chain.slashing.load();
     await chain.refreshRegistry();
@@ -188,6 +203,8 @@ export class BeaconChain {
     chain.lastFinalized = chain.forkChoice.finalized().root;
     await chain.replayJournal();
     await chain.recordHeadEncoding();
+    // A stop between a finality move and the bridge's write of it would otherwise leave those BIDs unfinalised until the next move.
+    await chain.bridgeFinalized(chain.lastFinalized);
     return chain;
   }
 
@@ -482,7 +499,9 @@ export class BeaconChain {
     for (const att of block.attestations) await this.slashing.observeAttestation(att);
     await this.slashing.onIncluded(block.slashings, root);
     this.remember(record);
-    await this.writeWithSnapshot(new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root));
+    // What the block's bridge receipts did to BIDs is written in the same atomic batch: a crash
+    // cannot keep the block and lose a lock it holds (a stored block is never imported again).
+    await this.bridge.importBlock(result.receipts, { hash: root, index: h.index }, new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root), (b) => this.writeWithSnapshot(b));
     this.metrics.blocksProposed.inc();
     if (recommits.applied.length > 0) {
       this.metrics.randaoRecommits.inc(recommits.applied.length);
@@ -718,6 +737,7 @@ export class BeaconChain {
       this.events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
       this.log.info('finalized', { epoch: fin.epoch, root: fin.root });
       await this.recordFinality(fin);
+      await this.bridgeFinalized(fin.root);
       this.forkChoice.prune();
     }
     this.lastHead = head;
@@ -752,7 +772,12 @@ export class BeaconChain {
     }
   }
 
-  /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store. */
+  // Never throws, like recordFinality: the BIDs catch up on the next finality move or restart.
+  private async bridgeFinalized(root: string): Promise<void> {
+    await this.bridge.onFinalized(root).catch((err: Error) => this.log.error('bridge finality update failed', { root, error: err.message }));
+  }
+
+  /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store, expiring bridge BIDs. */
   async onSlot(): Promise<void> {
     // Outside the lock: a slow execution node must not hold up proposals and attestations here.
     await this.checkExecution();
@@ -768,6 +793,7 @@ export class BeaconChain {
       this.prunePool(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
       this.slashing.prune();
       await this.writeWithSnapshot(new WriteBatch());
+      await this.bridge.onSlot().catch((err: Error) => this.log.error('bridge expiry failed; retried next slot', { error: err.message }));
     });
   }
 

@@ -4,6 +4,7 @@ import type { BlockJson } from '../../core/types/block.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { signEngineJwt } from '../shared/jwt.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
+import type { CounterpartsView } from '../../api/bridge.js';
 
 /** Execution answered with an error envelope: `code` and `message` are execution's. */
 export class EngineError extends SvcError {}
@@ -134,6 +135,11 @@ export class EngineClient {
   accountProof(address: string, blockHash: string, keys: readonly string[]): Promise<AccountProofWire & { block_hash: string }> {
     const q = keys.length > 0 ? `&keys=${keys.join(',')}` : '';
     return this.call('GET', `/api/v1/accounts/${address}/proof?block=${blockHash}${q}`);
+  }
+
+  /** This chain and the bridge counterparts registered in execution's head state (public REST). */
+  counterparts(): Promise<CounterpartsView> {
+    return this.call('GET', '/api/v1/bridge/counterparts');
   }
 
   /** Balance of an address (public REST). */

@@ -13,9 +13,10 @@
  * | `new_block` | `slot` (integer), `block_hash` (0x hex), `proposer` (0x address), `transactions` (integer, count) |
  * | `new_attestation` | `slot` (integer), `validator` (0x address), `block_hash` (0x hex, the attested head) |
  * | `bridge_bid_registered` | `bid` (0x hex), `status` (string, e.g. `PENDING`), `amount` (base-10 wei string), `chain` (counterpart chain name) |
+ * | `bridge_bid_status` | `bid` (0x hex), `status`, `previous` (a status, or null for a BID first seen in it), `direction` (`outgoing` or `incoming`): every BID transition after registration (docs/bridge.md) |
  * | `finalized_checkpoint` | `epoch` (integer), `root` (0x hex, the checkpoint block root): the new finalised checkpoint |
  * | `slashing` | `kind` (`double_proposal`, `double_vote` or `surround_vote`), `validator_index` (integer), `validator` (0x address or null), `evidence_hash` (0x hex), `slot`, `epoch` (integers), `evidence` (the two conflicting signed messages: `{ type: 'proposer', header_1, header_2 }` or `{ type: 'attester', attestation_1, attestation_2 }`), verifiable by anyone; once per evidence |
-| `head` | `slot` (integer), `block_hash` (0x hex), `proposer_dependent_roots` (`[{ epoch, root }]`, as in GET /api/v1/beacon/head): fork choice chose another head (a new block, or votes moving it to another branch) |
+ * | `head` | `slot` (integer), `block_hash` (0x hex), `proposer_dependent_roots` (`[{ epoch, root }]`, as in GET /api/v1/beacon/head): fork choice chose another head (a new block, or votes moving it to another branch) |
  *
  * Behaviour:
  * - Only upgrades of path `/ws` (any query string) are accepted; any other upgrade path is
@@ -36,6 +37,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { DependentRootView } from '../../api/beacon.js';
+import type { BridgeBidRegisteredEvent, BridgeBidStatusEvent } from '../../api/bridge.js';
 import type { Logger } from '../../util/log.js';
 import { errorBody } from '../shared/http.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -69,14 +71,7 @@ export interface NewAttestationEvent {
   block_hash: string;
 }
 
-/** `bridge_bid_registered` data. */
-export interface BridgeBidRegisteredEvent {
-  bid: string;
-  status: string;
-  /** Base-10 wei. */
-  amount: string;
-  chain: string;
-}
+export type { BridgeBidRegisteredEvent, BridgeBidStatusEvent } from '../../api/bridge.js';
 
 /** `finalized_checkpoint` data (svc). */
 export interface FinalizedCheckpointEvent {
@@ -112,13 +107,14 @@ export interface EventDataMap {
   new_block: NewBlockEvent;
   new_attestation: NewAttestationEvent;
   bridge_bid_registered: BridgeBidRegisteredEvent;
+  bridge_bid_status: BridgeBidStatusEvent;
   finalized_checkpoint: FinalizedCheckpointEvent;
   slashing: SlashingEvent;
   head: HeadEvent;
 }
 
 export type EventType = keyof EventDataMap;
-export const EVENT_TYPES: readonly EventType[] = ['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing', 'head'];
+export const EVENT_TYPES: readonly EventType[] = ['new_block', 'new_attestation', 'bridge_bid_registered', 'bridge_bid_status', 'finalized_checkpoint', 'slashing', 'head'];
 
 /** One message on the wire. */
 export interface EventEnvelope<T extends EventType = EventType> {

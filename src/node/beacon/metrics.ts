@@ -20,9 +20,11 @@
  * `service_beacon_gossip_dropped_total{topic,verdict,reason}`,
  * `service_beacon_sync_requests_served_total{protocol,result}`,
  * `service_beacon_sync_blocks_imported_total`, `service_beacon_sync_failures_total{reason}` and
- * `service_beacon_peers_refused_total{reason}`.
+ * `service_beacon_peers_refused_total{reason}`; for the bridge (docs/bridge.md)
+ * `service_beacon_bridge_bids{status,direction}` and
+ * `service_beacon_bridge_relay_latency_seconds` (outgoing BIDs, FINALIZED → COMPLETED).
  */
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { NodeMetrics } from '../shared/metrics.js';
 
 /** Every metric the beacon node exports. */
@@ -84,6 +86,14 @@ export class BeaconMetrics extends NodeMetrics {
     name: 'service_beacon_forkchoice_updates_failed_total',
     help: 'Head/finality updates not delivered to execution (its error code, or INCONSISTENT_FORK_CHOICE when not sent); retried',
     labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
+  readonly bridgeBids = new Gauge({ name: 'service_beacon_bridge_bids', help: 'BIDs this beacon holds, by status and direction (outgoing: locked here; incoming: released here)', labelNames: ['status', 'direction'], registers: [this.registry] });
+  readonly bridgeRelayLatency = new Histogram({
+    name: 'service_beacon_bridge_relay_latency_seconds',
+    help: 'Outgoing BIDs: time from FINALIZED (relayable) to COMPLETED (the completion imported here)',
+    buckets: [5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600],
     registers: [this.registry],
   });
 

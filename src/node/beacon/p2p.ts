@@ -5,7 +5,6 @@
  * peer on connect and once per slot, refuses peers on another chain, and runs range sync when a
  * peer holds a head it lacks.
  */
-import { toHex } from '../../core/codec/bytes.js';
 import { chainIdBytes } from '../../core/crypto/domain.js';
 import { SvcError } from '../../core/errors.js';
 import { type Attestation, decodeAttestation, encodeAttestation } from '../../core/types/attestation.js';
@@ -21,6 +20,9 @@ import { MAX_BLOCKS_PER_REQUEST, RANGE_REQUEST_BYTES, SyncProtocolError, serveBl
 import { RangeSync } from './sync/range-sync.js';
 import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from './sync/status.js';
 import { classifyImportError } from './sync/verdict.js';
+import { BID_SIGNATURE_GOSSIP_BYTES, decodeBidSignatureGossip, encodeBidSignatureGossip } from './bridge-gossip.js';
+import { type BidSignature, BridgeError } from '../../core/bridge/types.js';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
 
 /**
  * Largest block frame on gossip and sync: half the engine API's body limit, since a block goes to
@@ -106,6 +108,9 @@ export class BeaconNetwork {
     host.subscribe(Topics.slashings, (data) => net.onGossipSlashing(data), { maxBytes: MAX_EVIDENCE_BYTES });
     // Evidence this node found, or was handed by its API or a block, goes to the network once.
     o.chain.slashing.onNew = (ev) => net.publishEvidence(ev);
+    host.subscribe(Topics.bidSignatures, (data) => net.onGossipBidSignature(data), { maxBytes: BID_SIGNATURE_GOSSIP_BYTES });
+    // BID signatures this beacon's validators posted go to the other beacons once.
+    o.chain.bridge.onNew = (bid, s) => net.publishBidSignature(bid, s);
     host.handle(SyncProtocols.status, (req, peer) => net.serveStatus(req, peer), net.limits.status);
     host.handle(SyncProtocols.blocksByRange, (req, peer) => net.serveRange(req, peer), net.limits.blocksByRange);
     host.onPeerConnected((peer) => void net.exchangeStatus(peer));
@@ -141,6 +146,11 @@ export class BeaconNetwork {
   /** Gossips slashing evidence this node learnt of other than by gossip. Never throws. */
   publishEvidence(ev: SlashingEvidence): void {
     this.publish(Topics.slashings, encodeEvidence(ev), `slashing evidence ${toHex(evidenceHash(ev))}`);
+  }
+
+  /** Gossips a BID signature posted to this beacon. Never throws. */
+  publishBidSignature(bid: string, s: BidSignature): void {
+    this.publish(Topics.bidSignatures, encodeBidSignatureGossip(parseHex(bid, 'bid', 32), s), `BID signature of validator ${s.validatorIndex} over ${bid}`);
   }
 
   /** Starts a range sync now if a peer is ahead (tests and start-up use it; the status rounds do too). */
@@ -224,6 +234,28 @@ export class BeaconNetwork {
       if (err instanceof SlashingError && (err.slashingCode === 'UNKNOWN_VALIDATOR' || err.slashingCode === 'ALREADY_SLASHED')) return this.verdict(Topics.slashings, 'ignore', err.code);
       if (err instanceof SlashingError) return this.verdict(Topics.slashings, 'reject', err.code);
       return this.verdict(Topics.slashings, 'ignore', err instanceof SvcError ? err.code : 'INTERNAL');
+    }
+  }
+
+  // Verified before the verdict, so only real signatures of this chain's validators are relayed. A
+  // signature whose BID is not registered here yet (its lock block not imported) is held, not
+  // relayed: the beacons that registered it have it from the sender already.
+  private async onGossipBidSignature(data: Uint8Array): Promise<GossipVerdict> {
+    const topic = Topics.bidSignatures;
+    let m;
+    try {
+      m = decodeBidSignatureGossip(data);
+    } catch {
+      return this.verdict(topic, 'reject', 'MALFORMED');
+    }
+    try {
+      const r = await this.chain.bridge.gossipSignature(m.bid, m.signature);
+      return r === 'added' ? this.verdict(topic, 'accept') : this.verdict(topic, 'ignore', r === 'known' ? 'DUPLICATE' : 'UNKNOWN_BID');
+    } catch (err) {
+      // An unknown signer may be news of a registry we have not caught up with: not the sender's fault.
+      if (err instanceof BridgeError && err.code === 'BRIDGE_UNKNOWN_SIGNER') return this.verdict(topic, 'ignore', err.code);
+      if (err instanceof BridgeError) return this.verdict(topic, 'reject', err.code);
+      return this.verdict(topic, 'ignore', err instanceof SvcError ? err.code : 'INTERNAL');
     }
   }
 

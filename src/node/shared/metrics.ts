@@ -7,7 +7,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What a process signs, the `kind` label of `quantum_canonical_sig_generated_total`. */
-export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction';
+export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction' | 'bridge_bid';
 
 /**
  * `quantum_canonical_bytes_len` on `registry`, without a sample until set. prom-client starts an
@@ -25,7 +25,7 @@ export function canonicalBytesGauge(registry: Registry): Gauge {
  * start, so rate() and alerts see a series before the first signature rather than none.
  */
 export function sigGeneratedCounter(registry: Registry, kinds: readonly SignatureKind[]): Counter<'kind'> {
-  const c = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'ML-DSA-65 signatures this process produced, by what it signed (block, vrf, attestation, transaction)', labelNames: ['kind'], registers: [registry] });
+  const c = new Counter({ name: 'quantum_canonical_sig_generated_total', help: 'ML-DSA-65 signatures this process produced, by what it signed (block, vrf, attestation, transaction, bridge_bid)', labelNames: ['kind'], registers: [registry] });
   for (const kind of kinds) c.inc({ kind }, 0);
   return c;
 }

@@ -62,6 +62,7 @@ import type { WalletKeys } from '../../wallet/derivation.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { dependentRootOn, ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
+import { BridgeDuty } from './bridge-duty.js';
 import { RandaoChain, RandaoChainError } from './randao-chain.js';
 import { RandaoKeeper } from './randao-recommit.js';
 import { isRecommit } from '../../core/consensus/recommit.js';
@@ -160,6 +161,8 @@ export class ValidatorClient {
   private readonly stream: BeaconEventStream;
   /** Highest epoch a `new_block` event has been seen in (duties are refreshed once per epoch). */
   private eventEpoch = -1;
+  /** Signs this chain's bridge BIDs (on `bridge_bid_registered`, and once per epoch). */
+  readonly bridge: BridgeDuty;
 
   constructor(private readonly opts: ValidatorClientOptions) {
     this.genesis = opts.genesis;
@@ -184,6 +187,7 @@ export class ValidatorClient {
         return d;
       },
     });
+    this.bridge = new BridgeDuty({ genesis: opts.genesis, key: opts.keys.mldsa, beacon: this.beacon, log: opts.log, metrics: this.metrics, index: () => this.index, clock: this.clock, timers: this.timers });
     this.stream = new BeaconEventStream({
       beaconUrl: this.beacon.baseUrl,
       log: opts.log,
@@ -192,6 +196,7 @@ export class ValidatorClient {
       handlers: {
         newBlock: (e) => this.onNewBlock(e),
         head: (e) => this.onHead(e),
+        bridgeBidRegistered: (e) => this.bridge.onRegistered(e),
         event: (type) => this.metrics.wsEvents.inc({ type }),
         connected: (reconnect) => {
           this.metrics.wsConnected.set(1);
@@ -268,6 +273,7 @@ export class ValidatorClient {
     });
     this.schedule();
     this.stream.start();
+    this.bridge.start();
   }
 
   /** Stops the timer and the event stream (socket and reconnection), waits for the phase in progress, closes the metrics server. */
@@ -277,6 +283,7 @@ export class ValidatorClient {
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
     await this.stream.stop();
+    await this.bridge.stop();
     this.metrics.wsConnected.set(0);
     await this.idle();
     const server = this.server;
@@ -291,11 +298,12 @@ export class ValidatorClient {
     this.log.info('validator client stopped', {});
   }
 
-  /** Resolves once no phase is running or queued (tests use it after moving the clock). */
+  /** Resolves once no phase (nor bridge signing pass) is running or queued (tests use it after moving the clock). */
   async idle(): Promise<void> {
     for (;;) {
       const w = this.work;
       await w;
+      await this.bridge.idle();
       if (w === this.work) return;
     }
   }

@@ -11,8 +11,8 @@
  *   (ping or message) arrives for `idleTimeoutMs` (default 75 s) is taken as dead (a half-open
  *   TCP connection never reports itself) and replaced.
  * - Messages are checked before use: anything that is not a well-formed envelope (binary frames,
- *   text that is not JSON, wrong field types, a `new_block` or `head` whose data does not match
- *   the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
+ *   text that is not JSON, wrong field types, a `new_block`, `head` or `bridge_bid_registered`
+ *   whose data does not match the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
  *   beacon) is ignored without counting it as malformed.
  * - Logs: one line when the stream connects and when it drops; the first failed attempt of an
  *   outage at info, the following ones at debug (a beacon down for an hour must not fill the log).
@@ -20,7 +20,8 @@
 import { WebSocket, type RawData } from 'ws';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
-import type { EventType, HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import type { BridgeBidRegisteredEvent, EventType, HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import { BID_STATUSES, type BidStatus } from '../../api/bridge.js';
 import { realTimers, type Timers } from './timers.js';
 
 /** Default first reconnection delay. */
@@ -37,7 +38,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 const CLOSE_GRACE_MS = 1_000;
 
 /** The event types of the beacon's stream (kept here so the validator does not load the beacon's server code). */
-const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'finalized_checkpoint', 'slashing', 'head']);
+const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'bridge_bid_status', 'finalized_checkpoint', 'slashing', 'head']);
 
 /** One message from the stream, as the client sees it after checking it. */
 export type StreamMessage =
@@ -45,6 +46,8 @@ export type StreamMessage =
   | { kind: 'new_block'; data: NewBlockEvent; timestamp: string }
   /** A well-formed `head` (hex lowercased). */
   | { kind: 'head'; data: HeadEvent; timestamp: string }
+  /** A well-formed `bridge_bid_registered` (hex lowercased). */
+  | { kind: 'bridge_bid_registered'; data: BridgeBidRegisteredEvent; timestamp: string }
   /** A well-formed envelope of another known type (the validator only counts these). */
   | { kind: 'other'; type: EventType; timestamp: string }
   /** An envelope of a type this client does not know. */
@@ -78,6 +81,7 @@ export function parseStreamMessage(text: string): StreamMessage {
   if (!isRecord(data)) return { kind: 'malformed', reason: 'data is not an object' };
   if (!KNOWN_TYPES.has(type)) return { kind: 'unknown', type };
   if (type === 'head') return parseHead(data, timestamp);
+  if (type === 'bridge_bid_registered') return parseBidRegistered(data, timestamp);
   if (type !== 'new_block') return { kind: 'other', type: type as EventType, timestamp };
   const { slot, block_hash, proposer, transactions } = data;
   if (!isCount(slot)) return { kind: 'malformed', reason: 'new_block: slot is not a non-negative integer' };
@@ -98,6 +102,15 @@ function parseHead(data: Record<string, unknown>, timestamp: string): StreamMess
     dependent.push({ epoch: r.epoch, root: r.root.toLowerCase() });
   }
   return { kind: 'head', data: { slot, block_hash: block_hash.toLowerCase(), proposer_dependent_roots: dependent }, timestamp };
+}
+
+function parseBidRegistered(data: Record<string, unknown>, timestamp: string): StreamMessage {
+  const { bid, status, amount, chain } = data;
+  if (typeof bid !== 'string' || !HASH_RE.test(bid)) return { kind: 'malformed', reason: 'bridge_bid_registered: bid is not 32 bytes of 0x hex' };
+  if (typeof status !== 'string' || !BID_STATUSES.includes(status as BidStatus)) return { kind: 'malformed', reason: 'bridge_bid_registered: status is not a BID status' };
+  if (typeof amount !== 'string' || !/^(0|[1-9][0-9]*)$/.test(amount)) return { kind: 'malformed', reason: 'bridge_bid_registered: amount is not a base-10 integer' };
+  if (typeof chain !== 'string') return { kind: 'malformed', reason: 'bridge_bid_registered: chain is not a string' };
+  return { kind: 'bridge_bid_registered', data: { bid: bid.toLowerCase(), status: status as BidStatus, amount, chain }, timestamp };
 }
 
 /** The stream URL of a beacon base URL: http → ws, https → wss, plus `/ws`; anything else is INVALID_URL. */
@@ -131,6 +144,8 @@ export interface EventStreamHandlers {
   newBlock(data: NewBlockEvent): void;
   /** A well-formed `head` arrived. */
   head?(data: HeadEvent): void;
+  /** A well-formed `bridge_bid_registered` arrived. */
+  bridgeBidRegistered?(data: BridgeBidRegisteredEvent): void;
   /** Any well-formed envelope arrived (`unknown` for a type this client does not know). */
   event?(type: EventType | 'unknown'): void;
   /** The connection opened; `reconnect` is false for the first connection of the stream. */
@@ -342,6 +357,10 @@ export class BeaconEventStream {
       case 'head':
         this.call(() => this.handlers.event?.('head'));
         this.call(() => this.handlers.head?.(msg.data));
+        return;
+      case 'bridge_bid_registered':
+        this.call(() => this.handlers.event?.('bridge_bid_registered'));
+        this.call(() => this.handlers.bridgeBidRegistered?.(msg.data));
         return;
     }
   }

@@ -16,9 +16,15 @@ export class ValidatorMetrics {
   readonly wsEvents = new Counter({ name: 'service_validator_beacon_ws_events_total', help: 'Well-formed beacon events received, by type', labelNames: ['type'], registers: [this.registry] });
   // The validator is the process that signs blocks, VRF proofs and votes: the canonical-encoding
   // metrics of what it produces live here (execution and the beacon count what they verify).
-  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction']);
+  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction', 'bridge_bid']);
   readonly canonicalBytes = canonicalBytesGauge(this.registry);
   readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Reveals left on the RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
+  readonly bridgeSignatures = new Counter({
+    name: 'service_validator_bridge_signatures_total',
+    help: 'BID signatures this validator posted, by result (added, known: the beacon had it; failed: not accepted, retried; refused: the BID\'s id or source did not check out, not signed)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   readonly randaoRecommits = new Counter({ name: 'service_validator_randao_recommitments_submitted_total', help: 'RANDAO re-commitment transactions this validator submitted to execution', registers: [this.registry] });
 
   /** Counts one signature this validator made. */

@@ -113,12 +113,13 @@ envelope('every event type reaches the client as { type, data, timestamp } with 
       hub.publish('new_block', { slot: 12, block_hash: H(1), proposer: ADDR, transactions: 3 }),
       hub.publish('new_attestation', { slot: 12, validator: ADDR, block_hash: H(1) }),
       hub.publish('bridge_bid_registered', { bid: H(2), status: 'PENDING', amount: '1000000000000000000', chain: 'ethereum' }),
+      hub.publish('bridge_bid_status', { bid: H(2), status: 'ATTESTED', previous: 'PENDING', direction: 'outgoing' }),
       hub.publish('finalized_checkpoint', { epoch: 4, root: H(3) }),
       hub.publish('slashing', { kind: 'double_vote', validator_index: 7, validator: null, evidence_hash: '0x' + '00'.repeat(32), slot: 1, epoch: 0, evidence: { previous: { slot: 1n }, conflicting: { slot: 2n } } }),
       hub.publish('head', { slot: 12, block_hash: H(1), proposer_dependent_roots: [{ epoch: 3, root: H(4) }, { epoch: 4, root: H(5) }] }),
     ];
-    assert.equal(sent, [2, 2, 2, 2, 2, 2], 'publish returns the number of clients');
-    await until(() => a.events.length === 6 && b.events.length === 6, 'six events on both clients');
+    assert.equal(sent, [2, 2, 2, 2, 2, 2, 2], 'publish returns the number of clients');
+    await until(() => a.events.length === 7 && b.events.length === 7, 'seven events on both clients');
     const after = Date.now();
     for (const c of [a, b]) {
       assert.equal(
@@ -131,10 +132,11 @@ envelope('every event type reaches the client as { type, data, timestamp } with 
         const t = Date.parse(e.timestamp);
         assert.ok(t >= before - 1 && t <= after + 1, `timestamp ${e.timestamp} is the publish time`);
       }
-      const [blk, att, bid, fin, sl, head] = c.events;
+      const [blk, att, bid, status, fin, sl, head] = c.events;
       assert.equal(blk!.data, { slot: 12, block_hash: H(1), proposer: ADDR, transactions: 3 });
       assert.equal(att!.data, { slot: 12, validator: ADDR, block_hash: H(1) });
       assert.equal(bid!.data, { bid: H(2), status: 'PENDING', amount: '1000000000000000000', chain: 'ethereum' });
+      assert.equal(status!.data, { bid: H(2), status: 'ATTESTED', previous: 'PENDING', direction: 'outgoing' });
       assert.equal(fin!.data, { epoch: 4, root: H(3) });
       assert.equal(sl!.data, { kind: 'double_vote', validator_index: 7, validator: null, evidence_hash: '0x' + '00'.repeat(32), slot: 1, epoch: 0, evidence: { previous: { slot: '1' }, conflicting: { slot: '2' } } }, 'bigints go out as strings');
       assert.equal(head!.data, { slot: 12, block_hash: H(1), proposer_dependent_roots: [{ epoch: 3, root: H(4) }, { epoch: 4, root: H(5) }] });

@@ -29,6 +29,9 @@ import { decodeStatus, encodeStatus } from '../../../src/node/beacon/sync/status
 import { HYBRID_NOISE_PROTOCOL, startP2p } from '../../../src/node/p2p/host.js';
 import { type P2pHost, SyncProtocols, Topics } from '../../../src/node/p2p/types.js';
 import { silentLogger } from '../../../src/util/log.js';
+import { type BidFields, bidId, signBid } from '../../../src/core/bridge/types.js';
+import { encodeBidSignatureGossip } from '../../../src/node/beacon/bridge-gossip.js';
+import { bridgeReceipt } from './bridge-fixture.js';
 import { beaconHead, beaconMetrics, bget, bpost, buildProposal, execHeight, type Harness, harnessGenesis, okData, proposeBlock, sample, startHarness, stopHarness } from './fixture.js';
 
 /** Generous multiple of the slot time for anything that should happen within a slot or two. */
@@ -355,6 +358,42 @@ p2p('slashing evidence: submitted to A it reaches B by gossip; malformed or forg
   });
   // (Earlier tests of this suite built two branches, which is a real double proposal: that evidence is held too.)
   assert.is((await bget(b, `/api/v1/slashing/${toHex(evidenceHash(decodeEvidence(forged)))}`)).status, 404, 'the forged evidence is not held');
+});
+
+p2p('BID signatures: posted to A they reach B by gossip (held until B registers the BID); malformed and forged ones are rejected', async (ctx) => {
+  const { g, a, b } = ctxOf(ctx);
+  const bare = await bareHost(ctx, b);
+  await until(g, 'the bare host to connect to B', () => b.beacon.net!.peers().some((p) => p.peer_id === bare.peerId));
+  const f: BidFields = { source: parseHex(a.beacon.chain.genesisRoot, 'genesis', 32), destination: new Uint8Array(32).fill(0xbb), lockTx: new Uint8Array(32).fill(0x61), sender: new Uint8Array(20).fill(0xa1), recipient: new Uint8Array(20).fill(0xb0), amount: 10n ** 18n, timeout: Math.floor(Date.now() / 1000) + 3600 };
+  const bid = toHex(bidId(f));
+  const head = await beaconHead(a);
+  const lock = (h: Harness) => h.beacon.chain.bridge.importBlock([bridgeReceipt('bridge_lock', 'Locked', f, { hash: head.root, index: head.index })], { hash: head.root, index: head.index });
+  const sign = (v: number) => signBid(bidId(f), v, a.validators[v]!.mldsa, g.chain_id);
+  const signersOn = async (h: Harness) => {
+    const r = await bget(h, `/api/v1/bridge/bids/${bid}`);
+    return r.status === 200 ? (okData(r).signatures.signers as number) : -1;
+  };
+  await lock(a);
+  // B has not registered the BID: the gossiped signature is verified and held.
+  okData(await bpost(a, `/api/v1/bridge/bids/${bid}/signatures`, { validator_index: 0, signature: toHex(sign(0).signature) }, null), 202);
+  await until(g, 'B to hold the gossiped signature', async () => (await sampleOf(b, 'service_beacon_gossip_dropped_total', `topic="${Topics.bidSignatures}",verdict="ignore",reason="UNKNOWN_BID"`)) >= 1);
+  await lock(b);
+  assert.is(await signersOn(b), 1, 'the held signature joined the BID when B registered it');
+  // The other way round: posted to B, A gets it and reaches 2/3.
+  okData(await bpost(b, `/api/v1/bridge/bids/${bid}/signatures`, { validator_index: 1, signature: toHex(sign(1).signature) }, null), 202);
+  assert.is(okData(await bget(b, `/api/v1/bridge/bids/${bid}`)).status, 'ATTESTED');
+  await until(g, 'A to attest the BID from the gossiped signature', async () => okData(await bget(a, `/api/v1/bridge/bids/${bid}`)).status === 'ATTESTED');
+  assert.ok((await sampleOf(a, 'service_beacon_gossip_messages_total', `topic="${Topics.bidSignatures}",verdict="accept"`)) >= 1);
+
+  const forged = encodeBidSignatureGossip(bidId(f), { validatorIndex: 1, signature: sign(0).signature });
+  const truncated = forged.subarray(0, 100);
+  const dropped = (reason: string) => sampleOf(b, 'service_beacon_gossip_dropped_total', `topic="${Topics.bidSignatures}",verdict="reject",reason="${reason}"`);
+  await until(g, 'B to reject malformed and forged BID signatures', async () => {
+    if ((await dropped('MALFORMED')) === 0) await bare.publish(Topics.bidSignatures, truncated).catch(() => 0);
+    if ((await dropped('BRIDGE_BAD_SIGNATURE')) === 0) await bare.publish(Topics.bidSignatures, forged).catch(() => 0);
+    return (await dropped('MALFORMED')) >= 1 && (await dropped('BRIDGE_BAD_SIGNATURE')) >= 1;
+  });
+  assert.equal(okData(await bget(b, `/api/v1/bridge/bids/${bid}/signatures`)).signatures.map((x: { signature: string }) => x.signature), [toHex(sign(0).signature), toHex(sign(1).signature)], 'the forged one is not kept');
 });
 
 p2p.run();

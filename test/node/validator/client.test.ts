@@ -180,6 +180,8 @@ class FakeBeacon {
     }
     // Execution's block view: a post-state root derived from the hash, so the header's state_root is checkable.
     if ((m = /^GET \/api\/v1\/blocks\/(0x[0-9a-f]{64})$/.exec(key))) return ok({ hash: m[1], state_root: postStateOf(m[1]!) });
+    // No BIDs on this chain: the bridge duty's passes find nothing to sign.
+    if (key === 'GET /api/v1/bridge/bids') return ok({ bids: [] });
     if (key === 'GET /api/v1/engine/getPendingTransactions') return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
     if (rec.method === 'POST' && rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
     if (key === 'POST /api/v1/validator/blocks/propose') {

@@ -85,7 +85,7 @@ Units('backoff doubles from 250 ms to a 5 s cap, jittered within [0.8, 1.2) and 
   assert.is(backoffDelay(9, 250, 5_000, () => 0), 4_000);
 });
 
-Units('messages: well-formed new_block and head are parsed (hex lowercased); garbage is malformed; unknown types are not', () => {
+Units('messages: well-formed new_block, head and bridge_bid_registered are parsed (hex lowercased); garbage is malformed; unknown types are not', () => {
   const ts = '2026-11-22T10:15:30.123Z';
   const hash = '0x' + 'AB'.repeat(32);
   const proposer = '0x' + 'Cd'.repeat(20);
@@ -103,6 +103,9 @@ Units('messages: well-formed new_block and head are parsed (hex lowercased); gar
     timestamp: ts,
   });
   assert.equal(parseStreamMessage(JSON.stringify({ type: 'from_the_future', data: {}, timestamp: ts })), { kind: 'unknown', type: 'from_the_future' });
+  const bid = { bid: hash, status: 'PENDING', amount: '5000000000000000000', chain: 'svc-b' };
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_registered', data: bid, timestamp: ts })), { kind: 'bridge_bid_registered', data: { ...bid, bid: hash.toLowerCase() }, timestamp: ts });
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_status', data: { bid: hash, status: 'ATTESTED', previous: 'PENDING', direction: 'outgoing' }, timestamp: ts })), { kind: 'other', type: 'bridge_bid_status', timestamp: ts });
   const garbage: Array<[string, RegExp]> = [
     ['not json', /not JSON/],
     ['[]', /not a JSON object/],
@@ -124,6 +127,12 @@ Units('messages: well-formed new_block and head are parsed (hex lowercased); gar
     [JSON.stringify({ type: 'head', data: { ...head, block_hash: '0x12' }, timestamp: ts }), /head: block_hash/],
     [JSON.stringify({ type: 'head', data: { ...head, proposer_dependent_roots: null }, timestamp: ts }), /proposer_dependent_roots/],
     [JSON.stringify({ type: 'head', data: { ...head, proposer_dependent_roots: [{ epoch: 2 }] }, timestamp: ts }), /proposer_dependent_roots/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, bid: '0x12' }, timestamp: ts }), /bridge_bid_registered: bid/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, status: 'pending' }, timestamp: ts }), /bridge_bid_registered: status/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, amount: 5 }, timestamp: ts }), /bridge_bid_registered: amount/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, amount: '-5' }, timestamp: ts }), /bridge_bid_registered: amount/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, amount: '05' }, timestamp: ts }), /bridge_bid_registered: amount/],
+    [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, chain: null }, timestamp: ts }), /bridge_bid_registered: chain/],
   ];
   for (const [text, why] of garbage) {
     const m = parseStreamMessage(text);
@@ -394,7 +403,7 @@ Peer('stop() cancels the reconnect timer, aborts a hanging handshake and leaves 
   const a = await peerClient(deadUrl, { timers });
   try {
     await waitLine('the failed first attempt', [a.lines], (l) => l.msg.startsWith('cannot subscribe to the beacon event stream'), 10_000);
-    assert.is(pending.size, 2, 'the slot timer and the reconnect timer');
+    assert.is(pending.size, 3, "the slot timer, the bridge duty's epoch poll and the reconnect timer");
     const failure = a.lines.find((l) => l.msg.startsWith('cannot subscribe'))!;
     assert.is(failure.level, 'info', 'a missing stream is not a warning: the client polls');
     assert.ok((failure.fields.retry_in_ms as number) >= 200 && (failure.fields.retry_in_ms as number) <= 300);
