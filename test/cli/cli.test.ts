@@ -23,7 +23,7 @@ import { DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type Wallet
 import { newWalletFile, parseWalletFile, unlockWallet, type WalletFileV2 } from '../../src/wallet/keystore.js';
 import { cliEnv, expectCliError, expectJsonOk, mapLimit, runCli, withTempDir } from '../helpers/cli.js';
 
-const COMMANDS = ['bridge refund', 'bridge register', 'bridge relay', 'bridge send', 'bridge status', 'contract build', 'contract call', 'contract deploy', 'contract logs', 'contract read', 'devnet down', 'devnet logs', 'devnet status', 'devnet up', 'faucet claim', 'forks list', 'genesis new', 'light verify', 'tx send', 'tx sign', 'tx status', 'wallet import', 'wallet list', 'wallet new', 'wallet show'];
+const COMMANDS = ['bridge refund', 'bridge register', 'bridge relay', 'bridge send', 'bridge status', 'contract build', 'contract call', 'contract deploy', 'contract logs', 'contract read', 'devnet down', 'devnet export', 'devnet genesis', 'devnet logs', 'devnet status', 'devnet up', 'faucet claim', 'forks list', 'genesis new', 'light verify', 'tx send', 'tx sign', 'tx status', 'wallet import', 'wallet list', 'wallet new', 'wallet show'];
 /** Long-running commands: listed by --help, but they print logs, not one JSON document (no --json). */
 const DAEMONS = ['node all', 'node beacon', 'node execution', 'node validator'];
 const TO = '0x00000000000000000000000000000000000000aa';

@@ -54,6 +54,7 @@ test('domain tags: exact ASCII strings, 32-byte zero-padded', () => {
     Vrf: 'svc/vrf/v1',
     Attestation: 'svc/attestation/v1',
     Randao: 'svc/randao/v1',
+    BridgeBid: 'svc/bridge-bid/v1',
   });
   for (const tag of Object.values(Domain)) {
     const b = domainTagBytes(tag);
