@@ -1,15 +1,20 @@
 /**
  * Runs a generated Compose file's `svc` services as local processes, for machines without a
  * container engine (not a test file itself). What the engine would provide is replaced, and
- * nothing else is touched:
+ * nothing else is touched. Both placements share:
  * - each named volume is a directory under the test's temp dir, mounted paths rewritten to it;
  * - each secret is its `file:` (relative to the Compose file), `/run/secrets/NAME` rewritten to it;
- * - every service listens on loopback: its own listening ports (`--rest-port`, `--port`, …) become
- *   free ports, `--host`/`--p2p-host`/`--metrics-host` 127.0.0.1, and references to another service
- *   (`http://SERVICE:PORT`, `/dns4/SERVICE/tcp/PORT/…`) point at that service's free port, on
- *   127.0.0.1 (URLs) or `localhost` (multiaddrs keep their DNS form, so DNS dialling is exercised);
  * - `depends_on` is honoured: `service_completed_successfully` waits for exit 0,
- *   `service_healthy` runs the service's own healthcheck command until it passes.
+ *   `service_healthy` runs the service's own healthcheck command, where the service runs, until
+ *   it passes.
+ * Only where a service runs differs:
+ * - `netnsPlan`: each service in its own network namespace of a NetnsLab (test/helpers/netns.ts),
+ *   with the Compose file's exact ports, listen addresses and references by service name, which
+ *   resolve through the lab's hosts file to the service's namespace: nothing but paths rewritten;
+ * - `loopbackPlan`: every service on loopback: its own listening ports (`--rest-port`, `--port`, …)
+ *   become free ports, `--host`/`--p2p-host`/`--metrics-host` 127.0.0.1, and references to another
+ *   service (`http://SERVICE:PORT`, `/dns4/SERVICE/tcp/PORT/…`) point at that service's free port,
+ *   on 127.0.0.1 (URLs) or `localhost` (multiaddrs keep their DNS form, so DNS dialling is exercised).
  * Services of other images (Prometheus, Grafana) are not run; `skipped` lists them.
  */
 import { spawn } from 'node:child_process';
@@ -17,12 +22,15 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ComposeFile, ComposeService } from '../../src/devnet/export/compose.js';
 import { REPO_ROOT } from './cli.js';
+import type { NetnsLab } from './netns.js';
 import { ProcessGroup, freePort, waitFor } from './network.js';
 
 /** Flags whose value is a port the process itself listens on. */
 const LISTEN_PORT_FLAGS = new Set(['--rest-port', '--rpc-port', '--port', '--p2p-port', '--metrics-port']);
 /** Flags whose value is an interface the process listens on. */
 const LISTEN_HOST_FLAGS = new Set(['--host', '--p2p-host', '--metrics-host']);
+/** Container paths that must not survive into a local command. */
+const CONTAINER_PATH = /^\/(svc|data|run\/secrets|app)(\/|$)/;
 
 /** One service, ready to run locally. */
 export interface LocalService {
@@ -32,7 +40,11 @@ export interface LocalService {
   /** The healthcheck command (argv), rewritten; undefined when the service has none. */
   health: string[] | undefined;
   dependsOn: NonNullable<ComposeService['depends_on']>;
-  /** Its listening ports: container port → local port. */
+  /** Argv prefix the service and its healthcheck run under (empty: the test's own namespace). */
+  prefix: string[];
+  /** Where the test reaches the service's listening ports. */
+  address: string;
+  /** Its listening ports: container port → port the test reaches it on at `address`. */
   ports: Map<number, number>;
 }
 
@@ -43,29 +55,25 @@ export interface LocalPlan {
   skipped: string[];
 }
 
-/**
- * Rewrites `file`'s services of `image` for loopback, volumes under `dir`, secrets relative to
- * `composeDir`; throws when an argument still names a service or a container path afterwards.
- */
-export async function localPlan(file: ComposeFile, image: string, composeDir: string, dir: string): Promise<LocalPlan> {
+/** A service as the Compose file gives it, paths already local: what both placements start from. */
+interface ParsedService {
+  name: string;
+  /** The command with volume and secret paths rewritten, nothing else. */
+  args: string[];
+  env: Record<string, string>;
+  /** The healthcheck argv (without CMD), the image's /app pointing at this repository. */
+  health: string[] | undefined;
+  dependsOn: NonNullable<ComposeService['depends_on']>;
+  /** The ports it listens on, as its command names them. */
+  listens: number[];
+}
+
+/** Parses `file`'s services of `image`: volumes under `dir`, secrets relative to `composeDir`. */
+function parseServices(file: ComposeFile, image: string, composeDir: string, dir: string): { parsed: ParsedService[]; names: string[]; skipped: string[] } {
   const names = Object.keys(file.services);
   const mine = names.filter((n) => file.services[n]!.image === image);
   const skipped = names.filter((n) => !mine.includes(n));
-  // Every listening port of every service first: other services' arguments refer to them.
-  const ports = new Map<string, Map<number, number>>();
-  for (const name of mine) {
-    const args = file.services[name]!.command ?? [];
-    const own = new Map<number, number>();
-    for (let i = 0; i < args.length - 1; i++) if (LISTEN_PORT_FLAGS.has(args[i]!)) own.set(Number(args[i + 1]), await freePort());
-    ports.set(name, own);
-  }
-  const portOf = (service: string, port: number, where: string): number => {
-    const p = ports.get(service)?.get(port);
-    if (p === undefined) throw new Error(`${where} refers to ${service}:${port}, which no service listens on`);
-    return p;
-  };
-  const services = new Map<string, LocalService>();
-  for (const name of mine) {
+  const parsed = mine.map((name): ParsedService => {
     const s = file.services[name]!;
     const mounts: Array<[string, string]> = [];
     for (const v of s.volumes ?? []) {
@@ -80,32 +88,88 @@ export async function localPlan(file: ComposeFile, image: string, composeDir: st
       for (const [target, local] of mounts) if (arg === target || arg.startsWith(`${target}/`)) return local + arg.slice(target.length);
       return arg;
     };
-    const refs = (arg: string, where: string): string =>
-      arg
-        .replace(/http:\/\/([a-z0-9-]+):(\d+)/g, (_m, host: string, port: string) => `http://127.0.0.1:${portOf(host, Number(port), where)}`)
-        .replace(/\/dns4\/([a-z0-9-]+)\/tcp\/(\d+)/g, (_m, host: string, port: string) => `/dns4/localhost/tcp/${portOf(host, Number(port), where)}`);
     const raw = s.command ?? [];
-    const args = raw.map((a, i) => {
-      const flag = raw[i - 1] ?? '';
-      if (LISTEN_PORT_FLAGS.has(flag)) return String(portOf(name, Number(a), `${name} ${flag}`));
-      if (LISTEN_HOST_FLAGS.has(flag)) return '127.0.0.1';
-      return refs(path(a), `${name} ${flag}`);
-    });
-    for (const a of args) {
-      if (/^\/(svc|data|run\/secrets|app)(\/|$)/.test(a) || names.some((n) => a.includes(`//${n}:`) || a.includes(`/dns4/${n}/`))) throw new Error(`${name}: argument ${a} was not rewritten`);
-    }
+    const listens: number[] = [];
+    for (let i = 0; i < raw.length - 1; i++) if (LISTEN_PORT_FLAGS.has(raw[i]!)) listens.push(Number(raw[i + 1]));
     const test = s.healthcheck?.test;
-    const health = test ? test.slice(1).map((a) => refs(a.replace(/^\/app\//, `${REPO_ROOT}/`).replace(/^http:\/\/127\.0\.0\.1:(\d+)/, (_m, port: string) => `http://${name}:${port}`), `${name} healthcheck`)) : undefined;
-    services.set(name, { name, args, env: { ...(s.environment ?? {}) }, health, dependsOn: s.depends_on ?? {}, ports: ports.get(name)! });
+    return {
+      name,
+      args: raw.map(path),
+      env: { ...(s.environment ?? {}) },
+      health: test ? test.slice(1).map((a) => a.replace(/^\/app\//, `${REPO_ROOT}/`)) : undefined,
+      dependsOn: s.depends_on ?? {},
+      listens,
+    };
+  });
+  for (const p of parsed) for (const a of p.args) if (CONTAINER_PATH.test(a)) throw new Error(`${p.name}: argument ${a} names a container path that is not mounted`);
+  return { parsed, names, skipped };
+}
+
+/**
+ * Places `file`'s services of `image` in `lab`, one namespace per service (the lab's hosts are
+ * taken in service order; the lab needs at least as many), and writes the lab's hosts file
+ * mapping every service name to its namespace's data address. Commands keep their ports, listen
+ * addresses and service names; only volume and secret paths change.
+ */
+export function netnsPlan(file: ComposeFile, image: string, composeDir: string, dir: string, lab: NetnsLab): LocalPlan {
+  const { parsed, skipped } = parseServices(file, image, composeDir, dir);
+  const hosts = [...lab.hosts.values()];
+  if (hosts.length < parsed.length) throw new Error(`${parsed.length} services need as many namespaces; the lab has ${hosts.length}`);
+  const services = new Map<string, LocalService>();
+  const table = new Map<string, string>();
+  parsed.forEach((p, k) => {
+    const host = hosts[k]!;
+    table.set(p.name, host.dataIp);
+    services.set(p.name, { name: p.name, args: p.args, env: p.env, health: p.health, dependsOn: p.dependsOn, prefix: host.prefix, address: host.mgmtIp, ports: new Map(p.listens.map((port) => [port, port])) });
+  });
+  lab.writeHosts(table);
+  return { services, skipped };
+}
+
+/**
+ * Rewrites `file`'s services of `image` for loopback, volumes under `dir`, secrets relative to
+ * `composeDir`; throws when an argument still names a service afterwards.
+ */
+export async function loopbackPlan(file: ComposeFile, image: string, composeDir: string, dir: string): Promise<LocalPlan> {
+  const { parsed, names, skipped } = parseServices(file, image, composeDir, dir);
+  // Every listening port of every service first: other services' arguments refer to them.
+  const ports = new Map<string, Map<number, number>>();
+  for (const p of parsed) {
+    const own = new Map<number, number>();
+    for (const port of p.listens) own.set(port, await freePort());
+    ports.set(p.name, own);
+  }
+  const portOf = (service: string, port: number, where: string): number => {
+    const local = ports.get(service)?.get(port);
+    if (local === undefined) throw new Error(`${where} refers to ${service}:${port}, which no service listens on`);
+    return local;
+  };
+  const refs = (arg: string, where: string): string =>
+    arg
+      .replace(/http:\/\/([a-z0-9-]+):(\d+)/g, (_m, host: string, port: string) => `http://127.0.0.1:${portOf(host, Number(port), where)}`)
+      .replace(/\/dns4\/([a-z0-9-]+)\/tcp\/(\d+)/g, (_m, host: string, port: string) => `/dns4/localhost/tcp/${portOf(host, Number(port), where)}`);
+  const services = new Map<string, LocalService>();
+  for (const p of parsed) {
+    const args = p.args.map((a, i) => {
+      const flag = p.args[i - 1] ?? '';
+      if (LISTEN_PORT_FLAGS.has(flag)) return String(portOf(p.name, Number(a), `${p.name} ${flag}`));
+      if (LISTEN_HOST_FLAGS.has(flag)) return '127.0.0.1';
+      return refs(a, `${p.name} ${flag}`);
+    });
+    for (const a of args) if (names.some((n) => a.includes(`//${n}:`) || a.includes(`/dns4/${n}/`))) throw new Error(`${p.name}: argument ${a} was not rewritten`);
+    // The healthcheck probes the container's own loopback: here, the service's own free port.
+    const health = p.health?.map((a) => refs(a.replace(/^http:\/\/127\.0\.0\.1:(\d+)/, (_m, port: string) => `http://${p.name}:${port}`), `${p.name} healthcheck`));
+    services.set(p.name, { name: p.name, args, env: p.env, health, dependsOn: p.dependsOn, prefix: [], address: '127.0.0.1', ports: ports.get(p.name)! });
   }
   return { services, skipped };
 }
 
-/** Runs `argv` (node scripts only: the first element must be `node`) and resolves with its exit code. */
-function runOnce(argv: string[]): Promise<number | null> {
+/** Runs `argv` (node scripts only: the first element must be `node`) under `prefix` and resolves with its exit code. */
+function runOnce(prefix: string[], argv: string[]): Promise<number | null> {
   if (argv[0] !== 'node') throw new Error(`healthcheck must run node, got ${argv[0]}`);
+  const full = [...prefix, process.execPath, ...argv.slice(1)];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, argv.slice(1), { stdio: 'ignore' });
+    const child = spawn(full[0]!, full.slice(1), { stdio: 'ignore' });
     child.once('exit', (code) => resolve(code));
     child.once('error', () => resolve(null));
   });
@@ -135,7 +199,7 @@ export async function startLocal(plan: LocalPlan, group: ProcessGroup, deadlineM
           await healthOf(dep);
         }
       }
-      const child = group.start(name, svc.args, { env: svc.env });
+      const child = group.start(name, svc.args, { env: svc.env, prefix: svc.prefix });
       exited.set(name, new Promise((resolve) => child.once('exit', (code) => resolve(code))));
     })();
     started.set(name, p);
@@ -149,7 +213,7 @@ export async function startLocal(plan: LocalPlan, group: ProcessGroup, deadlineM
     const argv = svc.health;
     const p = waitFor(`${name} healthcheck (${argv.join(' ')})`, async () => {
       if (!group.running(name)) throw new Error(`${name} is not running`);
-      return (await runOnce(argv)) === 0 ? true : undefined;
+      return (await runOnce(svc.prefix, argv)) === 0 ? true : undefined;
     }, deadlineMs, 500).then(() => undefined);
     healthy.set(name, p);
     return p;

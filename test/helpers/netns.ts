@@ -7,11 +7,14 @@
  *  - a management link (veth) to the test's own namespace on its own /30, so the test keeps
  *    reaching every host's REST and beacon API while it is cut off.
  * Processes are started in a host with its `prefix` (`ip netns exec NS`, which execs, so a
- * SIGKILL reaches node itself). Names are unique per run; `destroy` deletes the namespaces and
- * the management veths (deleting either end of a veth deletes the pair), and is safe to repeat.
+ * SIGKILL reaches node itself). `writeHosts` gives every host the same hosts file: `ip netns exec`
+ * bind-mounts /etc/netns/NS/hosts over /etc/hosts for the process, so names resolve by the lab's
+ * table, not the machine's. Names are unique per run; `destroy` deletes the namespaces, the
+ * management veths (deleting either end of a veth deletes the pair) and the /etc/netns
+ * directories (`ip netns del` leaves those), and is safe to repeat.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
 const DATA_NET = '10.77.0';
@@ -33,6 +36,7 @@ export class NetnsLab {
   readonly hosts = new Map<string, LabHost>();
   private readonly namespaces: string[] = [];
   private readonly rootLinks: string[] = [];
+  private readonly etcDirs: string[] = [];
 
   private constructor(
     private readonly ip: string,
@@ -119,8 +123,31 @@ export class NetnsLab {
     await this.run(['-n', this.switchNs, 'link', 'set', `port-${this.host(name).name}`, 'up']);
   }
 
-  /** Deletes every namespace and management link of the lab (errors ignored: best effort, repeatable). */
+  /**
+   * Writes /etc/netns/NS/hosts for every host: localhost plus `names` (name → address), so a
+   * process started with a host's `prefix` resolves those names through this file.
+   */
+  writeHosts(names: ReadonlyMap<string, string>): void {
+    const body = ['127.0.0.1 localhost', '::1 localhost', ...[...names].map(([name, addr]) => `${addr} ${name}`)].join('\n') + '\n';
+    for (const h of this.hosts.values()) {
+      const dir = `/etc/netns/${h.ns}`;
+      if (!this.etcDirs.includes(dir)) this.etcDirs.push(dir);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(`${dir}/hosts`, body);
+    }
+  }
+
+  /** Deletes every namespace, management link and /etc/netns directory of the lab (errors ignored: best effort, repeatable). */
   async destroy(): Promise<void> {
+    if (this.etcDirs.length > 0) {
+      for (const d of this.etcDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      // /etc/netns itself goes too once empty; another lab's directories keep it.
+      try {
+        rmdirSync('/etc/netns');
+      } catch {
+        // not empty, or already gone
+      }
+    }
     for (const l of this.rootLinks.splice(0)) await this.run(['link', 'del', l]).catch(() => undefined);
     for (const ns of this.namespaces.splice(0).reverse()) await this.run(['netns', 'del', ns]).catch(() => undefined);
   }
