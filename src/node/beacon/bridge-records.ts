@@ -10,8 +10,7 @@
  * - `Xf:<block index>:<bid>`: outgoing BIDs whose lock is not yet known final (the finality queue);
  * - `Xc` the per-status counts (the gauge, without a scan at start-up).
  */
-import type { BidFieldsJson } from '../../core/bridge/types.js';
-import type { BidDirection, BidStatus, BidTransitionJson, BridgeChainJson } from '../../api/bridge.js';
+import type { BidDirection, BidStatus, BidView } from '../../api/bridge.js';
 import { WriteBatch } from '../shared/store.js';
 
 /** Both sides a BID can be on. */
@@ -36,14 +35,8 @@ export const K = {
   counts: 'Xc',
 } as const;
 
-/** What the store keeps per BID. */
-export interface BidRecord {
-  bid: string;
-  direction: BidDirection;
-  status: BidStatus;
-  fields: BidFieldsJson;
-  source: BridgeChainJson;
-  destination: BridgeChainJson;
+/** What the store keeps per BID: the served view's identity, fields and history, plus its bookkeeping. */
+export interface BidRecord extends Pick<BidView, 'bid' | 'direction' | 'status' | 'fields' | 'source' | 'destination' | 'history'> {
   /** Blocks holding the lock (outgoing) or release (incoming): more than one only when a reorg re-included it. */
   blocks: Array<{ hash: string; index: number }>;
   /** Outgoing: the block holding the lock is finalised with a finalised block above it. */
@@ -52,7 +45,6 @@ export interface BidRecord {
   signers: number[];
   /** Arrival order on this node. */
   seq: number;
-  history: BidTransitionJson[];
 }
 
 /** What a transition announces once written. */
