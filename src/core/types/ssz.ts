@@ -90,6 +90,12 @@ export const AttestationDataSsz = new ContainerType({
   target: CheckpointSsz,
 });
 
+/**
+ * A list of signed transaction envelopes: a batch submission, and the pending transactions the
+ * engine API hands a proposer. At most one block's worth, the largest batch anyone needs.
+ */
+export const TxEnvelopeListSsz = new ListCompositeType(new ByteListType(MAX_TX_BYTES), MAX_BLOCK_TXS);
+
 /** The signed payload of an attestation: the vote and who casts it. */
 export const AttestationMessageSsz = new ContainerType({
   validatorIndex: uint64n,

@@ -19,7 +19,7 @@ import { addressFromPublicKey, ecdsaAddressFromPublicKey } from '../crypto/addre
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
-import { EcdsaAuthorizationSsz, EcdsaAuthorizedTxSsz, StandardTxSsz } from './ssz.js';
+import { EcdsaAuthorizationSsz, EcdsaAuthorizedTxSsz, StandardTxSsz, TxEnvelopeListSsz } from './ssz.js';
 import { bridgeGas, isBridgeAddress } from '../bridge/gas.js';
 
 /** Envelope type bytes. */
@@ -199,6 +199,23 @@ export function decodeTx(bytes: Uint8Array): Transaction {
   // appended to a type 0/3 envelope land in `data` (its last variable field) and break the signature.
   if (!bytesEqual(encodeTx(tx), bytes)) throw new MalformedError('tx.Envelope', 'non-canonical encoding');
   return tx;
+}
+
+/** SSZ list of signed envelopes (a batch submission, a proposer's pending transactions). */
+export function encodeEnvelopeList(envelopes: readonly Uint8Array[]): Uint8Array {
+  return TxEnvelopeListSsz.serialize(envelopes as Uint8Array[]);
+}
+
+/**
+ * Splits an SSZ envelope list; a structural fault is `malformed FIELD`. The envelopes themselves
+ * are not decoded here: each is judged on its own (decodeTx), so one bad entry refuses only itself.
+ */
+export function decodeEnvelopeList(bytes: Uint8Array, field = 'transactions'): Uint8Array[] {
+  try {
+    return TxEnvelopeListSsz.deserialize(bytes);
+  } catch (err) {
+    throw new MalformedError(field, `not an SSZ list of transaction envelopes: ${(err as Error).message}`);
+  }
 }
 
 /** The envelope with every signature and key field zero-filled: what the signer commits to. */

@@ -4,6 +4,7 @@ import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { SvcError } from '../../core/errors.js';
+import { SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { Logger } from '../../util/log.js';
 
 /** Default request body limit: a transaction at the size cap in hex JSON fits several times over. */
@@ -34,7 +35,7 @@ export function classify(err: unknown): { status: number; code: string; message:
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, code: 'BODY_TOO_LARGE', message: e.message ?? 'request body is too large' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send JSON with Content-Type: application/json' };
+      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: `send JSON (Content-Type: application/json) or, where the route takes SSZ, bytes (Content-Type: ${SSZ_MEDIA_TYPE})` };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, code: 'INVALID_JSON', message: 'request body is empty' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -67,6 +68,9 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
   // An https.Server is an http.Server to the type system (and to every route), so both
   // instances are the one FastifyInstance type callers use.
   const app: FastifyInstance = tls ? Fastify<HttpsServer>({ ...options, https: { cert: tls.cert, key: tls.key, maxHeaderSize: MAX_HEADER_BYTES } }) : Fastify(options);
+  // SSZ bodies arrive as one Buffer under the same body limit; a route that takes no SSZ refuses
+  // a Buffer body with its usual malformed-request error (see `sszBody`).
+  app.addContentTypeParser(SSZ_MEDIA_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addHook('onRequest', async (req, reply) => {
     if (req.url.length > MAX_URL_BYTES) {
       return reply.status(414).send(errorBody('URI_TOO_LONG', `request URL is ${req.url.length} bytes; at most ${MAX_URL_BYTES} are accepted`));
@@ -127,6 +131,16 @@ export function isLoopback(address: string | undefined): boolean {
 /** The peer address of a request (no proxy headers are trusted). */
 export function clientIp(req: FastifyRequest): string {
   return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** The request's SSZ body (Content-Type: application/octet-stream), or undefined for a JSON one. */
+export function sszBody(req: FastifyRequest): Uint8Array | undefined {
+  return Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.byteLength) : undefined;
+}
+
+/** Sends SSZ bytes (an answer to a request whose Accept asked for them). */
+export function okSsz(reply: FastifyReply, bytes: Uint8Array, status = 200): FastifyReply {
+  return reply.status(status).type(SSZ_MEDIA_TYPE).send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
 /** Sends `{ success: true, data }`. */
