@@ -25,6 +25,8 @@ export const MAX_TX_DATA_BYTES = 1 << 18;
 export const MAX_TX_BYTES = MAX_TX_DATA_BYTES + 8192;
 /** Most transactions one block may carry. */
 export const MAX_BLOCK_TXS = 4096;
+/** Most transactions in one batch submission (POST /api/v1/transactions/batch). */
+export const MAX_TX_BATCH = 1024;
 /**
  * Most attestations one block may carry: 512 is two epochs' votes of 256 validators (each vote
  * is includable in its target epoch and the next), about 1.7 MB of ML-DSA signatures at most.
