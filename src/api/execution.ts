@@ -167,6 +167,25 @@ export interface SubmitView {
   replaced?: string;
 }
 
+/** One entry's outcome in POST /api/v1/transactions/batch, in request order. */
+export interface BatchEntryResult {
+  /** SHA3-256 of the entry's envelope bytes; null only for a JSON entry that is not hex at all. */
+  hash: string | null;
+  status: 'accepted' | 'rejected';
+  /** Pool status of an accepted entry (as a single submission's `status`). */
+  pool_status?: PoolStatus;
+  /** Hash of the same-nonce transaction an accepted entry replaced. */
+  replaced?: string;
+  /** Why a rejected entry was refused: the code and message a single submission would get. */
+  error?: { code: string; message: string };
+}
+
+/** POST /api/v1/transactions/batch: how many entries were accepted, and each entry's outcome. */
+export interface BatchSubmitResult {
+  accepted: number;
+  results: BatchEntryResult[];
+}
+
 export interface MempoolView {
   count: number;
   transactions: MempoolEntryJson[];

@@ -4,10 +4,12 @@
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
+import { encodeEnvelopeList } from '../core/types/transaction.js';
 import { runningDevnet } from '../devnet/manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 import type {
   AccountView,
+  BatchSubmitResult,
   BlockView,
   CallView,
   CodeView,
@@ -122,9 +124,14 @@ export class ExecutionClient {
     return this.data<AccountView>('GET', `/api/v1/accounts/${checkAddress(address)}`, undefined, opts);
   }
 
-  /** Submits a signed envelope (0x hex) to the pool. */
-  submitRaw(raw: string, opts?: RequestOptions): Promise<SubmitView> {
-    return this.data<SubmitView>('POST', '/api/v1/transactions', { raw }, opts);
+  /** Submits a signed envelope to the pool: bytes go as SSZ (application/octet-stream), a 0x string as JSON `{raw}`. */
+  submitRaw(raw: string | Uint8Array, opts?: RequestOptions): Promise<SubmitView> {
+    return this.data<SubmitView>('POST', '/api/v1/transactions', typeof raw === 'string' ? { raw } : raw, opts);
+  }
+
+  /** Submits up to MAX_TX_BATCH signed envelopes in one SSZ envelope list; each entry is accepted or refused on its own. */
+  submitBatch(envelopes: readonly Uint8Array[], opts?: RequestOptions): Promise<BatchSubmitResult> {
+    return this.data<BatchSubmitResult>('POST', '/api/v1/transactions/batch', encodeEnvelopeList(envelopes), opts);
   }
 
   /** Lifecycle state of a transaction. */

@@ -1,4 +1,5 @@
 /** Fetch plumbing shared by the HTTP clients: one exchange, the error envelope, transport faults. */
+import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
 
 /** The answer of one exchange: status and the body parsed as JSON (undefined when it is not JSON). */
 export interface JsonExchange {
@@ -6,12 +7,18 @@ export interface JsonExchange {
   json: unknown;
 }
 
-/** Sends one request with a deadline and parses the body; transport failures reject as fetch does. */
+/**
+ * Sends one request with a deadline and parses the answer as JSON; transport failures reject as
+ * fetch does. A Uint8Array body is sent as SSZ bytes (application/octet-stream), anything else as JSON.
+ */
 export async function exchangeJson(url: string, method: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<JsonExchange> {
-  const init: RequestInit = { method, headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) };
-  if (body !== undefined) {
+  const init: RequestInit = { method, headers: { accept: JSON_MEDIA_TYPE, ...headers }, signal: AbortSignal.timeout(timeoutMs) };
+  if (body instanceof Uint8Array) {
+    init.body = body;
+    (init.headers as Record<string, string>)['content-type'] = SSZ_MEDIA_TYPE;
+  } else if (body !== undefined) {
     init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    (init.headers as Record<string, string>)['content-type'] = JSON_MEDIA_TYPE;
   }
   const res = await fetch(url, init);
   const text = await res.text();

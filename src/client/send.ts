@@ -4,6 +4,7 @@
  */
 import { SvcError } from '../core/errors.js';
 import { chainIdBytes } from '../core/crypto/domain.js';
+import { encodeTx } from '../core/types/transaction.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { buildValueTx, resolveSigningWallet, signValueTx, type ValueTxInput } from '../wallet/tx-builder.js';
 import type { ExecutionClient } from './execution.js';
@@ -56,7 +57,8 @@ export async function sendValueTx(req: SendRequest): Promise<SendResult> {
 
   const keys = await unlockWallet(wallet.wallet.file, await req.password());
   const signed = signValueTx(fields, keys.mldsa, chainId);
-  const submitted = await req.client.submitRaw(signed.raw);
+  // As SSZ bytes: half the body of hex JSON, and the node decodes it without parsing hex.
+  const submitted = await req.client.submitRaw(encodeTx(signed.tx));
   return {
     hash: submitted.hash,
     from: keys.address,

@@ -18,6 +18,7 @@ import {
   blockToJson,
   canonicalHeaderBytes,
   decodeBlock,
+  decodeBlockWithEnvelopes,
   encodeBlock,
   encodeSignedHeader,
   headerSigningHash,
@@ -32,7 +33,7 @@ import {
 import { merkleRoot } from '../../src/core/types/merkle.js';
 import { attestationHash, attestationToJson, signAttestation } from '../../src/core/types/attestation.js';
 import { BlockHeaderSsz } from '../../src/core/types/ssz.js';
-import { signStandardTx, txHash } from '../../src/core/types/transaction.js';
+import { encodeTx, signStandardTx, txHash } from '../../src/core/types/transaction.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../helpers/assert.js';
 
 const CHAIN = 'svc-test';
@@ -246,6 +247,16 @@ test('encodeBlock / decodeBlock round trip', () => {
   assert.is(JSON.stringify(blockToJson(back)), JSON.stringify(blockToJson(block)));
   const empty = signBlock({ ...header, merkleRoot: txMerkleRoot([]) }, [], proposer, CHAIN, VALIDATOR_INDEX);
   bytesIs(encodeBlock(decodeBlock(encodeBlock(empty))), encodeBlock(empty));
+});
+
+test('decodeBlockWithEnvelopes: the block decodeBlock gives, and each envelope byte for byte as encoded', () => {
+  const bytes = encodeBlock(block);
+  const { block: back, envelopes } = decodeBlockWithEnvelopes(bytes);
+  assert.is(JSON.stringify(blockToJson(back)), JSON.stringify(blockToJson(decodeBlock(bytes))));
+  assert.is(envelopes.length, txs.length);
+  envelopes.forEach((e, i) => bytesIs(e, encodeTx(txs[i]!)));
+  bytesIs(encodeBlock(back, envelopes), bytes);
+  expectError(() => decodeBlockWithEnvelopes(bytes.slice(0, 100)), MalformedError, { field: 'block' });
 });
 
 test('decodeBlock: truncated bytes are malformed block', () => {

@@ -428,6 +428,36 @@ test('decodeTx: a `to` of 1..19 bytes (valid SSZ ByteList[20]) is malformed tx.T
   expectError(() => decodeTx(concatBytes(Uint8Array.of(0), body)), MalformedError, { field: 'tx.To', message: 'malformed tx.To: expected 20 bytes' });
 });
 
+test('decodeTx: whatever it accepts is the canonical encoding of what it returns (offsets moved every way)', () => {
+  const withTo = signStandardTx({ ...transferFields, data: filled(7, 3) }, key, CHAIN);
+  const deploy = signStandardTx({ ...transferFields, to: null, data: filled(40, 4) }, key, CHAIN);
+  const authorized = signEcdsaAuthorizedTx({ ...transferFields, from: sender, data: filled(3, 5) }, filled(32, 7), CHAIN);
+  for (const tx of [transfer, withTo, deploy, authorized]) {
+    const env = encodeTx(tx);
+    bytesIs(encodeTx(decodeTx(env)), env);
+    // The `to` offset at 1+24 and the `data` offset at 1+24+4+32, moved either way. Moving a
+    // deployment's data offset by 20 is another transaction's canonical encoding (its first 20
+    // data bytes become `to`): accepted, and it encodes back to exactly these bytes.
+    let refused = 0;
+    for (const at of [25, 61]) {
+      for (const delta of [-4, -1, 1, 3, 20]) {
+        const moved = env.slice();
+        const view = new DataView(moved.buffer);
+        view.setUint32(at, view.getUint32(at, true) + delta, true);
+        let back: Transaction | undefined;
+        try {
+          back = decodeTx(moved);
+        } catch (err) {
+          assert.instance(err, MalformedError);
+          refused++;
+        }
+        if (back) bytesIs(encodeTx(back), moved);
+      }
+    }
+    assert.ok(refused >= 9, `${refused} refused`);
+  }
+});
+
 test('decodeTx: envelopes above MAX_TX_BYTES are refused before parsing', () => {
   const big = new Uint8Array(MAX_TX_BYTES + 1);
   expectError(() => decodeTx(big), MalformedError, { field: 'tx.Envelope', message: `malformed tx.Envelope: larger than ${MAX_TX_BYTES} bytes` });

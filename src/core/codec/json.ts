@@ -34,6 +34,9 @@ export function requireObject(value: unknown, field: string): Record<string, unk
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new MalformedError(field, 'expected an object');
   }
+  // An application/octet-stream body arrives as a Buffer: on a route that takes only JSON it is
+  // a malformed request, not an object whose keys are byte indices.
+  if (ArrayBuffer.isView(value)) throw new MalformedError(field, 'expected a JSON object (this route takes no SSZ body)');
   return value as Record<string, unknown>;
 }
 

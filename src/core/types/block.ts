@@ -142,6 +142,14 @@ export function encodeBlock(block: Block, envelopes: Uint8Array[] = block.transa
 
 /** Decodes an SSZ block; structural faults are `malformed block`. */
 export function decodeBlock(bytes: Uint8Array): Block {
+  return decodeBlockWithEnvelopes(bytes).block;
+}
+
+/**
+ * Decodes an SSZ block and keeps each transaction's envelope as received: decodeTx proved every
+ * one canonical, so importers hash and store these bytes instead of encoding the transactions again.
+ */
+export function decodeBlockWithEnvelopes(bytes: Uint8Array): { block: Block; envelopes: Uint8Array[] } {
   let v: ReturnType<typeof BlockSsz.deserialize>;
   try {
     v = BlockSsz.deserialize(bytes);
@@ -156,7 +164,8 @@ export function decodeBlock(bytes: Uint8Array): Block {
       throw new MalformedError('block.attestations', 'integers must be below 2^53');
     }
   }
-  return { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations, slashings: v.slashings.map(decodeEvidence) };
+  const block = { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations, slashings: v.slashings.map(decodeEvidence) };
+  return { block, envelopes: v.transactions };
 }
 
 /** Wire JSON of a block. */

@@ -14,7 +14,7 @@ import {
   TX_BASE_GAS,
 } from '../constants.js';
 import { MalformedError, TxError } from '../errors.js';
-import { bigintToBytesBE, bytesEqual, bytesToBigintBE, concatBytes } from '../codec/bytes.js';
+import { bigintToBytesBE, bytesToBigintBE, concatBytes } from '../codec/bytes.js';
 import { addressFromPublicKey, ecdsaAddressFromPublicKey } from '../crypto/address.js';
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
@@ -195,10 +195,41 @@ export function decodeTx(bytes: Uint8Array): Transaction {
     throw new MalformedError('tx.Envelope', (err as Error).message);
   }
   assertWellFormed(tx);
-  // SSZ admits one encoding per value: a mismatch means non-canonical offsets or padding. Bytes
-  // appended to a type 0/3 envelope land in `data` (its last variable field) and break the signature.
-  if (!bytesEqual(encodeTx(tx), bytes)) throw new MalformedError('tx.Envelope', 'non-canonical encoding');
+  checkCanonicalLayout(tx, bytes);
   return tx;
+}
+
+// Byte offsets inside a value envelope (type 0 or 3): type byte, nonce, gasPrice, gasLimit, then
+// the `to` offset; `value` (32 bytes) sits between the `to` and `data` offsets.
+const VALUE_TO_OFFSET_AT = 1 + 8 + 8 + 8;
+const VALUE_DATA_OFFSET_AT = VALUE_TO_OFFSET_AT + 4 + 32;
+/** Fixed parts of the payloads (after the type byte): what the first variable field's offset must equal. */
+const STANDARD_FIXED = 8 * 3 + 4 + 32 + 4 + SIGNATURE_BYTES + PUBLIC_KEY_BYTES;
+const AUTHORIZED_FIXED = 8 * 3 + 4 + 32 + 4 + ADDRESS_BYTES + ECDSA_SIGNATURE_BYTES;
+
+/**
+ * The envelope is the one SSZ encoding of its value, proven in O(1) instead of by encoding it
+ * again (which cost as much as the decode). Every fixed field reads back to the same bytes (uints
+ * little-endian, vectors verbatim, `value` 32 bytes big-endian), so the encodings of one value can
+ * differ only in where the variable fields (`to`, `data`) start and where the envelope ends: those
+ * must be exactly the canonical offsets and length. Type 1/2 payloads are all fixed-size, and
+ * the SSZ decoder refuses any other length.
+ */
+function checkCanonicalLayout(tx: Transaction, bytes: Uint8Array): void {
+  if (isAuthorization(tx)) {
+    if (bytes.length !== 1 + 8 + ADDRESS_BYTES + SIGNATURE_BYTES + PUBLIC_KEY_BYTES) throw new MalformedError('tx.Envelope', 'non-canonical encoding');
+    return;
+  }
+  const fixed = tx.type === TxType.Standard ? STANDARD_FIXED : AUTHORIZED_FIXED;
+  const toLength = tx.to === null ? 0 : tx.to.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (
+    view.getUint32(VALUE_TO_OFFSET_AT, true) !== fixed ||
+    view.getUint32(VALUE_DATA_OFFSET_AT, true) !== fixed + toLength ||
+    bytes.length !== 1 + fixed + toLength + tx.data.length
+  ) {
+    throw new MalformedError('tx.Envelope', 'non-canonical encoding');
+  }
 }
 
 /** SSZ list of signed envelopes (a batch submission, a proposer's pending transactions). */

@@ -10,7 +10,7 @@ import { BRIDGE_ADDRESS, DEPOSIT_ADDRESS, EXIT_ADDRESS, HASH_BYTES, RANDAO_COMMI
 import { blockRecommitments, type BlockRecommitments } from '../../core/consensus/recommit.js';
 import { type SlashingEvidence, SlashingError, checkBlockEvidence } from '../../core/consensus/slashing.js';
 import { BlockError, SvcError, TxError } from '../../core/errors.js';
-import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
 import { vrfVerify } from '../../core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import {
@@ -290,11 +290,14 @@ export class ExecutionChain {
     return this.store.get<{ block: string; index: number }>(Keys.txLocation(txHash));
   }
 
-  /** Validates and stores a block; it becomes the head when it extends the head. */
-  importBlock(block: Block): Promise<ImportResult> {
+  /**
+   * Validates and stores a block; it becomes the head when it extends the head. `envelopes`, when
+   * given, are the transactions' canonical envelopes as received (decodeBlockWithEnvelopes), in order.
+   */
+  importBlock(block: Block, envelopes?: Uint8Array[]): Promise<ImportResult> {
     return this.mutex.run(async () => {
       try {
-        return await this.importLocked(block);
+        return await this.importLocked(block, envelopes ?? block.transactions.map(encodeTx));
       } catch (err) {
         if (err instanceof SvcError) this.observer.blockRejected(err.code, err.message);
         throw err;
@@ -306,12 +309,12 @@ export class ExecutionChain {
     return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already };
   }
 
-  private async importLocked(block: Block): Promise<ImportResult> {
+  private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<ImportResult> {
     const h = block.header;
     const hash = toHex(blockHash(h));
     const known = await this.record(hash);
     if (known) {
-      await this.checkKnownCopy(block, known, envelopesHashes(block));
+      await this.checkKnownCopy(block, known, envelopes.map((e) => sha3(e)));
       return this.summary(known, await this.blocks.receipts(hash), (await this.canonicalHash(known.index)) === hash, true);
     }
     const parent = await this.record(toHex(h.parentHash));
@@ -319,13 +322,14 @@ export class ExecutionChain {
     if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
     const slot = this.consensus.slotOf(h.timestampMs, parent);
 
-    // Each envelope is encoded and hashed once, then reused for the root, the cache and storage.
-    const envelopes = block.transactions.map(encodeTx);
-    const txHashes = envelopes.map((e) => sha3(e));
+    // The verifier derives each hash once (or finds it with the signer of a transaction admitted
+    // through the pool), so the root, the cache and storage share it. The checks are still judged
+    // in the spec's order: a block with a wrong root is refused for its root, not its signatures.
+    const verified = await this.verifier.verifyMany(block.transactions, { envelopes });
+    const txHashes = verified.map((v) => hashBytes(v.hash));
     // Step 1: Merkle root.
-    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
+    if (!bytesEqual(blockMerkleRoot(txHashes, block.attestations, block.slashings), h.merkleRoot)) throw new BlockError('MERKLE_ROOT_MISMATCH');
     // Step 2: every transaction signature (cached when admitted through the pool).
-    const verified = await this.verifier.verifyMany(block.transactions, { envelopes, hashes: txHashes });
     const bad = verified.find((v) => v.signer === null);
     if (bad) throw txFail(bad.hash, new TxError('ErrInvalidSignature').message);
     // Step 3: the proposer is registered.
@@ -861,8 +865,10 @@ export class ExecutionChain {
   }
 }
 
-function envelopesHashes(block: Block): Uint8Array[] {
-  return block.transactions.map((t) => sha3(encodeTx(t)));
+/** A verifier result's 0x hash as bytes (the Merkle root and the stored hash list take bytes). */
+function hashBytes(hex: string): Uint8Array {
+  const b = Buffer.from(hex.slice(2), 'hex');
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /** Where a block's state root node is. */

@@ -3,13 +3,15 @@
  * when the node has an engine secret; everyone else gets 403. POST /api/v1/blocks is the
  * spec's alias of newPayload and shares the rule, since accepted blocks move the head.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { acceptsSsz } from '../../../api/media.js';
 import { parseDecimal, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
-import { blockFromJson } from '../../../core/types/block.js';
+import { blockFromJson, decodeBlockWithEnvelopes } from '../../../core/types/block.js';
+import { encodeEnvelopeList, encodeTx } from '../../../core/types/transaction.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
-import { clientIp, errorBody, isLoopback, ok } from '../../shared/http.js';
+import { clientIp, errorBody, isLoopback, ok, okSsz, sszBody } from '../../shared/http.js';
 import { verifyEngineJwt } from '../../shared/jwt.js';
 import { parseHashParam } from './rest.js';
 
@@ -34,9 +36,15 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     reply.raw.once('close', () => node.enginePriority.leave());
   });
 
-  const newPayload = async (body: unknown) => node.chain.importBlock(blockFromJson(body, { deferMissing: true }));
-  app.post('/api/v1/engine/newPayload', async (req, reply) => ok(reply, await newPayload(req.body)));
-  app.post('/api/v1/blocks', async (req, reply) => ok(reply, await newPayload(req.body)));
+  // SSZ bytes (encodeBlock) or the spec's JSON; the received envelopes go to import as they are.
+  const newPayload = async (req: FastifyRequest) => {
+    const bytes = sszBody(req);
+    if (!bytes) return node.chain.importBlock(blockFromJson(req.body, { deferMissing: true }));
+    const { block, envelopes } = decodeBlockWithEnvelopes(bytes);
+    return node.chain.importBlock(block, envelopes);
+  };
+  app.post('/api/v1/engine/newPayload', async (req, reply) => ok(reply, await newPayload(req)));
+  app.post('/api/v1/blocks', async (req, reply) => ok(reply, await newPayload(req)));
 
   app.post('/api/v1/engine/forkchoiceUpdated', async (req, reply) => {
     const o = requireObject(req.body, 'request');
@@ -55,6 +63,8 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
     if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
     const entries = node.admission.pending(maxGas);
+    // With Accept: application/octet-stream, the envelopes in build order as one SSZ list.
+    if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => encodeTx(e.tx))));
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
     return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
   });

@@ -2,17 +2,25 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
-import { parseHex } from '../../../core/codec/bytes.js';
+import { parseHex, toHex } from '../../../core/codec/bytes.js';
+import { MAX_TX_BATCH } from '../../../core/constants.js';
+import { sha3 } from '../../../core/crypto/hash.js';
+import type { BatchEntryResult, BatchSubmitResult } from '../../../api/execution.js';
 import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
-import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
+import { DEFAULT_BODY_LIMIT, classify, clientIp, ok, sszBody } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
-import { parseSubmission } from './submission.js';
+import { type BatchEntry, parseBatch, parseEnvelope, parseSubmission } from './submission.js';
 import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { LogIndex } from '../logs.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+/**
+ * Body limit of a batch: MAX_TX_BATCH entries of up to 32 KB each in hex JSON (a transfer is
+ * about 10.7 KB as hex, 5.3 KB as SSZ); larger transactions go in smaller batches.
+ */
+const BATCH_BODY_LIMIT = MAX_TX_BATCH * 32 * 1024;
 /** Mempool page size by default and at most. */
 const MEMPOOL_PAGE = 1000;
 const MEMPOOL_PAGE_MAX = 10_000;
@@ -68,11 +76,42 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   const countRefusal = async (req: FastifyRequest, _reply: unknown, err: unknown) => {
     if (!admitting.has(req)) node.admission.refusedBeforeAdmission(err);
   };
+  const limitSender = (sender: string) => submitPerSender.take(sender);
+  // JSON, or the signed envelope's bytes (Content-Type: application/octet-stream).
   app.post('/api/v1/transactions', { ...small, onError: countRefusal }, async (req, reply) => {
     submitPerIp.take(clientIp(req));
-    const { tx, envelope } = parseSubmission(req.body);
+    const bytes = sszBody(req);
+    const { tx, envelope } = bytes ? parseEnvelope(bytes) : parseSubmission(req.body);
     admitting.add(req);
-    return ok(reply, await node.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender: (sender) => submitPerSender.take(sender) }), 202);
+    return ok(reply, await node.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender }), 202);
+  });
+
+  // Many envelopes per request (an SSZ envelope list, or JSON {raw: [...]}): each entry is its own
+  // submission (rate limits, admission, refusal metrics, durability before the answer), all of them
+  // in flight together so the verifier sends them to its threads in few messages.
+  app.post('/api/v1/transactions/batch', { bodyLimit: BATCH_BODY_LIMIT, onError: countRefusal }, async (req, reply) => {
+    const entries = parseBatch(req.body, sszBody(req));
+    admitting.add(req);
+    const ip = clientIp(req);
+    const results = await Promise.all(
+      entries.map(async (entry): Promise<BatchEntryResult> => {
+        let parsed: ReturnType<BatchEntry['parse']>;
+        try {
+          submitPerIp.take(ip);
+          parsed = entry.parse();
+        } catch (err) {
+          node.admission.refusedBeforeAdmission(err);
+          return rejected(entry.bytes, err);
+        }
+        try {
+          const a = await node.submit(parsed.tx, 'rest', { envelope: parsed.envelope, limitSender });
+          return { hash: a.hash, status: 'accepted', pool_status: a.status, ...(a.replaced ? { replaced: a.replaced } : {}) };
+        } catch (err) {
+          return rejected(entry.bytes, err);
+        }
+      }),
+    );
+    return ok(reply, { accepted: results.filter((r) => r.status === 'accepted').length, results } satisfies BatchSubmitResult);
   });
 
   app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
@@ -110,6 +149,12 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
+}
+
+/** A refused batch entry: its hash (when it has bytes) and the error a single submission would get. */
+function rejected(bytes: Uint8Array | undefined, err: unknown): BatchEntryResult {
+  const { code, message } = classify(err);
+  return { hash: bytes ? toHex(sha3(bytes)) : null, status: 'rejected', error: { code, message } };
 }
 
 /** Storage keys of a proof request: comma-separated 0x 32-byte hex, at most 64. */
