@@ -29,15 +29,15 @@ import { genesisMix } from '../src/core/consensus/randao.js';
 import { randaoReveal } from '../src/core/crypto/randao.js';
 import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../src/core/genesis/genesis.js';
-import { type Block, blockFromJson, blockToJson, buildSignedBlock } from '../src/core/types/block.js';
-import { decodeTx, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
+import { type Block, blockToJson, buildSignedBlock, decodeBlockWithEnvelopes, encodeBlock } from '../src/core/types/block.js';
+import { decodeTx, encodeEnvelopeList, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
 import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
-import type { LoadMessage } from './load-client.js';
+import type { LoadBodyKind, LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump, type PumpResult } from './pump.js';
 import { type CpuSplit, formatCpu, startCpu, threadIds } from './threads.js';
@@ -73,7 +73,10 @@ interface Timed {
 export interface ExecutionDetails {
   cores: number;
   rawVerify: { threads: number; perThread: number[]; total: number; otherProcessesCores?: number };
-  admissionRest: PumpResult & { warmup: number; txPerSecond: number; cpu: CpuSplit; journal: { syncs: number; writes: number } };
+  /** The batch endpoint with SSZ lists. */
+  admissionRest: PumpResult & { warmup: number; txPerSecond: number; cpu: CpuSplit; journal: { syncs: number; writes: number }; batchSize: number };
+  /** Single-transaction POSTs, SSZ and JSON bodies. */
+  admissionRestSingle: Record<'ssz' | 'json', PumpResult & { txPerSecond: number; cpu: CpuSplit }>;
   admissionInProcess: { runs: Array<PumpResult & { txPerSecond: number; cpu: CpuSplit }>; median: number; warmup: number };
   blockImport: {
     transactions: number;
@@ -82,6 +85,9 @@ export interface ExecutionDetails {
     coldRest: Timed;
     coldInProcess: Timed;
     warmRest: Timed & { cacheHits: number };
+    /** The same warm import with the JSON block (the before/after comparison). */
+    warmRestJson: Timed & { cacheHits: number };
+    sszBytes: number;
     warmInProcess: Timed & { cacheHits: number };
   };
   pool: Array<{ pending: number; heapUsedBytes: number; arrayBufferBytes: number; heapBytesPerTx: number; totalBytesPerTx: number; gcExposed: boolean }>;
@@ -180,12 +186,52 @@ async function maybeProfiled<T>(profileDir: string | undefined, name: string, fn
   return p.value;
 }
 
+/** Bodies of one REST admission run: what they are, and how many transactions each carries. */
+interface RestBodies {
+  kind: LoadBodyKind;
+  warm: Array<string | Uint8Array>;
+  timed: Array<string | Uint8Array>;
+  perBody: number[];
+  /** Transactions in the timed bodies. */
+  timedTxs: number;
+}
+
+/** One REST admission run with its rates. */
+interface RestRun {
+  kind: LoadBodyKind;
+  result: PumpResult;
+  warm: PumpResult;
+  cpu: CpuSplit;
+  inFlight: string;
+  timedTxs: number;
+  txPerSecond: number;
+  /** Cores over the node's CPU per transaction: what the node alone could admit. */
+  capacity: number;
+  journal: { syncs: number; writes: number };
+}
+
+/** Transactions per batch body in the batch admission row. */
+const BATCH_SIZE = 128;
+/** Batch requests in flight: BATCH_SIZE × this transactions in flight, more than the single rows' CONCURRENCY. */
+const BATCH_CONCURRENCY = 4;
+
+/** The admission bodies of `kind` for the warm-up and the timed envelopes. */
+function restBodies(kind: LoadBodyKind, warm: Uint8Array[], timed: Uint8Array[]): RestBodies {
+  if (kind === 'batch') {
+    const chunk = (list: Uint8Array[]): Uint8Array[][] => Array.from({ length: Math.ceil(list.length / BATCH_SIZE) }, (_, i) => list.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE));
+    const w = chunk(warm);
+    const t = chunk(timed);
+    return { kind, warm: w.map(encodeEnvelopeList), timed: t.map(encodeEnvelopeList), perBody: [...w, ...t].map((c) => c.length), timedTxs: timed.length };
+  }
+  const body = (e: Uint8Array): string | Uint8Array => (kind === 'json' ? JSON.stringify({ raw: toHex(e) }) : e);
+  return { kind, warm: warm.map(body), timed: timed.map(body), perBody: [], timedTxs: timed.length };
+}
+
 /** (2) REST admission; the client is a child process, so the node's process does only server work. */
 async function restAdmission(
   node: ExecutionNode,
   verifierThreads: Set<number>,
-  warm: string[],
-  timed: string[],
+  bodies: RestBodies,
   profile: <T>(fn: () => Promise<T>) => Promise<T>,
   client: RestClient,
 ): Promise<{ result: PumpResult; warm: PumpResult; cpu: CpuSplit }> {
@@ -202,7 +248,9 @@ async function restAdmission(
     });
   try {
     const ready = next();
-    child.send({ url: `${node.restUrl}/api/v1/transactions`, client, warm, timed, concurrency: CONCURRENCY });
+    const path = bodies.kind === 'batch' ? '/api/v1/transactions/batch' : '/api/v1/transactions';
+    const concurrency = bodies.kind === 'batch' ? BATCH_CONCURRENCY : CONCURRENCY;
+    child.send({ url: `${node.restUrl}${path}`, client, kind: bodies.kind, warm: bodies.warm, timed: bodies.timed, perBody: bodies.perBody, concurrency });
     const warmResult = ((await ready) as { warm: PumpResult }).warm;
     const cpu = startCpu();
     const done = await profile(async () => {
@@ -222,15 +270,17 @@ export const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promis
   return undefined;
 };
 
-async function postBlock(node: ExecutionNode, body: string): Promise<number> {
-  const res = await fetch(`${node.restUrl}/api/v1/engine/newPayload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+/** newPayload over the engine REST API: SSZ bytes or the JSON block. */
+async function postBlock(node: ExecutionNode, body: string | Uint8Array): Promise<number> {
+  const type = typeof body === 'string' ? 'application/json' : 'application/octet-stream';
+  const res = await fetch(`${node.restUrl}/api/v1/engine/newPayload`, { method: 'POST', headers: { 'content-type': type }, body });
   const json = (await res.json()) as { success: boolean; data?: { gas_used: number; canonical: boolean }; error?: { code: string; message: string } };
   check(res.status === 200 && json.success && json.data!.canonical, `newPayload answered ${res.status} ${JSON.stringify(json.error ?? json.data).slice(0, 300)}`);
   return json.data!.gas_used;
 }
 
-async function importInProcess(node: ExecutionNode, block: Block): Promise<number> {
-  const r = await node.chain.importBlock(block);
+async function importInProcess(node: ExecutionNode, block: Block, envelopes: Uint8Array[]): Promise<number> {
+  const r = await node.chain.importBlock(block, envelopes);
   check(r.canonical && !r.already_known, 'in-process import extends the head');
   return r.gas_used;
 }
@@ -348,42 +398,55 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   await initSignatureBackend(previous);
   say(`signed ${txs.length} transfers in ${((performance.now() - tSign) / 1000).toFixed(1)} s`);
   const envelopes = txs.map(encodeTx);
-  const bodies = envelopes.map((e) => JSON.stringify({ raw: toHex(e) }));
   const decoded = envelopes.map((e) => decodeTx(e) as StandardTx);
   const warmCount = WARM_NONCES * SENDERS;
 
-  // (2a) REST admission.
+  // (2a) REST admission: the batch endpoint with SSZ lists (the main row), single SSZ envelopes,
+  // and single JSON {raw} bodies (the before/after comparison), each on a fresh node.
   const restClient = opts.restClient ?? 'http';
-  say(`REST admission: ${warmCount} warm-up + ${txs.length - warmCount} timed POSTs, ${CONCURRENCY} in flight (${restClient} client, separate process)`);
-  // On disk, as deployed: an admitted transaction is durable (synced) before it is answered.
-  const restDir = await mkdtemp(join(os.tmpdir(), 'svc-bench-exec-'));
-  let { node, threads } = await startNode(genesis, restDir);
-  let rest: Awaited<ReturnType<typeof restAdmission>>;
-  let journal = { syncs: 0, writes: 0 };
-  try {
-    rest = await restAdmission(node, threads, bodies.slice(0, warmCount), bodies.slice(warmCount), profile('admission-rest', 'main thread; the client is a separate process'), restClient);
-    check(rest.warm.failed === 0 && rest.result.failed === 0, `REST submissions failed: ${rest.warm.firstError ?? rest.result.firstError}`);
-    check(node.admission.pool.size === txs.length, `pool holds ${node.admission.pool.size} of ${txs.length}`);
-    // Warm-up included: the group-commit factor of the whole run.
-    journal = { syncs: (await node.metrics.journalSyncs.get()).values[0]?.value ?? 0, writes: (await node.metrics.journalWrites.get()).values[0]?.value ?? 0 };
-  } finally {
-    await node.stop();
-    await rm(restDir, { recursive: true, force: true });
-  }
-  const restTps = rest.result.ok / rest.result.seconds;
-  results.push({ name: 'admission, REST POST /api/v1/transactions', backend: `${restClient} client, ${CONCURRENCY} in flight, LevelDB on disk`, unit: 'tx/s', value: restTps, ...vsRaw(restTps, '>= 0.7') });
-  // The client shares the cores; what the node alone could do is the cores over its CPU per transaction.
-  const serverCpu = Object.entries(rest.cpu.seconds).reduce((n, [role, s]) => (role === 'load generator' ? n : n + s), 0);
-  if (serverCpu > 0) {
-    const capacity = (cores * rest.result.ok) / serverCpu;
-    results.push({ name: 'admission, REST, node CPU-bound estimate', backend: `${cores} cores / node CPU per tx`, unit: 'tx/s', value: capacity, ...vsRaw(capacity, '>= 0.7') });
+  const restRun = async (kind: LoadBodyKind): Promise<RestRun> => {
+    const bodies = restBodies(kind, envelopes.slice(0, warmCount), envelopes.slice(warmCount));
+    const inFlight = kind === 'batch' ? `${BATCH_CONCURRENCY} batches of ${BATCH_SIZE} in flight` : `${CONCURRENCY} in flight`;
+    say(`REST admission (${kind}): ${warmCount} warm-up + ${bodies.timedTxs} timed transactions in ${bodies.timed.length} POSTs, ${inFlight} (${restClient} client, separate process)`);
+    // On disk, as deployed: an admitted transaction is durable (synced) before it is answered.
+    const restDir = await mkdtemp(join(os.tmpdir(), 'svc-bench-exec-'));
+    const { node, threads } = await startNode(genesis, restDir);
+    try {
+      const r = await restAdmission(node, threads, bodies, profile(`admission-rest-${kind}`, 'main thread; the client is a separate process'), restClient);
+      check(r.warm.failed === 0 && r.result.failed === 0, `REST ${kind} submissions failed: ${r.warm.firstError ?? r.result.firstError}`);
+      check(node.admission.pool.size === txs.length, `pool holds ${node.admission.pool.size} of ${txs.length}`);
+      // Warm-up included: the group-commit factor of the whole run.
+      const journal = { syncs: (await node.metrics.journalSyncs.get()).values[0]?.value ?? 0, writes: (await node.metrics.journalWrites.get()).values[0]?.value ?? 0 };
+      const txPerSecond = bodies.timedTxs / r.result.seconds;
+      // The client shares the cores; what the node alone could do is the cores over its CPU per transaction.
+      const serverCpu = Object.entries(r.cpu.seconds).reduce((n, [role, sec]) => (role === 'load generator' ? n : n + sec), 0);
+      return { ...r, kind, inFlight, timedTxs: bodies.timedTxs, txPerSecond, capacity: serverCpu > 0 ? (cores * bodies.timedTxs) / serverCpu : 0, journal };
+    } finally {
+      await node.stop();
+      await rm(restDir, { recursive: true, force: true });
+    }
+  };
+  const restBatch = await restRun('batch');
+  const restSsz = await restRun('ssz');
+  const restJson = await restRun('json');
+  const rest = restBatch;
+  const journal = restBatch.journal;
+  const restTps = restBatch.txPerSecond;
+  const restRows: Array<[RestRun, string]> = [
+    [restBatch, `admission, REST POST /transactions/batch (SSZ, ${BATCH_SIZE} per batch)`],
+    [restSsz, 'admission, REST POST /transactions (SSZ body)'],
+    [restJson, 'admission, REST POST /transactions (JSON {raw})'],
+  ];
+  for (const [r, name] of restRows) {
+    results.push({ name, backend: `${restClient} client, ${r.inFlight}, LevelDB on disk`, unit: 'tx/s', value: r.txPerSecond, ...vsRaw(r.txPerSecond, '>= 0.7') });
+    if (r.capacity > 0) results.push({ name: `${name}, node CPU-bound est.`, backend: `${cores} cores / node CPU per tx`, unit: 'tx/s', value: r.capacity, ...vsRaw(r.capacity, '>= 0.7') });
   }
 
   // (2b) The same pipeline called in process: no HTTP, JSON or hex.
   say(`in-process admission: ${IN_PROCESS_RUNS} fresh nodes, ${warmCount} warm-up + ${txs.length - warmCount} timed each`);
   const directRuns: ExecutionDetails['admissionInProcess']['runs'] = [];
   for (let r = 0; r < IN_PROCESS_RUNS; r++) {
-    ({ node, threads } = await startNode(genesis));
+    const { node, threads } = await startNode(genesis);
     try {
       const warm = await pump(decoded.slice(0, warmCount), CONCURRENCY, submitter(node));
       const cpu = startCpu();
@@ -397,16 +460,17 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   }
   const byRate = [...directRuns].sort((a, b) => a.txPerSecond - b.txPerSecond);
   const direct = byRate[Math.floor(byRate.length / 2)]!;
-  results.push({ name: 'admission, in-process node.submit', backend: `${CONCURRENCY} in flight, median of ${IN_PROCESS_RUNS}`, unit: 'tx/s', value: direct.txPerSecond, ...vsRaw(direct.txPerSecond, '>= 0.7') });
+  results.push({ name: 'admission, in-process node.submit', backend: `${CONCURRENCY} in flight, median of ${IN_PROCESS_RUNS}`, unit: 'tx/s', value: direct.txPerSecond, ...vsRaw(direct.txPerSecond, '>= 0.8') });
 
   // (3) A full block: 1,428 transfers (30M gas / 21,000 each), nonce-major from every sender.
   const blockTxs = txs.slice(0, Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS));
   const block = buildBenchBlock(genesis, validator, 1, genesisHash(genesis), blockTxs, genesisStateRoot(genesis));
   const blockBody = JSON.stringify(blockToJson(block));
-  // What the engine route hands to importBlock: the in-process rows start from here.
-  const parsedBlock = (): Block => blockFromJson(JSON.parse(blockBody));
+  const blockSsz = encodeBlock(block);
+  // What the engine route hands to importBlock for an SSZ body: the in-process rows start from here.
+  const parsedBlock = () => decodeBlockWithEnvelopes(blockSsz);
   const expectedGas = blockTxs.length * Number(TRANSFER_GAS);
-  say(`block import: ${blockTxs.length} transfers, ${(blockBody.length / MB).toFixed(1)} MB of JSON; cold and warm, engine REST and in-process`);
+  say(`block import: ${blockTxs.length} transfers, ${(blockSsz.length / MB).toFixed(1)} MB of SSZ (${(blockBody.length / MB).toFixed(1)} MB as JSON); cold and warm, engine REST and in-process`);
 
   const importRun = async (
     name: string,
@@ -433,17 +497,19 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
       await node.stop();
     }
   };
-  const coldRest = await importRun('import-cold-rest', false, (n) => postBlock(n, blockBody));
+  const coldRest = await importRun('import-cold-rest', false, (n) => postBlock(n, blockSsz));
   let parsed = parsedBlock();
-  const coldInProcess = await importRun('import-cold-inprocess', false, (n) => importInProcess(n, parsed));
-  const warmRest = await importRun('import-warm-rest', true, (n) => postBlock(n, blockBody));
+  const coldInProcess = await importRun('import-cold-inprocess', false, (n) => importInProcess(n, parsed.block, parsed.envelopes));
+  const warmRest = await importRun('import-warm-rest', true, (n) => postBlock(n, blockSsz));
+  const warmRestJson = await importRun('import-warm-rest-json', true, (n) => postBlock(n, blockBody));
   parsed = parsedBlock();
-  const warmInProcess = await importRun('import-warm-inprocess', true, (n) => importInProcess(n, parsed));
-  check(warmRest.cacheHits === blockTxs.length && warmInProcess.cacheHits === blockTxs.length, 'warm imports are answered by the verified-transaction cache');
+  const warmInProcess = await importRun('import-warm-inprocess', true, (n) => importInProcess(n, parsed.block, parsed.envelopes));
+  check([warmRest, warmRestJson, warmInProcess].every((r) => r.cacheHits === blockTxs.length), 'warm imports are answered by the verified-transaction cache');
   const blockLabel = `${blockTxs.length} transfers, 30M gas`;
-  results.push({ name: `block import, cold (${blockLabel})`, backend: 'engine REST newPayload', unit: 'tx/s', value: coldRest.txPerSecond, ...vsRaw(coldRest.txPerSecond, '~1, verification-bound') });
-  results.push({ name: 'block import, cold', backend: 'in-process importBlock', unit: 'tx/s', value: coldInProcess.txPerSecond, ...vsRaw(coldInProcess.txPerSecond) });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload', unit: 'tx/s', value: warmRest.txPerSecond, ...vsRaw(warmRest.txPerSecond, '>= 2') });
+  results.push({ name: `block import, cold (${blockLabel})`, backend: 'engine REST newPayload, SSZ', unit: 'tx/s', value: coldRest.txPerSecond, ...vsRaw(coldRest.txPerSecond, '>= 0.8') });
+  results.push({ name: 'block import, cold', backend: 'in-process importBlock', unit: 'tx/s', value: coldInProcess.txPerSecond, ...vsRaw(coldInProcess.txPerSecond, '>= 0.8') });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, SSZ', unit: 'tx/s', value: warmRest.txPerSecond, ...vsRaw(warmRest.txPerSecond, '>= 2') });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, JSON', unit: 'tx/s', value: warmRestJson.txPerSecond, ...vsRaw(warmRestJson.txPerSecond, '>= 2') });
   results.push({ name: 'block import, warm (txs admitted first)', backend: 'in-process importBlock', unit: 'tx/s', value: warmInProcess.txPerSecond, ...vsRaw(warmInProcess.txPerSecond, '>= 2') });
 
   // (4) Pool memory, then whole-pool operations on the full pool.
@@ -471,9 +537,10 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const details: ExecutionDetails = {
     cores,
     rawVerify: { threads: cores, perThread, total: raw, ...(rawSplit.otherProcessesCores === undefined ? {} : { otherProcessesCores: rawSplit.otherProcessesCores }) },
-    admissionRest: { ...rest.result, warmup: warmCount, txPerSecond: restTps, cpu: rest.cpu, journal },
+    admissionRest: { ...rest.result, warmup: warmCount, txPerSecond: restTps, cpu: rest.cpu, journal, batchSize: BATCH_SIZE },
+    admissionRestSingle: { ssz: { ...restSsz.result, txPerSecond: restSsz.txPerSecond, cpu: restSsz.cpu }, json: { ...restJson.result, txPerSecond: restJson.txPerSecond, cpu: restJson.cpu } },
     admissionInProcess: { runs: directRuns, median: direct.txPerSecond, warmup: warmCount },
-    blockImport: { transactions: blockTxs.length, gasUsed: expectedGas, bodyBytes: blockBody.length, coldRest, coldInProcess, warmRest, warmInProcess },
+    blockImport: { transactions: blockTxs.length, gasUsed: expectedGas, bodyBytes: blockBody.length, sszBytes: blockSsz.length, coldRest, coldInProcess, warmRest, warmRestJson, warmInProcess },
     pool,
     ...(poolOps ? { poolOperations: poolOps } : {}),
     ...(opts.profileDir ? { profiles } : {}),
@@ -482,18 +549,19 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     const elapsed = (performance.now() - t0) / 1000;
     const ms = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
     console.log(formatTable(`execution (${cores} cores shared by the node's main thread, its ${cores} verifier workers and the load generator; ${elapsed.toFixed(0)} s)`, results));
-    const others = [rawSplit, rest.cpu, direct.cpu, coldRest.cpu, coldInProcess.cpu, warmRest.cpu, warmInProcess.cpu].map((c) => c.otherProcessesCores ?? 0);
+    const others = [rawSplit, restBatch.cpu, restSsz.cpu, restJson.cpu, direct.cpu, coldRest.cpu, coldInProcess.cpu, warmRest.cpu, warmRestJson.cpu, warmInProcess.cpu].map((c) => c.otherProcessesCores ?? 0);
     if (Math.max(...others) > 0.1) {
       console.log(`  WARNING: other processes kept up to ${Math.max(...others).toFixed(2)} cores busy during this run: rates and ratios are not comparable (CPU per transaction still is)`);
     }
     console.log(
       [
         ...(rawSplit.otherProcessesCores === undefined ? [] : [`  raw verify: other processes ${rawSplit.otherProcessesCores.toFixed(2)} cores`]),
-        `  REST admission: ${rest.result.ok} timed after ${warmCount} warm-up in ${rest.result.seconds.toFixed(2)} s, latency p50 ${rest.result.p50Ms.toFixed(1)} ms p99 ${rest.result.p99Ms.toFixed(1)} ms; ${formatCpu(rest.cpu, rest.result.ok)}; pool journal ${journal.writes} writes in ${journal.syncs} synced batches`,
+        ...restRows.map(([r]) => `  REST admission (${r.kind}): ${r.timedTxs} timed after ${warmCount} warm-up in ${r.result.seconds.toFixed(2)} s, ${r.result.ok} requests, latency p50 ${r.result.p50Ms.toFixed(1)} ms p99 ${r.result.p99Ms.toFixed(1)} ms; ${formatCpu(r.cpu, r.timedTxs)}; pool journal ${r.journal.writes} writes in ${r.journal.syncs} synced batches`),
         `  in-process admission: ${directRuns.map((r) => r.txPerSecond.toFixed(0)).join(', ')} tx/s; median run ${direct.ok} in ${direct.seconds.toFixed(2)} s, p50 ${direct.p50Ms.toFixed(1)} ms; ${formatCpu(direct.cpu, direct.ok)}`,
-        `  block: ${blockTxs.length} txs, ${expectedGas.toLocaleString('en-US')} gas, ${(blockBody.length / MB).toFixed(1)} MB JSON`,
-        `    cold REST ${ms(coldRest.seconds)} (${formatCpu(coldRest.cpu, blockTxs.length)}); cold in-process ${ms(coldInProcess.seconds)} (${formatCpu(coldInProcess.cpu, blockTxs.length)})`,
-        `    warm REST ${ms(warmRest.seconds)} (${formatCpu(warmRest.cpu, blockTxs.length)}); warm in-process ${ms(warmInProcess.seconds)} (${formatCpu(warmInProcess.cpu, blockTxs.length)}); ${warmRest.cacheHits} cache hits each`,
+        `  block: ${blockTxs.length} txs, ${expectedGas.toLocaleString('en-US')} gas, ${(blockSsz.length / MB).toFixed(1)} MB SSZ, ${(blockBody.length / MB).toFixed(1)} MB JSON`,
+        `    cold REST SSZ ${ms(coldRest.seconds)} (${formatCpu(coldRest.cpu, blockTxs.length)}); cold in-process ${ms(coldInProcess.seconds)} (${formatCpu(coldInProcess.cpu, blockTxs.length)})`,
+        `    warm REST SSZ ${ms(warmRest.seconds)} (${formatCpu(warmRest.cpu, blockTxs.length)}); warm REST JSON ${ms(warmRestJson.seconds)} (${formatCpu(warmRestJson.cpu, blockTxs.length)})`,
+        `    warm in-process ${ms(warmInProcess.seconds)} (${formatCpu(warmInProcess.cpu, blockTxs.length)}); ${warmRest.cacheHits} cache hits each`,
         `  pool memory: ${exposed ? 'global.gc (--expose-gc)' : 'gc through v8.setFlagsFromString (node was started without --expose-gc)'} before each reading; ${POOL_NONCES_PER_SENDER} entries per sender`,
       ].join('\n'),
     );
