@@ -98,6 +98,21 @@ test('merkle: 1, 2 and 3 leaves follow the padded binary tree with the count mix
   bytesIs(merkleRoot(five), sha3(sha3(sha3(l1[0]!, l1[1]!), sha3(l1[2]!, l1[3]!)), countWord(5)));
 });
 
+test('merkle: any leaf count gives the root of the fully padded tree (the padding shortcut changes nothing)', () => {
+  const padded = (leaves: Uint8Array[]): Uint8Array => {
+    let level = leaves.length === 0 ? [ZERO32] : [...leaves];
+    let width = 1;
+    while (width < level.length) width <<= 1;
+    while (level.length < width) level.push(ZERO32);
+    while (level.length > 1) level = Array.from({ length: level.length / 2 }, (_, i) => sha3(level[2 * i]!, level[2 * i + 1]!));
+    return sha3(level[0]!, countWord(leaves.length));
+  };
+  for (const n of [...Array.from({ length: 40 }, (_, i) => i), 63, 64, 65, 1428]) {
+    const leaves = Array.from({ length: n }, (_, i) => leaf(i));
+    bytesIs(merkleRoot(leaves), padded(leaves), `${n} leaves`);
+  }
+});
+
 test('merkle: roots for 0..4 leaves are pairwise distinct; order matters; padding is not a leaf', () => {
   const roots = [0, 1, 2, 3, 4].map((n) => toHex(merkleRoot(Array.from({ length: n }, (_, i) => leaf(i)))));
   assert.is(new Set(roots).size, 5);

@@ -16,7 +16,7 @@ import { merkleRoot } from './merkle.js';
 import { vrfProve } from '../crypto/vrf.js';
 import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
 import { type Attestation, type AttestationJson, attestationFromJson, attestationHash, attestationToJson } from './attestation.js';
-import { type Transaction, decodeTx, encodeTx, txHash } from './transaction.js';
+import { type Transaction, decodeTx, decodeTxViews, encodeTx, txHash } from './transaction.js';
 import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
 import { type SlashingEvidence, type SlashingEvidenceJson, decodeEvidence, encodeEvidence, evidenceFromJson, evidenceToJson, slashingLeaf } from '../consensus/slashing.js';
 
@@ -142,17 +142,23 @@ export function encodeBlock(block: Block, envelopes: Uint8Array[] = block.transa
 
 /** Decodes an SSZ block; structural faults are `malformed block`. */
 export function decodeBlock(bytes: Uint8Array): Block {
-  return decodeBlockWithEnvelopes(bytes).block;
+  return decodeBlockBytes(bytes, false).block;
 }
 
 /**
  * Decodes an SSZ block and keeps each transaction's envelope as received: decodeTx proved every
  * one canonical, so importers hash and store these bytes instead of encoding the transactions again.
+ * The envelopes and every byte field of the block are views into `bytes` (no copy of a 7.6 MB
+ * block): whoever keeps any of them keeps `bytes`, which must not change afterwards.
  */
 export function decodeBlockWithEnvelopes(bytes: Uint8Array): { block: Block; envelopes: Uint8Array[] } {
+  return decodeBlockBytes(bytes, true);
+}
+
+function decodeBlockBytes(bytes: Uint8Array, views: boolean): { block: Block; envelopes: Uint8Array[] } {
   let v: ReturnType<typeof BlockSsz.deserialize>;
   try {
-    v = BlockSsz.deserialize(bytes);
+    v = BlockSsz.deserialize(bytes, { reuseBytes: views });
   } catch (err) {
     throw new MalformedError('block', (err as Error).message);
   }
@@ -164,7 +170,7 @@ export function decodeBlockWithEnvelopes(bytes: Uint8Array): { block: Block; env
       throw new MalformedError('block.attestations', 'integers must be below 2^53');
     }
   }
-  const block = { header: v.header, transactions: v.transactions.map(decodeTx), signature: v.signature, attestations: v.attestations, slashings: v.slashings.map(decodeEvidence) };
+  const block = { header: v.header, transactions: v.transactions.map(views ? decodeTxViews : decodeTx), signature: v.signature, attestations: v.attestations, slashings: v.slashings.map(decodeEvidence) };
   return { block, envelopes: v.transactions };
 }
 

@@ -165,25 +165,39 @@ function valueFromSsz(v: { nonce: bigint; gasPrice: bigint; gasLimit: bigint; to
 
 /** Decodes a signed envelope; any structural fault is `malformed tx.Envelope`. */
 export function decodeTx(bytes: Uint8Array): Transaction {
+  return decodeEnvelope(bytes, false);
+}
+
+/**
+ * decodeTx whose byte fields (signature, key, data, …) are views into `bytes`, not copies: for
+ * transient decodes (block import) of bytes nobody changes, where copying was the decode's largest
+ * cost. Whoever keeps the transaction keeps `bytes`.
+ */
+export function decodeTxViews(bytes: Uint8Array): Transaction {
+  return decodeEnvelope(bytes, true);
+}
+
+function decodeEnvelope(bytes: Uint8Array, views: boolean): Transaction {
   if (bytes.length < 2) throw new MalformedError('tx.Envelope', 'too short');
   if (bytes.length > MAX_TX_BYTES) throw new MalformedError('tx.Envelope', `larger than ${MAX_TX_BYTES} bytes`);
   const body = bytes.subarray(1);
+  const reuse = { reuseBytes: views };
   let tx: Transaction;
   try {
     switch (bytes[0]) {
       case TxType.Standard: {
-        const v = StandardTxSsz.deserialize(body);
+        const v = StandardTxSsz.deserialize(body, reuse);
         tx = { type: 0, ...valueFromSsz(v), signature: v.signature, publicKey: v.publicKey };
         break;
       }
       case TxType.EcdsaAuthorization:
       case TxType.EcdsaRevocation: {
-        const v = EcdsaAuthorizationSsz.deserialize(body);
+        const v = EcdsaAuthorizationSsz.deserialize(body, reuse);
         tx = { type: bytes[0] as 1 | 2, nonce: v.nonce, ecdsaAddress: v.ecdsaAddress, signature: v.signature, publicKey: v.publicKey };
         break;
       }
       case TxType.EcdsaAuthorized: {
-        const v = EcdsaAuthorizedTxSsz.deserialize(body);
+        const v = EcdsaAuthorizedTxSsz.deserialize(body, reuse);
         tx = { type: 3, ...valueFromSsz(v), from: v.from, ecdsaSignature: v.ecdsaSignature };
         break;
       }
