@@ -55,6 +55,7 @@ single('a malformed binary body gets exactly the envelope (status, code, message
     const badOffset = env.slice();
     badOffset[1 + 24] += 1;
     const cases: Array<[string, Uint8Array]> = [
+      ['empty', new Uint8Array(0)],
       ['one byte', Uint8Array.of(0)],
       ['truncated', env.subarray(0, env.length - 7)],
       ['unknown type', wrongType],
