@@ -109,7 +109,7 @@ if (args.only.has('beacon')) {
   if (!args.json && (args.only.has('propose') || args.only.has('devnet'))) console.log('');
 }
 if (args.only.has('propose')) {
-  const { results, details } = await runProposeBench({ print: !args.json });
+  const { results, details } = await runProposeBench({ print: !args.json, ...(args.profileDir === undefined ? {} : { profileDir: args.profileDir }) });
   report.propose = results;
   report.proposeDetails = details;
   if (!args.json && args.only.has('devnet')) console.log('');

@@ -19,7 +19,9 @@ import { join } from 'node:path';
 import { parseHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
 import { epochOfSlot, PRESETS, slotAt, slotStartMs } from '../src/core/genesis/genesis.js';
-import { type Block, blockToJson, buildSignedBlock, decodeBlock, encodeBlock } from '../src/core/types/block.js';
+import { type Block, type BlockHeader, blockMerkleRoot, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, signBlock } from '../src/core/types/block.js';
+import { sha3 } from '../src/core/crypto/hash.js';
+import { vrfProve } from '../src/core/crypto/vrf.js';
 import { signStandardTx, type StandardTx, type Transaction } from '../src/core/types/transaction.js';
 import { txFromJson } from '../src/core/types/transaction-json.js';
 import { SSZ_MEDIA_TYPE } from '../src/api/media.js';
@@ -31,6 +33,7 @@ import { RandaoChain } from '../src/node/validator/randao-chain.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
+import { profiled, summarizeProfile } from './profile.js';
 import { pump } from './pump.js';
 import { type CpuSplit, formatCpu, startCpu, threadIds } from './threads.js';
 
@@ -80,7 +83,7 @@ const median = (xs: readonly number[]): number => {
 const MB = 1024 * 1024;
 
 /** Runs the proposal-path benchmark and prints a table unless `print` is false. */
-export async function runProposeBench(opts: { print?: boolean } = {}): Promise<{ results: BenchResult[]; details: ProposeDetails }> {
+export async function runProposeBench(opts: { print?: boolean; profileDir?: string } = {}): Promise<{ results: BenchResult[]; details: ProposeDetails }> {
   const say = (msg: string): void => {
     if (opts.print !== false) process.stderr.write(`  ${msg}\n`);
   };
@@ -143,13 +146,16 @@ export async function runProposeBench(opts: { print?: boolean } = {}): Promise<{
     };
 
     let next = 0;
-    const proposeOne = async (wire: Wire): Promise<ProposalSteps> => {
+    // Untimed: the block's transactions into execution's pool, as they are when a proposer asks.
+    const admit = async (): Promise<void> => {
       const batch = txs.slice(next, (next += perBlock));
       const admitted = await pump(batch, 64, async (tx) => {
         await exec.submit(tx, 'rest');
         return undefined;
       });
       check(admitted.failed === 0 && exec.admission.pool.size === perBlock, `pre-admission: ${admitted.firstError}`);
+    };
+    const proposeOne = async (wire: Wire): Promise<ProposalSteps> => {
       const head = chain.head();
       const slot = head.slot + 1;
       check(slot <= slotAt(genesis, Date.now()), `slot ${slot} has started`);
@@ -180,19 +186,21 @@ export async function runProposeBench(opts: { print?: boolean } = {}): Promise<{
       const tPending = performance.now();
       check(pendingTxs.length === perBlock, `execution offered ${pendingTxs.length} of ${perBlock}`);
       // (b) Assemble and sign.
-      const block: Block = buildSignedBlock({
-        chainId,
+      // As each validator client builds it: the JSON one from decoded transactions, the SSZ one
+      // with the Merkle root hashed from execution's envelopes (a transaction hash is SHA3 of its envelope).
+      const vrfSeed = parseHex(duty.vrf_seed, 'vrf_seed', 32);
+      const header: BlockHeader = {
         index: head.index + 1,
         timestampMs: slotStartMs(genesis, slot),
         parentHash: parseHex(head.root, 'head', 32),
-        transactions: pendingTxs,
-        key: validators[v]!.mldsa,
-        validatorIndex: v,
+        merkleRoot: envelopes === undefined ? bodyMerkleRoot(pendingTxs, [], []) : blockMerkleRoot(envelopes.map((e) => sha3(e)), [], []),
         validatorId: parseHex(validators[v]!.address, 'address', 20),
-        vrfSeed: parseHex(duty.vrf_seed, 'vrf_seed', 32),
+        vrfProof: vrfProve(validators[v]!.mldsa, vrfSeed, chainId),
+        vrfSeed,
         randaoReveal: reveal,
         stateRoot: parseHex(head.state_root, 'head state root', 32),
-      });
+      };
+      const block: Block = signBlock(header, pendingTxs, validators[v]!.mldsa, chainId, v);
       const tSigned = performance.now();
       // (c) Propose: the beacon checks it, execution imports it (newPayload), the beacon stores it.
       let proposalBytes: number;
@@ -216,13 +224,24 @@ export async function runProposeBench(opts: { print?: boolean } = {}): Promise<{
     };
 
     for (let i = 0; i < WARM_RUNS; i++) {
-      await proposeOne('json');
-      await proposeOne('ssz');
+      for (const wire of ['json', 'ssz'] as const) {
+        await admit();
+        await proposeOne(wire);
+      }
     }
     const runs: ProposalSteps[] = [];
+    const profiles: string[] = [];
     for (let i = 0; i < RUNS; i++) {
-      runs.push(await proposeOne('json'));
-      runs.push(await proposeOne('ssz'));
+      for (const wire of ['json', 'ssz'] as const) {
+        await admit();
+        if (opts.profileDir === undefined) runs.push(await proposeOne(wire));
+        else {
+          // The main thread's profile of one proposal per wire (the middle run).
+          const p = await profiled(opts.profileDir, `propose-${wire}-${i}`, () => proposeOne(wire));
+          runs.push(p.value);
+          if (i === Math.floor(RUNS / 2)) profiles.push(`  ${wire.toUpperCase()} proposal profile (${p.path}):\n${summarizeProfile(p.profile)}`);
+        }
+      }
     }
     // What newPayload carries for the last block, both ways (the beacon sends SSZ; it sent hex JSON before).
     const stored = await chain.body(chain.head().root);
@@ -264,6 +283,7 @@ export async function runProposeBench(opts: { print?: boolean } = {}): Promise<{
         console.log(`  ${wire.toUpperCase()}: pending ${f((r) => r.pendingMs)} ms (${types}), sign ${f((r) => r.signMs)} ms, propose+newPayload ${f((r) => r.proposeMs)} ms; ${formatCpu(of(wire)[Math.floor(RUNS / 2)]!.cpu, perBlock)}`);
         console.log(`    totals ms: [${of(wire).map((r) => r.totalMs.toFixed(0)).join(', ')}]`);
       }
+      for (const p of profiles) console.log(p);
     }
     return { results, details };
   } finally {

@@ -35,6 +35,36 @@ export function signatureOfBlockBytes(bytes: Uint8Array): Uint8Array {
   return bytes.subarray(SIGNATURE_OFFSET, SIGNATURE_OFFSET + SIGNATURE_BYTES);
 }
 
+/**
+ * The transaction envelopes of an SSZ block, as views into `bytes` (nothing is copied or decoded):
+ * the list runs from its offset (after the header) to the attestations' offset (after the
+ * signature); inside it, the first 4-byte offset gives the count. Offsets that do not fit are
+ * `malformed block`. A transaction's hash is SHA3-256 of its envelope, so a received block's
+ * Merkle root is checked from these without encoding a transaction again.
+ */
+export function envelopesOfBlockBytes(bytes: Uint8Array): Uint8Array[] {
+  checkLength(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const start = view.getUint32(HEADER_BYTES, true);
+  const end = view.getUint32(SIGNATURE_OFFSET + SIGNATURE_BYTES, true);
+  if (start > end || end > bytes.length) throw new MalformedError('block', 'transaction list offsets out of range');
+  if (start === end) return [];
+  const list = bytes.subarray(start, end);
+  const lv = new DataView(list.buffer, list.byteOffset, list.byteLength);
+  if (list.length < 4) throw new MalformedError('block', 'transaction list shorter than its first offset');
+  const first = lv.getUint32(0, true);
+  if (first % 4 !== 0 || first === 0 || first > list.length) throw new MalformedError('block', 'bad first transaction offset');
+  const count = first / 4;
+  const out: Uint8Array[] = new Array<Uint8Array>(count);
+  for (let i = 0; i < count; i++) {
+    const from = lv.getUint32(i * 4, true);
+    const to = i + 1 < count ? lv.getUint32((i + 1) * 4, true) : list.length;
+    if (from > to || to > list.length) throw new MalformedError('block', `transaction ${i}'s offsets out of range`);
+    out[i] = list.subarray(from, to);
+  }
+  return out;
+}
+
 /** Whether two byte strings are equal. */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;

@@ -15,8 +15,10 @@ import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../
 import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
 import { checkInclusion, InclusionError, type InclusionReason, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
 import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
-import { type Block, blockHash, canonicalHeaderBytes, encodeBlock, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
-import { headerOfBlockBytes, sameBytes, signatureOfBlockBytes } from './block-bytes.js';
+import { type Block, blockHash, blockMerkleRoot, canonicalHeaderBytes, encodeBlock, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
+import { sha3 } from '../../core/crypto/hash.js';
+import { txHash } from '../../core/types/transaction.js';
+import { envelopesOfBlockBytes, headerOfBlockBytes, sameBytes, signatureOfBlockBytes } from './block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../../api/execution.js';
@@ -469,8 +471,10 @@ export class BeaconChain {
       throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
     }
     // The signed merkle_root is what binds the included votes to the proposer: checked here, not
-    // only by execution, because the beacon acts on those votes.
-    if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
+    // only by execution, because the beacon acts on those votes. A transaction's hash is SHA3 of
+    // its envelope: a block that arrived as bytes is hashed from them, not encoded again.
+    const txHashes = received === undefined ? block.transactions.map(txHash) : envelopesOfBlockBytes(received).map((e) => sha3(e));
+    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
       throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
     }
     try {

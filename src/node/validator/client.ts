@@ -48,11 +48,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { MAX_BLOCK_TXS } from '../../core/constants.js';
+import { sha3 } from '../../core/crypto/hash.js';
 import { vrfProve } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
-import { type BlockHeader, bodyMerkleRoot, encodeBlock, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
+import { type BlockHeader, blockMerkleRoot, encodeBlock, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
 import { type Transaction, txSender } from '../../core/types/transaction.js';
 import { AttestationSsz, BlockSsz } from '../../core/types/ssz.js';
 import { MAX_BLOCK_BYTES } from '../beacon/p2p.js';
@@ -601,7 +602,8 @@ export class ValidatorClient {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
       parentHash: parseHex(head.root, 'head root', 32),
-      merkleRoot: bodyMerkleRoot(txs, attestations, slashings),
+      // A transaction's hash is SHA3 of its envelope: execution's envelopes are hashed as they are.
+      merkleRoot: blockMerkleRoot(envelopes.map((e) => sha3(e)), attestations, slashings),
       validatorId: parseHex(this.keys.address, 'address', 20),
       vrfProof,
       vrfSeed,

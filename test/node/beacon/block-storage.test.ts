@@ -16,7 +16,7 @@ import { TX_BASE_GAS } from '../../../src/core/constants.js';
 import { type Genesis, epochOfSlot } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, signAttestation } from '../../../src/core/types/attestation.js';
 import { type Block, blockHash, blockToJson, decodeBlock, encodeBlock, headerToJson } from '../../../src/core/types/block.js';
-import { type StandardTx, signStandardTx } from '../../../src/core/types/transaction.js';
+import { type StandardTx, encodeTx, signStandardTx } from '../../../src/core/types/transaction.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
 import { BEACON_SCHEMA_VERSION } from '../../../src/node/beacon/chain.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
@@ -149,6 +149,11 @@ wire('malformed SSZ proposals are 400 MALFORMED_INPUT envelopes and change nothi
   const att = await http(h.beacon.url, '/api/v1/attestation', { body: good.subarray(0, 64), headers: { 'content-type': SSZ_MEDIA_TYPE, authorization: `Bearer ${h.token}` } });
   assert.ok(att.status >= 400 && att.status < 500, `attestation route with bytes: ${att.status} ${att.text}`);
   assert.is(att.body.success, false);
+  // Well-formed bytes whose transactions are not the ones the header's merkle_root commits to
+  // (the root is checked from the received envelopes).
+  const swapped = encodeBlock(block, [encodeTx(transferTx(h, h.accounts[0]!, 9n))]);
+  expectEnvelope(await proposeSsz(h, swapped), 400, 'MERKLE_ROOT_MISMATCH');
+  assert.equal(await beaconHead(h), before, 'the head did not move');
   // The honest bytes are still accepted.
   assert.is(okData(await proposeSsz(h, good)).block_hash, toHex(blockHash(block.header)));
 });
