@@ -80,7 +80,8 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-const MB = 1024 * 1024;
+/** Decimal megabytes, as the execution bench prints them. */
+const MB = 1_000_000;
 
 /** Runs the proposal-path benchmark and prints a table unless `print` is false. */
 export async function runProposeBench(opts: { print?: boolean; profileDir?: string } = {}): Promise<{ results: BenchResult[]; details: ProposeDetails }> {
