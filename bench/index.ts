@@ -1,5 +1,5 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
@@ -12,11 +12,12 @@ import { runLightBench } from './light.js';
 import { formatMachine, machineInfo } from './harness.js';
 import { runNetworkBench } from './network.js';
 import { runP2pBench } from './p2p.js';
+import { runProposeBench } from './propose.js';
 import { runStateBench } from './state.js';
 import { runVmBench } from './vm.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light', 'bridge'] as const;
+const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'propose', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light', 'bridge'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -29,7 +30,7 @@ interface BenchArgs {
 
 /**
  * Parses `--seconds N` (default 1; the ws suite publishes for max(3, N) s), `--only
- * crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge` (repeatable or comma-separated; default all), `--profile DIR` (CPU
+ * crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge` (repeatable or comma-separated; default all), `--profile DIR` (CPU
  * profiles of the execution phases), `--rest-client http|fetch` (the admission load generator)
  * and `--json`.
  */
@@ -65,7 +66,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|devnet|flood|p2p|network|vm|light|bridge, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -105,6 +106,12 @@ if (args.only.has('beacon')) {
   const { results, details } = await runBeaconBench({ seconds: args.seconds, print: !args.json });
   report.beacon = results;
   report.beaconDetails = details;
+  if (!args.json && (args.only.has('propose') || args.only.has('devnet'))) console.log('');
+}
+if (args.only.has('propose')) {
+  const { results, details } = await runProposeBench({ print: !args.json, ...(args.profileDir === undefined ? {} : { profileDir: args.profileDir }) });
+  report.propose = results;
+  report.proposeDetails = details;
   if (!args.json && args.only.has('devnet')) console.log('');
 }
 if (args.only.has('devnet')) {

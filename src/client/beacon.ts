@@ -1,16 +1,18 @@
 /**
  * A small typed client for the beacon node's REST API (`{beacon_url}`, default port 8080) as the
- * validator client uses it, on the global fetch; plus the one execution engine call a proposer
- * makes (getPendingTransactions). Every request has a deadline; every failure is a
+ * validator client uses it, on the global fetch; plus the execution engine calls a proposer
+ * makes (getPendingTransactions, a block's state root). Blocks go to the beacon and pending
+ * transactions come from execution as SSZ bytes (application/octet-stream). Every request has a deadline; every failure is a
  * BeaconClientError whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT /
  * BAD_RESPONSE / HTTP_ERROR. Answers are checked for the fields the validator relies on (extra
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
 import { type Attestation, type AttestationJson, attestationFromJson } from '../core/types/attestation.js';
-import type { BlockJson } from '../core/types/block.js';
+import { type Transaction, decodeEnvelopeList, decodeTx, encodeTx } from '../core/types/transaction.js';
+import { SSZ_MEDIA_TYPE } from '../api/media.js';
 import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
-import type { TxJson } from '../core/types/transaction-json.js';
+import { txFromJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
@@ -102,13 +104,30 @@ export class JsonApiClient {
 
   /** One HTTP exchange: JSON in and out, the error envelope mapped to BeaconClientError. */
   protected async request(method: string, path: string, body: unknown, opts: { auth?: boolean; timeoutMs?: number }): Promise<unknown> {
+    const x = await this.exchange(method, path, opts, (url, headers, timeoutMs) => exchangeJson(url, method, body, headers, timeoutMs));
+    if (x.json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
+    return x.json;
+  }
+
+  /**
+   * One HTTP exchange that sends SSZ bytes when `body` is given and, with `acceptSsz`, takes an SSZ
+   * answer: `bytes` is set when the answer is application/octet-stream, else `json` is the parsed
+   * body (so a server that answers JSON still works). Errors are mapped as by `request`.
+   */
+  protected async requestSsz(method: string, path: string, o: { body?: Uint8Array; acceptSsz?: boolean; auth?: boolean; timeoutMs?: number }): Promise<{ bytes?: Uint8Array; json?: unknown }> {
+    const x = await this.exchange(method, path, o, (url, headers, timeoutMs) => exchangeSsz(url, method, o.body, o.acceptSsz === true, headers, timeoutMs));
+    if (x.bytes === undefined && x.json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is neither JSON nor SSZ bytes');
+    return x.bytes === undefined ? { json: x.json } : { bytes: x.bytes };
+  }
+
+  private async exchange<X extends JsonExchange>(method: string, path: string, opts: { auth?: boolean; timeoutMs?: number }, send: (url: string, headers: Record<string, string>, timeoutMs: number) => Promise<X>): Promise<X> {
     const url = this.baseUrl + path;
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const headers: Record<string, string> = {};
     if (opts.auth && this.token !== undefined) headers.authorization = `Bearer ${typeof this.token === 'string' ? this.token : this.token()}`;
-    let x: JsonExchange;
+    let x: X;
     try {
-      x = await exchangeJson(url, method, body, headers, timeoutMs);
+      x = await send(url, headers, timeoutMs);
     } catch (err) {
       if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${method} ${path} within ${timeoutMs} ms`, undefined, { cause: err });
       throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err, this.baseUrl)})${this.unreachableHint}`, undefined, { cause: err });
@@ -119,8 +138,7 @@ export class JsonApiClient {
       if (env) throw new BeaconClientError(env.code, env.message, res.status);
       throw new BeaconClientError('HTTP_ERROR', `${method} ${url} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, res.status);
     }
-    if (json === undefined) throw this.badResponse(`${method} ${path}`, 'the body is not JSON');
-    return json;
+    return x;
   }
 
   /** BAD_RESPONSE naming the route and what was wrong. */
@@ -254,10 +272,14 @@ export class BeaconClient extends JsonApiClient {
     return { slot: uint(d.slot, `${what}: slot`, this), attestations, slashings };
   }
 
-  /** Submits a signed block (wire JSON); needs the bearer token. */
-  async proposeBlock(block: BlockJson, opts?: RequestOptions): Promise<ProposeResultView> {
-    const what = 'POST /api/v1/validator/blocks/propose';
-    const d = await this.data('POST', '/api/v1/validator/blocks/propose', block, { ...opts, auth: true });
+  /** Submits a signed block as its SSZ bytes (`encodeBlock`); needs the bearer token. */
+  async proposeBlock(ssz: Uint8Array, opts?: RequestOptions): Promise<ProposeResultView> {
+    const path = '/api/v1/validator/blocks/propose';
+    const what = `POST ${path}`;
+    const { json } = await this.requestSsz('POST', path, { ...opts, body: ssz, auth: true });
+    const o = object(json, what, this);
+    if (o.success !== true || !('data' in o)) throw this.badResponse(what, 'no {success: true, data} envelope');
+    const d = object(o.data, what, this);
     return { ...d, block_hash: hash(d.block_hash, `${what}: block_hash`, this), slot: uint(d.slot, `${what}: slot`, this) };
   }
 
@@ -303,6 +325,17 @@ export class BeaconClient extends JsonApiClient {
   }
 }
 
+/** Execution's pending transactions as the proposer packs them (see ExecutionEngineClient.pendingTransactions). */
+export interface PendingTransactions {
+  /** Entries execution offered (decoded or not). */
+  count: number;
+  transactions: Transaction[];
+  /** Each decoded transaction's envelope bytes, as execution sent them. */
+  envelopes: Uint8Array[];
+  /** The first entry that does not parse; it and everything after it were left out. */
+  malformed?: { position: number; message: string };
+}
+
 /**
  * The execution engine call a proposer makes. The engine API answers loopback callers, or
  * callers with an HS256 JWT when execution has an engine secret (`jwt` makes a fresh one per call).
@@ -318,13 +351,56 @@ export class ExecutionEngineClient extends JsonApiClient {
     });
   }
 
-  /** Pending transactions in build order, packed under the gas cap (tx JSON, not yet parsed). */
-  async pendingTransactions(opts?: RequestOptions): Promise<PendingTransactionsView> {
+  /**
+   * Pending transactions in build order, packed under the gas cap, asked for as SSZ (an envelope
+   * list); an execution node that answers JSON is read too. Each entry is decoded; decoding stops
+   * at the first entry that does not parse (a later one of its sender may depend on its nonce),
+   * which `malformed` reports. `envelopes[i]` is the encoding of `transactions[i]`, as execution
+   * sent it, so a block built from them need not encode them again.
+   */
+  async pendingTransactions(opts?: RequestOptions): Promise<PendingTransactions> {
     const path = '/api/v1/engine/getPendingTransactions';
     const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, { ...opts, auth: true });
+    const r = await this.requestSsz('GET', path, { ...opts, acceptSsz: true, auth: true });
+    const out: PendingTransactions = { count: 0, transactions: [], envelopes: [] };
+    const take = (tx: Transaction, envelope: Uint8Array): void => {
+      out.transactions.push(tx);
+      out.envelopes.push(envelope);
+    };
+    if (r.bytes !== undefined) {
+      let list: Uint8Array[];
+      try {
+        list = decodeEnvelopeList(r.bytes);
+      } catch (err) {
+        throw this.badResponse(what, (err as Error).message);
+      }
+      out.count = list.length;
+      for (const [i, envelope] of list.entries()) {
+        try {
+          take(decodeTx(envelope), envelope);
+        } catch (err) {
+          out.malformed = { position: i, message: (err as Error).message };
+          break;
+        }
+      }
+      return out;
+    }
+    const o = object(r.json, what, this);
+    if (o.success !== true || !('data' in o)) throw this.badResponse(what, 'no {success: true, data} envelope');
+    const d: Partial<PendingTransactionsView> & Record<string, unknown> = object(o.data, what, this);
     if (!Array.isArray(d.transactions)) throw this.badResponse(what, 'transactions is not an array');
-    return { count: uint(d.count, `${what}: count`, this), gas: uint(d.gas, `${what}: gas`, this), transactions: d.transactions as TxJson[] };
+    uint(d.count, `${what}: count`, this);
+    out.count = d.transactions.length;
+    for (const [i, json] of d.transactions.entries()) {
+      try {
+        const tx = txFromJson(json);
+        take(tx, encodeTx(tx));
+      } catch (err) {
+        out.malformed = { position: i, message: (err as Error).message };
+        break;
+      }
+    }
+    return out;
   }
 
   /** Post-state root of a stored block (what a child's header carries as `state_root`). */
@@ -372,3 +448,20 @@ function checkUint(n: number, field: string): number {
   return n;
 }
 
+
+/** Sends `body` as SSZ bytes (or nothing); asks for SSZ when `acceptSsz`; reads the answer by its Content-Type. */
+async function exchangeSsz(url: string, method: string, body: Uint8Array | undefined, acceptSsz: boolean, headers: Record<string, string>, timeoutMs: number): Promise<JsonExchange & { bytes?: Uint8Array }> {
+  const h: Record<string, string> = { accept: acceptSsz ? `${SSZ_MEDIA_TYPE}, application/json;q=0.9` : 'application/json', ...headers };
+  if (body !== undefined) h['content-type'] = SSZ_MEDIA_TYPE;
+  const res = await fetch(url, { method, headers: h, body, signal: AbortSignal.timeout(timeoutMs) });
+  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === SSZ_MEDIA_TYPE && res.ok) return { res, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { res, json };
+}

@@ -1,14 +1,14 @@
 /** Beacon REST routes (`{beacon_url}`, default port 8080). Validator POSTs need the bearer token. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { parseDecimal } from '../../core/codec/json.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
 import { attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
-import { blockFromJson } from '../../core/types/block.js';
+import { type Block, blockFromJson, blockToJson, decodeBlock } from '../../core/types/block.js';
 import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.js';
 import { ProposerError } from '../../core/consensus/proposer.js';
-import { errorBody, ok } from '../shared/http.js';
+import { errorBody, ok, sszBody } from '../shared/http.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
 import { registerBridgeRoutes } from './bridge-api.js';
@@ -77,7 +77,8 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(uintParam(id, 'slot'));
     const record = root ? chain.record(root) : undefined;
     if (!record) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
-    return ok(reply, { ...record, randao: undefined, block: (await chain.body(record.root)) ?? null });
+    const ssz = await chain.body(record.root);
+    return ok(reply, { ...record, randao: undefined, block: ssz === undefined ? null : blockToJson(decodeBlock(ssz)) });
   });
 
   app.get('/api/v1/validators', async (_req, reply) => ok(reply, { validators: chain.validators() }));
@@ -121,15 +122,18 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   // What the beacon's own validators send is gossiped once accepted (not when already known:
-  // then it came from the network, which has it).
-  const propose = async (body: unknown) => {
-    const block = blockFromJson(body);
-    const r = await chain.propose(block);
-    if (!r.already_known) net?.publishBlock(block);
+  // then it came from the network, which has it). A block sent as SSZ (application/octet-stream,
+  // `encodeBlock`) goes on to execution, the store and gossip as the bytes received; malformed
+  // bytes are a 400 MALFORMED_INPUT, like malformed JSON.
+  const propose = async (req: FastifyRequest) => {
+    const ssz = sszBody(req);
+    const block: Block = ssz === undefined ? blockFromJson(req.body) : decodeBlock(ssz);
+    const r = await chain.propose(block, ssz);
+    if (!r.already_known) net?.publishBlock(block, ssz);
     return r;
   };
-  app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
-  app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req.body)));
+  app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
+  app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
   app.post('/api/v1/attestation', validatorRoute, async (req, reply) => {
     const att = attestationFromJson(req.body);
     const r = await chain.attest(att);

@@ -4,7 +4,8 @@
  * choice over attestations (those received and those included in blocks), keeps the pool of
  * attestations a proposer packs, and tells execution the head and the finalised block. Rewards
  * are not the beacon's business: execution credits them inside each block's state transition.
- * Records and the fork-choice store persist in LevelDB.
+ * Records and the fork-choice store persist in LevelDB; blocks are kept as the SSZ bytes received
+ * (`encodeBlock`), which is what execution, gossip and range sync are sent.
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { verify } from '../../core/crypto/mldsa.js';
@@ -14,7 +15,10 @@ import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../
 import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
 import { checkInclusion, InclusionError, type InclusionReason, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
 import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
-import { type Block, blockFromJson, blockHash, blockToJson, canonicalHeaderBytes, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
+import { type Block, blockHash, blockMerkleRoot, canonicalHeaderBytes, encodeBlock, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
+import { sha3 } from '../../core/crypto/hash.js';
+import { txHash } from '../../core/types/transaction.js';
+import { envelopesOfBlockBytes, headerOfBlockBytes, sameBytes, signatureOfBlockBytes } from './block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../../api/execution.js';
@@ -80,10 +84,19 @@ export interface DutyView {
 
 const K = {
   record: (root: string) => `b:${root}`,
+  /** The block's SSZ bytes (layout 2; layout 1 held its wire JSON with base64 fields). */
   body: (root: string) => `B:${root}`,
   bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
   forkChoice: 'm:forkchoice',
+  schema: 'm:schema',
 } as const;
+
+/**
+ * The beacon database's storage layout. 1 (no `m:schema` key): blocks as wire JSON; 2: blocks as
+ * SSZ bytes. A data directory of another layout is refused at start (DB_SCHEMA_MISMATCH), as
+ * execution refuses one: reading it would misparse every stored block.
+ */
+export const BEACON_SCHEMA_VERSION = 2;
 
 /** Refusals raised before a block's signature is checked: the signature is checked afterwards for slashing detection. */
 const REFUSED_BEFORE_SIGNATURE: ReadonlySet<string> = new Set(['UNKNOWN_PARENT', 'INVALID_TIMESTAMP', 'INVALID_SLOT', 'INVALID_HEIGHT', 'INACTIVE_VALIDATOR', 'WRONG_VRF_SEED', 'WRONG_PROPOSER', 'INVALID_VRF_PROOF']);
@@ -158,6 +171,7 @@ export class BeaconChain {
   static async open(o: { genesis: Genesis; store: ChainStore; engine: EngineClient; events?: EventHub; metrics: BeaconMetrics; log: Logger; now?: () => number }): Promise<BeaconChain> {
     const g = o.genesis;
     const root = toHex(genesisHash(g));
+    await checkSchema(o.store);
     const fcJson = await o.store.get<unknown>(K.forkChoice);
     const chain = new BeaconChain(
       g,
@@ -263,10 +277,9 @@ export class BeaconChain {
     const head = this.head();
     if (head.index === 0) return;
     try {
-      const stored = await this.store.get<unknown>(K.body(head.root));
+      const stored = await this.store.getBytes(K.body(head.root));
       if (stored === undefined) throw new Error('no stored body');
-      const block = blockFromJson(stored);
-      this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(block.header, this.genesis.chain_id, head.proposer_index), block.signature).length);
+      this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(headerOfBlockBytes(stored), this.genesis.chain_id, head.proposer_index), signatureOfBlockBytes(stored)).length);
     } catch (err) {
       // Only a metric: a store that cannot give the head's body back must not stop the node.
       this.log.warn('cannot re-encode the head for quantum_canonical_bytes_len', { head: head.root, error: (err as Error).message });
@@ -315,9 +328,9 @@ export class BeaconChain {
     return this.registry;
   }
 
-  /** Stored wire JSON of a block. */
-  body(root: string): Promise<unknown> {
-    return this.store.get(K.body(root));
+  /** A block's stored SSZ bytes (`encodeBlock`), as received; undefined for genesis or an unknown root. */
+  body(root: string): Promise<Uint8Array | undefined> {
+    return this.store.getBytes(K.body(root));
   }
 
   /** Canonical block root at `slot`, if a block was proposed there. */
@@ -383,11 +396,15 @@ export class BeaconChain {
     return v ? toHex(v) : undefined;
   }
 
-  /** Validates a proposal, has execution apply it, and updates fork choice. */
-  propose(block: Block): Promise<{ block_hash: string; slot: number; index: number; state_root: string; transactions: number; already_known: boolean }> {
+  /**
+   * Validates a proposal, has execution apply it, and updates fork choice. `ssz` is the block's
+   * encoding when it arrived as bytes (API, gossip, range sync): execution is sent and the store
+   * keeps those same bytes instead of an encoding made again.
+   */
+  propose(block: Block, ssz?: Uint8Array): Promise<{ block_hash: string; slot: number; index: number; state_root: string; transactions: number; already_known: boolean }> {
     return this.mutex.run(async () => {
       try {
-        return await this.proposeLocked(block);
+        return await this.proposeLocked(block, ssz);
       } catch (err) {
         if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
         if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await this.observeRefused(block);
@@ -407,12 +424,12 @@ export class BeaconChain {
     await this.slashing.observeHeader({ header: sh, signature: block.signature }).catch((err: Error) => this.log.warn('slashing detector failed on a refused block', { error: err.message }));
   }
 
-  private async proposeLocked(block: Block) {
+  private async proposeLocked(block: Block, received: Uint8Array | undefined) {
     const h = block.header;
     const root = toHex(blockHash(h));
     const known = this.records.get(root);
     if (known) {
-      await this.checkKnownCopy(block, known);
+      await this.checkKnownCopy(block, received, known);
       return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
     }
     const cfg = this.genesis.config;
@@ -454,8 +471,10 @@ export class BeaconChain {
       throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
     }
     // The signed merkle_root is what binds the included votes to the proposer: checked here, not
-    // only by execution, because the beacon acts on those votes.
-    if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
+    // only by execution, because the beacon acts on those votes. A transaction's hash is SHA3 of
+    // its envelope: a block that arrived as bytes is hashed from them, not encoded again.
+    const txHashes = received === undefined ? block.transactions.map(txHash) : envelopesOfBlockBytes(received).map((e) => sha3(e));
+    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
       throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
     }
     try {
@@ -473,8 +492,8 @@ export class BeaconChain {
       if (err instanceof InclusionError) throw new IncludedAttestationError(err.reason, err.message);
       throw err;
     }
-    const json = blockToJson(block);
-    const result = await this.engine.newPayload(json).catch((err: SvcError) => {
+    const ssz = received ?? encodeBlock(block);
+    const result = await this.engine.newPayload(ssz).catch((err: SvcError) => {
       this.rejectedInRow++;
       this.lastRejection = `${err.code}: ${err.message}`;
       if (err instanceof WrongChainError) throw err;
@@ -501,7 +520,7 @@ export class BeaconChain {
     this.remember(record);
     // What the block's bridge receipts did to BIDs is written in the same atomic batch: a crash
     // cannot keep the block and lose a lock it holds (a stored block is never imported again).
-    await this.bridge.importBlock(result.receipts, { hash: root, index: h.index }, new WriteBatch().put(K.record(root), record).put(K.body(root), json).put(K.bySlot(slot), root), (b) => this.writeWithSnapshot(b));
+    await this.bridge.importBlock(result.receipts, { hash: root, index: h.index }, new WriteBatch().put(K.record(root), record).putBytes(K.body(root), ssz).put(K.bySlot(slot), root), (b) => this.writeWithSnapshot(b));
     this.metrics.blocksProposed.inc();
     if (recommits.applied.length > 0) {
       this.metrics.randaoRecommits.inc(recommits.applied.length);
@@ -517,10 +536,12 @@ export class BeaconChain {
   // The block hash covers neither the signature nor the transaction list, so a copy of an
   // accepted header can carry a corrupted signature or other transactions: it is refused rather
   // than reported as the known block.
-  private async checkKnownCopy(block: Block, known: BeaconBlockRecord): Promise<void> {
+  private async checkKnownCopy(block: Block, received: Uint8Array | undefined, known: BeaconBlockRecord): Promise<void> {
     if (known.index === 0) return;
-    const stored = await this.store.get<{ signature?: string }>(K.body(known.root));
-    if (stored?.signature !== toHex(block.signature)) {
+    const stored = await this.store.getBytes(K.body(known.root));
+    // The very bytes already accepted passed every check below.
+    if (stored !== undefined && received !== undefined && sameBytes(stored, received)) return;
+    if (stored === undefined || !sameBytes(signatureOfBlockBytes(stored), block.signature)) {
       const v = this.registry.find((x) => x.index === known.proposer_index);
       const sh = signedHeaderOf(block.header, this.genesis.chain_id, known.proposer_index);
       if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
@@ -760,12 +781,12 @@ export class BeaconChain {
   // already decided and sent to execution; a failed write only costs light clients this update.
   private async recordFinality(fin: CheckpointHex): Promise<void> {
     try {
-      const stored = await this.store.get<unknown>(K.body(fin.root));
+      const stored = await this.store.getBytes(K.body(fin.root));
       if (stored === undefined) return; // genesis: no header, nothing a light client needs proven
       const active = new Map(this.registry.filter((v) => v.active).map((v) => [v.index, BigInt(v.stake)]));
       let totalActive = 0n;
       for (const s of active.values()) totalActive += s;
-      const update = await this.light.finalized(fin, blockFromJson(stored).header, { size: this.registry.length, activeStake: (i) => active.get(i), totalActive });
+      const update = await this.light.finalized(fin, headerOfBlockBytes(stored), { size: this.registry.length, activeStake: (i) => active.get(i), totalActive });
       if (update) this.metrics.lightUpdateBytes.set(update.size_bytes);
     } catch (err) {
       this.log.error('could not record the light-client finality update', { epoch: fin.epoch, root: fin.root, error: (err as Error).message });
@@ -832,4 +853,31 @@ export class BeaconChain {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
   }
+}
+
+/**
+ * Refuses a database of another storage layout; stamps an empty one with this layout. A database
+ * without the stamp but with content is layout 1 (blocks as JSON), written before the stamp existed.
+ */
+async function checkSchema(store: ChainStore): Promise<void> {
+  let schema = await store.get<number>(K.schema);
+  if (schema === undefined) {
+    if (!(await isEmpty(store))) schema = 1;
+    else {
+      await store.write(new WriteBatch().put(K.schema, BEACON_SCHEMA_VERSION));
+      return;
+    }
+  }
+  if (schema !== BEACON_SCHEMA_VERSION) {
+    throw new SvcError(
+      'DB_SCHEMA_MISMATCH',
+      `beacon data directory uses storage layout ${schema}, this beacon reads layout ${BEACON_SCHEMA_VERSION} (blocks stored as SSZ): start with a fresh data directory (svc devnet up --fresh, or another --data-dir) and let the beacon sync from its peers`,
+      409,
+    );
+  }
+}
+
+async function isEmpty(store: ChainStore): Promise<boolean> {
+  for await (const _key of store.db.keys({ limit: 1 })) return false;
+  return true;
 }

@@ -1,6 +1,6 @@
 /** The beacon's client for the execution engine API (loopback, or HS256 JWT when a secret is set). */
 import { SvcError, WrongChainError } from '../../core/errors.js';
-import type { BlockJson } from '../../core/types/block.js';
+import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { signEngineJwt } from '../shared/jwt.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
@@ -31,13 +31,21 @@ export class EngineClient {
     private readonly jwtSecret?: Uint8Array,
   ) {}
 
+  // A Uint8Array body goes as SSZ bytes (application/octet-stream), anything else as JSON.
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    let payload: string | Uint8Array | undefined;
+    if (body instanceof Uint8Array) {
+      headers['content-type'] = SSZ_MEDIA_TYPE;
+      payload = body;
+    } else if (body !== undefined) {
+      headers['content-type'] = JSON_MEDIA_TYPE;
+      payload = JSON.stringify(body);
+    }
     if (this.jwtSecret) headers.authorization = `Bearer ${signEngineJwt(this.jwtSecret)}`;
     let res: Response;
     try {
-      res = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
+      res = await fetch(this.baseUrl + path, { method, headers, body: payload, signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch (err) {
       // Whatever answers on this URL next may be another node (a restart on other data): the
       // chain is checked again before anything is sent to it.
@@ -98,9 +106,9 @@ export class EngineClient {
     return this.call('POST', path, body);
   }
 
-  /** Validates and applies a block (execution re-verifies everything). */
-  newPayload(block: BlockJson): Promise<ImportResult> {
-    return this.checked('/api/v1/engine/newPayload', block);
+  /** Validates and applies a block given as its SSZ bytes (`encodeBlock`); execution re-verifies everything. */
+  newPayload(ssz: Uint8Array): Promise<ImportResult> {
+    return this.checked('/api/v1/engine/newPayload', ssz);
   }
 
   /** Makes `head` canonical and records `finalized`. */

@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { parseDecimal } from '../../core/codec/json.js';
 import { MAX_LIGHT_HEADERS } from '../../core/constants.js';
 import { SvcError } from '../../core/errors.js';
-import { type BlockHeader, blockFromJson, blockHash, headerToJson } from '../../core/types/block.js';
+import { type BlockHeader, blockHash, headerToJson } from '../../core/types/block.js';
+import { headerOfBlockBytes } from './block-bytes.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { FinalityUpdateJson, HeaderChainView, LightBootstrapView, LightProofView } from '../../api/light.js';
 import { ok } from '../shared/http.js';
@@ -47,7 +48,7 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
   const header = async (r: BeaconBlockRecord): Promise<BlockHeader> => {
     const stored = await chain.body(r.root);
     if (stored === undefined) throw new SvcError('NOT_FOUND', `block ${r.root} has no stored header`, 404);
-    return blockFromJson(stored).header;
+    return headerOfBlockBytes(stored);
   };
 
   app.get<{ Querystring: { root?: string } }>('/api/v1/light/bootstrap', async (req, reply) => {

@@ -25,10 +25,10 @@ import { type BidSignature, BridgeError } from '../../core/bridge/types.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 
 /**
- * Largest block frame on gossip and sync: half the engine API's body limit, since a block goes to
- * execution as hex JSON (two characters per byte) and execution would refuse a larger one (the
- * SSZ bound of 4,096 maximal envelopes is over 1 GB). Frames above it are refused before
- * decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
+ * Largest block frame on gossip and sync: half the engine API's body limit. Blocks reach execution
+ * as SSZ, but every block must also fit the JSON forms of the same APIs (hex, two characters per
+ * byte), and the SSZ bound of 4,096 maximal envelopes is over 1 GB. Frames above it are refused
+ * before decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
  */
 export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT / 2;
 /** An attestation's SSZ has a fixed size. */
@@ -89,7 +89,7 @@ export class BeaconNetwork {
     this.genesisHash = chain.genesisRoot;
     this.limits = syncLimits(slotMs);
     this.sync = new RangeSync({
-      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), currentSlot: () => chain.currentSlot(), importBlock: (b) => chain.propose(b) },
+      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), currentSlot: () => chain.currentSlot(), importBlock: (b, ssz) => chain.propose(b, ssz) },
       host,
       limits: this.limits.blocksByRange,
       metrics,
@@ -133,9 +133,9 @@ export class BeaconNetwork {
     return this.host.peerCount();
   }
 
-  /** Gossips a block the beacon accepted from its validators' API. Never throws. */
-  publishBlock(block: Block): void {
-    this.publish(Topics.blocks, encodeBlock(block), toHex(blockHash(block.header)));
+  /** Gossips a block the beacon accepted from its validators' API (`ssz`: the bytes it arrived as, sent unchanged). Never throws. */
+  publishBlock(block: Block, ssz: Uint8Array = encodeBlock(block)): void {
+    this.publish(Topics.blocks, ssz, toHex(blockHash(block.header)));
   }
 
   /** Gossips an attestation the beacon accepted from its validators' API. Never throws. */
@@ -189,7 +189,7 @@ export class BeaconNetwork {
     }
     if (this.chain.record(toHex(blockHash(block.header)))) return this.verdict(Topics.blocks, 'ignore', 'DUPLICATE');
     try {
-      const r = await this.chain.propose(block);
+      const r = await this.chain.propose(block, data);
       return r.already_known ? this.verdict(Topics.blocks, 'ignore', 'DUPLICATE') : this.verdict(Topics.blocks, 'accept');
     } catch (err) {
       const f = classifyImportError(err);

@@ -43,18 +43,20 @@
  * is back) and the next phase or slot tries again. Phases run one at a time; a phase whose slot
  * has passed when its turn comes is skipped.
  */
-import { type SlashingEvidence, evidenceToJson } from '../../core/consensus/slashing.js';
+import { type SlashingEvidence, encodeEvidence } from '../../core/consensus/slashing.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { MAX_BLOCK_TXS } from '../../core/constants.js';
+import { sha3 } from '../../core/crypto/hash.js';
 import { vrfProve } from '../../core/crypto/vrf.js';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { type Attestation, type AttestationData, attestationSigningHash, attestationToJson, type AttestationJson, signAttestation } from '../../core/types/attestation.js';
-import { type BlockHeader, blockToJson, bodyMerkleRoot, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
+import { type BlockHeader, blockMerkleRoot, encodeBlock, canonicalHeaderBytes, headerSigningHash, signBlock, signedHeaderOf } from '../../core/types/block.js';
 import { type Transaction, txSender } from '../../core/types/transaction.js';
-import { txFromJson } from '../../core/types/transaction-json.js';
+import { AttestationSsz, BlockSsz } from '../../core/types/ssz.js';
+import { MAX_BLOCK_BYTES } from '../beacon/p2p.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
@@ -99,8 +101,8 @@ export interface ValidatorClientOptions {
   requestTimeoutMs?: number;
   /** Deadline of the block POST, which the beacon forwards to execution (default: max(slot, 10 s)). */
   proposeTimeoutMs?: number;
-  /** Stop packing transactions once the block JSON would exceed this (default 30 MiB). */
-  maxBlockJsonBytes?: number;
+  /** Stop packing transactions once the block's SSZ would exceed this (default: the P2P block frame, MAX_BLOCK_BYTES). */
+  maxBlockBytes?: number;
   /** A chain already built for this key (tests; otherwise built at start, ~0.1 s for 2^16). */
   randaoChain?: RandaoChain;
   /** Validator data directory: where the RANDAO generation is persisted (absent: kept in memory). */
@@ -141,7 +143,7 @@ export class ValidatorClient {
   private readonly pubkeyHex: string;
   private readonly slotMs: number;
   private readonly proposeTimeoutMs: number;
-  private readonly maxBlockJsonBytes: number;
+  private readonly maxBlockBytes: number;
   private randao: RandaoKeeper | undefined;
   private index: number | undefined;
   private readonly duties: ProposerDutiesCache;
@@ -175,7 +177,7 @@ export class ValidatorClient {
     this.slotMs = opts.genesis.config.slot_seconds * 1000;
     const getTimeout = opts.requestTimeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(this.slotMs / 2)));
     this.proposeTimeoutMs = opts.proposeTimeoutMs ?? Math.max(10_000, this.slotMs);
-    this.maxBlockJsonBytes = opts.maxBlockJsonBytes ?? 30 * 1024 * 1024;
+    this.maxBlockBytes = opts.maxBlockBytes ?? MAX_BLOCK_BYTES;
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
     this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
     this.duties = new ProposerDutiesCache({
@@ -571,8 +573,9 @@ export class ValidatorClient {
     // Execution lets a lone validator include its own re-commitment; an epoch whose every slot is
     // this validator's is taken as that (if wrong, the re-commitment fails and is sent again).
     const alone = (await this.duties.get(epoch)).duties.every((d) => d.validator_index === index);
-    const reserved = attestations.reduce((n, a) => n + JSON.stringify(attestationToJson(a)).length + 1, 0) + slashings.reduce((n, e) => n + JSON.stringify(evidenceToJson(e)).length + 1, 0);
-    const txs = await this.pendingTransactions(slot, reserved, alone);
+    // SSZ sizes: attestations are fixed-size; each evidence is a byte list behind a 4-byte offset.
+    const reserved = attestations.length * AttestationSsz.fixedSize! + slashings.reduce((n, e) => n + encodeEvidence(e).length + 4, 0);
+    const { txs, envelopes } = await this.pendingTransactions(slot, reserved, alone);
     const last = v.randao_last === null ? this.randao!.firstCommitment() : parseHex(v.randao_last, 'randao_last', 32);
     let randaoReveal: Uint8Array;
     try {
@@ -599,7 +602,8 @@ export class ValidatorClient {
       index: head.index + 1,
       timestampMs: slotStartMs(this.genesis, slot),
       parentHash: parseHex(head.root, 'head root', 32),
-      merkleRoot: bodyMerkleRoot(txs, attestations, slashings),
+      // A transaction's hash is SHA3 of its envelope: execution's envelopes are hashed as they are.
+      merkleRoot: blockMerkleRoot(envelopes.map((e) => sha3(e)), attestations, slashings),
       validatorId: parseHex(this.keys.address, 'address', 20),
       vrfProof,
       vrfSeed,
@@ -621,7 +625,8 @@ export class ValidatorClient {
     this.metrics.canonicalBytes.set(canonicalHeaderBytes(signedHeaderOf(header, chainId, index), block.signature).length);
     let res;
     try {
-      res = await this.b(this.beacon.proposeBlock(blockToJson(block), { timeoutMs: this.proposeTimeoutMs }));
+      // Execution's envelopes are the transactions' encodings: the block is not encoded twice.
+      res = await this.b(this.beacon.proposeBlock(encodeBlock(block, envelopes), { timeoutMs: this.proposeTimeoutMs }));
     } catch (err) {
       if (!(err instanceof BeaconClientError) || err.transport) throw err;
       if (STALE_DUTY_CODES.has(err.code)) this.duties.drop(epoch);
@@ -651,43 +656,44 @@ export class ValidatorClient {
     }
   }
 
-  /** Execution's pending transactions in build order, parsed, within what `reservedBytes` of attestations leave; none if execution cannot say. */
-  private async pendingTransactions(slot: number, reservedBytes = 0, packOwnRecommit = false): Promise<Transaction[]> {
+  /**
+   * Execution's pending transactions in build order, decoded, with their envelopes, within what
+   * `reservedBytes` of attestations and evidence leave of the block's SSZ size; none if execution cannot say.
+   */
+  private async pendingTransactions(slot: number, reservedBytes = 0, packOwnRecommit = false): Promise<{ txs: Transaction[]; envelopes: Uint8Array[] }> {
     let raw;
     try {
       raw = await this.execution.pendingTransactions();
     } catch (err) {
       this.log.warn('no transactions from execution: proposing an empty block', { slot, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
-      return [];
+      return { txs: [], envelopes: [] };
     }
+    // A later transaction of the same sender may depend on the bad one's nonce: the client stopped there.
+    if (raw.malformed) this.log.error('execution sent a transaction that does not parse: packing only the ones before it', { slot, position: raw.malformed.position, error: raw.malformed.message });
     const txs: Transaction[] = [];
-    // Block JSON overhead (header, signature) is about 14 KB; count each transaction's JSON.
-    let bytes = 16 * 1024 + reservedBytes;
+    const envelopes: Uint8Array[] = [];
+    // The block's fixed part (header, signature, list offsets), then each envelope behind its 4-byte offset.
+    let bytes = BlockSsz.minSize + reservedBytes;
     let heldBack = false;
     for (let i = 0; i < raw.transactions.length && txs.length < MAX_BLOCK_TXS; i++) {
-      const json = raw.transactions[i];
-      bytes += JSON.stringify(json).length + 1;
-      if (bytes > this.maxBlockJsonBytes) {
-        this.log.warn('block size cap reached: leaving the remaining transactions in the pool', { slot, packed: txs.length, offered: raw.transactions.length });
+      const tx = raw.transactions[i]!;
+      const envelope = raw.envelopes[i]!;
+      bytes += envelope.length + 4;
+      if (bytes > this.maxBlockBytes) {
+        this.log.warn('block size cap reached: leaving the remaining transactions in the pool', { slot, packed: txs.length, offered: raw.count });
         break;
       }
-      try {
-        const tx = txFromJson(json);
-        // Execution fails a validator's re-commitment in its own block unless it is the only
-        // active validator (core/consensus/recommit.ts): it waits for another proposer, and so do
-        // this sender's later nonces.
-        if ((heldBack || (isRecommit(tx) && !packOwnRecommit)) && toHex(txSender(tx)) === this.keys.address) {
-          heldBack = true;
-          continue;
-        }
-        txs.push(tx);
-      } catch (err) {
-        // A later transaction of the same sender may depend on this one's nonce: stop here.
-        this.log.error('execution sent a transaction that does not parse: packing only the ones before it', { slot, position: i, error: (err as Error).message });
-        break;
+      // Execution fails a validator's re-commitment in its own block unless it is the only
+      // active validator (core/consensus/recommit.ts): it waits for another proposer, and so do
+      // this sender's later nonces.
+      if ((heldBack || (isRecommit(tx) && !packOwnRecommit)) && toHex(txSender(tx)) === this.keys.address) {
+        heldBack = true;
+        continue;
       }
+      txs.push(tx);
+      envelopes.push(envelope);
     }
-    return txs;
+    return { txs, envelopes };
   }
 
   // -------------------------------------------------------------------------------------------

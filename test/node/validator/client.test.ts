@@ -24,8 +24,9 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfVerify } from '../../../src/core/crypto/vrf.js';
 import { epochOfSlot, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Attestation, attestationFromJson, attestationToJson, signAttestation, verifyAttestation } from '../../../src/core/types/attestation.js';
-import { blockFromJson, blockHash, bodyMerkleRoot, verifyBlockSignature } from '../../../src/core/types/block.js';
-import { txHash } from '../../../src/core/types/transaction.js';
+import { blockFromJson, blockHash, blockToJson, bodyMerkleRoot, decodeBlock, verifyBlockSignature } from '../../../src/core/types/block.js';
+import { encodeEnvelopeList, encodeTx, txHash } from '../../../src/core/types/transaction.js';
+import { SSZ_MEDIA_TYPE, acceptsSsz } from '../../../src/api/media.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
 import { ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
@@ -140,8 +141,11 @@ class FakeBeacon {
       return;
     }
     const url = new URL(req.url ?? '/', 'http://x');
-    const text = Buffer.concat(chunks).toString('utf8');
-    const rec: Recorded = { method: req.method ?? '', path: url.pathname, auth: req.headers.authorization, body: text ? JSON.parse(text) : undefined };
+    const raw = Buffer.concat(chunks);
+    // Blocks arrive as SSZ (application/octet-stream): recorded as their wire JSON, like everything else.
+    const ssz = req.headers['content-type'] === SSZ_MEDIA_TYPE;
+    const text = ssz ? '' : raw.toString('utf8');
+    const rec: Recorded = { method: req.method ?? '', path: url.pathname, auth: req.headers.authorization, body: ssz ? blockToJson(decodeBlock(new Uint8Array(raw))) : text ? JSON.parse(text) : undefined };
     this.requests.push(rec);
     const key = `${rec.method} ${rec.path}`;
     if (this.dropOnce.delete(key)) {
@@ -182,7 +186,11 @@ class FakeBeacon {
     if ((m = /^GET \/api\/v1\/blocks\/(0x[0-9a-f]{64})$/.exec(key))) return ok({ hash: m[1], state_root: postStateOf(m[1]!) });
     // No BIDs on this chain: the bridge duty's passes find nothing to sign.
     if (key === 'GET /api/v1/bridge/bids') return ok({ bids: [] });
-    if (key === 'GET /api/v1/engine/getPendingTransactions') return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
+    if (key === 'GET /api/v1/engine/getPendingTransactions') {
+      // As execution answers a proposer asking for SSZ: the envelope list in build order.
+      if (acceptsSsz(req.headers.accept)) return void res.writeHead(200, { 'content-type': SSZ_MEDIA_TYPE }).end(encodeEnvelopeList(TXS.map(encodeTx)));
+      return ok({ count: TXS.length, gas: 63_000, transactions: TXS.map(txToJson) });
+    }
     if (rec.method === 'POST' && rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
     if (key === 'POST /api/v1/validator/blocks/propose') {
       // As the beacon would: accept, make it the head, advance the validator's RANDAO value.

@@ -5,7 +5,7 @@
  */
 import { SvcError } from '../../../core/errors.js';
 import type { Genesis } from '../../../core/genesis/genesis.js';
-import { type Block, blockFromJson, encodeBlock } from '../../../core/types/block.js';
+import type { Block } from '../../../core/types/block.js';
 import type { BeaconBlockRecord } from '../chain.js';
 
 /** Most blocks one request may ask for (DECISIONS.md, P2P); larger counts are served capped. */
@@ -54,7 +54,8 @@ export function slotOfBlock(genesis: Genesis, block: Block): number {
 export interface RangeSource {
   head(): BeaconBlockRecord;
   record(root: string): BeaconBlockRecord | undefined;
-  body(root: string): Promise<unknown>;
+  /** A block's stored SSZ bytes. */
+  body(root: string): Promise<Uint8Array | undefined>;
 }
 
 /**
@@ -73,14 +74,14 @@ export function canonicalRange(source: RangeSource, r: RangeRequest): BeaconBloc
   return out.reverse();
 }
 
-/** Serves one request: the SSZ of each canonical block in the range, ascending. */
+/** Serves one request: the stored SSZ of each canonical block in the range, ascending, as stored (never decoded and encoded again). */
 export async function* serveBlocksByRange(source: RangeSource, request: Uint8Array): AsyncIterable<Uint8Array> {
   const r = decodeRangeRequest(request);
   if (r.count === 0) return;
   for (const rec of canonicalRange(source, r)) {
-    const json = await source.body(rec.root);
+    const ssz = await source.body(rec.root);
     // A body missing from our own store is our fault, not the peer's: stop the answer there.
-    if (json === undefined) return;
-    yield encodeBlock(blockFromJson(json));
+    if (ssz === undefined) return;
+    yield ssz;
   }
 }

@@ -24,7 +24,8 @@ export interface SyncChain {
   finalized(): CheckpointHex;
   /** The wall-clock slot. */
   currentSlot(): number;
-  importBlock(block: Block): Promise<unknown>;
+  /** Imports a block; `ssz` is the chunk it was decoded from (passed on to execution as received). */
+  importBlock(block: Block, ssz: Uint8Array): Promise<unknown>;
 }
 
 /** The host operations range sync uses. */
@@ -165,7 +166,7 @@ export class RangeSync {
         previous = slot;
         if (chain.record(toHex(blockHash(block.header)))) continue;
         try {
-          await chain.importBlock(block);
+          await chain.importBlock(block, chunk);
           progress = true;
           this.o.metrics.syncBlocks.inc();
         } catch (err) {

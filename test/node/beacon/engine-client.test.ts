@@ -1,0 +1,88 @@
+/**
+ * The beacon's engine client against an execution-side stand-in (a plain HTTP server that records
+ * each request): newPayload sends the block's SSZ bytes as application/octet-stream, exactly the
+ * bytes given, and maps execution's answer and error envelope.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseHex } from '../../../src/core/codec/bytes.js';
+import { type Block, buildSignedBlock, encodeBlock } from '../../../src/core/types/block.js';
+import { EngineClient, EngineError } from '../../../src/node/beacon/engine-client.js';
+import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
+import { filled } from '../../helpers/assert.js';
+import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
+
+interface Seen {
+  method: string;
+  path: string;
+  contentType: string | undefined;
+  body: Uint8Array;
+}
+
+/** A stand-in execution engine: config answers this chain; newPayload answers what `reply` says. */
+async function standIn(reply: (seen: Seen) => { status: number; body: unknown }): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+  const seen: Seen[] = [];
+  const { genesis } = devnet();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const s: Seen = { method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], body: new Uint8Array(Buffer.concat(chunks)) };
+      seen.push(s);
+      const r = s.path === '/api/v1/engine/config' ? { status: 200, body: { success: true, data: { chain_id: genesis.chain_id, network_id: genesis.network_id, genesis_hash: EXPECTED.genesis_hash } } } : reply(s);
+      res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise<void>((ok) => { server.close(() => ok()); server.closeAllConnections(); }) };
+}
+
+const EXPECTED = { chain_id: CHAIN_ID, network_id: devnet().genesis.network_id, genesis_hash: '0x' + '11'.repeat(32) };
+
+function fullishBlock(): Block {
+  const { keys } = devnet();
+  const txs = [0, 1, 2].map((n) => transfer(keys.accounts[0]!, { nonce: n }));
+  return buildSignedBlock({ chainId: CHAIN_ID, index: 1, timestampMs: 1_700_000_002_000, parentHash: filled(32, 1), transactions: txs, key: keys.validators[0]!.mldsa, validatorIndex: 0, validatorId: parseHex(keys.validators[0]!.address, 'address', 20), vrfSeed: filled(32, 2), randaoReveal: filled(32, 3), stateRoot: filled(32, 4) });
+}
+
+test('newPayload posts the given SSZ bytes as application/octet-stream and returns execution\'s answer', async () => {
+  const result = { hash: '0x' + 'ab'.repeat(32), number: 1, state_root: '0x' + 'cd'.repeat(32), receipts: [] };
+  const exec = await standIn(() => ({ status: 200, body: { success: true, data: result } }));
+  try {
+    const client = new EngineClient(exec.url, EXPECTED);
+    const ssz = encodeBlock(fullishBlock());
+    assert.equal(await client.newPayload(ssz), result);
+    const posts = exec.seen.filter((s) => s.method === 'POST');
+    assert.is(posts.length, 1);
+    assert.is(posts[0]!.path, '/api/v1/engine/newPayload');
+    assert.is(posts[0]!.contentType, SSZ_MEDIA_TYPE);
+    assert.equal(posts[0]!.body, ssz, 'exactly the bytes given, not an encoding of a decoded block');
+    // Other calls still send JSON.
+    await client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32)).catch(() => undefined);
+    const fcu = exec.seen.find((s) => s.path === '/api/v1/engine/forkchoiceUpdated')!;
+    assert.is(fcu.contentType, 'application/json');
+  } finally {
+    await exec.close();
+  }
+});
+
+test('newPayload: execution\'s error envelope becomes an EngineError with its code; a non-envelope answer is EXECUTION_ERROR', async () => {
+  let answer: { status: number; body: unknown } = { status: 400, body: { success: false, error: { code: 'MALFORMED_INPUT', message: 'malformed block: bad offset' } } };
+  const exec = await standIn(() => answer);
+  try {
+    const client = new EngineClient(exec.url, EXPECTED);
+    const err = await client.newPayload(Uint8Array.of(1, 2, 3)).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof EngineError);
+    assert.equal([(err as EngineError).code, (err as EngineError).message, (err as EngineError).status], ['MALFORMED_INPUT', 'malformed block: bad offset', 400]);
+    answer = { status: 502, body: 'not an envelope' };
+    const other = await client.newPayload(Uint8Array.of(1)).then(() => undefined, (e: unknown) => e);
+    assert.equal([(other as EngineError).code, (other as EngineError).status], ['EXECUTION_ERROR', 502]);
+  } finally {
+    await exec.close();
+  }
+});
+
+test.run();
