@@ -44,3 +44,99 @@ export class Heap<T> {
     return top;
   }
 }
+
+/**
+ * A binary heap that also removes or re-positions any item it holds in O(log n): each item's
+ * slot is tracked, so an item whose key changed, or that left, is fixed up where it sits.
+ * An item may be held once.
+ */
+export class IndexedHeap<T> {
+  private readonly items: T[] = [];
+  private readonly slot = new Map<T, number>();
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** The first item, without removing it. */
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  /** Whether `item` is held. */
+  has(item: T): boolean {
+    return this.slot.has(item);
+  }
+
+  /** Adds an item in O(log n). */
+  push(item: T): void {
+    if (this.slot.has(item)) throw new Error('IndexedHeap: item already held');
+    this.items.push(item);
+    this.slot.set(item, this.items.length - 1);
+    this.up(this.items.length - 1);
+  }
+
+  /** Removes `item` in O(log n); false if it was not held. */
+  delete(item: T): boolean {
+    const i = this.slot.get(item);
+    if (i === undefined) return false;
+    this.slot.delete(item);
+    const last = this.items.pop()!;
+    if (i < this.items.length) {
+      this.items[i] = last;
+      this.slot.set(last, i);
+      this.fix(i);
+    }
+    return true;
+  }
+
+  /** Puts `next` where `prev` was (or pushes it if `prev` is not held) in O(log n). */
+  replace(prev: T, next: T): void {
+    const i = this.slot.get(prev);
+    if (i === undefined) return this.push(next);
+    this.slot.delete(prev);
+    this.items[i] = next;
+    this.slot.set(next, i);
+    this.fix(i);
+  }
+
+  private fix(i: number): void {
+    if (i > 0 && this.before(this.items[i]!, this.items[(i - 1) >> 1]!)) this.up(i);
+    else this.down(i);
+  }
+
+  private swap(i: number, j: number): void {
+    const a = this.items;
+    const x = a[i]!;
+    const y = a[j]!;
+    a[i] = y;
+    a[j] = x;
+    this.slot.set(y, i);
+    this.slot.set(x, j);
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.before(this.items[i]!, this.items[p]!)) break;
+      this.swap(i, p);
+      i = p;
+    }
+  }
+
+  private down(i: number): void {
+    const a = this.items;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
+      if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
+      if (m === i) return;
+      this.swap(i, m);
+      i = m;
+    }
+  }
+}
