@@ -1,8 +1,10 @@
 /** A binary heap ordered by `before(a, b)` (true when a should come out first). */
 export class Heap<T> {
-  private readonly items: T[] = [];
-
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
+  /** `items`, when given, must already be heap-ordered under `before` (a snapshot of another heap). */
+  constructor(
+    private readonly before: (a: T, b: T) => boolean,
+    private readonly items: T[] = [],
+  ) {}
 
   get size(): number {
     return this.items.length;
@@ -13,12 +15,14 @@ export class Heap<T> {
     const a = this.items;
     a.push(item);
     let i = a.length - 1;
+    // Sift with a hole: one move per level instead of a swap.
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
+      if (!this.before(item, a[p]!)) break;
+      a[i] = a[p]!;
       i = p;
     }
+    a[i] = item;
   }
 
   /** Removes and returns the first item in O(log n). */
@@ -28,18 +32,18 @@ export class Heap<T> {
     const top = a[0]!;
     const last = a.pop()!;
     if (a.length > 0) {
-      a[0] = last;
       let i = 0;
+      const n = a.length;
       for (;;) {
         const l = 2 * i + 1;
+        if (l >= n) break;
         const r = l + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
+        const c = r < n && this.before(a[r]!, a[l]!) ? r : l;
+        if (!this.before(a[c]!, last)) break;
+        a[i] = a[c]!;
+        i = c;
       }
+      a[i] = last;
     }
     return top;
   }
@@ -63,6 +67,11 @@ export class IndexedHeap<T> {
   /** The first item, without removing it. */
   peek(): T | undefined {
     return this.items[0];
+  }
+
+  /** A plain heap holding the same items in the same order, to pop from without changing this one (O(n) copy). */
+  snapshot(): Heap<T> {
+    return new Heap(this.before, this.items.slice());
   }
 
   /** Whether `item` is held. */

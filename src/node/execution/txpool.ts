@@ -66,11 +66,28 @@ interface SenderQueue {
   txs: Map<bigint, PoolEntry>;
   /** Highest-nonce entry: the sender's eviction candidate. */
   tail: PoolEntry;
+  /** Lowest-nonce entry: the sender's first transaction in a block when it is at the account nonce. */
+  head: PoolEntry;
   run?: { from: bigint; end: bigint };
+}
+
+/** Longest stretch, in ms, a sliced block build runs before it lets the event loop run. */
+export const BUILD_SLICE_MS = 2;
+
+/** A block build in progress: the heads still to consider, what it took, the gas used. */
+interface Build {
+  heads: Heap<PoolEntry>;
+  out: PoolEntry[];
+  gas: bigint;
+  nonceOf: (sender: string) => bigint;
+  maxGas: bigint;
+  take: ((e: PoolEntry) => boolean) | undefined;
 }
 
 /** Eviction order of sender tails: cheapest first, the newest on equal prices. */
 const cheaperTail = (a: PoolEntry, b: PoolEntry): boolean => a.gasPrice < b.gasPrice || (a.gasPrice === b.gasPrice && a.seq > b.seq);
+/** Build order across senders (spec): gas price descending, submission order on ties. */
+const richerHead = (a: PoolEntry, b: PoolEntry): boolean => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq);
 
 export class TxPool {
   private readonly bySender = new Map<string, SenderQueue>();
@@ -78,6 +95,11 @@ export class TxPool {
   private readonly byHash = new Map<string, PoolEntry>();
   /** Each sender's tail, cheapest first: eviction at capacity is O(log n). */
   private readonly tails = new IndexedHeap<PoolEntry>(cheaperTail);
+  /**
+   * Each sender's head in build order, kept as entries come and go, so building a block pops
+   * what it includes instead of reading every sender's account and heaping every head.
+   */
+  private readonly heads = new IndexedHeap<PoolEntry>(richerHead);
   /**
    * Queued counts of senders whose entries and account nonce are unchanged since they were
    * counted, and their sum; senders touched since are recounted when the total is next needed,
@@ -227,17 +249,25 @@ export class TxPool {
       q.tail = next;
       this.tails.replace(prev, next);
     }
+    if (q.head === prev) {
+      q.head = next;
+      this.heads.replace(prev, next);
+    }
   }
 
   private insert(entry: PoolEntry): void {
     let q = this.bySender.get(entry.sender);
     if (!q) {
-      q = { txs: new Map(), tail: entry };
+      q = { txs: new Map(), tail: entry, head: entry };
       this.bySender.set(entry.sender, q);
       this.tails.push(entry);
+      this.heads.push(entry);
     } else if (entry.nonce > q.tail.nonce) {
       this.tails.replace(q.tail, entry);
       q.tail = entry;
+    } else if (entry.nonce < q.head.nonce) {
+      this.heads.replace(q.head, entry);
+      q.head = entry;
     }
     q.txs.set(entry.nonce, entry);
     this.byHash.set(entry.hash, entry);
@@ -262,6 +292,7 @@ export class TxPool {
     if (q.txs.size === 0) {
       this.bySender.delete(e.sender);
       this.tails.delete(e);
+      this.heads.delete(e);
       return e;
     }
     const r = q.run;
@@ -271,25 +302,30 @@ export class TxPool {
       else r.end = e.nonce;
     }
     if (q.tail === e) {
-      const tail = this.highestBelow(q, e.nonce);
+      const tail = this.nearest(q, e.nonce, -1n);
       q.tail = tail;
       this.tails.replace(e, tail);
+    } else if (q.head === e) {
+      const head = this.nearest(q, e.nonce, 1n);
+      q.head = head;
+      this.heads.replace(e, head);
     }
     return e;
   }
 
   /**
-   * The sender's highest nonce below `nonce`: walks down from it (nonces are mostly contiguous,
-   * so this is usually one step) and scans the sender's entries only if that finds nothing sooner.
+   * The sender's entry nearest `nonce` in direction `step` (-1: highest below, +1: lowest above):
+   * walks from it (nonces are mostly contiguous, so this is usually one step) and scans the
+   * sender's entries only if that finds nothing sooner.
    */
-  private highestBelow(q: SenderQueue, nonce: bigint): PoolEntry {
-    let n = nonce - 1n;
-    for (let i = 0; i < q.txs.size && n >= 0n; i++, n--) {
+  private nearest(q: SenderQueue, nonce: bigint, step: -1n | 1n): PoolEntry {
+    let n = nonce + step;
+    for (let i = 0; i < q.txs.size && n >= 0n; i++, n += step) {
       const e = q.txs.get(n);
       if (e) return e;
     }
     let best: PoolEntry | undefined;
-    for (const x of q.txs.values()) if (!best || x.nonce > best.nonce) best = x;
+    for (const x of q.txs.values()) if (!best || (step < 0n ? x.nonce > best.nonce : x.nonce < best.nonce)) best = x;
     return best!;
   }
 
@@ -324,7 +360,64 @@ export class TxPool {
    * may refuse it (e.g. the sender cannot pay for it), with the same effect on the sender.
    */
   buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
-    const heads = new Heap<PoolEntry>((a, b) => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq));
+    const b = this.startBuild(nonceOf, maxGas, take);
+    this.stepBuild(b, Infinity);
+    return b.out;
+  }
+
+  /**
+   * The build order, computed in slices of at most `sliceMs` with the event loop free between
+   * them, so a full pool never stalls the node's other work. Same order as `buildOrder` for a
+   * pool that does not change meanwhile; an entry that leaves the pool during the build is left
+   * out with the rest of its sender's run (it changed after the build started).
+   */
+  async buildOrderSliced(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean, sliceMs = BUILD_SLICE_MS): Promise<PoolEntry[]> {
+    const b = this.startBuild(nonceOf, maxGas, take);
+    while (!this.stepBuild(b, performance.now() + sliceMs)) await new Promise<void>((resolve) => setImmediate(resolve));
+    return b.out;
+  }
+
+  private startBuild(nonceOf: (sender: string) => bigint, maxGas: bigint, take: ((e: PoolEntry) => boolean) | undefined): Build {
+    return { heads: this.heads.snapshot(), out: [], gas: 0n, nonceOf, maxGas, take };
+  }
+
+  /**
+   * Advances a build until it is complete (true) or `deadline` (performance.now() ms) passed.
+   * Pops the kept heads in order and asks for a sender's account nonce only when its head comes
+   * up: a sender whose lowest entry is not at its account nonce has nothing ready. Entries below
+   * the account nonce are dropped when it moves (dropStale), so a stale head is rare; when one
+   * comes up, the exact build from every sender's account nonce runs instead.
+   */
+  private stepBuild(b: Build, deadline: number): boolean {
+    for (let popped = 0; ; popped++) {
+      // Clock reads are not free: every 32 pops.
+      if ((popped & 31) === 31 && performance.now() > deadline) return false;
+      const e = b.heads.pop();
+      if (!e) return true;
+      const q = this.bySender.get(e.sender);
+      if (!q || this.byHash.get(e.hash) !== e) continue;
+      if (q.head === e) {
+        const nonce = b.nonceOf(e.sender);
+        if (e.nonce < nonce) {
+          b.out = this.buildOrderFromAccounts(b.nonceOf, b.maxGas, b.take);
+          return true;
+        }
+        if (e.nonce > nonce) continue;
+      }
+      if (b.gas + e.gasLimit > b.maxGas) continue;
+      if (b.take && !b.take(e)) continue;
+      b.gas += e.gasLimit;
+      b.out.push(e);
+      // Every value transaction needs the intrinsic 21,000 gas; gas-free authorisations wait for a block with room.
+      if (b.maxGas - b.gas < TX_BASE_GAS) return true;
+      const next = q.txs.get(e.nonce + 1n);
+      if (next) b.heads.push(next);
+    }
+  }
+
+  /** The build order from each sender's entry at its account nonce (reads every sender's account). */
+  private buildOrderFromAccounts(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
+    const heads = new Heap<PoolEntry>(richerHead);
     for (const [s, q] of this.bySender) {
       const e = q.txs.get(nonceOf(s));
       if (e) heads.push(e);
@@ -336,12 +429,12 @@ export class TxPool {
       if (take && !take(e)) continue;
       gas += e.gasLimit;
       out.push(e);
-      // Every value transaction needs the intrinsic 21,000 gas; gas-free authorisations wait for a block with room.
       if (maxGas - gas < TX_BASE_GAS) break;
       const next = this.bySender.get(e.sender)?.txs.get(e.nonce + 1n);
       if (next) heads.push(next);
     }
     return out;
   }
+
 
 }

@@ -72,6 +72,35 @@ function bruteVictim(p: TxPool): PoolEntry | undefined {
   return victim;
 }
 
+/** Reference build order (spec) by linear scans: each sender from its account nonce, richest head first, submission order on ties. */
+function bruteBuild(p: TxPool, nonceOf: (s: string) => bigint, maxGas: bigint): PoolEntry[] {
+  const bySender = new Map<string, Map<bigint, PoolEntry>>();
+  for (const e of p.entries()) {
+    if (!bySender.has(e.sender)) bySender.set(e.sender, new Map());
+    bySender.get(e.sender)!.set(e.nonce, e);
+  }
+  const heads: PoolEntry[] = [];
+  for (const [s, q] of bySender) if (q.has(nonceOf(s))) heads.push(q.get(nonceOf(s))!);
+  const out: PoolEntry[] = [];
+  let gas = 0n;
+  while (heads.length > 0) {
+    let best = 0;
+    for (let i = 1; i < heads.length; i++) {
+      const a = heads[i]!;
+      const b = heads[best]!;
+      if (a.gasPrice > b.gasPrice || (a.gasPrice === b.gasPrice && a.seq < b.seq)) best = i;
+    }
+    const [e] = heads.splice(best, 1);
+    if (gas + e!.gasLimit > maxGas) continue;
+    gas += e!.gasLimit;
+    out.push(e!);
+    if (maxGas - gas < 21_000n) break;
+    const next = bySender.get(e!.sender)!.get(e!.nonce + 1n);
+    if (next) heads.push(next);
+  }
+  return out;
+}
+
 const pool = suite('txpool');
 
 pool('defaults: capacity 50,000, a 10% replacement bump, geth queue bounds (64 per account, 1024 in all)', () => {
@@ -361,7 +390,7 @@ pool('random pools: eviction at capacity picks the same victim as a scan of ever
   }
 });
 
-pool('random adds, removals, replacements and nonce moves: status, pending nonces and counts match a recomputation', () => {
+pool('random adds, removals, replacements and nonce moves: status, pending nonces, counts and build order match a recomputation', () => {
   for (let seed = 1; seed <= 20; seed++) {
     const r = rng(seed * 7919);
     const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 60, accountQueue: 8, globalQueue: 25 });
@@ -384,7 +413,7 @@ pool('random adds, removals, replacements and nonce moves: status, pending nonce
         p.touch(sender);
       } else {
         try {
-          p.add(entry(sender, Number(nonceOf(sender)) + r(12), 1 + r(6)), r(2) === 0 ? nonceOf : undefined);
+          p.add(entry(sender, Number(nonceOf(sender)) + r(12), 1 + r(6), [21_000n, 21_000n, 5_000_000n, 12_000_000n][r(4)]), r(2) === 0 ? nonceOf : undefined);
         } catch (err) {
           if (!(err instanceof PoolError)) throw err;
         }
@@ -392,6 +421,8 @@ pool('random adds, removals, replacements and nonce moves: status, pending nonce
       for (const e of p.entries()) assert.is(p.status(e, nonceOf(e.sender)), brutePending(p, e.sender, nonceOf(e.sender)) > e.nonce ? 'ready' : 'queued', `seed ${seed} step ${step}: status of ${e.sender} ${e.nonce}`);
       for (const s of senders) assert.is(p.pendingNonce(s, nonceOf(s)), brutePending(p, s, nonceOf(s)), `seed ${seed} step ${step}: pending nonce`);
       assert.equal(p.counts(nonceOf), bruteCounts(p, nonceOf), `seed ${seed} step ${step}: counts`);
+      const maxGas = [30_000_000n, 17_000_000n, 63_000n][r(3)]!;
+      assert.equal(p.buildOrder(nonceOf, maxGas).map((e) => e.hash), bruteBuild(p, nonceOf, maxGas).map((e) => e.hash), `seed ${seed} step ${step}: build order`);
       const seqs = p.entries().map((e) => e.seq);
       assert.equal(seqs, [...seqs].sort((a, b) => a - b), 'entries come in submission order');
     }
@@ -408,6 +439,39 @@ pool('page: a window of the entries in submission order', () => {
   assert.equal(p.page(4, 10), all.slice(4));
   assert.equal(p.page(5, 10), []);
   assert.is(all[all.length - 1]!.gasPrice, 20n);
+});
+
+pool('the sliced build gives the same order as the synchronous one and lets the event loop run between slices', async () => {
+  const r = rng(4242);
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 5_000 });
+  const senders = Array.from({ length: 400 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  for (let i = 0; i < 4_000; i++) p.add(entry(senders[i % senders.length]!, Math.floor(i / senders.length), 1 + r(20)));
+  const nonceOf = (s: string): bigint => (s === senders[7] ? 1n : 0n); // sender 7's nonce 0 is stale...
+  p.dropStale(senders[7]!, 1n); // ...and dropped, as a canonical change does
+  const expected = p.buildOrder(nonceOf, 30_000_000n).map((e) => e.hash);
+  assert.equal(expected, bruteBuild(p, nonceOf, 30_000_000n).map((e) => e.hash));
+  let turns = 0;
+  const tick = (): void => {
+    turns++;
+    if (turns < 1000) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const sliced = await p.buildOrderSliced(nonceOf, 30_000_000n, undefined, 0);
+  assert.equal(sliced.map((e) => e.hash), expected);
+  assert.ok(turns >= 2, `the event loop ran ${turns} times during the build`);
+});
+
+pool('an entry that leaves the pool during a sliced build is left out with the rest of its sender run', async () => {
+  const p = new TxPool();
+  const senders = Array.from({ length: 200 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  // Sender 199 pays the least, so its run comes last, well after the first slice.
+  senders.forEach((s, i) => [0, 1].forEach((n) => p.add(entry(s, n, 1_000 - i))));
+  const last = senders[199]!;
+  const building = p.buildOrderSliced(zero, 30_000_000n, undefined, 0);
+  p.remove(p.atNonce(last, 0n)!.hash); // included elsewhere meanwhile
+  const out = await building;
+  assert.is(out.length, 398);
+  assert.not.ok(out.some((e) => e.sender === last));
 });
 
 pool.run();

@@ -54,7 +54,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     const cap = BigInt(node.chain.genesis.config.max_gas_per_block);
     const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
     if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
-    const entries = node.admission.pending(maxGas);
+    const entries = await node.admission.pending(maxGas);
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
     return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
   });
