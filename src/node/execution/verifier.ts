@@ -1,13 +1,15 @@
 /**
  * Transaction signature verification on a pool of worker threads, so the HTTP loop stays
- * responsive, with a cache keyed by transaction hash: the hash commits to the signature, so a
- * transaction verified at admission is not verified again at block import.
+ * responsive, with two caches, so a transaction verified at admission is not verified again at
+ * block import: one keyed by a slice of the signature holding the whole envelope (a hit is a map
+ * lookup and one byte comparison, with no hash to compute), and a larger one keyed by
+ * transaction hash (the hash commits to the signature) behind it.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { toHex } from '../../core/codec/bytes.js';
+import { bytesEqual, toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
-import { encodeTx, type Transaction } from '../../core/types/transaction.js';
+import { encodeTx, envelopeSignatureKey, type Transaction } from '../../core/types/transaction.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 
@@ -35,11 +37,32 @@ interface Pending {
 export const VERIFIED_CACHE_BYTES = 64 * 1024 * 1024;
 /** Estimated resident bytes of one entry: a 66-character hash key, a 42-character signer, a map slot. */
 const VERIFIED_ENTRY_BYTES = 320;
+/**
+ * Byte bound of the envelope-keyed cache, whose entries hold whole envelopes for the comparison:
+ * about 24,000 transfers, a pool's worth of recent admissions for the blocks that include them.
+ */
+export const VERIFIED_ENVELOPE_CACHE_BYTES = 128 * 1024 * 1024;
+/** Estimated resident bytes of an envelope-cache entry besides the envelope: key, hash, signer, slot. */
+const ENVELOPE_ENTRY_OVERHEAD = 400;
+
+/** A verified envelope, as the envelope-keyed cache holds it. */
+interface VerifiedEnvelope {
+  envelope: Uint8Array;
+  hash: string;
+  signer: string;
+}
+
+/** The envelope cache's key for `envelope`, or undefined for a type without a fixed signature position. */
+function envelopeKey(envelope: Uint8Array): string | undefined {
+  const k = envelopeSignatureKey(envelope);
+  return k && Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
+}
 
 export class SignatureVerifier {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly cache = new ByteCache<string>(VERIFIED_CACHE_BYTES, () => VERIFIED_ENTRY_BYTES);
+  private readonly byEnvelope = new ByteCache<VerifiedEnvelope>(VERIFIED_ENVELOPE_CACHE_BYTES, (v) => v.envelope.byteLength + ENVELOPE_ENTRY_OVERHEAD);
   private nextId = 0;
   private rr = 0;
   private closed = false;
@@ -145,13 +168,19 @@ export class SignatureVerifier {
     });
   }
 
-  private remember(hash: string, signer: string): void {
+  private remember(hash: string, signer: string, envelope: Uint8Array, key: string | undefined): void {
     this.cache.set(hash, signer);
+    if (key === undefined) return;
+    // A view into a larger buffer (a request body holding many envelopes) is copied, so the cache's byte bound is what it holds.
+    const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
+    this.byEnvelope.set(key, { envelope: own, hash, signer });
   }
 
-  /** Bytes and entries of the verified-signer cache, for metrics. */
+  /** Bytes and entries of the verified-signer caches (both together), for metrics. */
   cacheStats(): CacheStats {
-    return this.cache.stats();
+    const a = this.cache.stats();
+    const b = this.byEnvelope.stats();
+    return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
   }
 
   /** Signer already proven for this hash, if any. */
@@ -161,17 +190,35 @@ export class SignatureVerifier {
 
   /**
    * Verifies many transactions, spreading uncached ones across all workers. Callers that hold
-   * the canonical envelopes (and their hashes) pass them so nothing is encoded twice.
+   * the canonical envelopes pass them so nothing is encoded twice. Without `hashes`, each
+   * transaction's hash is derived here, and only for envelopes the envelope-keyed cache does not
+   * hold: a known envelope costs a lookup and a byte comparison, not a SHA3 of its 5 KB.
    */
   async verifyMany(txs: Transaction[], known: { envelopes?: Uint8Array[]; hashes?: Uint8Array[] } = {}): Promise<VerifyResult[]> {
     const envelopes = known.envelopes ?? txs.map(encodeTx);
-    const hashes = (known.hashes ?? envelopes.map((e) => sha3(e))).map(toHex);
-    const results: VerifyResult[] = hashes.map((hash, i) => {
+    const results = new Array<VerifyResult>(envelopes.length);
+    const keys = new Array<string | undefined>(envelopes.length);
+    const todo: number[] = [];
+    for (let i = 0; i < envelopes.length; i++) {
+      const envelope = envelopes[i]!;
+      const key = envelopeKey(envelope);
+      keys[i] = key;
+      const hit = key === undefined ? undefined : this.byEnvelope.get(key);
+      if (hit && bytesEqual(hit.envelope, envelope)) {
+        this.observer?.cacheHit();
+        results[i] = { hash: hit.hash, signer: hit.signer, cached: true, size: envelope.length };
+        continue;
+      }
+      const h = known.hashes?.[i];
+      const hash = toHex(h ?? sha3(envelope));
       const signer = this.cache.get(hash);
-      if (signer) this.observer?.cacheHit();
-      return { hash, signer: signer ?? null, cached: signer !== undefined, size: envelopes[i]!.length };
-    });
-    const todo = results.map((r, i) => (r.cached ? -1 : i)).filter((i) => i >= 0);
+      results[i] = { hash, signer: signer ?? null, cached: signer !== undefined, size: envelope.length };
+      if (signer === undefined) todo.push(i);
+      else {
+        this.observer?.cacheHit();
+        this.remember(hash, signer, envelope, key);
+      }
+    }
     if (todo.length === 0) return results;
     const chunks = Math.max(1, Math.min(this.workers.length, todo.length));
     const size = Math.ceil(todo.length / chunks);
@@ -183,7 +230,7 @@ export class SignatureVerifier {
           const i = idx[k]!;
           this.observer?.verified(o.ms, o.signer !== null);
           results[i]!.signer = o.signer;
-          if (o.signer) this.remember(results[i]!.hash, o.signer);
+          if (o.signer) this.remember(results[i]!.hash, o.signer, envelopes[i]!, keys[i]);
         });
       }),
     );
