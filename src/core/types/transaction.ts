@@ -391,6 +391,19 @@ const STD_SIG_START = 1 + 8 + 8 + 8 + 4 + 32 + 4;
 const STD_PK_START = STD_SIG_START + SIGNATURE_BYTES;
 const STD_PK_END = STD_PK_START + PUBLIC_KEY_BYTES;
 
+/** Bytes of a type 0 signature that key the verified-transaction cache (the start of ML-DSA's challenge hash). */
+export const SIGNATURE_KEY_BYTES = 32;
+
+/**
+ * A slice of the envelope's signature, found without decoding, or undefined for other types:
+ * a valid signature's bytes cannot be chosen, so it keys a cache that is then confirmed by
+ * comparing the whole envelope, with no hash to compute.
+ */
+export function envelopeSignatureKey(envelope: Uint8Array): Uint8Array | undefined {
+  if (envelope[0] !== TxType.Standard || envelope.length < STD_PK_END) return undefined;
+  return envelope.subarray(STD_SIG_START, STD_SIG_START + SIGNATURE_KEY_BYTES);
+}
+
 /**
  * Verifies a canonical signed envelope without decoding it: for type 0 the unsigned form is the
  * same bytes with the signature and key zeroed, so the signing hash needs one copy and one hash.

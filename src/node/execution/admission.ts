@@ -254,12 +254,13 @@ export class Admission {
    * against the balance alone, so a sender's pooled run can overdraw it, and one such transaction
    * would make block validation reject the whole block: a sender's run stops at the first
    * transaction its balance, less the cost (value + gasLimit × gasPrice) of its earlier ones in
-   * this block, cannot cover.
+   * this block, cannot cover. Computed in slices (the event loop runs between them).
    */
-  pending(maxGas: bigint = this.maxGas): PoolEntry[] {
+  async pending(maxGas: bigint = this.maxGas): Promise<PoolEntry[]> {
     const left = new Map<string, bigint>();
+    // One state for the whole build, though it yields to the event loop between slices.
     const head = this.chain.headState();
-    return this.pool.buildOrder((sender) => head.account(sender).nonce, maxGas, (e) => {
+    return this.pool.buildOrderSliced((sender) => head.account(sender).nonce, maxGas, (e) => {
       const balance = left.get(e.sender) ?? head.account(e.sender).balance;
       const cost = maxCost(e.tx);
       if (cost > balance) return false;

@@ -6,7 +6,7 @@
 import { SvcError } from '../../core/errors.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import { TX_BASE_GAS } from '../../core/constants.js';
-import { Heap } from '../../util/heap.js';
+import { Heap, IndexedHeap } from '../../util/heap.js';
 import type { PoolStatus } from '../../api/execution.js';
 
 /** A pooled transaction with the fields the pool orders by. */
@@ -56,11 +56,50 @@ export const DEFAULT_GLOBAL_QUEUE = 1024;
 
 export const DEFAULT_POOL_OPTIONS: PoolOptions = { capacity: 50_000, replaceBumpPercent: 10n, accountQueue: DEFAULT_ACCOUNT_QUEUE, globalQueue: DEFAULT_GLOBAL_QUEUE };
 
+/**
+ * One sender's pooled entries. `run` caches the sender's ready run for one account nonce: every
+ * nonce in [from, end) is pooled and `end` is not, so the pending nonce (and each entry's status)
+ * is a lookup; inserts and removals keep it true in O(1), and a different account nonce inside
+ * [from, end] just moves `from`.
+ */
+interface SenderQueue {
+  txs: Map<bigint, PoolEntry>;
+  /** Highest-nonce entry: the sender's eviction candidate. */
+  tail: PoolEntry;
+  /** Lowest-nonce entry: the sender's first transaction in a block when it is at the account nonce. */
+  head: PoolEntry;
+  run?: { from: bigint; end: bigint };
+}
+
+/** Longest stretch, in ms, a sliced block build runs before it lets the event loop run. */
+export const BUILD_SLICE_MS = 2;
+
+/** A block build in progress: the heads still to consider, what it took, the gas used. */
+interface Build {
+  heads: Heap<PoolEntry>;
+  out: PoolEntry[];
+  gas: bigint;
+  nonceOf: (sender: string) => bigint;
+  maxGas: bigint;
+  take: ((e: PoolEntry) => boolean) | undefined;
+}
+
+/** Eviction order of sender tails: cheapest first, the newest on equal prices. */
+const cheaperTail = (a: PoolEntry, b: PoolEntry): boolean => a.gasPrice < b.gasPrice || (a.gasPrice === b.gasPrice && a.seq > b.seq);
+/** Build order across senders (spec): gas price descending, submission order on ties. */
+const richerHead = (a: PoolEntry, b: PoolEntry): boolean => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq);
+
 export class TxPool {
-  private readonly bySender = new Map<string, Map<bigint, PoolEntry>>();
+  private readonly bySender = new Map<string, SenderQueue>();
+  /** Every entry by hash; a Map keeps insertion order, which is submission (`seq`) order. */
   private readonly byHash = new Map<string, PoolEntry>();
-  /** Highest-nonce entry of each sender: the eviction candidates. */
-  private readonly tails = new Map<string, PoolEntry>();
+  /** Each sender's tail, cheapest first: eviction at capacity is O(log n). */
+  private readonly tails = new IndexedHeap<PoolEntry>(cheaperTail);
+  /**
+   * Each sender's head in build order, kept as entries come and go, so building a block pops
+   * what it includes instead of reading every sender's account and heaping every head.
+   */
+  private readonly heads = new IndexedHeap<PoolEntry>(richerHead);
   /**
    * Queued counts of senders whose entries and account nonce are unchanged since they were
    * counted, and their sum; senders touched since are recounted when the total is next needed,
@@ -87,19 +126,39 @@ export class TxPool {
 
   /** Every entry, in submission order. */
   entries(): PoolEntry[] {
-    return [...this.byHash.values()].sort((a, b) => a.seq - b.seq);
+    return [...this.byHash.values()];
+  }
+
+  /** `limit` entries from `offset`, in submission order, without copying the rest of the pool. */
+  page(offset: number, limit: number): PoolEntry[] {
+    const out: PoolEntry[] = [];
+    if (offset >= this.byHash.size) return out;
+    let i = 0;
+    for (const e of this.byHash.values()) {
+      if (i++ < offset) continue;
+      if (out.length >= limit) break;
+      out.push(e);
+    }
+    return out;
   }
 
   /** The entry a sender has at `nonce`, if any. */
   atNonce(sender: string, nonce: bigint): PoolEntry | undefined {
-    return this.bySender.get(sender)?.get(nonce);
+    return this.bySender.get(sender)?.txs.get(nonce);
   }
 
   /** Highest nonce + 1 of the sender's contiguous run from `accountNonce` (the "pending" nonce). */
   pendingNonce(sender: string, accountNonce: bigint): bigint {
     const q = this.bySender.get(sender);
+    if (!q) return accountNonce;
+    const r = q.run;
+    if (r && accountNonce >= r.from && accountNonce <= r.end) {
+      r.from = accountNonce;
+      return r.end;
+    }
     let n = accountNonce;
-    while (q?.has(n)) n++;
+    while (q.txs.has(n)) n++;
+    q.run = { from: accountNonce, end: n };
     return n;
   }
 
@@ -114,7 +173,7 @@ export class TxPool {
       const q = this.bySender.get(s);
       if (!q) continue;
       const nonce = nonceOf(s);
-      const n = q.size - Number(this.pendingNonce(s, nonce) - nonce);
+      const n = q.txs.size - Number(this.pendingNonce(s, nonce) - nonce);
       this.queuedOf.set(s, n);
       this.queuedCounted += n;
     }
@@ -157,19 +216,19 @@ export class TxPool {
     if (this.byHash.has(input.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
     const existing = this.atNonce(input.sender, input.nonce);
     if (!existing && nonceOf) this.checkQueue(input.sender, input.nonce, nonceOf);
-    const entry: PoolEntry = { ...input, seq: this.seq++ };
     if (existing) {
       const min = existing.gasPrice + (existing.gasPrice * this.options.replaceBumpPercent + 99n) / 100n;
-      if (entry.gasPrice < min) {
+      if (input.gasPrice < min) {
         throw new PoolError('REPLACEMENT_UNDERPRICED', `replacement transaction underpriced: needs a gas price of at least ${min} wei (+${this.options.replaceBumpPercent}%)`, 409);
       }
-      this.remove(existing.hash);
-      this.insert(entry);
+      const entry: PoolEntry = { ...input, seq: this.seq++ };
+      this.swap(existing, entry);
       return { entry, replaced: existing, evicted: [] };
     }
+    const entry: PoolEntry = { ...input, seq: this.seq++ };
     const evicted: PoolEntry[] = [];
     if (this.byHash.size >= this.options.capacity) {
-      const victim = this.cheapestTail();
+      const victim = this.tails.peek();
       if (!victim || victim.gasPrice >= entry.gasPrice) {
         throw new PoolError('POOL_FULL', `transaction pool is full (${this.options.capacity}): gas price must exceed ${victim?.gasPrice ?? 0n} wei`, 409);
       }
@@ -180,23 +239,46 @@ export class TxPool {
     return { entry, evicted };
   }
 
-  private insert(entry: PoolEntry): void {
-    let q = this.bySender.get(entry.sender);
-    if (!q) this.bySender.set(entry.sender, (q = new Map()));
-    q.set(entry.nonce, entry);
-    this.byHash.set(entry.hash, entry);
-    this.touch(entry.sender);
-    const tail = this.tails.get(entry.sender);
-    if (!tail || entry.nonce > tail.nonce) this.tails.set(entry.sender, entry);
+  /** A same-nonce replacement in place: the sender's run and counts do not change. */
+  private swap(prev: PoolEntry, next: PoolEntry): void {
+    const q = this.bySender.get(prev.sender)!;
+    q.txs.set(next.nonce, next);
+    this.byHash.delete(prev.hash);
+    this.byHash.set(next.hash, next);
+    if (q.tail === prev) {
+      q.tail = next;
+      this.tails.replace(prev, next);
+    }
+    if (q.head === prev) {
+      q.head = next;
+      this.heads.replace(prev, next);
+    }
   }
 
-  /** Eviction candidate: the lowest-priced highest-nonce entry of any sender (newest on ties). */
-  private cheapestTail(): PoolEntry | undefined {
-    let victim: PoolEntry | undefined;
-    for (const t of this.tails.values()) {
-      if (!victim || t.gasPrice < victim.gasPrice || (t.gasPrice === victim.gasPrice && t.seq > victim.seq)) victim = t;
+  private insert(entry: PoolEntry): void {
+    let q = this.bySender.get(entry.sender);
+    if (!q) {
+      q = { txs: new Map(), tail: entry, head: entry };
+      this.bySender.set(entry.sender, q);
+      this.tails.push(entry);
+      this.heads.push(entry);
+    } else if (entry.nonce > q.tail.nonce) {
+      this.tails.replace(q.tail, entry);
+      q.tail = entry;
+    } else if (entry.nonce < q.head.nonce) {
+      this.heads.replace(q.head, entry);
+      q.head = entry;
     }
-    return victim;
+    q.txs.set(entry.nonce, entry);
+    this.byHash.set(entry.hash, entry);
+    const r = q.run;
+    if (r && entry.nonce === r.end) {
+      // The gap at the run's end is filled: the run now reaches the next missing nonce.
+      let n = r.end + 1n;
+      while (q.txs.has(n)) n++;
+      r.end = n;
+    }
+    this.touch(entry.sender);
   }
 
   /** Removes an entry by hash; returns it if it was pooled. */
@@ -206,16 +288,45 @@ export class TxPool {
     this.byHash.delete(hash);
     this.touch(e.sender);
     const q = this.bySender.get(e.sender)!;
-    q.delete(e.nonce);
-    if (q.size === 0) {
+    q.txs.delete(e.nonce);
+    if (q.txs.size === 0) {
       this.bySender.delete(e.sender);
-      this.tails.delete(e.sender);
-    } else if (this.tails.get(e.sender) === e) {
-      let tail: PoolEntry | undefined;
-      for (const x of q.values()) if (!tail || x.nonce > tail.nonce) tail = x;
-      this.tails.set(e.sender, tail!);
+      this.tails.delete(e);
+      this.heads.delete(e);
+      return e;
+    }
+    const r = q.run;
+    if (r && e.nonce >= r.from && e.nonce < r.end) {
+      // Removing the run's first nonce leaves the rest a run from the next one; any other cuts it short.
+      if (e.nonce === r.from) r.from = e.nonce + 1n;
+      else r.end = e.nonce;
+    }
+    if (q.tail === e) {
+      const tail = this.nearest(q, e.nonce, -1n);
+      q.tail = tail;
+      this.tails.replace(e, tail);
+    } else if (q.head === e) {
+      const head = this.nearest(q, e.nonce, 1n);
+      q.head = head;
+      this.heads.replace(e, head);
     }
     return e;
+  }
+
+  /**
+   * The sender's entry nearest `nonce` in direction `step` (-1: highest below, +1: lowest above):
+   * walks from it (nonces are mostly contiguous, so this is usually one step) and scans the
+   * sender's entries only if that finds nothing sooner.
+   */
+  private nearest(q: SenderQueue, nonce: bigint, step: -1n | 1n): PoolEntry {
+    let n = nonce + step;
+    for (let i = 0; i < q.txs.size && n >= 0n; i++, n += step) {
+      const e = q.txs.get(n);
+      if (e) return e;
+    }
+    let best: PoolEntry | undefined;
+    for (const x of q.txs.values()) if (!best || (step < 0n ? x.nonce > best.nonce : x.nonce < best.nonce)) best = x;
+    return best!;
   }
 
   /** Drops a sender's entries whose nonce is now below the account nonce (they can never be included). */
@@ -224,7 +335,7 @@ export class TxPool {
     this.touch(sender);
     const q = this.bySender.get(sender);
     if (!q) return [];
-    const stale = [...q.values()].filter((e) => e.nonce < accountNonce);
+    const stale = [...q.txs.values()].filter((e) => e.nonce < accountNonce);
     for (const e of stale) this.remove(e.hash);
     return stale;
   }
@@ -236,9 +347,9 @@ export class TxPool {
 
   /** Pending (ready) and queued counts given each sender's account nonce. */
   counts(nonceOf: (sender: string) => bigint): { pending: number; queued: number } {
-    let pending = 0;
-    for (const s of this.bySender.keys()) pending += Number(this.pendingNonce(s, nonceOf(s)) - nonceOf(s));
-    return { pending, queued: this.byHash.size - pending };
+    // The queued total is kept up to date for the senders touched since: no walk over every sender.
+    const queued = this.queuedCount(nonceOf);
+    return { pending: this.byHash.size - queued, queued };
   }
 
   /**
@@ -249,9 +360,66 @@ export class TxPool {
    * may refuse it (e.g. the sender cannot pay for it), with the same effect on the sender.
    */
   buildOrder(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
-    const heads = new Heap<PoolEntry>((a, b) => (a.gasPrice !== b.gasPrice ? a.gasPrice > b.gasPrice : a.seq < b.seq));
+    const b = this.startBuild(nonceOf, maxGas, take);
+    this.stepBuild(b, Infinity);
+    return b.out;
+  }
+
+  /**
+   * The build order, computed in slices of at most `sliceMs` with the event loop free between
+   * them, so a full pool never stalls the node's other work. Same order as `buildOrder` for a
+   * pool that does not change meanwhile; an entry that leaves the pool during the build is left
+   * out with the rest of its sender's run (it changed after the build started).
+   */
+  async buildOrderSliced(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean, sliceMs = BUILD_SLICE_MS): Promise<PoolEntry[]> {
+    const b = this.startBuild(nonceOf, maxGas, take);
+    while (!this.stepBuild(b, performance.now() + sliceMs)) await new Promise<void>((resolve) => setImmediate(resolve));
+    return b.out;
+  }
+
+  private startBuild(nonceOf: (sender: string) => bigint, maxGas: bigint, take: ((e: PoolEntry) => boolean) | undefined): Build {
+    return { heads: this.heads.snapshot(), out: [], gas: 0n, nonceOf, maxGas, take };
+  }
+
+  /**
+   * Advances a build until it is complete (true) or `deadline` (performance.now() ms) passed.
+   * Pops the kept heads in order and asks for a sender's account nonce only when its head comes
+   * up: a sender whose lowest entry is not at its account nonce has nothing ready. Entries below
+   * the account nonce are dropped when it moves (dropStale), so a stale head is rare; when one
+   * comes up, the exact build from every sender's account nonce runs instead.
+   */
+  private stepBuild(b: Build, deadline: number): boolean {
+    for (let popped = 0; ; popped++) {
+      // Clock reads are not free: every 32 pops.
+      if ((popped & 31) === 31 && performance.now() > deadline) return false;
+      const e = b.heads.pop();
+      if (!e) return true;
+      const q = this.bySender.get(e.sender);
+      if (!q || this.byHash.get(e.hash) !== e) continue;
+      if (q.head === e) {
+        const nonce = b.nonceOf(e.sender);
+        if (e.nonce < nonce) {
+          b.out = this.buildOrderFromAccounts(b.nonceOf, b.maxGas, b.take);
+          return true;
+        }
+        if (e.nonce > nonce) continue;
+      }
+      if (b.gas + e.gasLimit > b.maxGas) continue;
+      if (b.take && !b.take(e)) continue;
+      b.gas += e.gasLimit;
+      b.out.push(e);
+      // Every value transaction needs the intrinsic 21,000 gas; gas-free authorisations wait for a block with room.
+      if (b.maxGas - b.gas < TX_BASE_GAS) return true;
+      const next = q.txs.get(e.nonce + 1n);
+      if (next) b.heads.push(next);
+    }
+  }
+
+  /** The build order from each sender's entry at its account nonce (reads every sender's account). */
+  private buildOrderFromAccounts(nonceOf: (sender: string) => bigint, maxGas: bigint, take?: (e: PoolEntry) => boolean): PoolEntry[] {
+    const heads = new Heap<PoolEntry>(richerHead);
     for (const [s, q] of this.bySender) {
-      const e = q.get(nonceOf(s));
+      const e = q.txs.get(nonceOf(s));
       if (e) heads.push(e);
     }
     const out: PoolEntry[] = [];
@@ -261,12 +429,12 @@ export class TxPool {
       if (take && !take(e)) continue;
       gas += e.gasLimit;
       out.push(e);
-      // Every value transaction needs the intrinsic 21,000 gas; gas-free authorisations wait for a block with room.
       if (maxGas - gas < TX_BASE_GAS) break;
-      const next = this.bySender.get(e.sender)?.get(e.nonce + 1n);
+      const next = this.bySender.get(e.sender)?.txs.get(e.nonce + 1n);
       if (next) heads.push(next);
     }
     return out;
   }
+
 
 }

@@ -1,13 +1,15 @@
 /**
  * Transaction signature verification on a pool of worker threads, so the HTTP loop stays
- * responsive, with a cache keyed by transaction hash: the hash commits to the signature, so a
- * transaction verified at admission is not verified again at block import.
+ * responsive, with two caches, so a transaction verified at admission is not verified again at
+ * block import: one keyed by a slice of the signature holding the whole envelope (a hit is a map
+ * lookup and one byte comparison, with no hash to compute), and a larger one keyed by
+ * transaction hash (the hash commits to the signature) behind it.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
-import { encodeTx, type Transaction } from '../../core/types/transaction.js';
+import { encodeTx, envelopeSignatureKey, type Transaction } from '../../core/types/transaction.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 
@@ -26,8 +28,15 @@ export interface VerifierObserver {
   cacheHit(): void;
 }
 
+/** A worker's answer for one envelope; `hash` (0x hex) when it was asked to derive it. */
+interface WorkerResult {
+  signer: string | null;
+  ms: number;
+  hash?: string;
+}
+
 interface Pending {
-  resolve: (r: Array<{ signer: string | null; ms: number }>) => void;
+  resolve: (r: WorkerResult[]) => void;
   reject: (e: Error) => void;
 }
 
@@ -35,15 +44,45 @@ interface Pending {
 export const VERIFIED_CACHE_BYTES = 64 * 1024 * 1024;
 /** Estimated resident bytes of one entry: a 66-character hash key, a 42-character signer, a map slot. */
 const VERIFIED_ENTRY_BYTES = 320;
+/**
+ * Byte bound of the envelope-keyed cache, whose entries hold whole envelopes for the comparison:
+ * about 24,000 transfers, a pool's worth of recent admissions for the blocks that include them.
+ */
+export const VERIFIED_ENVELOPE_CACHE_BYTES = 128 * 1024 * 1024;
+/** Estimated resident bytes of an envelope-cache entry besides the envelope: key, hash, signer, slot. */
+const ENVELOPE_ENTRY_OVERHEAD = 400;
+/** Unanswered messages a worker may hold; further jobs queue and go out together when it answers. */
+const WORKER_MESSAGES_IN_FLIGHT = 2;
+
+/** A verified envelope, as the envelope-keyed cache holds it. */
+interface VerifiedEnvelope {
+  envelope: Uint8Array;
+  hash: string;
+  signer: string;
+}
+
+/** Byte equality by native memcmp: a JavaScript loop over a 5 KB envelope costs several microseconds. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+/** The envelope cache's key for `envelope`, or undefined for a type without a fixed signature position. */
+function envelopeKey(envelope: Uint8Array): string | undefined {
+  const k = envelopeSignatureKey(envelope);
+  return k && Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
+}
 
 export class SignatureVerifier {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly cache = new ByteCache<string>(VERIFIED_CACHE_BYTES, () => VERIFIED_ENTRY_BYTES);
+  private readonly byEnvelope = new ByteCache<VerifiedEnvelope>(VERIFIED_ENVELOPE_CACHE_BYTES, (v) => v.envelope.byteLength + ENVELOPE_ENTRY_OVERHEAD);
   private nextId = 0;
   private rr = 0;
   private closed = false;
-  private readonly queued: Array<{ envelopes: Uint8Array[] } & Pending> = [];
+  private readonly queued: Array<{ envelopes: Uint8Array[]; hashIt: boolean } & Pending> = [];
+  /** Messages each worker has not answered yet. */
+  private readonly inFlight = new Map<Worker, number>();
   private flushScheduled = false;
 
   private constructor(
@@ -62,8 +101,11 @@ export class SignatureVerifier {
   private spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
       const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { chainId: this.chainId } });
-      w.on('message', (msg: { ready?: boolean; id?: number; results?: Array<{ signer: string | null; ms: number }> }) => {
+      w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[] }) => {
         if (msg.ready) return resolve();
+        this.inFlight.set(w, Math.max(0, (this.inFlight.get(w) ?? 1) - 1));
+        // What queued while this worker was busy goes out now, as one message.
+        if (this.queued.length > 0) this.scheduleFlush();
         const p = this.pending.get(msg.id!);
         if (p) {
           this.pending.delete(msg.id!);
@@ -79,6 +121,7 @@ export class SignatureVerifier {
       w.on('exit', (code) => {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);
+        this.inFlight.delete(w);
         if (this.closed) return;
         this.failPending(new SvcError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`, 500));
         this.spawn().catch(() => undefined);
@@ -93,35 +136,46 @@ export class SignatureVerifier {
   }
 
   /**
-   * Queues envelopes for a worker. Jobs queued in the same event-loop turn are sent together:
-   * one message per worker, envelopes packed into one transferred buffer, because a
-   * structured-clone postMessage per transaction cost more main-thread time than the hashing.
+   * Queues envelopes for a worker. Jobs are sent to a worker with fewer than
+   * WORKER_MESSAGES_IN_FLIGHT messages unanswered, all it gets in one message with the envelopes
+   * packed into one transferred buffer; the rest wait for a worker to answer. Under load a busy
+   * worker's next message so carries everything that arrived meanwhile: the main thread's cost
+   * per message (a postMessage per transaction cost more than the hashing) is shared by many.
    */
-  private run(envelopes: Uint8Array[]): Promise<Array<{ signer: string | null; ms: number }>> {
+  private run(envelopes: Uint8Array[], hashIt: boolean): Promise<WorkerResult[]> {
     if (this.closed) return Promise.reject(new SvcError('SHUTTING_DOWN', 'node is shutting down', 503));
     return new Promise((resolve, reject) => {
-      this.queued.push({ envelopes, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.queued.push({ envelopes, hashIt, resolve, reject });
+      this.scheduleFlush();
     });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.closed || this.queued.length === 0) return;
     if (this.workers.length === 0) {
       // Every thread died and replacements are starting: try again shortly.
       this.flushScheduled = true;
       setTimeout(() => this.flush(), 10);
       return;
     }
+    // Two messages in flight keep a worker busy (the next batch waits in its port) without
+    // splitting the queue into more messages than the workers can start on.
+    const free = this.workers.filter((w) => (this.inFlight.get(w) ?? 0) < WORKER_MESSAGES_IN_FLIGHT);
+    if (free.length === 0) return;
     const jobs = this.queued.splice(0);
-    const perWorker: Array<typeof jobs> = this.workers.map(() => []);
-    for (const job of jobs) perWorker[this.rr++ % this.workers.length]!.push(job);
+    const perWorker: Array<typeof jobs> = free.map(() => []);
+    for (const job of jobs) perWorker[this.rr++ % free.length]!.push(job);
     perWorker.forEach((group, wi) => {
       if (group.length === 0) return;
       const all = group.flatMap((j) => j.envelopes);
+      const hashIt = group.flatMap((j) => j.envelopes.map(() => j.hashIt));
       const packed = new Uint8Array(all.reduce((n, e) => n + e.length, 0));
       const lengths = new Array<number>(all.length);
       let off = 0;
@@ -141,17 +195,25 @@ export class SignatureVerifier {
         },
         reject: (err) => group.forEach((j) => j.reject(err)),
       });
-      this.workers[wi]!.postMessage({ id, packed, lengths }, [packed.buffer]);
+      const w = free[wi]!;
+      this.inFlight.set(w, (this.inFlight.get(w) ?? 0) + 1);
+      w.postMessage({ id, packed, lengths, hashIt }, [packed.buffer]);
     });
   }
 
-  private remember(hash: string, signer: string): void {
+  private remember(hash: string, signer: string, envelope: Uint8Array, key: string | undefined): void {
     this.cache.set(hash, signer);
+    if (key === undefined) return;
+    // A view into a larger buffer (a request body holding many envelopes) is copied, so the cache's byte bound is what it holds.
+    const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
+    this.byEnvelope.set(key, { envelope: own, hash, signer });
   }
 
-  /** Bytes and entries of the verified-signer cache, for metrics. */
+  /** Bytes and entries of the verified-signer caches (both together), for metrics. */
   cacheStats(): CacheStats {
-    return this.cache.stats();
+    const a = this.cache.stats();
+    const b = this.byEnvelope.stats();
+    return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
   }
 
   /** Signer already proven for this hash, if any. */
@@ -161,38 +223,68 @@ export class SignatureVerifier {
 
   /**
    * Verifies many transactions, spreading uncached ones across all workers. Callers that hold
-   * the canonical envelopes (and their hashes) pass them so nothing is encoded twice.
+   * the canonical envelopes pass them so nothing is encoded twice. Without `hashes`, each
+   * transaction's hash is derived only for envelopes the envelope-keyed cache does not hold (a
+   * known envelope costs a lookup and a byte comparison, not a SHA3 of its 5 KB), by the worker
+   * that verifies it, so the main thread does not hash at all.
    */
   async verifyMany(txs: Transaction[], known: { envelopes?: Uint8Array[]; hashes?: Uint8Array[] } = {}): Promise<VerifyResult[]> {
     const envelopes = known.envelopes ?? txs.map(encodeTx);
-    const hashes = (known.hashes ?? envelopes.map((e) => sha3(e))).map(toHex);
-    const results: VerifyResult[] = hashes.map((hash, i) => {
+    const results = new Array<VerifyResult>(envelopes.length);
+    const keys = new Array<string | undefined>(envelopes.length);
+    const todo: number[] = [];
+    const hashed: number[] = [];
+    for (let i = 0; i < envelopes.length; i++) {
+      const envelope = envelopes[i]!;
+      const h = known.hashes?.[i];
+      // A caller that passes the hash has paid for it: the hash-keyed cache answers it directly.
+      const key = h === undefined ? envelopeKey(envelope) : undefined;
+      keys[i] = key;
+      const hit = key === undefined ? undefined : this.byEnvelope.get(key);
+      if (hit && sameBytes(hit.envelope, envelope)) {
+        this.observer?.cacheHit();
+        results[i] = { hash: hit.hash, signer: hit.signer, cached: true, size: envelope.length };
+        continue;
+      }
+      if (h === undefined && key !== undefined) {
+        // Not known here: the worker derives the hash beside the signature, off the main thread.
+        results[i] = { hash: '', signer: null, cached: false, size: envelope.length };
+        hashed.push(i);
+        continue;
+      }
+      const hash = toHex(h ?? sha3(envelope));
       const signer = this.cache.get(hash);
-      if (signer) this.observer?.cacheHit();
-      return { hash, signer: signer ?? null, cached: signer !== undefined, size: envelopes[i]!.length };
-    });
-    const todo = results.map((r, i) => (r.cached ? -1 : i)).filter((i) => i >= 0);
-    if (todo.length === 0) return results;
-    const chunks = Math.max(1, Math.min(this.workers.length, todo.length));
-    const size = Math.ceil(todo.length / chunks);
-    await Promise.all(
-      Array.from({ length: chunks }, async (_, c) => {
-        const idx = todo.slice(c * size, (c + 1) * size);
-        const out = await this.run(idx.map((i) => envelopes[i]!));
-        out.forEach((o, k) => {
-          const i = idx[k]!;
-          this.observer?.verified(o.ms, o.signer !== null);
-          results[i]!.signer = o.signer;
-          if (o.signer) this.remember(results[i]!.hash, o.signer);
-        });
-      }),
-    );
+      results[i] = { hash, signer: signer ?? null, cached: signer !== undefined, size: envelope.length };
+      if (signer === undefined) todo.push(i);
+      else this.observer?.cacheHit();
+    }
+    if (todo.length + hashed.length === 0) return results;
+    const send = async (idx: number[], hashIt: boolean): Promise<void> => {
+      const out = await this.run(idx.map((i) => envelopes[i]!), hashIt);
+      out.forEach((o, k) => {
+        const i = idx[k]!;
+        const r = results[i]!;
+        if (o.hash !== undefined) r.hash = o.hash;
+        this.observer?.verified(o.ms, o.signer !== null);
+        r.signer = o.signer;
+        if (o.signer) this.remember(r.hash, o.signer, envelopes[i]!, keys[i]);
+      });
+    };
+    const jobs: Array<Promise<void>> = [];
+    for (const [list, hashIt] of [[todo, false], [hashed, true]] as const) {
+      if (list.length === 0) continue;
+      const chunks = Math.max(1, Math.min(this.workers.length, list.length));
+      const size = Math.ceil(list.length / chunks);
+      for (let c = 0; c < chunks; c++) jobs.push(send(list.slice(c * size, (c + 1) * size), hashIt));
+    }
+    await Promise.all(jobs);
     return results;
   }
 
   /** Stops the workers. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const job of this.queued.splice(0)) job.reject(new SvcError('SHUTTING_DOWN', 'node is shutting down', 503));
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

@@ -31,6 +31,76 @@ function entry(sender: string, nonce: number, gasPrice: bigint | number, gasLimi
 const zero = () => 0n;
 const label = (es: PoolEntry[]) => es.map((e) => `${e.sender.slice(2, 3)}${e.nonce}`);
 
+
+/** A deterministic pseudo-random sequence (xorshift32), so a failing case can be replayed. */
+function rng(seed: number): (n: number) => number {
+  let x = seed >>> 0 || 1;
+  return (n) => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x % n;
+  };
+}
+
+/** Reference pending nonce: walk the sender's pooled nonces from the account nonce. */
+function brutePending(p: TxPool, sender: string, accountNonce: bigint): bigint {
+  const nonces = new Set(p.entries().filter((e) => e.sender === sender).map((e) => e.nonce));
+  let n = accountNonce;
+  while (nonces.has(n)) n++;
+  return n;
+}
+
+/** Reference pending/queued counts from a walk over every sender. */
+function bruteCounts(p: TxPool, nonceOf: (s: string) => bigint): { pending: number; queued: number } {
+  let pending = 0;
+  for (const s of new Set(p.entries().map((e) => e.sender))) pending += Number(brutePending(p, s, nonceOf(s)) - nonceOf(s));
+  return { pending, queued: p.size - pending };
+}
+
+/** Reference eviction victim: the cheapest of every sender's highest-nonce entry, the newest on ties (the former linear scan). */
+function bruteVictim(p: TxPool): PoolEntry | undefined {
+  const tails = new Map<string, PoolEntry>();
+  for (const e of p.entries()) {
+    const t = tails.get(e.sender);
+    if (!t || e.nonce > t.nonce) tails.set(e.sender, e);
+  }
+  let victim: PoolEntry | undefined;
+  for (const t of tails.values()) if (!victim || t.gasPrice < victim.gasPrice || (t.gasPrice === victim.gasPrice && t.seq > victim.seq)) victim = t;
+  return victim;
+}
+
+/** Reference build order (spec) by linear scans: each sender from its account nonce, richest head first, submission order on ties. */
+function bruteBuild(p: TxPool, nonceOf: (s: string) => bigint, maxGas: bigint): PoolEntry[] {
+  const bySender = new Map<string, Map<bigint, PoolEntry>>();
+  for (const e of p.entries()) {
+    if (!bySender.has(e.sender)) bySender.set(e.sender, new Map());
+    bySender.get(e.sender)!.set(e.nonce, e);
+  }
+  const heads: PoolEntry[] = [];
+  for (const [s, q] of bySender) if (q.has(nonceOf(s))) heads.push(q.get(nonceOf(s))!);
+  const out: PoolEntry[] = [];
+  let gas = 0n;
+  while (heads.length > 0) {
+    let best = 0;
+    for (let i = 1; i < heads.length; i++) {
+      const a = heads[i]!;
+      const b = heads[best]!;
+      if (a.gasPrice > b.gasPrice || (a.gasPrice === b.gasPrice && a.seq < b.seq)) best = i;
+    }
+    const [e] = heads.splice(best, 1);
+    if (gas + e!.gasLimit > maxGas) continue;
+    gas += e!.gasLimit;
+    out.push(e!);
+    if (maxGas - gas < 21_000n) break;
+    const next = bySender.get(e!.sender)!.get(e!.nonce + 1n);
+    if (next) heads.push(next);
+  }
+  return out;
+}
+
 const pool = suite('txpool');
 
 pool('defaults: capacity 50,000, a 10% replacement bump, geth queue bounds (64 per account, 1024 in all)', () => {
@@ -273,7 +343,7 @@ pool('queue bounds: at most accountQueue past the pending nonce, at most globalQ
   assert.is(p.queuedCount(zero), 3);
   p.add(entry(C, 3, 10), zero);
   assert.is(p.queuedCount(zero), 4);
-  assert.equal(p.counts(zero).queued, 4, 'the incremental count equals a full recount');
+  assert.equal(p.counts(zero), bruteCounts(p, zero), 'the incremental count equals a full recount');
 });
 
 pool('the queued count follows account nonces: senders are recounted when touched or dropStale runs', () => {
@@ -290,6 +360,118 @@ pool('the queued count follows account nonces: senders are recounted when touche
   assert.is(p.queuedCount(nonceOf), 2);
   for (const e of p.entries()) p.remove(e.hash);
   assert.is(p.queuedCount(nonceOf), 0);
+});
+
+pool('random pools: eviction at capacity picks the same victim as a scan of every sender tail', () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const r = rng(seed);
+    const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 40 });
+    const senders = Array.from({ length: 12 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+    for (let step = 0; step < 600; step++) {
+      const sender = senders[r(senders.length)]!;
+      const op = r(10);
+      if (op === 0 && p.size > 0) {
+        const all = p.entries();
+        p.remove(all[r(all.length)]!.hash);
+        continue;
+      }
+      const expected = p.size >= p.options.capacity ? bruteVictim(p) : undefined;
+      const input = entry(sender, r(30), 1 + r(8));
+      try {
+        const { evicted, replaced } = p.add(input);
+        if (!replaced && expected) assert.equal(evicted.map((e) => e.hash), [expected.hash], `seed ${seed} step ${step}: victim`);
+        if (replaced || !expected) assert.is(evicted.length, 0);
+      } catch (err) {
+        if (!(err instanceof PoolError)) throw err;
+        if (err.code === 'POOL_FULL') assert.ok(expected && expected.gasPrice >= input.gasPrice, `seed ${seed} step ${step}: refused while a cheaper tail existed`);
+      }
+      assert.ok(p.size <= p.options.capacity);
+    }
+  }
+});
+
+pool('random adds, removals, replacements and nonce moves: status, pending nonces, counts and build order match a recomputation', () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const r = rng(seed * 7919);
+    const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 60, accountQueue: 8, globalQueue: 25 });
+    const senders = Array.from({ length: 6 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+    const accountNonce = new Map<string, bigint>(senders.map((s) => [s, 0n]));
+    const nonceOf = (s: string): bigint => accountNonce.get(s) ?? 0n;
+    for (let step = 0; step < 500; step++) {
+      const sender = senders[r(senders.length)]!;
+      const op = r(12);
+      if (op === 0 && p.size > 0) {
+        const all = p.entries();
+        p.remove(all[r(all.length)]!.hash);
+      } else if (op === 1) {
+        // A block moved the nonce forward (some of it maybe from elsewhere); stale entries go.
+        accountNonce.set(sender, nonceOf(sender) + BigInt(r(4)));
+        p.dropStale(sender, nonceOf(sender));
+      } else if (op === 2) {
+        // A reorganisation moved it back.
+        accountNonce.set(sender, nonceOf(sender) - BigInt(Math.min(Number(nonceOf(sender)), r(3))));
+        p.touch(sender);
+      } else {
+        try {
+          p.add(entry(sender, Number(nonceOf(sender)) + r(12), 1 + r(6), [21_000n, 21_000n, 5_000_000n, 12_000_000n][r(4)]), r(2) === 0 ? nonceOf : undefined);
+        } catch (err) {
+          if (!(err instanceof PoolError)) throw err;
+        }
+      }
+      for (const e of p.entries()) assert.is(p.status(e, nonceOf(e.sender)), brutePending(p, e.sender, nonceOf(e.sender)) > e.nonce ? 'ready' : 'queued', `seed ${seed} step ${step}: status of ${e.sender} ${e.nonce}`);
+      for (const s of senders) assert.is(p.pendingNonce(s, nonceOf(s)), brutePending(p, s, nonceOf(s)), `seed ${seed} step ${step}: pending nonce`);
+      assert.equal(p.counts(nonceOf), bruteCounts(p, nonceOf), `seed ${seed} step ${step}: counts`);
+      const maxGas = [30_000_000n, 17_000_000n, 63_000n][r(3)]!;
+      assert.equal(p.buildOrder(nonceOf, maxGas).map((e) => e.hash), bruteBuild(p, nonceOf, maxGas).map((e) => e.hash), `seed ${seed} step ${step}: build order`);
+      const seqs = p.entries().map((e) => e.seq);
+      assert.equal(seqs, [...seqs].sort((a, b) => a - b), 'entries come in submission order');
+    }
+  }
+});
+
+pool('page: a window of the entries in submission order', () => {
+  const p = new TxPool();
+  for (let n = 0; n < 5; n++) p.add(entry(A, n, 10));
+  p.add(entry(A, 1, 20, 21_000, 'bump')); // a replacement is the newest submission
+  const all = p.entries();
+  assert.equal(p.page(0, 100), all);
+  assert.equal(p.page(1, 2), all.slice(1, 3));
+  assert.equal(p.page(4, 10), all.slice(4));
+  assert.equal(p.page(5, 10), []);
+  assert.is(all[all.length - 1]!.gasPrice, 20n);
+});
+
+pool('the sliced build gives the same order as the synchronous one and lets the event loop run between slices', async () => {
+  const r = rng(4242);
+  const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 5_000 });
+  const senders = Array.from({ length: 400 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  for (let i = 0; i < 4_000; i++) p.add(entry(senders[i % senders.length]!, Math.floor(i / senders.length), 1 + r(20)));
+  const nonceOf = (s: string): bigint => (s === senders[7] ? 1n : 0n); // sender 7's nonce 0 is stale...
+  p.dropStale(senders[7]!, 1n); // ...and dropped, as a canonical change does
+  const expected = p.buildOrder(nonceOf, 30_000_000n).map((e) => e.hash);
+  assert.equal(expected, bruteBuild(p, nonceOf, 30_000_000n).map((e) => e.hash));
+  let turns = 0;
+  const tick = (): void => {
+    turns++;
+    if (turns < 1000) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const sliced = await p.buildOrderSliced(nonceOf, 30_000_000n, undefined, 0);
+  assert.equal(sliced.map((e) => e.hash), expected);
+  assert.ok(turns >= 2, `the event loop ran ${turns} times during the build`);
+});
+
+pool('an entry that leaves the pool during a sliced build is left out with the rest of its sender run', async () => {
+  const p = new TxPool();
+  const senders = Array.from({ length: 200 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  // Sender 199 pays the least, so its run comes last, well after the first slice.
+  senders.forEach((s, i) => [0, 1].forEach((n) => p.add(entry(s, n, 1_000 - i))));
+  const last = senders[199]!;
+  const building = p.buildOrderSliced(zero, 30_000_000n, undefined, 0);
+  p.remove(p.atNonce(last, 0n)!.hash); // included elsewhere meanwhile
+  const out = await building;
+  assert.is(out.length, 398);
+  assert.not.ok(out.some((e) => e.sender === last));
 });
 
 pool.run();

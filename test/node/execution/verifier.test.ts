@@ -2,6 +2,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SignatureVerifier } from '../../../src/node/execution/verifier.js';
+import { toHex } from '../../../src/core/codec/bytes.js';
+import { sha3 } from '../../../src/core/crypto/hash.js';
+import { encodeTx } from '../../../src/core/types/transaction.js';
 import { CHAIN_ID, devnet, transfer } from './fixture.js';
 
 const { keys } = devnet();
@@ -23,6 +26,37 @@ test('verifies, caches by hash, and survives a worker thread dying', async () =>
     const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('verification hung after the thread died')), 10_000).unref());
     const [c] = await Promise.race([v.verifyMany([transfer(keys.accounts[0]!, { nonce: 2 })]), deadline]);
     assert.is(c!.signer, keys.accounts[0]!.address, 'a replacement thread verifies');
+  } finally {
+    await v.close();
+  }
+});
+
+test('envelope-keyed cache: a known envelope is a hit without its hash; a changed one with the same signature is verified and refused', async () => {
+  let hits = 0;
+  let verified = 0;
+  const v = await SignatureVerifier.start(CHAIN_ID, { threads: 1, observer: { verified: () => verified++, cacheHit: () => hits++ } });
+  try {
+    const tx = transfer(keys.accounts[1]!, { nonce: 0 });
+    const envelope = encodeTx(tx);
+    const hash = toHex(sha3(envelope));
+    const [first] = await v.verifyMany([tx], { envelopes: [envelope] });
+    assert.equal({ ...first }, { hash, signer: keys.accounts[1]!.address, cached: false, size: envelope.length });
+    // A fresh copy of the same bytes (as a block body carries them) is answered from the cache, with the hash.
+    const [again] = await v.verifyMany([tx], { envelopes: [new Uint8Array(envelope)] });
+    assert.equal({ ...again }, { hash, signer: keys.accounts[1]!.address, cached: true, size: envelope.length });
+    assert.is(hits, 1);
+    assert.is(verified, 1);
+    // Same signature bytes (so the same cache key), another value: never taken from the cache.
+    const forged = encodeTx({ ...tx, value: tx.value + 1n });
+    const [f] = await v.verifyMany([{ ...tx, value: tx.value + 1n }], { envelopes: [forged] });
+    assert.is(f!.cached, false);
+    assert.is(f!.signer, null);
+    assert.is(f!.hash, toHex(sha3(forged)));
+    assert.is(verified, 2);
+    // The hash-keyed cache still answers callers that pass hashes.
+    const [byHash] = await v.verifyMany([tx], { envelopes: [envelope], hashes: [sha3(envelope)] });
+    assert.is(byHash!.cached, true);
+    assert.is(byHash!.signer, keys.accounts[1]!.address);
   } finally {
     await v.close();
   }

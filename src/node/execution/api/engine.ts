@@ -62,7 +62,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     const cap = BigInt(node.chain.genesis.config.max_gas_per_block);
     const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
     if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
-    const entries = node.admission.pending(maxGas);
+    const entries = await node.admission.pending(maxGas);
     // With Accept: application/octet-stream, the envelopes in build order as one SSZ list.
     if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => encodeTx(e.tx))));
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);

@@ -64,9 +64,8 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     const limit = req.query.limit === undefined ? MEMPOOL_PAGE : Number(parseDecimal(req.query.limit, 'limit', 32));
     const offset = req.query.offset === undefined ? 0 : Number(parseDecimal(req.query.offset, 'offset', 32));
     if (limit < 1 || limit > MEMPOOL_PAGE_MAX) throw new SvcError('MALFORMED_INPUT', `malformed limit: must be 1..${MEMPOOL_PAGE_MAX}`, 400);
-    const all = node.admission.pool.entries();
-    const entries = node.admission.views(all.slice(offset, offset + limit));
-    return { success: true, count: all.length, offset, transactions: entries };
+    const pool = node.admission.pool;
+    return { success: true, count: pool.size, offset, transactions: node.admission.views(pool.page(offset, limit)) };
   });
 
   // Admission counts what it refuses; a request refused before it (a body or envelope that does
