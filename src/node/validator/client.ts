@@ -471,6 +471,12 @@ export class ValidatorClient {
   // Proposals
 
   private async proposePhase(slot: number): Promise<void> {
+    // Until the beacon knows one of the keys there is nothing to propose for (nor duties to ask).
+    if (!this.vkeys.some((k) => k.index !== undefined)) {
+      await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
+      if (!this.vkeys.some((k) => k.index !== undefined)) return;
+      this.countKeys();
+    }
     if (slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
     const duty = (await this.duties.get(epoch)).duties.find((d) => d.slot === slot);
