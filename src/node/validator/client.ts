@@ -40,7 +40,6 @@ import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
-import type { AttestationDataView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { ProposerDutiesCache } from './duties.js';
@@ -53,7 +52,8 @@ import type { SlashingProtectionDb } from './slashing-protection.js';
 import { serveMetrics, ValidatorMetrics } from './metrics.js';
 import { realTimers, type Timers } from './timers.js';
 import { Proposer } from './proposal.js';
-import { type AttestTrigger, type KeyContext, ValidatorKey, type ValidatorKeys, withFields } from './validator-key.js';
+import { AttestationRounds } from './attestation-rounds.js';
+import { type KeyContext, ValidatorKey, type ValidatorKeys, withFields } from './validator-key.js';
 
 export type { Timers } from './timers.js';
 export type { ValidatorKeys } from './validator-key.js';
@@ -95,12 +95,6 @@ export interface ValidatorClientOptions {
 const PHASES = ['propose', 'poll', 'attest'] as const;
 type Phase = (typeof PHASES)[number];
 
-/** Attestation data asked of the beacon for one slot, shared by every key due at it. */
-interface SlotData {
-  slot: number;
-  data: Promise<AttestationDataView>;
-}
-
 export class ValidatorClient {
   readonly metrics = new ValidatorMetrics();
   readonly beacon: BeaconClient;
@@ -125,9 +119,7 @@ export class ValidatorClient {
   private running = false;
   /** The proposal lane (and duty loading), one phase at a time. */
   private work: Promise<void> = Promise.resolve();
-  /** The attestation rounds: the shared head check and data fetch, before each key's own lane. */
-  private attestWork: Promise<void> = Promise.resolve();
-  private slotData: SlotData | undefined;
+  private readonly rounds: AttestationRounds;
   private randaoBuild: Promise<void> = Promise.resolve();
   private beaconDown = false;
   private server: Server | undefined;
@@ -159,6 +151,15 @@ export class ValidatorClient {
         if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
         return d;
       },
+    });
+    this.rounds = new AttestationRounds({
+      genesis: opts.genesis,
+      beacon: this.beacon,
+      clock: this.clock,
+      call,
+      failure: (what, err) => this.failure(what, err),
+      keys: () => this.vkeys,
+      running: () => this.running,
     });
     this.keyCtx = { genesis: opts.genesis, beacon: this.beacon, sp: opts.slashingDb, metrics: this.metrics, clock: this.clock, call, failure: (what, err) => this.failure(what, err) };
     this.proposer = new Proposer({
@@ -246,8 +247,8 @@ export class ValidatorClient {
       this.metricsAddress = server.address() as AddressInfo;
     }
     this.running = true;
-    this.randaoBuild = this.buildChains();
-    await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
+    const listed = await this.lookUpIndices();
+    this.randaoBuild = this.buildChains(listed);
     this.countKeys();
     const now = this.clock();
     this.cursor = { slot: slotAt(this.genesis, now), phase: 0 };
@@ -292,13 +293,18 @@ export class ValidatorClient {
   async idle(): Promise<void> {
     for (;;) {
       const w = this.work;
-      const a = this.attestWork;
+      const a = this.rounds.lane;
       await w;
       await a;
       for (const k of this.vkeys) await k.idle();
       await this.bridge.idle();
-      if (w === this.work && a === this.attestWork) return;
+      if (w === this.work && a === this.rounds.lane) return;
     }
+  }
+
+  /** Resolves once every key's RANDAO chain is restored or built (the background pass after start). */
+  randaoReady(): Promise<void> {
+    return this.randaoBuild;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -337,13 +343,46 @@ export class ValidatorClient {
   }
 
   /**
-   * Builds (or restores) the keys' RANDAO chains one after another in the background, in slices
-   * that leave the event loop free; a proposal whose key is not built yet builds it itself first.
+   * Every key's index: one key asks for itself (and checks its RANDAO value in the same answer);
+   * several keys take one registry listing (a per-key lookup costs the beacon a duties and a
+   * balance query each), falling back to asking per key if the listing fails. Returns the keys
+   * whose RANDAO check is still to be made.
    */
-  private async buildChains(): Promise<void> {
+  private async lookUpIndices(): Promise<ValidatorKey[]> {
+    if (this.vkeys.length > 1) {
+      try {
+        const registry = await this.b(this.beacon.validators());
+        const byAddress = new Map(registry.map((v) => [v.address, v]));
+        for (const k of this.vkeys) {
+          const v = byAddress.get(k.address);
+          if (v) k.adoptIndex(v);
+        }
+        // Keys not listed (deposit not included yet) are asked again each slot.
+        for (const k of this.vkeys) if (k.index === undefined) await k.ensureIndex();
+        return this.vkeys.filter((k) => k.index !== undefined);
+      } catch (err) {
+        this.failure('listing the validator registry', err);
+      }
+    }
+    await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
+    return [];
+  }
+
+  /**
+   * Builds (or restores) the keys' RANDAO chains one after another in the background, in slices
+   * that leave the event loop free, and makes the RANDAO check of the keys in `check` as each
+   * chain is ready; a proposal whose key is not built yet builds it itself first.
+   */
+  private async buildChains(check: readonly ValidatorKey[]): Promise<void> {
     for (const k of this.vkeys) {
       if (!this.running) return;
-      await k.randao.ready().catch((err: Error) => k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message }));
+      try {
+        await k.randao.ready();
+        if (check.includes(k)) await k.checkRandaoNow();
+      } catch (err) {
+        if (err instanceof SvcError && err.code.startsWith('RANDAO')) k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message });
+        else this.failure('checking the RANDAO value', err);
+      }
     }
   }
 
@@ -395,7 +434,7 @@ export class ValidatorClient {
     if (phase !== 'propose') {
       // While the stream is up, new_block does the head poll's job the moment the block exists.
       if (phase === 'poll' && this.stream.connected) return;
-      this.attestRound(slot, phase === 'poll' ? 'head-at-slot' : 'always', phase === 'poll' ? 'head_poll' : 'deadline');
+      this.rounds.run(slot, phase === 'poll' ? 'head-at-slot' : 'always', phase === 'poll' ? 'head_poll' : 'deadline');
       if (phase === 'attest') {
         this.lookUpMissingIndices();
         this.prefetchNextDuties(slot);
@@ -415,56 +454,6 @@ export class ValidatorClient {
         this.failure(`${phase} at slot ${slot}`, err);
       }
     });
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Attestations
-
-  /**
-   * One attestation round at `slot`: finds the keys due, checks the head once (`head-at-slot`:
-   * only when it already holds a block for the slot), fetches the slot's attestation data once,
-   * and hands each due key its vote on its own lane.
-   */
-  private attestRound(slot: number, when: 'head-at-slot' | 'always', trigger: AttestTrigger): void {
-    this.attestWork = this.attestWork.then(async () => {
-      if (!this.running || slotAt(this.genesis, this.clock()) > slot) return;
-      const due = this.vkeys.filter((k) => k.due(slot) !== undefined);
-      if (due.length === 0) return;
-      // A key re-sending a vote it already signed needs neither the head nor new data.
-      for (const k of due) if (k.due(slot) === 'resend') k.enqueue(`attest at slot ${slot}`, () => k.attest(slot, undefined, trigger));
-      const fresh = due.filter((k) => k.due(slot) === 'fresh');
-      if (fresh.length === 0) return;
-      let data: AttestationDataView;
-      try {
-        if (when === 'head-at-slot') {
-          const head = await this.b(this.beacon.head());
-          if (head.slot < slot) return;
-        }
-        data = await this.attestationData(slot);
-      } catch (err) {
-        this.failure(`attest at slot ${slot}`, err);
-        return;
-      }
-      for (const k of fresh) k.enqueue(`attest at slot ${slot}`, () => k.attest(slot, data, trigger));
-    });
-  }
-
-  /** The beacon's attestation data for `slot`, asked once per slot (a failed answer is asked again). */
-  private attestationData(slot: number): Promise<AttestationDataView> {
-    if (this.slotData?.slot === slot) return this.slotData.data;
-    const epoch = epochOfSlot(this.genesis, slot);
-    const what = `GET /api/v1/validator/attestation_data?slot=${slot}`;
-    const data = this.b(this.beacon.attestationData(slot)).then((d) => {
-      if (d.slot !== slot) throw this.beacon.badResponse(what, `it answered slot ${d.slot}`);
-      if (d.target.epoch !== epoch) throw this.beacon.badResponse(what, `target epoch ${d.target.epoch} is not the slot's epoch ${epoch}`);
-      return d;
-    });
-    const entry = { slot, data };
-    this.slotData = entry;
-    data.catch(() => {
-      if (this.slotData === entry) this.slotData = undefined;
-    });
-    return data;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -493,7 +482,7 @@ export class ValidatorClient {
     if (!(await this.proposer.propose(key, slot, epoch, index))) return;
     this.countKeys();
     // The proposer's own block is the slot's block: every key due at it can vote now.
-    this.attestRound(slot, 'always', 'own_block');
+    this.rounds.run(slot, 'always', 'own_block');
   }
 
   /** At the attestation phase of an epoch's last slot, loads the next epoch's duties (best effort). */
@@ -525,7 +514,7 @@ export class ValidatorClient {
     // Only a block of the current slot makes the vote early; a late block of an earlier slot
     // changes nothing (the slot-timer path votes), and a block ahead of this clock waits for it.
     if (e.slot !== current || e.slot === 0) return;
-    this.attestRound(e.slot, 'head-at-slot', 'new_block');
+    this.rounds.run(e.slot, 'head-at-slot', 'new_block');
   }
 
   /**

@@ -116,6 +116,27 @@ export class ValidatorKey {
     }
   }
 
+  /**
+   * Takes the index from the beacon's registry listing (a many-key process asks once for all keys
+   * instead of once per key); the RANDAO check `ensureIndex` makes comes later, with `checkRandaoNow`.
+   */
+  adoptIndex(v: { index: number; address: string; active: boolean; stake: string }): void {
+    if (this.idx !== undefined || v.address !== this.address) return;
+    this.idx = v.index;
+    this.ctx.metrics.registerKey(v.index);
+    this.log.info('validator registered on the beacon', { index: v.index, address: v.address, active: v.active, stake: v.stake });
+    if (!v.active) this.log.warn('validator is not active: the beacon will give it no duties', { index: v.index });
+  }
+
+  /** Asks the beacon for this key's RANDAO value and checks it against the key's chains (re-committing when low). */
+  async checkRandaoNow(): Promise<void> {
+    if (this.idx === undefined) return;
+    await this.randao.ready();
+    const v = await this.ctx.call(this.ctx.beacon.validator(this.idx));
+    if (v.address !== this.address) throw this.ctx.beacon.badResponse(`GET /api/v1/validators/${this.idx}`, `it answered address ${v.address}`);
+    this.checkRandao(v.randao_last);
+  }
+
   /** Says early when the beacon's RANDAO value is on none of this key's chains; re-commits when the chain runs low. */
   private checkRandao(randaoLast: string | null): void {
     const last = randaoLast === null ? this.randao.firstCommitment() : parseHex(randaoLast, 'randao_last', 32);
