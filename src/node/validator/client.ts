@@ -361,7 +361,8 @@ export class ValidatorClient {
         for (const k of this.vkeys) if (k.index === undefined) await k.ensureIndex();
         return this.vkeys.filter((k) => k.index !== undefined);
       } catch (err) {
-        this.failure('listing the validator registry', err);
+        // An older beacon without the listing, or one not reachable yet: each key asks for itself.
+        this.log.debug('no registry listing from the beacon: looking up each key', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
       }
     }
     await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
