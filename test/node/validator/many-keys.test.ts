@@ -9,6 +9,8 @@
  * - after a restart on the same data directory every key's history is there (watermarks, a
  *   different vote for its last target refused), the RANDAO checkpoints are reused, and every key
  *   attests again.
+ * And `svc node validator --keystore A --keystore B` as a real process: both keys propose and
+ * attest, per-key metrics on its one metrics port, SIGTERM exits 0.
  * Deadlines are derived from genesis slot times with generous margins; nothing sleeps.
  */
 import { test } from 'uvu';
@@ -23,6 +25,11 @@ import { ValidatorClient } from '../../../src/node/validator/client.js';
 import { openValidatorDataDir } from '../../../src/node/validator/data-dir.js';
 import { randaoChainPath } from '../../../src/node/validator/randao-recommit.js';
 import { type SlashingProtectionDb, SlashingProtectionError } from '../../../src/node/validator/slashing-protection.js';
+import { spawn } from 'node:child_process';
+import { buildGenesis, writeGenesis } from '../../../src/genesis/build.js';
+import { anyFreePort } from '../../../src/devnet/ports.js';
+import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
+import { cliEnv, RUN_JS } from '../../helpers/cli.js';
 import { captureLog, type LogLine } from '../../helpers/log.js';
 import { type Harness, startHarness, stopHarness } from '../beacon/fixture.js';
 
@@ -141,6 +148,43 @@ test('one process with three keys: each proposes and attests; a recorded vote re
     await sp?.close();
     await rm(dataDir, { recursive: true, force: true });
     await stopHarness(h);
+  }
+});
+
+test('svc node validator --keystore A --keystore B: one process proposes and attests for both keys', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-vcli-'));
+  const built = buildGenesis({ validators: 2, accounts: 1, preset: 'devnet', chainId: 'svc-vcli', networkId: 7, genesisTime: Math.floor(Date.now() / 1000) - 4 * 2, mnemonic: DEV_MNEMONIC });
+  await writeGenesis(join(dir, 'net'), built, DEV_MNEMONIC, 'svc-devnet', { kdfMemoryKib: 64 });
+  const h = await startHarness({ genesis: built.genesis });
+  const g = h.genesis;
+  const port = await anyFreePort();
+  const dataDir = join(dir, 'validators');
+  const child = spawn(
+    process.execPath,
+    [RUN_JS, 'node', 'validator', '--keystore', join(dir, 'net', 'keystores', 'validator-0.json'), '--keystore', join(dir, 'net', 'keystores', 'validator-1.json'),
+      '--genesis', join(dir, 'net', 'genesis.json'), '--beacon-url', h.beacon.url, '--execution-url', h.exec.restUrl, '--token-file', join(h.dir, 'validator-token'),
+      '--data-dir', dataDir, '--metrics-port', String(port)],
+    { env: cliEnv(dir), stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-20_000)));
+  const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
+  try {
+    let text = '';
+    const deadline = slotStartMs(g, (epochOfSlot(g, slotAt(g, Date.now())) + 8) * g.config.slots_per_epoch) + 30_000;
+    await until('both keys proposed and attested', deadline, async () => {
+      text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => '');
+      return [0, 1].every((i) => sample(text, 'service_validator_key_blocks_proposed_total', `validator="${i}"`)! >= 1 && sample(text, 'service_validator_key_attestations_total', `validator="${i}"`)! >= 1) ? true : undefined;
+    }, () => `${text.split('\n').filter((l) => l.startsWith('service_validator_key_')).join('; ')} | stderr tail: ${stderr.slice(-2_000)}`);
+    assert.is(sample(text, 'service_validator_keys', 'state="registered"'), 2);
+    for (const k of h.validators) assert.ok(existsSync(randaoChainPath(dataDir, k.address, 0)), 'checkpoints in the one data dir');
+    child.kill('SIGTERM');
+    assert.is(await exited, 0, stderr.slice(-2_000));
+    assert.ok(stderr.includes('"msg":"validator client stopped"'));
+  } finally {
+    child.kill('SIGKILL');
+    await stopHarness(h);
+    await rm(dir, { recursive: true, force: true });
   }
 });
 
