@@ -28,8 +28,9 @@
  * mode it is in.
  *
  * RANDAO: each key's reveals come from its RandaoKeeper (randao-recommit.ts). Chains are restored
- * from checkpoints in the data directory or built in the background after start (a proposal
- * needing one that is not built yet builds it first), so start-up does not grow with the keys.
+ * from checkpoints in the data directory or built after start, one key after another, in a worker
+ * thread (randao-builder.ts; a proposal needing one that is not built yet asks for it first), so
+ * start-up does not grow with the keys.
  *
  * Failures never stop the timer: an unreachable beacon is logged (once, then at debug until it
  * is back) and the next phase or slot tries again. A phase whose slot has passed when its turn
@@ -47,6 +48,7 @@ import { BeaconEventStream } from './event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
 import type { RandaoChain } from './randao-chain.js';
 import { RandaoKeeper } from './randao-recommit.js';
+import { RandaoChainBuilder } from './randao-builder.js';
 import { ExecutionClient } from '../../client/execution.js';
 import type { SlashingProtectionDb } from './slashing-protection.js';
 import { serveMetrics, ValidatorMetrics } from './metrics.js';
@@ -121,6 +123,7 @@ export class ValidatorClient {
   private work: Promise<void> = Promise.resolve();
   private readonly rounds: AttestationRounds;
   private randaoBuild: Promise<void> = Promise.resolve();
+  private readonly chainBuilder = new RandaoChainBuilder();
   private beaconDown = false;
   private server: Server | undefined;
   private metricsAddress: AddressInfo | undefined;
@@ -277,6 +280,7 @@ export class ValidatorClient {
     this.metrics.wsConnected.set(0);
     await this.idle();
     await this.randaoBuild;
+    await this.chainBuilder.close();
     const server = this.server;
     this.server = undefined;
     this.metricsAddress = undefined;
@@ -332,6 +336,7 @@ export class ValidatorClient {
           },
           onSubmitted: () => this.metrics.randaoRecommits.inc(),
           onSigned: () => this.metrics.signed('transaction'),
+          buildChain: (seed, length, bits, generation) => this.chainBuilder.build(seed, length, bits, generation),
         },
         chains[i],
       );

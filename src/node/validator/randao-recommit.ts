@@ -85,6 +85,8 @@ export interface RandaoKeeperOptions {
   /** Called for every re-commitment transaction signed (quantum_canonical_sig_generated_total). */
   onSigned?: () => void;
   checkpointBits?: number;
+  /** Builds a chain not found in the data directory (default: on this thread, in slices). */
+  buildChain?: (seed: Uint8Array, length: number, checkpointBits: number, generation: number) => Promise<RandaoChain>;
 }
 
 /** One validator's RANDAO chains across re-commitments. */
@@ -272,7 +274,7 @@ export class RandaoKeeper {
       const restored = saved && RandaoChain.restore(seed, this.length, bits, generation, saved);
       if (restored) return restored;
     }
-    const built = await RandaoChain.build(seed, this.length, bits, generation);
+    const built = await (this.o.buildChain ?? RandaoChain.build)(seed, this.length, bits, generation);
     // Only a cache: a failed write costs the next start a rebuild, never a reveal.
     if (path) await writeFileAtomic(path, built.serialize(), { force: true }).catch((err: Error) => this.o.log.warn('could not save the RANDAO chain checkpoints', { path, error: err.message }));
     return built;
