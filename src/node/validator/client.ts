@@ -123,6 +123,7 @@ export class ValidatorClient {
   private work: Promise<void> = Promise.resolve();
   private readonly rounds: AttestationRounds;
   private randaoBuild: Promise<void> = Promise.resolve();
+  private chainsReady: Promise<void> = Promise.resolve();
   private readonly chainBuilder = new RandaoChainBuilder();
   private beaconDown = false;
   private server: Server | undefined;
@@ -308,7 +309,7 @@ export class ValidatorClient {
 
   /** Resolves once every key's RANDAO chain is restored or built (the background pass after start). */
   randaoReady(): Promise<void> {
-    return this.randaoBuild;
+    return this.chainsReady;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -375,20 +376,25 @@ export class ValidatorClient {
   }
 
   /**
-   * Builds (or restores) the keys' RANDAO chains one after another in the background, in slices
-   * that leave the event loop free, and makes the RANDAO check of the keys in `check` as each
-   * chain is ready; a proposal whose key is not built yet builds it itself first.
+   * Builds (or restores) the keys' RANDAO chains one after another in the background (in the
+   * worker), then makes the RANDAO check of the keys in `check`; a proposal whose key is not
+   * built yet asks for its chain first.
    */
   private async buildChains(check: readonly ValidatorKey[]): Promise<void> {
-    for (const k of this.vkeys) {
-      if (!this.running) return;
-      try {
-        await k.randao.ready();
-        if (check.includes(k)) await k.checkRandaoNow();
-      } catch (err) {
-        if (err instanceof SvcError && err.code.startsWith('RANDAO')) k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message });
-        else this.failure('checking the RANDAO value', err);
+    let chainsReady!: () => void;
+    this.chainsReady = new Promise<void>((ok) => (chainsReady = ok));
+    try {
+      for (const k of this.vkeys) {
+        if (!this.running) return;
+        await k.randao.ready().catch((err: Error) => k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message }));
       }
+    } finally {
+      chainsReady();
+    }
+    // The checks ask the beacon once per key: one after another, after every chain is there.
+    for (const k of check) {
+      if (!this.running) return;
+      await k.checkRandaoNow().catch((err: unknown) => this.failure('checking the RANDAO value', err));
     }
   }
 
