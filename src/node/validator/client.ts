@@ -47,15 +47,13 @@ import { ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
 import type { RandaoChain } from './randao-chain.js';
-import { RandaoKeeper } from './randao-recommit.js';
-import { RandaoChainBuilder } from './randao-builder.js';
-import { ExecutionClient } from '../../client/execution.js';
+import { KeySet } from './key-set.js';
 import type { SlashingProtectionDb } from './slashing-protection.js';
 import { serveMetrics, ValidatorMetrics } from './metrics.js';
 import { realTimers, type Timers } from './timers.js';
 import { Proposer } from './proposal.js';
 import { AttestationRounds } from './attestation-rounds.js';
-import { type KeyContext, ValidatorKey, type ValidatorKeys, withFields } from './validator-key.js';
+import type { KeyContext, ValidatorKeys } from './validator-key.js';
 
 export type { Timers } from './timers.js';
 export type { ValidatorKeys } from './validator-key.js';
@@ -109,11 +107,9 @@ export class ValidatorClient {
   private readonly timers: Timers;
   private readonly slotMs: number;
   private readonly keyList: ValidatorKeys[];
-  private vkeys: ValidatorKey[] = [];
-  private readonly byAddress = new Map<string, ValidatorKey>();
+  private readonly set: KeySet;
   private readonly duties: ProposerDutiesCache;
   private readonly proposer: Proposer;
-  private readonly keyCtx: KeyContext;
   private cursor = { slot: 0, phase: 0 };
   /** Last slot whose proposer duty was checked against the beacon (so a reconnect re-checks only a missed one). */
   private proposalChecked = -1;
@@ -122,9 +118,6 @@ export class ValidatorClient {
   /** The proposal lane (and duty loading), one phase at a time. */
   private work: Promise<void> = Promise.resolve();
   private readonly rounds: AttestationRounds;
-  private randaoBuild: Promise<void> = Promise.resolve();
-  private chainsReady: Promise<void> = Promise.resolve();
-  private readonly chainBuilder = new RandaoChainBuilder();
   private beaconDown = false;
   private server: Server | undefined;
   private metricsAddress: AddressInfo | undefined;
@@ -156,16 +149,31 @@ export class ValidatorClient {
         return d;
       },
     });
+    const keyCtx: KeyContext = { genesis: opts.genesis, beacon: this.beacon, sp: opts.slashingDb, metrics: this.metrics, clock: this.clock, call, failure: (what, err) => this.failure(what, err) };
+    this.set = new KeySet({
+      genesis: opts.genesis,
+      keys: this.keyList,
+      keyCtx,
+      log: opts.log,
+      metrics: this.metrics,
+      beacon: this.beacon,
+      call,
+      failure: (what, err) => this.failure(what, err),
+      executionUrl: opts.executionUrl,
+      recommitTimeoutMs: proposeTimeoutMs,
+      dataDir: opts.dataDir,
+      randaoChain: opts.randaoChain,
+      running: () => this.running,
+    });
     this.rounds = new AttestationRounds({
       genesis: opts.genesis,
       beacon: this.beacon,
       clock: this.clock,
       call,
       failure: (what, err) => this.failure(what, err),
-      keys: () => this.vkeys,
+      keys: () => this.set.keys,
       running: () => this.running,
     });
-    this.keyCtx = { genesis: opts.genesis, beacon: this.beacon, sp: opts.slashingDb, metrics: this.metrics, clock: this.clock, call, failure: (what, err) => this.failure(what, err) };
     this.proposer = new Proposer({
       genesis: opts.genesis,
       beacon: this.beacon,
@@ -183,7 +191,7 @@ export class ValidatorClient {
       beacon: this.beacon,
       log: opts.log,
       metrics: this.metrics,
-      signers: () => this.vkeys.flatMap((k) => (k.index === undefined ? [] : [{ index: k.index, key: k.keys.mldsa }])),
+      signers: () => this.set.keys.flatMap((k) => (k.index === undefined ? [] : [{ index: k.index, key: k.keys.mldsa }])),
       clock: this.clock,
       timers: this.timers,
     });
@@ -222,12 +230,12 @@ export class ValidatorClient {
 
   /** Registry index of the first key, once the beacon named it. */
   get validatorIndex(): number | undefined {
-    return this.vkeys[0]?.index;
+    return this.set.keys[0]?.index;
   }
 
   /** Every key's address and registry index (undefined until the beacon named it), in the order given. */
   get validators(): Array<{ address: string; index: number | undefined }> {
-    return this.vkeys.map((k) => ({ address: k.address, index: k.index }));
+    return this.set.keys.map((k) => ({ address: k.address, index: k.index }));
   }
 
   /** `http://host:port` of the metrics server, when one runs. */
@@ -244,21 +252,20 @@ export class ValidatorClient {
    */
   async start(): Promise<void> {
     if (this.running) return;
-    if (this.vkeys.length === 0) await this.openKeys();
+    if (this.set.keys.length === 0) await this.set.open();
     if (this.opts.metricsPort !== undefined) {
       const server = await serveMetrics(this.metrics, this.opts.metricsHost ?? '127.0.0.1', this.opts.metricsPort);
       this.server = server;
       this.metricsAddress = server.address() as AddressInfo;
     }
     this.running = true;
-    const listed = await this.lookUpIndices();
-    this.randaoBuild = this.buildChains(listed);
-    this.countKeys();
+    this.set.buildChains(await this.set.lookUpIndices());
+    this.set.countKeys();
     const now = this.clock();
     this.cursor = { slot: slotAt(this.genesis, now), phase: 0 };
-    const one = this.vkeys.length === 1 ? this.vkeys[0]! : undefined;
+    const one = this.set.keys.length === 1 ? this.set.keys[0]! : undefined;
     this.log.info('validator client started', {
-      ...(one ? { address: one.address, index: one.index ?? null } : { keys: this.vkeys.length, registered: this.vkeys.filter((k) => k.index !== undefined).length }),
+      ...(one ? { address: one.address, index: one.index ?? null } : { keys: this.set.keys.length, registered: this.set.keys.filter((k) => k.index !== undefined).length }),
       beacon: this.beacon.baseUrl,
       execution: this.execution.baseUrl,
       events: this.stream.url,
@@ -280,8 +287,7 @@ export class ValidatorClient {
     await this.bridge.stop();
     this.metrics.wsConnected.set(0);
     await this.idle();
-    await this.randaoBuild;
-    await this.chainBuilder.close();
+    await this.set.close();
     const server = this.server;
     this.server = undefined;
     this.metricsAddress = undefined;
@@ -301,7 +307,7 @@ export class ValidatorClient {
       const a = this.rounds.lane;
       await w;
       await a;
-      for (const k of this.vkeys) await k.idle();
+      for (const k of this.set.keys) await k.idle();
       await this.bridge.idle();
       if (w === this.work && a === this.rounds.lane) return;
     }
@@ -309,109 +315,7 @@ export class ValidatorClient {
 
   /** Resolves once every key's RANDAO chain is restored or built (the background pass after start). */
   randaoReady(): Promise<void> {
-    return this.chainsReady;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Keys
-
-  /** Reads each key's RANDAO generation (a file read, no hashing) and makes its per-key half. */
-  private async openKeys(): Promise<void> {
-    const many = this.keyList.length > 1;
-    const prebuilt = this.opts.randaoChain;
-    const chains = prebuilt === undefined ? [] : Array.isArray(prebuilt) ? (prebuilt as readonly (RandaoChain | undefined)[]) : [prebuilt as RandaoChain];
-    const keys: ValidatorKey[] = [];
-    for (const [i, keys_] of this.keyList.entries()) {
-      const log = many ? withFields(this.log, { validator: keys_.address }) : this.log;
-      let vk: ValidatorKey | undefined;
-      const randao = await RandaoKeeper.openDeferred(
-        {
-          genesis: this.genesis,
-          keys: keys_,
-          execution: new ExecutionClient(this.opts.executionUrl, { timeoutMs: Math.max(10_000, this.slotMs) }),
-          log,
-          dataDir: this.opts.dataDir,
-          adoptLegacy: !many,
-          onRemaining: (left) => {
-            if (vk?.index !== undefined) this.metrics.randaoLeft(vk.index, left);
-          },
-          onSubmitted: () => this.metrics.randaoRecommits.inc(),
-          onSigned: () => this.metrics.signed('transaction'),
-          buildChain: (seed, length, bits, generation) => this.chainBuilder.build(seed, length, bits, generation),
-        },
-        chains[i],
-      );
-      vk = new ValidatorKey(this.keyCtx, keys_, randao, log);
-      keys.push(vk);
-      this.byAddress.set(vk.address, vk);
-    }
-    this.vkeys = keys;
-  }
-
-  /**
-   * Every key's index: one key asks for itself (and checks its RANDAO value in the same answer);
-   * several keys take one registry listing (a per-key lookup costs the beacon a duties and a
-   * balance query each), falling back to asking per key if the listing fails. Returns the keys
-   * whose RANDAO check is still to be made.
-   */
-  private async lookUpIndices(): Promise<ValidatorKey[]> {
-    if (this.vkeys.length > 1) {
-      try {
-        const registry = await this.b(this.beacon.validators());
-        const byAddress = new Map(registry.map((v) => [v.address, v]));
-        for (const k of this.vkeys) {
-          const v = byAddress.get(k.address);
-          if (v) k.adoptIndex(v);
-        }
-        // Keys not listed (deposit not included yet) are asked again each slot.
-        for (const k of this.vkeys) if (k.index === undefined) await k.ensureIndex();
-        return this.vkeys.filter((k) => k.index !== undefined);
-      } catch (err) {
-        // An older beacon without the listing, or one not reachable yet: each key asks for itself.
-        this.log.debug('no registry listing from the beacon: looking up each key', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
-      }
-    }
-    await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
-    return [];
-  }
-
-  /**
-   * Builds (or restores) the keys' RANDAO chains one after another in the background (in the
-   * worker), then makes the RANDAO check of the keys in `check`; a proposal whose key is not
-   * built yet asks for its chain first.
-   */
-  private async buildChains(check: readonly ValidatorKey[]): Promise<void> {
-    let chainsReady!: () => void;
-    this.chainsReady = new Promise<void>((ok) => (chainsReady = ok));
-    try {
-      for (const k of this.vkeys) {
-        if (!this.running) return;
-        await k.randao.ready().catch((err: Error) => k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message }));
-      }
-    } finally {
-      chainsReady();
-    }
-    // The checks ask the beacon once per key: one after another, after every chain is there.
-    for (const k of check) {
-      if (!this.running) return;
-      await k.checkRandaoNow().catch((err: unknown) => this.failure('checking the RANDAO value', err));
-    }
-  }
-
-  private countKeys(): void {
-    this.metrics.keys.set({ state: 'loaded' }, this.vkeys.length);
-    this.metrics.keys.set({ state: 'registered' }, this.vkeys.filter((k) => k.index !== undefined).length);
-  }
-
-  /** Asks the beacon again for the indices it has not named yet (in the background, each key on its lane). */
-  private lookUpMissingIndices(): void {
-    for (const k of this.vkeys) {
-      if (k.index !== undefined) continue;
-      k.enqueue('looking up the validator index', async () => {
-        if (!this.running || k.index !== undefined) return;
-        if ((await k.ensureIndex()) !== undefined) this.countKeys();
-      });
-    }
+    return this.set.chainsReady;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -448,7 +352,7 @@ export class ValidatorClient {
       if (phase === 'poll' && this.stream.connected) return;
       this.rounds.run(slot, phase === 'poll' ? 'head-at-slot' : 'always', phase === 'poll' ? 'head_poll' : 'deadline');
       if (phase === 'attest') {
-        this.lookUpMissingIndices();
+        this.set.lookUpMissingIndices();
         this.prefetchNextDuties(slot);
       }
       return;
@@ -473,17 +377,17 @@ export class ValidatorClient {
 
   private async proposePhase(slot: number): Promise<void> {
     // Until the beacon knows one of the keys there is nothing to propose for (nor duties to ask).
-    if (!this.vkeys.some((k) => k.index !== undefined)) {
-      await Promise.all(this.vkeys.map((k) => k.ensureIndex()));
-      if (!this.vkeys.some((k) => k.index !== undefined)) return;
-      this.countKeys();
+    if (!this.set.keys.some((k) => k.index !== undefined)) {
+      await Promise.all(this.set.keys.map((k) => k.ensureIndex()));
+      if (!this.set.keys.some((k) => k.index !== undefined)) return;
+      this.set.countKeys();
     }
     if (slot === 0) return;
     const epoch = epochOfSlot(this.genesis, slot);
     const duty = (await this.duties.get(epoch)).duties.find((d) => d.slot === slot);
     this.proposalChecked = slot;
     if (!duty) return;
-    const key = this.byAddress.get(duty.address);
+    const key = this.set.byAddress.get(duty.address);
     if (!key) return;
     const index = await key.ensureIndex();
     if (index === undefined) return;
@@ -492,7 +396,7 @@ export class ValidatorClient {
       return;
     }
     if (!(await this.proposer.propose(key, slot, epoch, index))) return;
-    this.countKeys();
+    this.set.countKeys();
     // The proposer's own block is the slot's block: every key due at it can vote now.
     this.rounds.run(slot, 'always', 'own_block');
   }
