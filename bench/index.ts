@@ -1,5 +1,5 @@
 /**
- * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge] [--seconds N] [--profile DIR]
+ * Benchmark entry (`npm run bench -- [--only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge|validator] [--seconds N] [--profile DIR]
  * [--rest-client http|fetch] [--json]`): prints tables, or one JSON document with --json.
  */
 import { runBeaconBench } from './beacon.js';
@@ -14,10 +14,11 @@ import { runNetworkBench } from './network.js';
 import { runP2pBench } from './p2p.js';
 import { runProposeBench } from './propose.js';
 import { runStateBench } from './state.js';
+import { runValidatorBench } from './validator.js';
 import { runVmBench } from './vm.js';
 import { runWsBench } from './ws.js';
 
-const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'propose', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light', 'bridge'] as const;
+const SUITES = ['crypto', 'execution', 'state', 'ws', 'beacon', 'propose', 'devnet', 'flood', 'p2p', 'network', 'vm', 'light', 'bridge', 'validator'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface BenchArgs {
@@ -66,7 +67,7 @@ function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = j;
       if (raw !== 'http' && raw !== 'fetch') throw new Error(`--rest-client needs http or fetch, got ${raw ?? 'nothing'}`);
       args.restClient = raw;
-    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
+    } else throw new Error(`unknown argument ${arg} (expected --only crypto|execution|state|ws|beacon|propose|devnet|flood|p2p|network|vm|light|bridge|validator, --seconds N, --profile DIR, --rest-client http|fetch, --json)`);
   }
   if (args.only.size === 0) for (const s of SUITES) args.only.add(s);
   return args;
@@ -150,5 +151,11 @@ if (args.only.has('bridge')) {
   const { results, details } = await runBridgeBench({ print: !args.json });
   report.bridge = results;
   report.bridgeDetails = details;
+  if (!args.json && args.only.has('validator')) console.log('');
+}
+if (args.only.has('validator')) {
+  const { results, details } = await runValidatorBench({ print: !args.json });
+  report.validator = results;
+  report.validatorDetails = details;
 }
 if (args.json) console.log(JSON.stringify(report, null, 2));

@@ -220,6 +220,20 @@ export class BeaconClient extends JsonApiClient {
     };
   }
 
+  /** The whole registry in one call (index, address, active, stake of each): a many-key validator client's index lookup. */
+  async validators(opts?: RequestOptions): Promise<Array<Pick<ValidatorView, 'index' | 'address' | 'active' | 'stake'>>> {
+    const what = 'GET /api/v1/validators';
+    const d = await this.data('GET', '/api/v1/validators', undefined, opts);
+    if (!Array.isArray(d.validators)) throw this.badResponse(what, 'validators is not an array');
+    return (d.validators as unknown[]).map((v, i) => {
+      const o = v as Record<string, unknown>;
+      if (typeof o !== 'object' || o === null || !Number.isSafeInteger(o.index) || typeof o.address !== 'string' || typeof o.active !== 'boolean' || typeof o.stake !== 'string') {
+        throw this.badResponse(what, `validators[${i}] is not {index, address, active, stake}`);
+      }
+      return { index: o.index as number, address: o.address.toLowerCase(), active: o.active, stake: o.stake };
+    });
+  }
+
   /** A validator by registry index or 0x address; an unknown one is the server's NOT_FOUND (404). */
   async validator(id: number | string, opts?: RequestOptions): Promise<ValidatorView> {
     const ref = typeof id === 'number' ? String(checkUint(id, 'validator index')) : id.toLowerCase();

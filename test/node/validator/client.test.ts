@@ -113,6 +113,22 @@ class FakeBeacon {
   randaoLast: string | null = toHex(RANDAO.commitment());
   /** What GET /api/v1/validator/block_attestations offers the proposer. */
   votes: Attestation[] = [VOTE];
+  /** POST /api/v1/attestation of these validator indices is answered only once `release()` is called. */
+  holdVotesOf = new Set<number>();
+  private released: Promise<void> = Promise.resolve();
+  private releaseHeld: () => void = () => undefined;
+
+  /** Starts holding the answers to votes of `index` (see holdVotesOf). */
+  hold(index: number): void {
+    this.holdVotesOf.add(index);
+    this.released = new Promise<void>((ok) => (this.releaseHeld = ok));
+  }
+
+  /** Answers the held votes. */
+  release(): void {
+    this.holdVotesOf.clear();
+    this.releaseHeld();
+  }
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -201,7 +217,10 @@ class FakeBeacon {
       this.randaoLast = toHex(block.header.randaoReveal);
       return ok({ block_hash: hash, slot, index: block.header.index, state_root: root(0x55), transactions: block.transactions.length, already_known: false });
     }
-    if (key === 'POST /api/v1/attestation') return ok({ status: 'applied' });
+    if (key === 'POST /api/v1/attestation') {
+      if (this.holdVotesOf.has(rec.body.validator_index)) await this.released;
+      return ok({ status: 'applied' });
+    }
     return fail(404, 'NOT_FOUND', `no route ${key}`);
   }
 }
@@ -422,6 +441,55 @@ Duties('duties drawn on another branch are fetched again before signing: the pro
       assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/2').length, 3);
       assert.equal(lines.filter((l) => l.msg.startsWith('the beacon refused')), []);
     } finally {
+      await client.stop();
+    }
+  });
+});
+
+Duties('two keys in one process: a key whose vote hangs holds up neither the other key\'s vote nor the next proposal', async () => {
+  await withBeacon(async (beacon, sp) => {
+    // Epoch 2: this validator (index 1) proposes at 8 and 9 and attests at 9; validator 0 (index 0,
+    // also in this process) attests at slot 8.
+    beacon.duties.set(2, dutiesOf(2, [8, 9]));
+    beacon.hold(0);
+    const other = keys.validators[0]!;
+    const time = new FakeTime(start(8) - 100);
+    const { log, lines } = captureLog();
+    const client = new ValidatorClient({
+      genesis, keys: [other, ME], beaconUrl: beacon.url, executionUrl: beacon.url, token: TOKEN, slashingDb: sp, log, clock: time.clock, timers: time.timers,
+      randaoChain: [new RandaoChain(other.mldsaSeed, genesis.config.randao_chain_length), RANDAO], requestTimeoutMs: 60_000,
+    });
+    const seen = async <T>(what: string, f: () => T | undefined): Promise<T> => {
+      // Real time, but bounded by a generous deadline: the beacon is on loopback.
+      for (const deadline = Date.now() + 30_000; ; ) {
+        const v = f();
+        if (v !== undefined) return v;
+        if (Date.now() > deadline) return assert.unreachable(`${what} never happened`) as never;
+        await new Promise((ok) => setImmediate(ok));
+      }
+    };
+    try {
+      await client.start();
+      assert.equal(client.validators.map((v) => v.index), [0, MY_INDEX]);
+      // Slot 8's deadline: validator 0 votes, and its POST hangs.
+      time.fireUpTo(start(8) + SLOT_MS / 3);
+      await seen('validator 0\'s vote posted', () => (beacon.posts('/api/v1/attestation').some((r) => r.body.validator_index === 0) ? true : undefined));
+      await seen('the slot 8 proposal', () => (beacon.posts('/api/v1/validator/blocks/propose').length === 1 ? true : undefined));
+      const parent = { ...beacon.head };
+      const randaoLast = beacon.randaoLast!;
+      // Slot 9: the proposal and this validator's own vote go through while validator 0's vote still hangs.
+      time.fireUpTo(start(9));
+      const block = await seen('the slot 9 proposal', () => beacon.posts('/api/v1/validator/blocks/propose')[1]);
+      assertValidBlock(block.body, 9, parent, randaoLast, dutiesOf(2, [8, 9])[1]!);
+      const mine = await seen('this validator\'s vote at slot 9', () => beacon.posts('/api/v1/attestation').find((r) => r.body.validator_index === MY_INDEX));
+      assert.is(mine.body.data.slot, 9);
+      assert.ok(beacon.holdVotesOf.has(0), 'validator 0\'s vote was still unanswered');
+      beacon.release();
+      await client.idle();
+      const sent = lines.filter((l) => l.msg === 'attestation sent').map((l) => [l.fields.validator, l.fields.slot]);
+      assert.equal(sent.sort(), [[other.address, 8], [ME.address, 9]].sort());
+    } finally {
+      beacon.release();
       await client.stop();
     }
   });
