@@ -31,7 +31,7 @@ import { randaoReveal } from '../src/core/crypto/randao.js';
 import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../src/core/genesis/genesis.js';
 import { type Block, blockToJson, buildSignedBlock, decodeBlockWithEnvelopes, encodeBlock } from '../src/core/types/block.js';
-import { decodeTx, encodeEnvelopeList, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
+import { decodeTxViews, encodeEnvelopeList, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
 import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool.js';
@@ -265,9 +265,16 @@ async function restAdmission(
   }
 }
 
-/** Submits through the node's admission in process, as the REST route would. */
-export const submitter = (node: ExecutionNode) => async (tx: StandardTx): Promise<undefined> => {
-  await node.submit(tx, 'rest');
+/** A transaction with the envelope it was decoded from, as the REST routes hand them to admission. */
+export interface Received {
+  tx: StandardTx;
+  envelope: Uint8Array;
+}
+
+/** Submits through the node's admission in process, as the REST route would (with the received envelope when there is one). */
+export const submitter = (node: ExecutionNode) => async (item: StandardTx | Received): Promise<undefined> => {
+  if ('envelope' in item) await node.submit(item.tx, 'rest', { envelope: item.envelope });
+  else await node.submit(item, 'rest');
   return undefined;
 };
 
@@ -312,10 +319,11 @@ function poolMemory(n: number, envelopes: readonly Uint8Array[], gc: () => void)
   const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: Math.max(n, DEFAULT_POOL_OPTIONS.capacity) });
   const now = Date.now();
   for (let i = 0; i < n; i++) {
-    // A copy per entry, decoded as REST admission decodes it: entries share no bytes, as real ones do not.
-    const env = envelopes[i % envelopes.length]!;
-    const tx = decodeTx(new Uint8Array(env)) as StandardTx;
-    pool.add({ tx, hash: syntheticHash(i), sender: syntheticSender(Math.floor(i / POOL_NONCES_PER_SENDER)), nonce: BigInt(i % POOL_NONCES_PER_SENDER), gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: env.length, receivedAt: now });
+    // A copy per entry, decoded as REST admission decodes it (fields are views into the envelope
+    // the entry keeps): entries share no bytes, as real ones do not.
+    const env = new Uint8Array(envelopes[i % envelopes.length]!);
+    const tx = decodeTxViews(env) as StandardTx;
+    pool.add({ tx, envelope: env, hash: syntheticHash(i), sender: syntheticSender(Math.floor(i / POOL_NONCES_PER_SENDER)), nonce: BigInt(i % POOL_NONCES_PER_SENDER), gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: env.length, receivedAt: now });
   }
   gc();
   gc();
@@ -401,6 +409,9 @@ async function slicedBuild(pool: TxPool, maxGas: bigint): Promise<{ ms: number; 
  * adds that must evict (the cheapest tail), and the build with one transaction per sender (every
  * sender a head).
  */
+/** The pool never reads an entry's envelope: the operation rows share one empty one. */
+const EMPTY = new Uint8Array(0);
+
 export async function poolOperations(full: TxPool, tx: StandardTx, maxGas: bigint): Promise<PoolOperations> {
   const nonceOf = (): bigint => 0n;
   // Warm once (JIT), as a node that has built blocks before is.
@@ -412,11 +423,11 @@ export async function poolOperations(full: TxPool, tx: StandardTx, maxGas: bigin
   const adds = 2_000;
   const evictingAddMs =
     cpuMs(() => {
-      for (let i = 0; i < adds; i++) full.add({ tx, hash: syntheticHash(1e9 + i), sender: syntheticSender(1e9 + i), nonce: 0n, gasPrice: tx.gasPrice * 2n, gasLimit: tx.gasLimit, size: 0, receivedAt: 0 });
+      for (let i = 0; i < adds; i++) full.add({ tx, envelope: EMPTY, hash: syntheticHash(1e9 + i), sender: syntheticSender(1e9 + i), nonce: 0n, gasPrice: tx.gasPrice * 2n, gasLimit: tx.gasLimit, size: 0, receivedAt: 0 });
     }) / adds;
   const oneSenderCount = full.options.capacity;
   const wide = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: oneSenderCount });
-  for (let i = 0; i < oneSenderCount; i++) wide.add({ tx, hash: syntheticHash(i), sender: syntheticSender(i), nonce: 0n, gasPrice: tx.gasPrice + BigInt(i % 97), gasLimit: tx.gasLimit, size: 0, receivedAt: 0 });
+  for (let i = 0; i < oneSenderCount; i++) wide.add({ tx, envelope: EMPTY, hash: syntheticHash(i), sender: syntheticSender(i), nonce: 0n, gasPrice: tx.gasPrice + BigInt(i % 97), gasLimit: tx.gasLimit, size: 0, receivedAt: 0 });
   wide.buildOrder(nonceOf, maxGas);
   const buildOrderOnePerSenderMs = cpuMs(() => wide.buildOrder(nonceOf, maxGas));
   const wideSliced = await slicedBuild(wide, maxGas);
@@ -495,7 +506,8 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   await initSignatureBackend(previous);
   say(`signed ${txs.length} transfers in ${((performance.now() - tSign) / 1000).toFixed(1)} s`);
   const envelopes = txs.map(encodeTx);
-  const decoded = envelopes.map((e) => decodeTx(e) as StandardTx);
+  // As the REST routes decode a received envelope: the fields are views into it, and admission gets both.
+  const decoded: Received[] = envelopes.map((e) => ({ tx: decodeTxViews(e) as StandardTx, envelope: e }));
   const warmCount = WARM_NONCES * SENDERS;
 
   // (2a) REST admission: the batch endpoint with SSZ lists (the main row), single SSZ envelopes,
@@ -620,7 +632,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     const label = n.toLocaleString('en-US');
     results.push({ name: `pool memory, ${label} pending`, backend: 'heapUsed', unit: 'MB', value: m.heapUsedBytes / MB, note: `${row.heapBytesPerTx.toFixed(0)} B/tx` });
     results.push({ name: `pool memory, ${label} pending`, backend: 'heapUsed + arrayBuffers', unit: 'MB', value: (m.heapUsedBytes + m.arrayBufferBytes) / MB, note: `${row.totalBytesPerTx.toFixed(0)} B/tx (signed envelope: ${envelopes[0]!.length} B)` });
-    if (n === m.pool.options.capacity) poolOps = await poolOperations(m.pool, decoded[0]!, BigInt(genesis.config.max_gas_per_block));
+    if (n === m.pool.options.capacity) poolOps = await poolOperations(m.pool, decoded[0]!.tx, BigInt(genesis.config.max_gas_per_block));
   }
   if (poolOps) results.push(...poolRows(poolOps, POOL_SIZES[POOL_SIZES.length - 1], POOL_NONCES_PER_SENDER, genesis.config.slot_seconds * 1000));
 

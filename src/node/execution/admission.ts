@@ -190,8 +190,9 @@ export class Admission {
     // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
     // Step 1: the authorisation path has no balance or gas checks and pays no fee.
-    const pool = (input: Omit<PoolEntry, 'seq'>) => this.pooled(input, journal ? (opts.envelope ?? encodeTx(tx)) : undefined, opts.durableWith);
-    if (isAuthorization(tx)) return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt });
+    const envelope = opts.envelope ?? encodeTx(tx);
+    const pool = (input: Omit<PoolEntry, 'seq'>) => this.pooled(input, journal ? envelope : undefined, opts.durableWith);
+    if (isAuthorization(tx)) return pool({ tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt });
     // Step 4: gas limit bounds.
     checkGasLimit(tx, this.maxGas);
     // Step 5: balance covers value + gas × gasPrice.
@@ -207,7 +208,7 @@ export class Admission {
     }
     // A bridge operation is judged against the head state as its block will judge it: a doomed one costs its sender nothing.
     if (isBridgeAddress(tx.to)) await this.chain.bridge.admit({ sender, hash: v.hash, value: tx.value, data: tx.data }, () => this.chain.headState());
-    return pool({ tx, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
+    return pool({ tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
   }
 
   /**

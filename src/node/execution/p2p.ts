@@ -8,7 +8,7 @@ import { toHex } from '../../core/codec/bytes.js';
 import { MAX_TX_BYTES } from '../../core/constants.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { MalformedError, SvcError, TxError, type TxErrorName } from '../../core/errors.js';
-import { decodeTx, encodeTx, type Transaction } from '../../core/types/transaction.js';
+import { decodeTxViews, type Transaction } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import type { PriorityGate } from '../../util/priority-gate.js';
 import { startP2p } from '../p2p/host.js';
@@ -105,11 +105,12 @@ export class TxGossip {
     // The transaction hash is the hash of the envelope: a pooled duplicate costs one hash, no
     // decoding and no signature check.
     if (admission.pool.has(toHex(sha3(data)))) return count('ignore', 'ALREADY_KNOWN');
-    // A copy: the pool and the journal keep it, and the host's buffer may be a slice of a larger one.
+    // A copy: the pool and the journal keep it, and the host's buffer may be a slice of a larger
+    // one. The transaction's fields are views into the copy, so the pool holds the bytes once.
     const envelope = data.slice();
     let tx: Transaction;
     try {
-      tx = decodeTx(envelope);
+      tx = decodeTxViews(envelope);
     } catch (err) {
       log.debug('gossiped tx malformed', { from, error: (err as Error).message });
       return count('reject', verdictOfRefusal(err).reason);
@@ -198,7 +199,7 @@ export class TxGossip {
           this.unsent.delete(hash);
           continue;
         }
-        await this.send(hash, encodeTx(entry.tx));
+        await this.send(hash, entry.envelope);
         // Still unsent: no peer has subscribed yet, the rest would fare no better.
         if (this.unsent.has(hash)) break;
       }

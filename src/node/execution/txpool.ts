@@ -12,6 +12,8 @@ import type { PoolStatus } from '../../api/execution.js';
 /** A pooled transaction with the fields the pool orders by. */
 export interface PoolEntry {
   tx: Transaction;
+  /** The canonical signed envelope: what the journal keeps and a proposer is handed (the tx's byte fields may be views into it). */
+  envelope: Uint8Array;
   hash: string;
   sender: string;
   nonce: bigint;

@@ -18,6 +18,7 @@ let counter = 0;
 function entry(sender: string, nonce: number, gasPrice: bigint | number, gasLimit: bigint | number = 21_000n, tag = ''): Omit<PoolEntry, 'seq'> {
   return {
     tx: {} as StandardTx,
+    envelope: new Uint8Array(0),
     hash: `0x${sender.slice(2, 6)}-${nonce}-${gasPrice}-${tag}-${counter++}`,
     sender,
     nonce: BigInt(nonce),

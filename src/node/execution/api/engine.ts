@@ -8,7 +8,7 @@ import { acceptsSsz } from '../../../api/media.js';
 import { parseDecimal, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
 import { blockFromJson, decodeBlockWithEnvelopes } from '../../../core/types/block.js';
-import { encodeEnvelopeList, encodeTx } from '../../../core/types/transaction.js';
+import { encodeEnvelopeList } from '../../../core/types/transaction.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
 import { clientIp, errorBody, isLoopback, ok, okSsz, sszBody } from '../../shared/http.js';
@@ -64,7 +64,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
     const entries = await node.admission.pending(maxGas);
     // With Accept: application/octet-stream, the envelopes in build order as one SSZ list.
-    if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => encodeTx(e.tx))));
+    if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => e.envelope)));
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
     return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
   });

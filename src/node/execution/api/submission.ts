@@ -3,7 +3,7 @@ import { parseHex } from '../../../core/codec/bytes.js';
 import { requireObject } from '../../../core/codec/json.js';
 import { MAX_TX_BATCH } from '../../../core/constants.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
-import { decodeEnvelopeList, decodeTx, type Transaction } from '../../../core/types/transaction.js';
+import { decodeEnvelopeList, decodeTxViews, type Transaction } from '../../../core/types/transaction.js';
 import { txFromJson } from '../../../core/types/transaction-json.js';
 
 /** A parsed submission: the transaction and, when it arrived as bytes, its canonical envelope. */
@@ -29,9 +29,13 @@ export function parseRaw(value: unknown, field: string): { tx: Transaction; enve
   return parseEnvelope(parseHex(value, field));
 }
 
-/** Decodes envelope bytes (a binary body, a batch entry): the same checks and errors as `{raw}`. */
+/**
+ * Decodes envelope bytes (a binary body, a batch entry): the same checks and errors as `{raw}`.
+ * The transaction's byte fields are views into `envelope`, which the pool keeps anyway, so a
+ * pooled transaction holds its bytes once.
+ */
 export function parseEnvelope(envelope: Uint8Array): { tx: Transaction; envelope: Uint8Array } {
-  return { tx: decodeTx(envelope), envelope };
+  return { tx: decodeTxViews(envelope), envelope };
 }
 
 /** A batch entry: its bytes when it has any (a JSON entry that is not hex has none), and how to parse it. */
