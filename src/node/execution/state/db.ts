@@ -174,7 +174,7 @@ export class StateDb implements StateSource {
     let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map(accountKey));
     // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
     for (let level = 0; level <= 64 && cursors.length > 0; level++) {
-      const { pending, want } = this.accountTrie.advance(cursors, (k) => this.nodes.cached(k));
+      const { pending, want } = this.accountTrie.advance(cursors);
       if (want.length === 0) return;
       await this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES);
       cursors = pending;

@@ -324,7 +324,7 @@ export class Trie {
   ) {}
 
   private load(version: number, path: string): StoredNode {
-    return this.store.node(nodeKey(version, this.tree, path), this.valueBytes);
+    return this.store.nodeAt(this.tree, version, path, this.valueBytes);
   }
 
   /** The leaf under `key` (value and extra), or undefined. Synchronous: misses are read from disk. */
@@ -370,15 +370,14 @@ export class Trie {
    * that is not cached; returns the cursors still walking and the node keys they wait for. Each
    * round resumes where the last stopped, so a prefetch costs O(keys · depth) lookups in all.
    */
-  advance(cursors: PathCursor[], cached: (key: string) => StoredNode | undefined): { pending: PathCursor[]; want: string[] } {
+  advance(cursors: PathCursor[]): { pending: PathCursor[]; want: string[] } {
     const want = new Set<string>();
     const pending: PathCursor[] = [];
     for (const c of cursors) {
       while (c.version >= 0) {
-        const k = nodeKey(c.version, this.tree, c.path);
-        const n = cached(k);
+        const n = this.store.cachedAt(this.tree, c.version, c.path);
         if (!n) {
-          want.add(k);
+          want.add(nodeKey(c.version, this.tree, c.path));
           pending.push(c);
           break;
         }
@@ -418,7 +417,7 @@ export class Trie {
       return this.fresh(w, version, depth, path, items);
     }
     const at = nodeKey(ref.version, this.tree, path);
-    const n = this.store.node(at, this.valueBytes);
+    const n = this.store.nodeAt(this.tree, ref.version, path, this.valueBytes);
     if (n.kind === 'leaf') {
       const same = ups.find((u) => bytesEqual(u.key, n.key));
       if (ups.length === 1 && same && same.value && bytesEqual(same.value, n.value) && bytesEqual(same.extra ?? new Uint8Array(0), n.extra)) {
