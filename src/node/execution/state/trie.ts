@@ -110,12 +110,18 @@ export class InternalNode {
     return new InternalNode(bytes, bitmap, hashedLength);
   }
 
-  /** Stores a node with these children (null: none), encoded once for both its hash and its stored form. */
-  static build(children: ReadonlyArray<ChildRef | null>): InternalNode {
+  /**
+   * Stores a node with these children (null: none; undefined: `base`'s child there, copied byte
+   * for byte), encoded once for both its hash and its stored form. A block rewrites full 16-child
+   * nodes at the upper levels with one or two children changed: copying the others in place spares
+   * an object and two views per untouched child.
+   */
+  static build(children: ReadonlyArray<ChildRef | null | undefined>, base?: InternalNode): InternalNode {
     let bitmap = 0;
     let count = 0;
     for (let i = 0; i < 16; i++) {
-      if (children[i]) {
+      const c = children[i];
+      if (c === undefined ? base !== undefined && base.has(i) : c !== null) {
         bitmap |= 1 << i;
         count++;
       }
@@ -127,12 +133,21 @@ export class InternalNode {
     bytes[2] = bitmap & 0xff;
     let j = 0;
     for (let i = 0; i < 16; i++) {
+      if (((bitmap >> i) & 1) === 0) continue;
       const c = children[i];
-      if (!c) continue;
-      bytes.set(c.hash, 3 + j * HASH_BYTES);
       const at = hashedLength + j * CHILD_INFO_BYTES;
-      writeU48(bytes, at, c.version);
-      bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+      if (c) {
+        bytes.set(c.hash, 3 + j * HASH_BYTES);
+        writeU48(bytes, at, c.version);
+        bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+      } else {
+        const from = base!.bytes;
+        const k = base!.slot(i);
+        const h = 3 + k * HASH_BYTES;
+        for (let b = 0; b < HASH_BYTES; b++) bytes[3 + j * HASH_BYTES + b] = from[h + b]!;
+        const info = base!.hashedLength + k * CHILD_INFO_BYTES;
+        for (let b = 0; b < CHILD_INFO_BYTES; b++) bytes[at + b] = from[info + b]!;
+      }
       j++;
     }
     return new InternalNode(bytes, bitmap, hashedLength);
@@ -149,7 +164,7 @@ export class InternalNode {
   }
 
   /** Index of nibble `i`'s child among the present ones. */
-  private slot(i: number): number {
+  slot(i: number): number {
     return popcount(this.bitmap & ((1 << i) - 1));
   }
 
@@ -471,7 +486,8 @@ export class Trie {
       w,
       version,
       path,
-      subs.map((s, i) => (s === undefined ? n.child(i) : s ? this.place(w, version, s, path + hex(i)) : null)),
+      subs.map((s, i) => (s === undefined ? undefined : s ? this.place(w, version, s, path + hex(i)) : null)),
+      n,
     );
   }
 
@@ -502,8 +518,8 @@ export class Trie {
   }
 
   /** Writes the internal node at `path` with these children. */
-  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null>): Sub {
-    const node = InternalNode.build(children);
+  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null | undefined>, base?: InternalNode): Sub {
+    const node = InternalNode.build(children, base);
     w.puts.set(nodeKey(version, this.tree, path), node.bytes);
     return { kind: 'internal', hash: nodeHash(node.hashed()), version };
   }
