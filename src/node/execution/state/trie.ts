@@ -406,9 +406,12 @@ export class Trie {
     return { pending, want: [...want] };
   }
 
-  /** Applies `updates` (any order; one per key) to the trie at `root` as `version`. Costs O(k · log N). */
-  update(root: NodeRef, updates: TrieUpdate[], version: number): TrieWrite {
-    const w: TrieWrite = { root, puts: new Map(), stale: [], inserted: 0, deleted: 0 };
+  /**
+   * Applies `updates` (any order; one per key) to the trie at `root` as `version`, adding the nodes
+   * to write to `puts` (a commit passes one map for all its tries). Costs O(k · log N).
+   */
+  update(root: NodeRef, updates: TrieUpdate[], version: number, puts = new Map<string, Uint8Array>()): TrieWrite {
+    const w: TrieWrite = { root, puts, stale: [], inserted: 0, deleted: 0 };
     if (updates.length === 0) return w;
     const sorted = [...updates].sort((a, b) => compareKeys(a.key, b.key));
     const empty = bytesEqual(root.hash, EMPTY_TRIE_ROOT);
