@@ -42,6 +42,7 @@ class Slab {
 
   constructor(readonly stride: number) {}
 
+  /** A free slot's number (a freed one first). */
   alloc(): number {
     const f = this.free.pop();
     if (f !== undefined) return f;
@@ -50,15 +51,18 @@ class Slab {
     return i;
   }
 
+  /** Returns slot `i` for reuse. */
   release(i: number): void {
     this.free.push(i);
   }
 
+  /** Slot `i`'s bytes, in place. */
   view(i: number): Uint8Array {
     const o = (i % CHUNK_SLOTS) * this.stride;
     return this.chunks[(i / CHUNK_SLOTS) | 0]!.subarray(o, o + this.stride);
   }
 
+  /** Copies `bytes` (exactly a slot long) into slot `i`. */
   write(i: number, bytes: Uint8Array): void {
     this.chunks[(i / CHUNK_SLOTS) | 0]!.set(bytes, (i % CHUNK_SLOTS) * this.stride);
   }
