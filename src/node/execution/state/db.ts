@@ -174,7 +174,7 @@ export class StateDb implements StateSource {
     let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map(accountKey));
     // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
     for (let level = 0; level <= 64 && cursors.length > 0; level++) {
-      const { pending, want } = this.accountTrie.advance(cursors, (k) => this.nodes.cached(k));
+      const { pending, want } = this.accountTrie.advance(cursors);
       if (want.length === 0) return;
       await this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES);
       cursors = pending;
@@ -200,15 +200,16 @@ export class StateDb implements StateSource {
           { version: base.storageVersion, hash: base.account.storageRoot },
           [...slots].map(([k, v]) => ({ key: storageKey(parseHex(k, 'key', 32)), value: v.every((b) => b === 0) ? null : v })),
           version,
+          out.puts,
         );
-        merge(out, w);
+        out.stale.push(...w.stale);
         account = { ...account, storageRoot: w.root.hash };
         storageVersion = w.root.version;
       }
       updates.push({ key: accountKey(address), value: isEmptyAccount(account) ? null : encodeAccountValue(account), extra: encodeVersion(storageVersion) });
     }
-    const w = this.accountTrie.update(view.root, updates, version);
-    merge(out, w);
+    const w = this.accountTrie.update(view.root, updates, version, out.puts);
+    out.stale.push(...w.stale);
     out.root = w.root;
     out.accountsDelta = w.inserted - w.deleted;
     for (const [h, c] of view.codes) {
@@ -286,11 +287,6 @@ export class StateDb implements StateSource {
   pruned(deleted: readonly string[]): void {
     this.nodes.committed(new Map(), deleted);
   }
-}
-
-function merge(out: StateCommit, w: { puts: Map<string, Uint8Array>; stale: string[] }): void {
-  for (const [k, v] of w.puts) out.puts.set(k, v);
-  out.stale.push(...w.stale);
 }
 
 export { EMPTY_REF };

@@ -9,7 +9,7 @@ import type { CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
 import { TopLevels } from './top-levels.js';
-import { decodeStored, type StoredNode, valueBytesOf } from './trie.js';
+import { ACCOUNT_TREE, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
 
 /** Resident bytes of a cached node beyond its stored bytes. */
 const NODE_OVERHEAD_BYTES = 550;
@@ -95,11 +95,11 @@ class GenerationalCache<V> {
 /** Default byte bound of the node cache. */
 export const DEFAULT_NODE_CACHE_BYTES = 64 * 1024 * 1024;
 /**
- * Default byte bound of the account trie's upper levels (top-levels.ts): levels 0 to 4 of a
- * million-account trie (69,905 nodes) take about 67 MB by this estimate; a larger state holds
- * fewer whole levels, never more bytes.
+ * Default byte bound of the account trie's upper levels (top-levels.ts, packed: stored bytes and
+ * index): levels 0 to 5 of a million-account trie (about 330,000 nodes) take about 82 MB; a larger
+ * state holds fewer whole levels, never more bytes.
  */
-export const DEFAULT_TOP_LEVEL_BYTES = 72 * 1024 * 1024;
+export const DEFAULT_TOP_LEVEL_BYTES = 92 * 1024 * 1024;
 
 /** Reads and caches stored trie nodes and code. */
 export class NodeStore {
@@ -116,13 +116,38 @@ export class NodeStore {
     topBytes = DEFAULT_TOP_LEVEL_BYTES,
   ) {
     this.cache = new GenerationalCache(cacheBytes, nodeBytes);
-    this.top = new TopLevels(topBytes, nodeBytes);
+    this.top = new TopLevels(topBytes);
   }
 
   /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */
   node(key: string, valueBytes: number): StoredNode {
-    const hit = this.top.get(key) ?? this.cache.get(key);
-    if (hit) return hit;
+    return this.top.get(key) ?? this.cache.get(key) ?? this.read(key, valueBytes);
+  }
+
+  /**
+   * The node `version` wrote at `path` of `tree`: as `node`, but a held upper-level node is found
+   * by its path's number, without building its key.
+   */
+  nodeAt(tree: string, version: number, path: string, valueBytes: number): StoredNode {
+    if (tree === ACCOUNT_TREE) {
+      const t = this.top.getAt(version, path);
+      if (t) return t;
+    }
+    const key = nodeKey(version, tree, path);
+    return this.cache.get(key) ?? this.read(key, valueBytes);
+  }
+
+  /** A cached node at `path` of `tree`, without reading. */
+  cachedAt(tree: string, version: number, path: string): StoredNode | undefined {
+    if (tree === ACCOUNT_TREE) {
+      const t = this.top.getAt(version, path);
+      if (t) return t;
+    }
+    return this.cache.get(nodeKey(version, tree, path));
+  }
+
+  /** Reads a node the caches miss, synchronously. */
+  private read(key: string, valueBytes: number): StoredNode {
     this.syncReads++;
     const bytes = this.reader.read(key);
     if (!bytes) throw new SvcError('STATE_NODE_MISSING', `state trie node ${key} is not stored (pruned, or a damaged database)`, 500);

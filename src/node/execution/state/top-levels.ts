@@ -1,50 +1,176 @@
 /**
  * The account trie's upper levels, held apart from the node cache's generations. Every block walks
- * them, but at a million accounts the fourth level alone is 65,536 nodes: a cache that fills only
- * with what blocks touch would take hundreds of blocks to hold it, so a restarted node read two
- * nodes from disk for most accounts (the level-4 node and the leaf) instead of one. `StateDb.warm`
- * reads these levels at start-up, level by level within a byte budget; commits then keep them
- * current. One node per path is held (the most recent version imported), so the tier is bounded
- * by the trie's shape and the budget, never by the number of versions or blocks.
+ * them, but at a million accounts the fourth level alone is 65,536 nodes and the fifth about
+ * 260,000: a cache that fills only with what blocks touch would take hundreds of blocks to hold
+ * them, so a restarted node read two or three nodes from disk per account instead of one (the
+ * leaf). `StateDb.warm` reads these levels at start-up, level by level within a byte budget;
+ * commits then keep them current. One node per path is held (the most recent version imported),
+ * so the tier is bounded by the trie's shape and the budget, never by versions or blocks.
+ *
+ * Packed: a node's stored bytes sit in slabs of same-sized slots (one slab class per child count)
+ * and each level indexes its paths by number, densely (typed arrays) where the level above could
+ * fill it, else in a map. Objects, key strings and map entries per node cost about 550 bytes
+ * against a level-5 node's 100, and looking up 300,000 string keys in a map cost more per block
+ * than the hashing; a path's number is read off its few nibbles.
  */
 import type { CacheStats } from '../../../util/byte-cache.js';
-import { ACCOUNT_TREE, type InternalNode, type StoredNode, accountNodeAt, nodeKey } from './trie.js';
+import { ACCOUNT_TREE, InternalNode, type StoredNode, accountNodeAt, nodeKey } from './trie.js';
 
-/** Nodes of the account trie at paths of at most `depth` nibbles, one version per path, within `maxBytes`. */
+/** Deepest level a dense index may cover: 16^5 paths at 12 bytes each. */
+const DENSE_MAX_DEPTH = 5;
+/** A level is indexed densely when the level above holds nodes enough to fill 1/DENSE_FILL of its paths. */
+const DENSE_FILL = 8;
+/** Index bytes per path of a dense level: a slot handle (Int32) and a version (Float64). */
+const DENSE_PATH_BYTES = 12;
+/** Estimated index bytes per node of a sparse level (two map entries). */
+const SPARSE_NODE_BYTES = 80;
+/** Deepest level held: path numbers stay exact doubles (16^13 = 2^52). */
+const MAX_DEPTH = 13;
+/** Slots per slab chunk (a 16-child node's chunk is 160 kB). */
+const CHUNK_SLOTS = 256;
+/** Slot handles: class × 2^24 + slot + 1 (0: no node). */
+const CLASS_SHIFT = 2 ** 24;
+/** Stored bytes of an internal node: tag and bitmap, then per child a hash (32) and its version and leaf flag (7). */
+const NODE_HEAD_BYTES = 3;
+const PER_CHILD_BYTES = 39;
+
+/** Same-sized slots for the nodes of one child count. */
+class Slab {
+  private readonly chunks: Uint8Array[] = [];
+  private readonly free: number[] = [];
+  private next = 0;
+
+  constructor(readonly stride: number) {}
+
+  /** A free slot's number (a freed one first). */
+  alloc(): number {
+    const f = this.free.pop();
+    if (f !== undefined) return f;
+    const i = this.next++;
+    if (i % CHUNK_SLOTS === 0) this.chunks.push(new Uint8Array(CHUNK_SLOTS * this.stride));
+    return i;
+  }
+
+  /** Returns slot `i` for reuse. */
+  release(i: number): void {
+    this.free.push(i);
+  }
+
+  /** Slot `i`'s bytes, in place. */
+  view(i: number): Uint8Array {
+    const o = (i % CHUNK_SLOTS) * this.stride;
+    return this.chunks[(i / CHUNK_SLOTS) | 0]!.subarray(o, o + this.stride);
+  }
+
+  /** Copies `bytes` (exactly a slot long) into slot `i`. */
+  write(i: number, bytes: Uint8Array): void {
+    this.chunks[(i / CHUNK_SLOTS) | 0]!.set(bytes, (i % CHUNK_SLOTS) * this.stride);
+  }
+}
+
+/** One level's index: path number → slot handle and version. */
+interface Level {
+  count: number;
+  slots?: Int32Array;
+  versions?: Float64Array;
+  sparse?: Map<number, { handle: number; version: number }>;
+}
+
+/** The number of a path of hex nibbles (at most MAX_DEPTH of them). */
+function pathNumber(path: string): number {
+  let p = 0;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    p = p * 16 + (c < 58 ? c - 48 : c - 87);
+  }
+  return p;
+}
+
+/**
+ * Internal nodes of the account trie at paths of at most `depth` nibbles, one version per path,
+ * within `maxBytes` (stored bytes plus index). A node returned is a view of its slot: valid until
+ * its path is offered a newer version or deleted, so callers use it synchronously, as walks do.
+ */
 export class TopLevels {
-  private readonly byKey = new Map<string, InternalNode>();
-  /** Path → the key held there. */
-  private readonly byPath = new Map<string, string>();
+  private readonly levels: Level[] = [];
+  private readonly slabs: Slab[] = [];
   private bytes = 0;
+  private entries = 0;
   /** Set once a node was turned away for want of room: a warm-up stops there. */
   private spent = false;
   /** Deepest level held (paths of this many nibbles); -1 until a warm-up admits a level. */
   private depth = -1;
-  /** Length of a node key at the deepest held level. */
-  private maxKeyLength = -1;
 
-  constructor(
-    readonly maxBytes: number,
-    private readonly sizeOf: (n: StoredNode) => number,
-  ) {}
+  constructor(readonly maxBytes: number) {
+    for (let c = 0; c <= 16; c++) this.slabs.push(new Slab(NODE_HEAD_BYTES + c * PER_CHILD_BYTES));
+  }
+
+  /** The node written by `version` at `path`, if held. */
+  getAt(version: number, path: string): InternalNode | undefined {
+    if (path.length > this.depth) return undefined;
+    const lv = this.levels[path.length]!;
+    const p = pathNumber(path);
+    let handle: number;
+    if (lv.slots) {
+      if (lv.versions![p] !== version) return undefined;
+      handle = lv.slots[p]!;
+    } else {
+      const e = lv.sparse!.get(p);
+      if (!e || e.version !== version) return undefined;
+      handle = e.handle;
+    }
+    return handle === 0 ? undefined : this.view(handle);
+  }
 
   /** The node under `key`, if held. */
   get(key: string): StoredNode | undefined {
-    // Most lookups are of deeper nodes or storage tries: a length test spares them a map lookup.
-    return key.length > this.maxKeyLength ? undefined : this.byKey.get(key);
+    const at = accountNodeAt(key, this.depth);
+    return at ? this.getAt(at.version, at.path) : undefined;
+  }
+
+  private view(handle: number): InternalNode | undefined {
+    const h = handle - 1;
+    return InternalNode.decode(this.slabs[Math.floor(h / CLASS_SHIFT)]!.view(h % CLASS_SHIFT)) ?? undefined;
   }
 
   /** Extends the held levels to `depth` while the budget has room left; says whether it had. */
   admitLevel(depth: number): boolean {
-    if (this.spent) return false;
+    if (this.spent || depth > MAX_DEPTH) return false;
+    for (let d = this.levels.length; d <= depth; d++) {
+      const paths = 16 ** d;
+      const above = d === 0 ? 1 : this.levels[d - 1]!.count;
+      const dense = d <= DENSE_MAX_DEPTH && above * 16 * DENSE_FILL >= paths && this.bytes + paths * DENSE_PATH_BYTES <= this.maxBytes;
+      if (dense) {
+        this.levels.push({ count: 0, slots: new Int32Array(paths), versions: new Float64Array(paths) });
+        this.bytes += paths * DENSE_PATH_BYTES;
+      } else this.levels.push({ count: 0, sparse: new Map() });
+    }
     this.depth = Math.max(this.depth, depth);
-    this.maxKeyLength = nodeKey(0, ACCOUNT_TREE, '').length + this.depth;
     return true;
   }
 
   /** Whether the budget is spent. */
   full(): boolean {
     return this.spent;
+  }
+
+  /** Handle and version held at path number `p` of `lv`, if any. */
+  private heldAt(lv: Level, p: number): { handle: number; version: number } | undefined {
+    if (lv.slots) return lv.slots[p] === 0 ? undefined : { handle: lv.slots[p]!, version: lv.versions![p]! };
+    return lv.sparse!.get(p);
+  }
+
+  private release(lv: Level, p: number, handle: number): void {
+    const h = handle - 1;
+    const slab = this.slabs[Math.floor(h / CLASS_SHIFT)]!;
+    slab.release(h % CLASS_SHIFT);
+    this.bytes -= slab.stride + (lv.slots ? 0 : SPARSE_NODE_BYTES);
+    this.entries--;
+    lv.count--;
+    if (lv.slots) {
+      lv.slots[p] = 0;
+      lv.versions![p] = 0;
+    } else lv.sparse!.delete(p);
   }
 
   /**
@@ -57,40 +183,59 @@ export class TopLevels {
     if (node.kind !== 'internal') return false;
     const at = accountNodeAt(key, this.depth);
     if (!at) return false;
-    const prevKey = this.byPath.get(at.path);
-    if (prevKey === key) return true;
-    const prev = prevKey === undefined ? undefined : this.byKey.get(prevKey);
+    const lv = this.levels[at.path.length]!;
+    const p = pathNumber(at.path);
+    const prev = this.heldAt(lv, p);
     // An older state's node (a side branch's parent, a proof at an old block) does not displace the head's.
-    if (prevKey !== undefined && accountNodeAt(prevKey, this.depth)!.version > at.version) return false;
-    const size = this.sizeOf(node);
-    if (this.bytes - (prev ? this.sizeOf(prev) : 0) + size > this.maxBytes) {
+    if (prev && prev.version > at.version) return false;
+    if (prev && prev.version === at.version) return true;
+    const cls = (node.bytes.length - NODE_HEAD_BYTES) / PER_CHILD_BYTES;
+    const slab = this.slabs[cls]!;
+    const prevBytes = prev ? this.slabs[Math.floor((prev.handle - 1) / CLASS_SHIFT)]!.stride : 0;
+    if (this.bytes - prevBytes + slab.stride + (lv.slots || prev ? 0 : SPARSE_NODE_BYTES) > this.maxBytes) {
       this.spent = true;
       return false;
     }
-    if (prevKey !== undefined) this.delete(prevKey);
-    this.byKey.set(key, node);
-    this.byPath.set(at.path, key);
-    this.bytes += size;
+    if (prev) this.release(lv, p, prev.handle);
+    const slot = slab.alloc();
+    slab.write(slot, node.bytes);
+    const handle = cls * CLASS_SHIFT + slot + 1;
+    if (lv.slots) {
+      lv.slots[p] = handle;
+      lv.versions![p] = at.version;
+    } else lv.sparse!.set(p, { handle, version: at.version });
+    this.bytes += slab.stride + (lv.slots ? 0 : SPARSE_NODE_BYTES);
+    this.entries++;
+    lv.count++;
     return true;
   }
 
-  /** Forgets `key` (pruned, or displaced by a newer version of its path). */
+  /** Forgets `key` (pruned) if it is the version held at its path. */
   delete(key: string): void {
-    const n = this.byKey.get(key);
-    if (!n) return;
-    this.byKey.delete(key);
-    const path = accountNodeAt(key, Infinity)!.path;
-    if (this.byPath.get(path) === key) this.byPath.delete(path);
-    this.bytes -= this.sizeOf(n);
+    const at = accountNodeAt(key, this.depth);
+    if (!at) return;
+    const lv = this.levels[at.path.length]!;
+    const p = pathNumber(at.path);
+    const prev = this.heldAt(lv, p);
+    if (prev && prev.version === at.version) this.release(lv, p, prev.handle);
   }
 
-  /** The keys held, by path. */
+  /** The keys held, by path (for tests and diagnostics: it walks every held path). */
   held(): ReadonlyMap<string, string> {
-    return this.byPath;
+    const out = new Map<string, string>();
+    const keyOf = (d: number, p: number, version: number): void => {
+      const path = d === 0 ? '' : p.toString(16).padStart(d, '0');
+      out.set(path, nodeKey(version, ACCOUNT_TREE, path));
+    };
+    this.levels.forEach((lv, d) => {
+      if (lv.slots) lv.slots.forEach((h, p) => h !== 0 && keyOf(d, p, lv.versions![p]!));
+      else for (const [p, e] of lv.sparse!) keyOf(d, p, e.version);
+    });
+    return out;
   }
 
-  /** Bytes and entries held, and the levels (paths of at most `depth` nibbles) they come from. */
+  /** Bytes (stored nodes and index) and entries held, and the levels (paths of at most `depth` nibbles) they come from. */
   stats(): CacheStats & { depth: number } {
-    return { bytes: this.bytes, entries: this.byKey.size, maxBytes: this.maxBytes, depth: this.depth };
+    return { bytes: this.bytes, entries: this.entries, maxBytes: this.maxBytes, depth: this.depth };
   }
 }

@@ -110,12 +110,18 @@ export class InternalNode {
     return new InternalNode(bytes, bitmap, hashedLength);
   }
 
-  /** Stores a node with these children (null: none), encoded once for both its hash and its stored form. */
-  static build(children: ReadonlyArray<ChildRef | null>): InternalNode {
+  /**
+   * Stores a node with these children (null: none; undefined: `base`'s child there, copied byte
+   * for byte), encoded once for both its hash and its stored form. A block rewrites full 16-child
+   * nodes at the upper levels with one or two children changed: copying the others in place spares
+   * an object and two views per untouched child.
+   */
+  static build(children: ReadonlyArray<ChildRef | null | undefined>, base?: InternalNode): InternalNode {
     let bitmap = 0;
     let count = 0;
     for (let i = 0; i < 16; i++) {
-      if (children[i]) {
+      const c = children[i];
+      if (c === undefined ? base !== undefined && base.has(i) : c !== null) {
         bitmap |= 1 << i;
         count++;
       }
@@ -127,12 +133,21 @@ export class InternalNode {
     bytes[2] = bitmap & 0xff;
     let j = 0;
     for (let i = 0; i < 16; i++) {
+      if (((bitmap >> i) & 1) === 0) continue;
       const c = children[i];
-      if (!c) continue;
-      bytes.set(c.hash, 3 + j * HASH_BYTES);
       const at = hashedLength + j * CHILD_INFO_BYTES;
-      writeU48(bytes, at, c.version);
-      bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+      if (c) {
+        bytes.set(c.hash, 3 + j * HASH_BYTES);
+        writeU48(bytes, at, c.version);
+        bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+      } else {
+        const from = base!.bytes;
+        const k = base!.slot(i);
+        const h = 3 + k * HASH_BYTES;
+        for (let b = 0; b < HASH_BYTES; b++) bytes[3 + j * HASH_BYTES + b] = from[h + b]!;
+        const info = base!.hashedLength + k * CHILD_INFO_BYTES;
+        for (let b = 0; b < CHILD_INFO_BYTES; b++) bytes[at + b] = from[info + b]!;
+      }
       j++;
     }
     return new InternalNode(bytes, bitmap, hashedLength);
@@ -149,7 +164,7 @@ export class InternalNode {
   }
 
   /** Index of nibble `i`'s child among the present ones. */
-  private slot(i: number): number {
+  slot(i: number): number {
     return popcount(this.bitmap & ((1 << i) - 1));
   }
 
@@ -324,7 +339,7 @@ export class Trie {
   ) {}
 
   private load(version: number, path: string): StoredNode {
-    return this.store.node(nodeKey(version, this.tree, path), this.valueBytes);
+    return this.store.nodeAt(this.tree, version, path, this.valueBytes);
   }
 
   /** The leaf under `key` (value and extra), or undefined. Synchronous: misses are read from disk. */
@@ -370,15 +385,14 @@ export class Trie {
    * that is not cached; returns the cursors still walking and the node keys they wait for. Each
    * round resumes where the last stopped, so a prefetch costs O(keys · depth) lookups in all.
    */
-  advance(cursors: PathCursor[], cached: (key: string) => StoredNode | undefined): { pending: PathCursor[]; want: string[] } {
+  advance(cursors: PathCursor[]): { pending: PathCursor[]; want: string[] } {
     const want = new Set<string>();
     const pending: PathCursor[] = [];
     for (const c of cursors) {
       while (c.version >= 0) {
-        const k = nodeKey(c.version, this.tree, c.path);
-        const n = cached(k);
+        const n = this.store.cachedAt(this.tree, c.version, c.path);
         if (!n) {
-          want.add(k);
+          want.add(nodeKey(c.version, this.tree, c.path));
           pending.push(c);
           break;
         }
@@ -392,9 +406,12 @@ export class Trie {
     return { pending, want: [...want] };
   }
 
-  /** Applies `updates` (any order; one per key) to the trie at `root` as `version`. Costs O(k · log N). */
-  update(root: NodeRef, updates: TrieUpdate[], version: number): TrieWrite {
-    const w: TrieWrite = { root, puts: new Map(), stale: [], inserted: 0, deleted: 0 };
+  /**
+   * Applies `updates` (any order; one per key) to the trie at `root` as `version`, adding the nodes
+   * to write to `puts` (a commit passes one map for all its tries). Costs O(k · log N).
+   */
+  update(root: NodeRef, updates: TrieUpdate[], version: number, puts = new Map<string, Uint8Array>()): TrieWrite {
+    const w: TrieWrite = { root, puts, stale: [], inserted: 0, deleted: 0 };
     if (updates.length === 0) return w;
     const sorted = [...updates].sort((a, b) => compareKeys(a.key, b.key));
     const empty = bytesEqual(root.hash, EMPTY_TRIE_ROOT);
@@ -418,7 +435,7 @@ export class Trie {
       return this.fresh(w, version, depth, path, items);
     }
     const at = nodeKey(ref.version, this.tree, path);
-    const n = this.store.node(at, this.valueBytes);
+    const n = this.store.nodeAt(this.tree, ref.version, path, this.valueBytes);
     if (n.kind === 'leaf') {
       const same = ups.find((u) => bytesEqual(u.key, n.key));
       if (ups.length === 1 && same && same.value && bytesEqual(same.value, n.value) && bytesEqual(same.extra ?? new Uint8Array(0), n.extra)) {
@@ -472,7 +489,8 @@ export class Trie {
       w,
       version,
       path,
-      subs.map((s, i) => (s === undefined ? n.child(i) : s ? this.place(w, version, s, path + hex(i)) : null)),
+      subs.map((s, i) => (s === undefined ? undefined : s ? this.place(w, version, s, path + hex(i)) : null)),
+      n,
     );
   }
 
@@ -503,8 +521,8 @@ export class Trie {
   }
 
   /** Writes the internal node at `path` with these children. */
-  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null>): Sub {
-    const node = InternalNode.build(children);
+  private build(w: TrieWrite, version: number, path: string, children: Array<ChildRef | null | undefined>, base?: InternalNode): Sub {
+    const node = InternalNode.build(children, base);
     w.puts.set(nodeKey(version, this.tree, path), node.bytes);
     return { kind: 'internal', hash: nodeHash(node.hashed()), version };
   }
