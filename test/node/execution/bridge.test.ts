@@ -213,7 +213,7 @@ test('bridge operations: register, lock, release once, refund, complete; refused
       assert.is(wordState(h.slot(counterpartSlot(X.hash))), 1);
       view = expectOk(await get(h.node, '/api/v1/bridge/counterparts'));
       assert.equal(view.counterparts.map((c: { chain_id: string }) => c.chain_id), ['svc-bridge-x', 'svc-bridge-y']);
-      assert.equal(view.counterparts[0], { chain_id: 'svc-bridge-x', genesis_hash: toHex(X.hash), validators: 4, active_stake: (4n * 32n * TOKEN).toString(), slots_per_epoch: 4, slot_seconds: 2 });
+      assert.equal(view.counterparts[0], { chain_id: 'svc-bridge-x', genesis_hash: toHex(X.hash), validators: 4, active_stake: (4n * 32n * TOKEN).toString(), slots_per_epoch: X.genesis.config.slots_per_epoch, slot_seconds: X.genesis.config.slot_seconds });
 
       // Lock 5 tokens from bob to X.
       const bobBefore = (await account(h.node, bob.address)).balance;
