@@ -14,7 +14,7 @@ import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
 import type { ExecutionP2pOptions } from './execution/p2p.js';
 import { ValidatorClient } from './validator/client.js';
-import { openValidatorDataDir } from './validator/data-dir.js';
+import { adoptOneKeyDataDirs, openValidatorDataDir } from './validator/data-dir.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
 import type { TlsPair } from './shared/tls.js';
 
@@ -50,10 +50,10 @@ export interface AllOptions {
   faucet?: { key: MlDsaKeyPair; address: string };
   /** The libp2p hosts; omitted: every layer runs alone (`--no-p2p`). */
   p2p?: AllP2pOptions;
-  /** Unlocked validator keys run by this process. */
+  /** Unlocked validator keys run by this process (one validator client holds them all). */
   validators: WalletKeys[];
-  /** Port of each validator's metrics server, in `validators` order (on `host`); absent: none. */
-  validatorMetricsPorts?: number[];
+  /** Port of the validator client's metrics server (every key's series, on `host`); absent: none. */
+  validatorMetricsPort?: number;
   log: (component: string) => Logger;
 }
 
@@ -61,7 +61,8 @@ export interface AllOptions {
 export interface AllNode {
   execution: ExecutionNode;
   beacon: BeaconNode;
-  validators: ValidatorClient[];
+  /** The validator client of every key (undefined without keys). */
+  validator: ValidatorClient | undefined;
   stop(): Promise<void>;
 }
 
@@ -83,7 +84,11 @@ async function checkBeaconTrusted(url: string): Promise<void> {
   }
 }
 
-/** Starts execution, then the beacon on it, then one validator client per key. */
+/**
+ * Starts execution, then the beacon on it, then one validator client holding every key, with its
+ * data in `<data-dir>/validator` (the per-key `validator-<address>` directories of earlier
+ * versions are adopted into it on first start: see adoptOneKeyDataDirs).
+ */
 export async function startAll(o: AllOptions): Promise<AllNode> {
   const clash = o.p2p && p2pPortClash(o.p2p);
   if (clash) throw new SvcError('P2P_PORT_CLASH', clash, 400);
@@ -98,10 +103,10 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     ...(o.faucet ? { faucet: o.faucet } : {}),
     ...(executionP2p ? { p2p: executionP2p } : {}),
   });
-  const started: { beacon?: BeaconNode; validators: ValidatorClient[]; dbs: SlashingProtectionDb[] } = { validators: [], dbs: [] };
+  const started: { beacon?: BeaconNode; validator?: ValidatorClient; db?: SlashingProtectionDb } = {};
   const stop = async () => {
-    for (const v of started.validators) await v.stop().catch(() => undefined);
-    for (const db of started.dbs) await db.close().catch(() => undefined);
+    await started.validator?.stop().catch(() => undefined);
+    await started.db?.close().catch(() => undefined);
     await started.beacon?.stop();
     await execution.stop();
   };
@@ -117,20 +122,21 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
       ...(o.p2p ? { p2p: { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes } } : {}),
     });
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
-    const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
-    for (const [i, keys] of o.validators.entries()) {
-      const dir = join(o.dataDir, `validator-${keys.address}`);
-      const db = await openValidatorDataDir(dir, o.genesis);
-      started.dbs.push(db);
-      const metricsPort = o.validatorMetricsPorts?.[i];
-      const metrics = metricsPort === undefined ? {} : { metricsPort, metricsHost: o.host };
-      const client = new ValidatorClient({ genesis: o.genesis, keys, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: db, log: o.log('validator'), dataDir: dir, ...metrics });
+    if (o.validators.length > 0) {
+      const token = (await readFile(started.beacon.tokenFile, 'utf8')).trim();
+      const dir = join(o.dataDir, 'validator');
+      const log = o.log('validator');
+      started.db = await openValidatorDataDir(dir, o.genesis);
+      const oneKeyDirs = o.validators.map((k) => ({ dir: join(o.dataDir, `validator-${k.address}`), address: k.address }));
+      for (const d of await adoptOneKeyDataDirs(started.db, dir, oneKeyDirs, o.genesis)) log.info('one-key validator data directory adopted into the shared one', { from: d, into: dir });
+      const metrics = o.validatorMetricsPort === undefined ? {} : { metricsPort: o.validatorMetricsPort, metricsHost: o.host };
+      const client = new ValidatorClient({ genesis: o.genesis, keys: o.validators, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: started.db, log, dataDir: dir, ...metrics });
       await client.start();
-      started.validators.push(client);
+      started.validator = client;
     }
   } catch (err) {
     await stop();
     throw err;
   }
-  return { execution, beacon: started.beacon, validators: started.validators, stop };
+  return { execution, beacon: started.beacon, validator: started.validator, stop };
 }

@@ -21,6 +21,7 @@ import * as assert from 'uvu/assert';
 import { RANDAO_COMMIT_ADDRESS } from '../../src/core/constants.js';
 import { parseHex } from '../../src/core/codec/bytes.js';
 import { RandaoChain } from '../../src/node/validator/randao-chain.js';
+import { randaoGenerationPath } from '../../src/node/validator/randao-recommit.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../../src/wallet/derivation.js';
 import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
 
@@ -121,7 +122,7 @@ test('a validator whose RANDAO chain runs out re-commits by itself and keeps pro
       assert.equal(refused.map((l) => l.code), [], `validator ${i} never proposed a block the beacon refused (an invalid reveal would be)`);
     }
     if (process.env.SVC_E2E_LOGS) process.stderr.write(`validator ${v}: generations of its ${gens.length} reveals: ${gens.join(',')}\n`);
-    const persisted = JSON.parse(await readFile(join(d.net, `validator-${v}`, 'randao-generation.json'), 'utf8')) as { generation: number };
+    const persisted = JSON.parse(await readFile(randaoGenerationPath(join(d.net, `validator-${v}`), keys[v]!.address), 'utf8')) as { generation: number };
     assert.ok(persisted.generation >= top, `persisted generation ${persisted.generation} ≥ ${top}`);
 
     // Restarted on its data directory, the validator finds its chains again and keeps proposing.

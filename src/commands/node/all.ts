@@ -32,7 +32,8 @@ export default class NodeAll extends SvcCommand {
     'p2p-port': Flags.integer({ description: 'beacon libp2p TCP port (0: any free port)', default: DEFAULT_P2P_PORT, min: 0, max: 65535 }),
     'execution-p2p-port': Flags.integer({ description: 'execution libp2p TCP port (default: --p2p-port + 1; 0: any free port)', min: 0, max: 65535 }),
     bootnodes: Flags.string({ description: 'comma-separated beacon multiaddrs /ip4/…/tcp/…/p2p/<peer id> for the beacon to dial' }),
-    'validator-metrics-ports': Flags.string({ description: 'comma-separated Prometheus metrics ports, one per validator keystore in index order (validator-0.json first); default: no validator metrics server' }),
+    'validator-metrics-port': Flags.integer({ description: 'Prometheus metrics port of the validator client, which holds every keystore (series per key labelled validator=<index>); default: no validator metrics server', min: 1, max: 65535, exclusive: ['validator-metrics-ports'] }),
+    'validator-metrics-ports': Flags.string({ description: 'deprecated (one validator client now holds every key): comma-separated ports, one per validator keystore; only the first is served, as --validator-metrics-port' }),
     'execution-bootnodes': Flags.string({ description: 'comma-separated execution multiaddrs /ip4/…/tcp/…/p2p/<peer id> for execution to dial' }),
     'log-level': logLevelFlag,
   };
@@ -50,6 +51,8 @@ export default class NodeAll extends SvcCommand {
     const indexOf = (f: string) => Number(/^validator-(\d+)\.json$/.exec(f)![1]);
     const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^validator-\d+\.json$/.test(f)).sort((a, b) => indexOf(a) - indexOf(b));
     const metricsPorts = parseMetricsPorts(flags['validator-metrics-ports'], files.length);
+    if (metricsPorts && metricsPorts.length > 1) log.warn('--validator-metrics-ports is deprecated: one validator client holds every key and serves every key\'s series on the first port; the others stay unused (use --validator-metrics-port)', { port: metricsPorts[0], unused: metricsPorts.slice(1) });
+    const metricsPort = flags['validator-metrics-port'] ?? metricsPorts?.[0];
     const validators = [];
     for (const f of files) validators.push(await unlockKeystore(join(dir, f), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' }));
     if (validators.length === 0) log.warn('no validator keystores: running a read-only node (execution + beacon)', { looked_in: dir });
@@ -64,7 +67,7 @@ export default class NodeAll extends SvcCommand {
       ...(beaconTls ? { beaconTls } : {}),
       ...(p2p ? { p2p } : {}),
       validators,
-      ...(metricsPorts ? { validatorMetricsPorts: metricsPorts } : {}),
+      ...(metricsPort !== undefined ? { validatorMetricsPort: metricsPort } : {}),
       ...(faucet ? { faucet } : {}),
       log: (component) => nodeLogger(component, level),
     });

@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { logLevelFlag, nodeLogger, readJwtSecret, unlockKeystore } from '../../cli/node-setup.js';
+import { logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { loadValidatorKeystores } from '../../cli/validator-keys.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
@@ -12,22 +13,26 @@ import { ValidatorClient } from '../../node/validator/client.js';
 import { openValidatorDataDir } from '../../node/validator/data-dir.js';
 
 export default class NodeValidator extends SvcCommand {
-  static override summary = 'Run a validator client: propose blocks and attest through the beacon API, with slashing protection';
+  static override summary = 'Run a validator client for one or many keys: propose blocks and attest through the beacon API, with slashing protection';
   static override description =
-    'Proposes at the slots the beacon assigns (transactions from execution\'s engine API), attests once per epoch, and records every message in the slashing-protection database under --data-dir before signing it. Subscribes to the beacon\'s /ws event stream and reacts to new_block at once (early attestation, duties of a new epoch) and to head (duties the new head\'s branch draws differently are fetched again); the slot timer still drives proposals and the attestation deadline, and while the stream is down the client polls the beacon\'s head each slot instead, reconnecting with capped exponential backoff (250 ms to 5 s, jittered). Logs one JSON line per duty on stderr; serves Prometheus metrics on --metrics-port (service_validator_beacon_ws_connected says whether the stream is up). Stops cleanly on SIGINT/SIGTERM. Export or import the slashing-protection history (EIP-3076) with `svc node validator slashing-protection export|import` while the client is stopped.';
+    'Runs every key given (--keystore, repeatable, and/or every *.json of --keystores-dir; one password for all) in one process: one beacon connection and /ws stream, proposer duties fetched once per epoch for all keys, one slashing-protection database under --data-dir holding every key\'s history, one metrics server (process totals plus service_validator_key_* series labelled validator=<index>). Proposes at the slots the beacon assigns (transactions from execution\'s engine API), attests once per epoch, and records every message in the slashing-protection database under --data-dir before signing it. Subscribes to the beacon\'s /ws event stream and reacts to new_block at once (early attestation, duties of a new epoch) and to head (duties the new head\'s branch draws differently are fetched again); the slot timer still drives proposals and the attestation deadline, and while the stream is down the client polls the beacon\'s head each slot instead, reconnecting with capped exponential backoff (250 ms to 5 s, jittered). Logs one JSON line per duty on stderr; serves Prometheus metrics on --metrics-port (service_validator_beacon_ws_connected says whether the stream is up). Stops cleanly on SIGINT/SIGTERM. Export or import the slashing-protection history (EIP-3076) with `svc node validator slashing-protection export|import` while the client is stopped.';
   static override examples = [
     '<%= config.bin %> node validator --keystore ./devnet/keystores/validator-0.json --genesis ./devnet/genesis.json --token-file ./devnet/beacon/validator-token --data-dir ./devnet/validator-0',
+    '<%= config.bin %> node validator --keystore ./devnet/keystores/validator-0.json --keystore ./devnet/keystores/validator-1.json --genesis ./devnet/genesis.json --token-file ./devnet/beacon/validator-token --data-dir ./devnet/validators',
+    '<%= config.bin %> node validator --keystores-dir ./my-validator-keys --token-file ./beacon/validator-token --data-dir ./validators',
   ];
   static override enableJsonFlag = false;
   static override flags = {
-    keystore: Flags.string({ description: 'validator wallet file (version 2.0)', required: true }),
-    'password-file': Flags.string({ description: 'password of the keystore (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
+    keystore: Flags.string({ description: 'validator wallet file (version 2.0); repeat for several keys', multiple: true }),
+    'keystores-dir': Flags.string({ description: 'directory whose every *.json is a validator wallet file (with or without --keystore)', helpValue: 'DIR' }),
+    'allow-non-genesis-keys': Flags.boolean({ description: 'accept keys that are not genesis validators of this chain (validators that joined by deposit)', default: false }),
+    'password-file': Flags.string({ description: 'password of the keystores, one for all (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
     genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
     'beacon-url': Flags.string({ description: 'beacon node REST URL (default: SVC_BEACON_URL, else http://127.0.0.1:8080)', helpValue: 'URL' }),
     'execution-url': Flags.string({ description: 'execution node REST URL for pending transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
     'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
     'execution-jwt-secret': Flags.string({ description: 'file with execution\'s 32-byte hex engine secret (needed only when execution is not on loopback)' }),
-    'data-dir': Flags.string({ description: 'validator data directory (slashing-protection database, RANDAO generation)', required: true }),
+    'data-dir': Flags.string({ description: 'validator data directory of every key (one slashing-protection database, RANDAO generations and chain checkpoints)', required: true }),
     'metrics-host': Flags.string({ description: 'interface of the metrics server', default: '127.0.0.1' }),
     'metrics-port': Flags.integer({ description: 'Prometheus metrics port (0 = off)', default: 8547, min: 0, max: 65535 }),
     'log-level': logLevelFlag,
@@ -45,7 +50,7 @@ export default class NodeValidator extends SvcCommand {
     const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
     const secret = flags['execution-jwt-secret'] ? await readJwtSecret(flags['execution-jwt-secret'], '--execution-jwt-secret') : undefined;
     const executionJwt = secret ? () => signEngineJwt(secret) : undefined;
-    const keys = await unlockKeystore(resolve(flags.keystore), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' });
+    const keys = await loadValidatorKeystores(genesis, { keystores: flags.keystore ?? [], keystoresDir: flags['keystores-dir'], passwordFile: flags['password-file'], allowNonGenesis: flags['allow-non-genesis-keys'] });
     const slashingDb = await openValidatorDataDir(resolve(flags['data-dir']), genesis);
     const client = new ValidatorClient({
       genesis,

@@ -1,6 +1,7 @@
 /**
  * The validator's bridge duty (docs/bridge.md "Validator duty"): sign every BID this chain's
- * beacon registered. A `bridge_bid_registered` event on the beacon's `/ws` starts a pass at once;
+ * beacon registered, with every key of the process that has a registry index (one listing per
+ * pass for all of them). A `bridge_bid_registered` event on the beacon's `/ws` starts a pass at once;
  * a pass also runs once per epoch (half a slot into it, off the proposal's start), so a lost event
  * or a stream that is down costs at most an epoch.
  *
@@ -30,18 +31,18 @@ const SIGNABLE: readonly BidStatus[] = ['PENDING', 'ATTESTED'];
 /** What the duty needs from the validator client. */
 export interface BridgeDutyOptions {
   genesis: Genesis;
-  key: MlDsaKeyPair;
   beacon: BeaconClient;
   log: Logger;
   metrics: ValidatorMetrics;
-  /** The validator's registry index, once the beacon named it. */
-  index: () => number | undefined;
+  /** The keys to sign with: those whose registry index the beacon already named. */
+  signers: () => ReadonlyArray<{ index: number; key: MlDsaKeyPair }>;
   clock: () => number;
   timers: Timers;
 }
 
 /** Signs the BIDs of this validator's chain. */
 export class BridgeDuty {
+  /** `bid/index` of every signature the beacon took. */
   private readonly signed = new Set<string>();
   private readonly refused = new Set<string>();
   private readonly source: string;
@@ -81,7 +82,7 @@ export class BridgeDuty {
     this.trigger();
   }
 
-  /** BIDs this process signed and the beacon took (tests and logs). */
+  /** BID signatures (one per BID and key) this process made and the beacon took (tests and logs). */
   get signedCount(): number {
     return this.signed.size;
   }
@@ -118,34 +119,40 @@ export class BridgeDuty {
   }
 
   private async run(): Promise<void> {
-    const index = this.o.index();
-    if (index === undefined) return;
+    const signers = this.o.signers();
+    if (signers.length === 0) return;
     const bids = (await Promise.all(SIGNABLE.map((status) => this.o.beacon.bridgeBids({ status, direction: 'outgoing', limit: LIST_LIMIT })))).flat();
     const listed = new Set(bids.map((b) => b.bid));
-    for (const id of [...this.signed]) if (!listed.has(id)) this.signed.delete(id);
+    for (const id of [...this.signed]) if (!listed.has(id.slice(0, id.indexOf('/')))) this.signed.delete(id);
     for (const id of [...this.refused]) if (!listed.has(id)) this.refused.delete(id);
     for (const b of bids) {
       if (!this.running) return;
-      if (this.signed.has(b.bid) || this.refused.has(b.bid)) continue;
+      if (this.refused.has(b.bid)) continue;
       const computed = toHex(bidId(b.fields));
       const wrongSource = toHex(b.fields.source) !== this.source;
       if (computed !== b.bid || wrongSource) {
         this.refused.add(b.bid);
+        // A refusal is about the BID, not a key: counted once, in the process total.
         this.o.metrics.bridgeSignatures.inc({ result: 'refused' });
         this.o.log.warn('refusing to sign a BID the beacon listed', { bid: b.bid, reason: wrongSource ? `its source ${toHex(b.fields.source)} is not this chain ${this.source}` : `its fields hash to ${computed}` });
         continue;
       }
-      const s = signBid(parseHex(b.bid, 'bid', 32), index, this.o.key, this.o.genesis.chain_id);
-      this.o.metrics.signed('bridge_bid');
-      try {
-        const r = await this.o.beacon.submitBidSignature(b.bid, { validator_index: index, signature: toHex(s.signature) });
-        this.signed.add(b.bid);
-        this.o.metrics.bridgeSignatures.inc({ result: r.added ? 'added' : 'known' });
-        this.o.log.info('bridge BID signed', { bid: b.bid, added: r.added, status: r.status, signers: r.signers });
-      } catch (err) {
-        // Left unsigned in memory: the next pass (event or epoch) posts it again.
-        this.o.metrics.bridgeSignatures.inc({ result: 'failed' });
-        this.o.log.warn('bridge BID signature not accepted', { bid: b.bid, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
+      for (const { index, key } of signers) {
+        if (!this.running) return;
+        const id = `${b.bid}/${index}`;
+        if (this.signed.has(id)) continue;
+        const s = signBid(parseHex(b.bid, 'bid', 32), index, key, this.o.genesis.chain_id);
+        this.o.metrics.signed('bridge_bid');
+        try {
+          const r = await this.o.beacon.submitBidSignature(b.bid, { validator_index: index, signature: toHex(s.signature) });
+          this.signed.add(id);
+          this.o.metrics.bridgeSigned(index, r.added ? 'added' : 'known');
+          this.o.log.info('bridge BID signed', { bid: b.bid, validator_index: index, added: r.added, status: r.status, signers: r.signers });
+        } catch (err) {
+          // Left unsigned in memory: the next pass (event or epoch) posts it again.
+          this.o.metrics.bridgeSigned(index, 'failed');
+          this.o.log.warn('bridge BID signature not accepted', { bid: b.bid, validator_index: index, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
+        }
       }
     }
   }

@@ -1,12 +1,17 @@
-/** A validator data directory: its slashing-protection database, bound to one genesis. */
+/**
+ * A validator data directory: its slashing-protection database (one for every key of the process:
+ * records are per validator public key), bound to one genesis, and `randao/` (per-key RANDAO
+ * generations and chain checkpoints).
+ */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { SlashingProtectionDb } from './slashing-protection.js';
+import { RANDAO_GENERATION_FILE, randaoGenerationPath } from './randao-recommit.js';
 
 /** Where a validator data directory keeps its slashing-protection LevelDB. */
 export function slashingDbDir(dataDir: string): string {
@@ -45,4 +50,36 @@ export async function openValidatorDataDir(dataDir: string, genesis: Genesis, op
     }
   }
   return db;
+}
+
+/** Suffix a one-key data directory gets once a shared one has adopted its history. */
+export const ADOPTED_SUFFIX = '.adopted';
+
+/**
+ * Merges the slashing-protection history and RANDAO generation of one-key validator data
+ * directories (made when each key had its own client) into the shared, open database `db` of
+ * `dataDir`, then renames each to `<dir>.adopted` so it is neither used nor adopted again.
+ * The merge is EIP-3076's (watermarks rise to the old history's, so nothing signed before can be
+ * signed against) and idempotent, so a crash before the rename only repeats it. Returns the
+ * directories adopted.
+ */
+export async function adoptOneKeyDataDirs(db: SlashingProtectionDb, dataDir: string, oneKeyDirs: ReadonlyArray<{ dir: string; address: string }>, genesis: Genesis): Promise<string[]> {
+  const gvr = genesisHash(genesis);
+  const adopted: string[] = [];
+  for (const { dir, address } of oneKeyDirs) {
+    if (!existsSync(dir)) continue;
+    const old = await openValidatorDataDir(dir, genesis, { create: false });
+    try {
+      await db.importInterchange(await old.exportInterchange(gvr), gvr);
+    } finally {
+      await old.close();
+    }
+    // The generation file under either name (a newer one-key client moved it under randao/).
+    const from = [randaoGenerationPath(dir, address), join(dir, RANDAO_GENERATION_FILE)].find((p) => existsSync(p));
+    const to = randaoGenerationPath(dataDir, address);
+    if (from !== undefined && !existsSync(to)) await writeFileAtomic(to, await readFile(from), { force: true });
+    await rename(dir, dir + ADOPTED_SUFFIX);
+    adopted.push(dir);
+  }
+  return adopted;
 }

@@ -4,7 +4,15 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { SvcError } from '../../core/errors.js';
 import { canonicalBytesGauge, type SignatureKind, sigGeneratedCounter } from '../shared/metrics.js';
 
-/** The validator's Prometheus metrics, on a private registry (no default process metrics). */
+/** What `service_validator_bridge_signatures_total` counts by (see its help). */
+export type BridgeResult = 'added' | 'known' | 'failed' | 'refused';
+
+/**
+ * The validator process's Prometheus metrics, on a private registry (no default process metrics).
+ * The names without a `validator` label are process totals over every key (so dashboards and
+ * alerts written for one key per process read the same); `service_validator_key_*` are the same
+ * figures per key, labelled `validator` = the key's registry index (known once the beacon named it).
+ */
 export class ValidatorMetrics {
   readonly registry = new Registry();
   readonly blocksProposed = new Counter({ name: 'service_validator_blocks_proposed_total', help: 'Blocks this validator proposed and the beacon accepted', registers: [this.registry] });
@@ -18,7 +26,7 @@ export class ValidatorMetrics {
   // metrics of what it produces live here (execution and the beacon count what they verify).
   readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction', 'bridge_bid']);
   readonly canonicalBytes = canonicalBytesGauge(this.registry);
-  readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Reveals left on the RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
+  readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Fewest reveals left on any key\'s RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
   readonly bridgeSignatures = new Counter({
     name: 'service_validator_bridge_signatures_total',
     help: 'BID signatures this validator posted, by result (added, known: the beacon had it; failed: not accepted, retried; refused: the BID\'s id or source did not check out, not signed)',
@@ -27,9 +35,56 @@ export class ValidatorMetrics {
   });
   readonly randaoRecommits = new Counter({ name: 'service_validator_randao_recommitments_submitted_total', help: 'RANDAO re-commitment transactions this validator submitted to execution', registers: [this.registry] });
 
+  readonly keys = new Gauge({ name: 'service_validator_keys', help: 'Validator keys this process holds, by state (loaded: unlocked; registered: the beacon named its index)', labelNames: ['state'], registers: [this.registry] });
+  readonly keyBlocksProposed = new Counter({ name: 'service_validator_key_blocks_proposed_total', help: 'Blocks proposed and accepted, per key', labelNames: ['validator'], registers: [this.registry] });
+  readonly keyAttestations = new Counter({ name: 'service_validator_key_attestations_total', help: 'Attestations signed and accepted, per key', labelNames: ['validator'], registers: [this.registry] });
+  readonly keySlashingRefusals = new Counter({ name: 'service_validator_key_slashing_refusals_total', help: 'Messages slashing protection refused to sign, per key', labelNames: ['validator'], registers: [this.registry] });
+  readonly keyBridgeSignatures = new Counter({ name: 'service_validator_key_bridge_signatures_total', help: 'BID signatures posted, per key and result (as service_validator_bridge_signatures_total)', labelNames: ['validator', 'result'], registers: [this.registry] });
+  readonly keyRandaoRemaining = new Gauge({ name: 'service_validator_key_randao_reveals_remaining', help: 'Reveals left on the key\'s RANDAO hash chain holding the value the beacon last accepted', labelNames: ['validator'], registers: [this.registry] });
+  private readonly remainingByKey = new Map<number, number>();
+
   /** Counts one signature this validator made. */
   signed(kind: SignatureKind): void {
     this.sigGenerated.inc({ kind });
+  }
+
+  /** Starts a key's series at 0 once its index is known (a scrape then lists every key). */
+  registerKey(index: number): void {
+    const validator = String(index);
+    this.keyBlocksProposed.inc({ validator }, 0);
+    this.keyAttestations.inc({ validator }, 0);
+    this.keySlashingRefusals.inc({ validator }, 0);
+  }
+
+  /** One block accepted for key `index`. */
+  blockProposed(index: number): void {
+    this.blocksProposed.inc();
+    this.keyBlocksProposed.inc({ validator: String(index) });
+  }
+
+  /** One attestation accepted for key `index`. */
+  attested(index: number): void {
+    this.attestations.inc();
+    this.keyAttestations.inc({ validator: String(index) });
+  }
+
+  /** One message slashing protection refused for key `index`. */
+  slashingRefused(index: number): void {
+    this.slashingRefusals.inc();
+    this.keySlashingRefusals.inc({ validator: String(index) });
+  }
+
+  /** One BID signature outcome for key `index`. */
+  bridgeSigned(index: number, result: BridgeResult): void {
+    this.bridgeSignatures.inc({ result });
+    this.keyBridgeSignatures.inc({ validator: String(index), result });
+  }
+
+  /** Reveals left for key `index`; the process gauge shows the fewest of any key (the one to watch). */
+  randaoLeft(index: number, left: number): void {
+    this.remainingByKey.set(index, left);
+    this.keyRandaoRemaining.set({ validator: String(index) }, left);
+    this.randaoRemaining.set(Math.min(...this.remainingByKey.values()));
   }
 
   /** Text exposition. */

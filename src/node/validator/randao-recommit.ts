@@ -11,17 +11,25 @@
  *   commitment and submits it to execution. The reserve (min(RANDAO_RECOMMIT_RESERVE, n/2)
  *   reveals) is proposals, not slots: even a validator proposing every slot has that many slots
  *   for another validator to include it, and it takes effect as soon as a block includes it.
- * - Durability: the new generation number is written to `<data-dir>/randao-generation.json`
+ * - Durability: the new generation number is written to `<data-dir>/randao/<address>.json`
  *   (atomic write, fsync) before the transaction is signed, so after a crash or restart the
  *   client still builds the chain a commitment on chain may name. It keeps generations g-1 and g,
- *   so a reorg that drops the including block still finds the old chain.
+ *   so a reorg that drops the including block still finds the old chain. A data directory made
+ *   by a one-key client (`<data-dir>/randao-generation.json`) is adopted by the key a one-key
+ *   process runs, and refused (LEGACY_RANDAO_GENERATION) by a many-key process when it names a
+ *   generation above 0: which key it belongs to is not written in it.
+ * - Start-up cost: a chain is n hashes (65,536 on the devnet, ~70 ms); its checkpoints are saved
+ *   as `<data-dir>/randao/<address>-<generation>.chain` (2 KiB) and restored on the next start
+ *   after one hash of checking. `openDeferred` returns at once and `ready()` builds what is
+ *   missing in slices that leave the event loop free, so a process with many keys starts and
+ *   proposes while chains are still being built.
  * - Retry: a re-commitment that has not taken effect after RECOMMIT_RETRY_EPOCHS epochs and whose
  *   transaction is unknown to execution or failed is submitted again (same commitment).
  * - Fees: the transaction pays 21,000 gas at the genesis minimum gas price from the validator's
  *   own account (genesis funds devnet validators; proposers earn fees and rewards).
  */
 import { join } from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { RANDAO_COMMIT_ADDRESS, TX_BASE_GAS } from '../../core/constants.js';
 import { epochOfSlot, type Genesis } from '../../core/genesis/genesis.js';
@@ -37,8 +45,20 @@ import { DEFAULT_CHECKPOINT_BITS, RandaoChain, RandaoChainError } from './randao
 export const RANDAO_RECOMMIT_RESERVE = 1024;
 /** Epochs after which a submitted re-commitment that has not taken effect is checked and sent again. */
 export const RECOMMIT_RETRY_EPOCHS = 2;
-/** File in the validator data directory holding the newest generation the client committed to. */
+/** File of a one-key data directory (before many-key clients) holding the newest generation committed to. */
 export const RANDAO_GENERATION_FILE = 'randao-generation.json';
+/** Directory of the validator data directory holding each key's generation and chain checkpoints. */
+export const RANDAO_DIR = 'randao';
+
+/** The file holding the newest generation `address` committed to. */
+export function randaoGenerationPath(dataDir: string, address: string): string {
+  return join(dataDir, RANDAO_DIR, `${address.toLowerCase()}.json`);
+}
+
+/** The checkpoint cache of `address`'s chain of `generation`. */
+export function randaoChainPath(dataDir: string, address: string, generation: number): string {
+  return join(dataDir, RANDAO_DIR, `${address.toLowerCase()}-${generation}.chain`);
+}
 
 /** Re-commit once this many reveals or fewer are left on a chain of `length`. */
 export function recommitThreshold(length: number): number {
@@ -53,6 +73,11 @@ export interface RandaoKeeperOptions {
   log: Logger;
   /** Absent: the generation lives in memory only (it is re-derivable, but a restart then starts from generation 0). */
   dataDir?: string | undefined;
+  /**
+   * Whether this key may adopt a one-key data directory's `randao-generation.json` (default
+   * true; a process running several keys passes false, as it cannot tell whose it is).
+   */
+  adoptLegacy?: boolean;
   /** Gauge of reveals left on the chain in use. */
   onRemaining?: (left: number) => void;
   /** Counts submitted re-commitment transactions. */
@@ -66,22 +91,49 @@ export interface RandaoKeeperOptions {
 export class RandaoKeeper {
   /** Newest generation committed to (its chain may not have taken effect yet). */
   private newest = 0;
-  /** Chains of generations newest-1 and newest (one at generation 0). */
+  /** Chains of generations newest-1 and newest (one at generation 0); empty until `ready()`. */
   private chains: RandaoChain[] = [];
+  private building: Promise<void> | undefined;
   private inFlight = false;
   private submitted: { slot: number; hash: string } | undefined;
   private usedNewest = false;
 
-  private constructor(private readonly o: RandaoKeeperOptions) {}
+  private constructor(
+    private readonly o: RandaoKeeperOptions,
+    private readonly prebuilt: RandaoChain | undefined,
+  ) {}
 
   /** Reads the persisted generation (0 when none) and builds its chain and the one before. */
   static async open(o: RandaoKeeperOptions, prebuilt?: RandaoChain): Promise<RandaoKeeper> {
-    const k = new RandaoKeeper(o);
-    k.newest = await k.readGeneration();
-    k.chains = [];
-    if (k.newest > 0) k.chains.push(k.build(k.newest - 1, prebuilt));
-    k.chains.push(k.build(k.newest, prebuilt));
+    const k = await RandaoKeeper.openDeferred(o, prebuilt);
+    await k.ready();
     return k;
+  }
+
+  /** Reads the persisted generation only; the chains come with `ready()`. */
+  static async openDeferred(o: RandaoKeeperOptions, prebuilt?: RandaoChain): Promise<RandaoKeeper> {
+    const k = new RandaoKeeper(o, prebuilt);
+    k.newest = await k.readGeneration();
+    return k;
+  }
+
+  /** True once the chains are built (reveals can be made without waiting). */
+  get isReady(): boolean {
+    return this.chains.length > 0;
+  }
+
+  /** Restores or builds the chains of generations newest-1 and newest (once; callers share the work). */
+  ready(): Promise<void> {
+    if (this.isReady) return Promise.resolve();
+    this.building ??= (async () => {
+      const chains: RandaoChain[] = [];
+      if (this.newest > 0) chains.push(await this.chain(this.newest - 1));
+      chains.push(await this.chain(this.newest));
+      this.chains = chains;
+    })().finally(() => {
+      this.building = undefined;
+    });
+    return this.building;
   }
 
   /** Chain length n of every generation (genesis `randao_chain_length`). */
@@ -96,13 +148,20 @@ export class RandaoKeeper {
 
   /** The commitment of the oldest chain kept (what the beacon holds before any reveal). */
   firstCommitment(): Uint8Array {
-    return this.chains[0]!.commitment();
+    return this.built()[0]!.commitment();
   }
 
   /** The chain that holds `last` (newest first), undefined when none does. */
   chainOf(last: Uint8Array): RandaoChain | undefined {
-    for (let i = this.chains.length - 1; i >= 0; i--) if (this.chains[i]!.holds(last)) return this.chains[i];
+    const chains = this.built();
+    for (let i = chains.length - 1; i >= 0; i--) if (chains[i]!.holds(last)) return chains[i];
     return undefined;
+  }
+
+  // A caller that skipped `ready()` is a bug in this client, not a state of the chain.
+  private built(): RandaoChain[] {
+    if (!this.isReady) throw new SvcError('RANDAO_NOT_READY', 'RANDAO chains used before ready() resolved', 500);
+    return this.chains;
   }
 
   /**
@@ -134,6 +193,7 @@ export class RandaoKeeper {
     if (this.inFlight) return;
     this.inFlight = true;
     try {
+      await this.ready();
       const chain = this.chainOf(last);
       if (!chain) return;
       const left = chain.remaining(last);
@@ -156,9 +216,9 @@ export class RandaoKeeper {
   private async advance(): Promise<void> {
     const next = this.newest + 1;
     if (this.o.dataDir !== undefined) {
-      await writeFileAtomic(join(this.o.dataDir, RANDAO_GENERATION_FILE), JSON.stringify({ generation: next }) + '\n', { force: true });
+      await writeFileAtomic(randaoGenerationPath(this.o.dataDir, this.o.keys.address), JSON.stringify({ generation: next }) + '\n', { force: true });
     }
-    const chain = this.build(next);
+    const chain = await this.chain(next);
     this.chains = [this.chains[this.chains.length - 1]!, chain];
     this.newest = next;
     this.usedNewest = false;
@@ -200,28 +260,63 @@ export class RandaoKeeper {
     this.o.log.info('RANDAO re-commitment submitted', { generation: this.newest, commitment: toHex(commitment), tx: res.hash, reveals_left: left, slot });
   }
 
-  private build(generation: number, prebuilt?: RandaoChain): RandaoChain {
-    if (prebuilt && prebuilt.generation === generation && prebuilt.length === this.length) return prebuilt;
-    return new RandaoChain(this.o.keys.mldsaSeed, this.length, this.o.checkpointBits ?? DEFAULT_CHECKPOINT_BITS, generation);
+  /** The chain of `generation`: the prebuilt one, the saved checkpoints, or built (and saved). */
+  private async chain(generation: number): Promise<RandaoChain> {
+    const p = this.prebuilt;
+    if (p && p.generation === generation && p.length === this.length) return p;
+    const bits = this.o.checkpointBits ?? DEFAULT_CHECKPOINT_BITS;
+    const seed = this.o.keys.mldsaSeed;
+    const path = this.o.dataDir === undefined ? undefined : randaoChainPath(this.o.dataDir, this.o.keys.address, generation);
+    if (path) {
+      const saved = await readFile(path).catch(() => undefined);
+      const restored = saved && RandaoChain.restore(seed, this.length, bits, generation, saved);
+      if (restored) return restored;
+    }
+    const built = await RandaoChain.build(seed, this.length, bits, generation);
+    // Only a cache: a failed write costs the next start a rebuild, never a reveal.
+    if (path) await writeFileAtomic(path, built.serialize(), { force: true }).catch((err: Error) => this.o.log.warn('could not save the RANDAO chain checkpoints', { path, error: err.message }));
+    return built;
   }
 
   private async readGeneration(): Promise<number> {
     if (this.o.dataDir === undefined) return 0;
-    const path = join(this.o.dataDir, RANDAO_GENERATION_FILE);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, 500);
+    const path = randaoGenerationPath(this.o.dataDir, this.o.keys.address);
+    const own = await readGenerationFile(path);
+    if (own !== undefined) return own;
+    const legacy = join(this.o.dataDir, RANDAO_GENERATION_FILE);
+    const old = await readGenerationFile(legacy);
+    if (old === undefined) return 0;
+    if (this.o.adoptLegacy === false) {
+      if (old === 0) return 0;
+      throw new SvcError(
+        'LEGACY_RANDAO_GENERATION',
+        `${legacy} (from a one-key validator client) names RANDAO generation ${old} but not its key: run this data directory once with only that key's --keystore to adopt it, or move it to ${join(this.o.dataDir, RANDAO_DIR)}/<address>.json`,
+        409,
+      );
     }
-    let g: unknown;
-    try {
-      g = (JSON.parse(text) as { generation?: unknown }).generation;
-    } catch {
-      g = undefined;
-    }
-    if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) throw new SvcError('CORRUPT_DATA_DIR', `${path} does not hold {"generation": <non-negative integer>}`, 500);
-    return g;
+    // Written under the new name before the old one goes, so a crash in between keeps it.
+    await writeFileAtomic(path, JSON.stringify({ generation: old }) + '\n', { force: true });
+    await rm(legacy, { force: true });
+    this.o.log.info('RANDAO generation of a one-key data directory adopted', { address: this.o.keys.address, generation: old, file: path });
+    return old;
   }
+}
+
+/** The generation a file holds, undefined when there is no file. */
+async function readGenerationFile(path: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, 500);
+  }
+  let g: unknown;
+  try {
+    g = (JSON.parse(text) as { generation?: unknown }).generation;
+  } catch {
+    g = undefined;
+  }
+  if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) throw new SvcError('CORRUPT_DATA_DIR', `${path} does not hold {"generation": <non-negative integer>}`, 500);
+  return g;
 }

@@ -110,7 +110,7 @@ test('BIDs whose id does not match their fields, or from another source chain, a
   const { log, lines } = captureLog();
   const metrics = new ValidatorMetrics();
   const me = keys.validators[0]!;
-  const duty = new BridgeDuty({ genesis, key: me.mldsa, beacon: new BeaconClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), log, metrics, index: () => 0, clock: () => Date.now(), timers: frozen });
+  const duty = new BridgeDuty({ genesis, beacon: new BeaconClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), log, metrics, signers: () => [{ index: 0, key: me.mldsa }], clock: () => Date.now(), timers: frozen });
   try {
     duty.start();
     await duty.idle();

@@ -3,7 +3,8 @@
  * next generation and submits a re-commitment execution admits; a re-opened keeper finds both
  * chains; an exhausted chain says so; a corrupt generation file is refused.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -14,7 +15,7 @@ import { SvcError } from '../../../src/core/errors.js';
 import { ExecutionClient } from '../../../src/client/execution.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { RandaoChain, RandaoChainError } from '../../../src/node/validator/randao-chain.js';
-import { RANDAO_GENERATION_FILE, RANDAO_RECOMMIT_RESERVE, RandaoKeeper, type RandaoKeeperOptions, recommitThreshold } from '../../../src/node/validator/randao-recommit.js';
+import { RANDAO_GENERATION_FILE, RANDAO_RECOMMIT_RESERVE, RandaoKeeper, type RandaoKeeperOptions, randaoChainPath, randaoGenerationPath, recommitThreshold } from '../../../src/node/validator/randao-recommit.js';
 import { captureLog } from '../../helpers/log.js';
 import { devnet, get, randaoChainOf, startNode } from '../execution/fixture.js';
 
@@ -56,7 +57,7 @@ test('above the threshold nothing is sent; at it the next generation is persiste
   const last = gen0.reveal(N - RANDAO_RECOMMIT_RESERVE);
   await k.check(last, 6);
   assert.equal([remaining[1], submitted, k.generation], [RANDAO_RECOMMIT_RESERVE, 1, 1]);
-  assert.equal(JSON.parse(await readFile(join(ctx.dir, RANDAO_GENERATION_FILE), 'utf8')), { generation: 1 });
+  assert.equal(JSON.parse(await readFile(randaoGenerationPath(ctx.dir, val1.address), 'utf8')), { generation: 1 });
   const pool = (await get(ctx.node, '/api/v1/execution/mempool')).body.transactions as Array<{ from: string; to: string; data?: string }>;
   assert.is(pool.length, 1);
   assert.equal([pool[0]!.from, pool[0]!.to], [val1.address, RANDAO_COMMIT_ADDRESS]);
@@ -83,12 +84,55 @@ test('an exhausted chain throws RANDAO_CHAIN_EXHAUSTED, a foreign value RANDAO_V
   assert.is(k.remaining(gen1.commitment()), undefined);
 });
 
-test('a generation file that does not hold a non-negative integer is refused (CORRUPT_DATA_DIR)', async (ctx) => {
-  for (const text of ['{"generation": -1}', '{"generation": "1"}', 'not json', '{}']) {
-    await writeFile(join(ctx.dir, RANDAO_GENERATION_FILE), text);
-    const err = await RandaoKeeper.open(options(ctx)).then(() => undefined, (e: unknown) => e);
-    assert.ok(err instanceof SvcError && err.code === 'CORRUPT_DATA_DIR', `${text}: ${String(err)}`);
+test('a generation file that does not hold a non-negative integer is refused (CORRUPT_DATA_DIR), under either name', async (ctx) => {
+  for (const path of [randaoGenerationPath(ctx.dir, val1.address), join(ctx.dir, RANDAO_GENERATION_FILE)]) {
+    await mkdir(join(ctx.dir, 'randao'), { recursive: true });
+    for (const text of ['{"generation": -1}', '{"generation": "1"}', 'not json', '{}']) {
+      await writeFile(path, text);
+      const err = await RandaoKeeper.open(options(ctx)).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof SvcError && err.code === 'CORRUPT_DATA_DIR', `${path} ${text}: ${String(err)}`);
+    }
+    await rm(path);
   }
+});
+
+test('a one-key data directory\'s generation is adopted by a one-key keeper and refused by a many-key one when above 0', async (ctx) => {
+  const legacy = join(ctx.dir, RANDAO_GENERATION_FILE);
+  await writeFile(legacy, '{"generation": 1}\n');
+  const err = await RandaoKeeper.openDeferred(options(ctx, { adoptLegacy: false })).then(() => undefined, (e: unknown) => e);
+  assert.ok(err instanceof SvcError && err.code === 'LEGACY_RANDAO_GENERATION', String(err));
+  assert.ok(existsSync(legacy), 'nothing moved by the refusal');
+  const k = await RandaoKeeper.open(options(ctx));
+  assert.is(k.generation, 1);
+  assert.equal(k.next(gen1.commitment()), gen1.reveal(1));
+  assert.not.ok(existsSync(legacy), 'moved to the per-key name');
+  assert.equal(JSON.parse(await readFile(randaoGenerationPath(ctx.dir, val1.address), 'utf8')), { generation: 1 });
+  // Generation 0 says nothing a key could lose: a many-key keeper starts at 0 and keeps going.
+  await writeFile(legacy, '{"generation": 0}\n');
+  const other = await RandaoKeeper.openDeferred(options(ctx, { keys: keys.validators[0]!, adoptLegacy: false }));
+  assert.is(other.generation, 0);
+});
+
+test('chains are saved as checkpoints and restored without rebuilding; a damaged file is rebuilt', async (ctx) => {
+  const k = await RandaoKeeper.openDeferred(options(ctx));
+  assert.not.ok(k.isReady);
+  assert.throws(() => k.firstCommitment(), (e: unknown) => e instanceof SvcError && e.code === 'RANDAO_NOT_READY');
+  await k.ready();
+  assert.equal(k.firstCommitment(), gen0.commitment());
+  const path = randaoChainPath(ctx.dir, val1.address, 0);
+  const saved = await readFile(path);
+  const restored = RandaoChain.restore(val1.mldsaSeed, N, 10, 0, saved);
+  assert.ok(restored);
+  assert.equal(restored.reveal(5), gen0.reveal(5));
+  assert.is(RandaoChain.restore(keys.validators[0]!.mldsaSeed, N, 10, 0, saved), undefined, 'another key\'s seed');
+  assert.is(RandaoChain.restore(val1.mldsaSeed, N, 10, 1, saved), undefined, 'another generation');
+  const damaged = Uint8Array.from(saved);
+  damaged[100] = damaged[100]! ^ 1;
+  assert.is(RandaoChain.restore(val1.mldsaSeed, N, 10, 0, damaged), undefined, 'a flipped bit');
+  await writeFile(path, damaged);
+  const again = await RandaoKeeper.open(options(ctx));
+  assert.equal(again.next(gen0.commitment()), gen0.reveal(1));
+  assert.equal(new Uint8Array(await readFile(path)), new Uint8Array(saved), 'rewritten');
 });
 
 test.run();
