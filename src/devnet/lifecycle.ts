@@ -121,7 +121,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   const nodes = await describeNodes(layout, genesis, nodePorts.nodes, shape);
   const node0 = nodes[0]!;
   const ports = { ...node0.ports, validator_metrics: metricsPortOfEachValidator(held, nodePorts.validatorMetrics, n) };
-  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics, packing);
+  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics[0]) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics, packing);
   const manifest: DevnetManifest = {
     version: MANIFEST_VERSION,
     dir: layout.dir,

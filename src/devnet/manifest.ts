@@ -28,10 +28,10 @@ export const MANIFEST_FILE = 'devnet.json';
 export class DevnetError extends SvcError {}
 
 /**
- * How validators map to processes: all of a producing node's validators in one `svc node
- * validator` (`per-node`, one data directory per node), or one process and data directory per
- * validator (`per-validator`; single-process devnets record this too, since `svc node all` keeps
- * a data directory per validator).
+ * How validators map to processes: all of a producing node's validators in one validator client
+ * (`per-node`, one data directory per node; single-process devnets record this too, since `svc
+ * node all` runs one client for every key in node 0's directory), or one process and data
+ * directory per validator (`per-validator`).
  */
 export type ValidatorProcesses = 'per-node' | 'per-validator';
 

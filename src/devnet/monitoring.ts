@@ -40,8 +40,8 @@ export function monitoringPaths(layout: Pick<DevnetLayout, 'monitoring'>): { con
 /**
  * Every metrics endpoint the devnet's processes serve: each node's execution REST port and beacon
  * port, and each validator process's metrics port (a packed process's once, a validator's own
- * process's, or in single-process mode the server `svc node all --validator-metrics-ports` starts
- * for each validator). A manifest without validator ports
+ * process's, or in single-process mode the one `svc node all --validator-metrics-port` starts for
+ * its validator client). A manifest without validator ports
  * (written before single-process validators had them) lists execution and the beacon only.
  */
 export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): ScrapeTarget[] {

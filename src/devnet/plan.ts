@@ -82,8 +82,8 @@ export async function allocatePorts(previous: DevnetManifest | undefined, count:
 
 /**
  * Which validators share a process (and with it a metrics port and a data directory): every
- * producing node's validators together (`per-node`), or each validator alone (`per-validator`,
- * and single-process mode, where `svc node all` serves each validator's metrics on its own port).
+ * producing node's validators together (`per-node`, and `svc node all` in single-process mode),
+ * or each validator alone (`per-validator`).
  */
 export function validatorGroups(byNode: readonly (readonly number[])[], mode: ValidatorProcesses): number[][] {
   return mode === 'per-node' ? byNode.filter((vs) => vs.length > 0).map((vs) => [...vs]) : byNode.flat().sort((a, b) => a - b).map((v) => [v]);
@@ -257,10 +257,10 @@ export function startGroups<T>(nodes: ReadonlyArray<Pick<ManifestNode, 'role'>>,
   return groups.filter((g) => g.length > 0);
 }
 
-/** One `svc node all` for the single node, its validators' metrics on `metricsPorts` (in index order). */
-export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metricsPorts: number[]): ProcessSpec[][] {
+/** One `svc node all` for the single node: one validator client holding every key, its metrics on `metricsPort` (undefined: none). */
+export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metricsPort: number | undefined): ProcessSpec[][] {
   const p2p = node.p2p ? ['--p2p-port', String(node.p2p.beacon.port), '--execution-p2p-port', String(node.p2p.execution.port)] : ['--no-p2p'];
-  const metrics = metricsPorts.length > 0 ? ['--validator-metrics-ports', metricsPorts.join(',')] : [];
+  const metrics = metricsPort !== undefined ? ['--validator-metrics-port', String(metricsPort)] : [];
   return [
     [
       {

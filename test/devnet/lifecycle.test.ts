@@ -135,10 +135,10 @@ test('prepareDevnet --nodes 2 --followers 1: nodes, validators round-robin, peer
       assert.is(flag(v1, '--beacon-url'), m.nodes[1]!.endpoints.beacon);
       assert.is(flag(v1, '--execution-url'), m.nodes[1]!.endpoints.execution);
       assert.is(flag(v1, '--token-file'), m.nodes[1]!.validator_token_file);
-      assert.is(flag(v1, '--data-dir'), join(dir, 'data', 'node-1', 'validators'));
+      assert.is(flag(v1, '--data-dir'), join(dir, 'data', 'node-1', 'validator'));
       assert.is(flag(v1, '--metrics-port'), String(p1));
       assert.equal(v1.healthUrls, [`http://127.0.0.1:${p1}/metrics`]);
-      assert.is(flag(spec(prep, 'validators'), '--data-dir'), join(dir, 'data', 'validators'));
+      assert.is(flag(spec(prep, 'validators'), '--data-dir'), join(dir, 'data', 'validator'), 'node 0: the directory svc node all uses');
       assert.is(flag(spec(prep, 'execution'), '--bootnodes'), `${addr(1, 'execution')},${addr(2, 'execution')}`);
 
       // Resumed: the same identities and ports, and the node counts of the previous run.
@@ -187,7 +187,9 @@ test('prepareDevnet with one node: the processes of before, P2P on with no bootn
       assert.is(flag(all, '--p2p-port'), String(node0.p2p!.beacon.port));
       assert.is(flag(all, '--execution-p2p-port'), String(node0.p2p!.execution.port));
       assert.is(await peerIdFromKeyFile(join(dir, 'data', 'beacon')), node0.p2p!.beacon.peer_id, 'svc node all reads the same key files');
-      assert.is(single.manifest.validator_processes, 'per-validator', 'svc node all keeps a data directory per validator');
+      assert.is(single.manifest.validator_processes, 'per-node', 'svc node all runs one validator client for every key');
+      const port = Number(flag(all, '--validator-metrics-port'));
+      assert.equal(single.manifest.ports.validator_metrics, [port, port], 'one metrics server for both keys');
     }),
   ),
 );
@@ -222,14 +224,14 @@ test('a resumed devnet keeps the layout its slashing protection is in; another l
       await markStopped(before.manifest);
       const again = await prepare(dir, { validatorProcesses: 'per-node' });
       // The packed processes ran (their data directories exist).
-      await mkdir(join(dir, 'data', 'validators'), { recursive: true });
-      await mkdir(join(dir, 'data', 'node-1', 'validators'), { recursive: true });
+      await mkdir(join(dir, 'data', 'validator'), { recursive: true });
+      await mkdir(join(dir, 'data', 'node-1', 'validator'), { recursive: true });
       await markStopped(again.manifest);
       const resumed = await prepare(dir);
       assert.is(resumed.manifest.validator_processes, 'per-node');
       for (const [opts, says] of [
         [{ validatorProcesses: 'per-validator' as const }, '--validator-processes per-validator would start its validators without their slashing-protection history'],
-        [{ singleProcess: true, nodes: 1 }, '--single-process would start'],
+        [{ singleProcess: true, nodes: 1 }, 'packs its validators into the processes of 2 producing node(s); --nodes 1 would move'],
         [{ nodes: 1 }, 'packs its validators into the processes of 2 producing node(s); --nodes 1 would move'],
       ] as const) {
         await markStopped(resumed.manifest);
@@ -267,6 +269,9 @@ test('a devnet of the previous version (manifest 2, a data directory per validat
       await markStopped(resumed.manifest);
       const err = await prepare(dir, { validatorProcesses: 'per-node' }).then(() => undefined, (e: unknown) => e);
       assert.ok(err instanceof DevnetError && err.code === 'DEVNET_MISMATCH' && err.message.includes('one validator process per validator'), String(err));
+      // svc node all adopts per-key directories into its shared one, so single-process may follow.
+      const single = await prepare(dir, { singleProcess: true });
+      assert.is(single.manifest.validator_processes, 'per-node');
     }),
   ),
 );

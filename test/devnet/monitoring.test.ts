@@ -98,20 +98,18 @@ test('prometheusConfig: 5 s scrape and evaluation, the rule file, one job per ki
   ]);
 });
 
-test('prepareDevnet --single-process: svc node all serves each validator\'s metrics on the ports the scrape config lists', () =>
+test('prepareDevnet --single-process: svc node all serves its validator client\'s metrics on the port the scrape config lists', () =>
   withTempDir((tmp) =>
     withSvcHome(tmp, async () => {
       const dir = join(tmp, 'single');
       const prep = await prepareDevnet({ dir, accounts: 1, kdfMemoryKib: 64, fresh: false, singleProcess: true, validators: 2 });
       const m = prep.manifest;
-      assert.is(m.ports.validator_metrics.length, 2);
       const all = prep.groups.flat().find((s) => s.name === 'node')!;
-      assert.is(all.args[all.args.indexOf('--validator-metrics-ports') + 1], m.ports.validator_metrics.join(','));
+      const port = Number(all.args[all.args.indexOf('--validator-metrics-port') + 1]);
+      assert.equal(m.ports.validator_metrics, [port, port]);
       const config = await readFile(monitoringPaths(devnetLayout(dir)).config, 'utf8');
-      assert.equal(
-        targetsIn(config).filter(([job]) => job === 'svc-validator').map(([, target, labels]) => [target, labels.validator]),
-        m.ports.validator_metrics.map((p, i) => [`127.0.0.1:${p}`, String(i)]),
-      );
+      // One validator client for both keys: one target, its series labelled per key by the client.
+      assert.equal(targetsIn(config).filter(([job]) => job === 'svc-validator').map(([, target, labels]) => [target, labels.validator]), [[`127.0.0.1:${port}`, undefined]]);
     }),
   ),
 );
