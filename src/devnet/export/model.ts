@@ -62,10 +62,11 @@ export const CONTAINER_PORTS = { ...preferredNodePorts(0), validatorMetrics: PRE
 export const MEASURED_RSS_MIB = { execution: 134, beacon: 137, validator: 106 } as const;
 
 /**
- * Resident memory each key beyond the first adds to a packed validator process, measured as
- * (RSS with 64 keys − RSS with 1 key) / 63 (docs/deploy.md).
+ * Resident memory each key beyond the first adds to a packed validator process, rounded up from
+ * (RSS with 64 keys − RSS with 1 key) / 63 ≈ (131 − 95) / 63 ≈ 0.6 MiB, both about a minute into
+ * `svc devnet up` (docs/deploy.md).
  */
-export const MEASURED_VALIDATOR_KEY_MIB = 2;
+export const MEASURED_VALIDATOR_KEY_MIB = 1;
 
 /** Memory request of a container running `kind` (a validator holding `keys` keys): the measured RSS plus a quarter, rounded up to 16 MiB. */
 export function memoryRequestMib(kind: keyof typeof MEASURED_RSS_MIB, keys = 1): number {
