@@ -1,6 +1,6 @@
 /**
  * Bridge suite (`npm run bench -- --only bridge`): two devnets bridged on this machine (A and B,
- * 4 validators each, default 2 s slots and 4-slot epochs), a relayer (`svc bridge relay`) with a
+ * 4 validators each, default 2 s slots and 2-slot epochs), a relayer (`svc bridge relay`) with a
  * wallet on each, and one lock on A sent through `svc bridge send`. Timed, each beside the floor
  * the protocol allows (ratio < 1 is inside it):
  * - BID registered → 2/3 of the stake signed (beacon history), against one slot (validator duty);

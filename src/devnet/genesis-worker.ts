@@ -18,6 +18,10 @@ export interface GenesisJob {
 const job = workerData as GenesisJob;
 try {
   const built = buildGenesis(job.plan);
+  // Slot 0 starts once the chain exists, not when its keys and RANDAO commitments began to be
+  // derived: nothing depends on the time but the slot clock, and slots that pass before any
+  // process can start are only empty (and cost the first finalised epoch when they span one).
+  built.genesis.genesis_time = Math.max(job.plan.genesisTime, Math.floor(Date.now() / 1000));
   await writeGenesis(job.outDir, built, job.plan.mnemonic, job.password, { force: false, kdfMemoryKib: job.kdfMemoryKib });
   parentPort!.postMessage({ genesis: built.genesis });
 } catch (err) {

@@ -53,6 +53,16 @@ export function nodeDataDirs(layout: DevnetLayout, index: number): { execution: 
   return { execution: join(base, 'execution'), beacon: join(base, 'beacon') };
 }
 
+/**
+ * Data directory of node `index`'s packed validator process (`--validator-processes per-node`):
+ * one slashing-protection database for all of that node's keys. Node 0's is `svc node all`'s
+ * (DIR/data/validator), so a one-node devnet switches between single-process and packed processes
+ * on the same history.
+ */
+export function nodeValidatorsDataDir(layout: DevnetLayout, index: number): string {
+  return join(index === 0 ? layout.data : join(layout.data, `node-${index}`), 'validator');
+}
+
 /** Bearer token file of node `index`'s beacon: node 0 keeps DIR/validator-token; the others have their own. */
 export function nodeTokenPath(layout: DevnetLayout, index: number): string {
   return index === 0 ? layout.token : join(layout.data, `node-${index}`, 'validator-token');

@@ -16,8 +16,10 @@ import type { GenesisJob } from './genesis-worker.js';
 import { DEV_MNEMONIC } from '../wallet/derivation.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { type DevnetLayout, devnetLayout, devnetOwnedPaths, nodeTokenPath } from './layout.js';
-import { type DevnetManifest, type ManifestKey, type ManifestProcess, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
-import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, multiProcessPlan, singleProcessPlan } from './plan.js';
+import { type DevnetManifest, type ManifestKey, type ManifestProcess, type ValidatorProcesses, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
+import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, metricsPortOfEachValidator, multiProcessPlan, preferredMetricsPorts, singleProcessPlan, validatorGroups } from './plan.js';
+import { chooseValidatorProcesses, existingValidatorData } from './packing.js';
+import { validatorsByNode } from './topology.js';
 import { type ProcessSpec, Supervisor } from './supervisor.js';
 import { writeMonitoring } from './monitoring.js';
 import { DEFAULT_DEVNET_BRIDGE_RESERVE, DEFAULT_DEVNET_CHAIN_ID, devnetValidatorKeyOffset, readCounterpart } from './bridge.js';
@@ -43,6 +45,8 @@ export interface UpOptions extends ShapeOptions {
   accounts?: number;
   slotSeconds?: number;
   slotsPerEpoch?: number;
+  /** `--validator-processes`: default per-node for a new chain, the existing layout for a resumed one (packing.ts). */
+  validatorProcesses?: ValidatorProcesses;
   fresh: boolean;
   /** Argon2id memory for the keystores written with a fresh genesis. */
   kdfMemoryKib: number;
@@ -103,18 +107,27 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     if (i < shape.producers && !existsSync(token)) await writeFileAtomic(token, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
   }
 
+  const packing = chooseValidatorProcesses({
+    ...(o.validatorProcesses !== undefined ? { flag: o.validatorProcesses } : {}),
+    singleProcess: o.singleProcess,
+    producers: shape.producers,
+    ...(resumed ? { existing: existingValidatorData(layout, genesis) } : {}),
+    dir: layout.dir,
+  });
   const n = genesis.validators.length;
-  const nodePorts = await allocatePorts(previous, count, n, shape.p2p);
+  const held = validatorGroups(validatorsByNode(genesis.validators.map((v) => v.index), shape.producers), packing);
+  const nodePorts = await allocatePorts(previous, count, preferredMetricsPorts(held, previous), shape.p2p);
   const keys = keystoreList(layout, genesis);
   const nodes = await describeNodes(layout, genesis, nodePorts.nodes, shape);
   const node0 = nodes[0]!;
-  const ports = { ...node0.ports, validator_metrics: nodePorts.validatorMetrics };
-  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics);
+  const ports = { ...node0.ports, validator_metrics: metricsPortOfEachValidator(held, nodePorts.validatorMetrics, n) };
+  const groups = o.singleProcess ? singleProcessPlan(layout, node0, ports.validator_metrics[0]) : multiProcessPlan(layout, genesis, nodes, keys.validators, ports.validator_metrics, packing);
   const manifest: DevnetManifest = {
     version: MANIFEST_VERSION,
     dir: layout.dir,
     state: 'starting',
     mode: o.singleProcess ? 'single-process' : 'multi-process',
+    validator_processes: packing,
     chain_id: genesis.chain_id,
     network_id: genesis.network_id,
     genesis: layout.genesis,
@@ -127,7 +140,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
     p2p: shape.p2p,
     nodes,
     supervisor: { pid: process.pid, started_at: new Date().toISOString() },
-    processes: groups.flat().map((s) => ({ name: s.name, pid: null, status: 'stopped', restarts: 0, log: s.log, data_dir: s.dataDir, port: s.port })),
+    processes: groups.flat().map((s) => ({ name: s.name, pid: null, status: 'stopped', restarts: 0, log: s.log, data_dir: s.dataDir, port: s.port, ...(s.validators ? { validators: s.validators } : {}) })),
     validators: keys.validators,
     accounts: keys.accounts,
     faucet: keys.faucet,

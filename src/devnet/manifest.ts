@@ -11,13 +11,29 @@ import { writeFileAtomic } from '../util/fs.js';
 import { svcHome } from '../wallet/store.js';
 import type { ProcessStatus } from './view.js';
 
-/** Manifest format version this build writes and reads (2: several nodes, P2P identities and bootnodes). */
-export const MANIFEST_VERSION = 2;
+/**
+ * Manifest format version this build writes (2: several nodes, P2P identities and bootnodes; 3:
+ * validator processes holding several validators). Version 2 is still read: every such devnet
+ * ran one process per validator, which is how it is resumed. An older build refuses version 3,
+ * so it never resumes a packed devnet with per-validator data directories that lack the
+ * slashing-protection history the packed process recorded.
+ */
+export const MANIFEST_VERSION = 3;
+/** The manifest version before packed validator processes; read as `validator_processes: per-validator`. */
+export const MANIFEST_VERSION_PER_VALIDATOR = 2;
 /** The manifest's file name inside a devnet directory. */
 export const MANIFEST_FILE = 'devnet.json';
 
 /** Failures of `svc devnet` (bad manifest, already running, not running, unhealthy start). */
 export class DevnetError extends SvcError {}
+
+/**
+ * How validators map to processes: all of a producing node's validators in one validator client
+ * (`per-node`, one data directory per node; single-process devnets record this too, since `svc
+ * node all` runs one client for every key in node 0's directory), or one process and data
+ * directory per validator (`per-validator`).
+ */
+export type ValidatorProcesses = 'per-node' | 'per-validator';
 
 /** Where the supervisor is in its life. */
 export type DevnetState = 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
@@ -32,6 +48,8 @@ export interface ManifestProcess {
   data_dir: string;
   /** Metrics (validators) or service port, when it has one. */
   port: number | null;
+  /** Indices of the validators a validator process holds; absent for other processes. */
+  validators?: number[];
 }
 
 /** A prefunded key as printed by `up`. */
@@ -87,6 +105,8 @@ export interface DevnetManifest {
   dir: string;
   state: DevnetState;
   mode: 'multi-process' | 'single-process';
+  /** How validators map to processes and data directories (a resumed devnet keeps its own). */
+  validator_processes: ValidatorProcesses;
   chain_id: string;
   network_id: number;
   genesis: string;
@@ -94,6 +114,7 @@ export interface DevnetManifest {
   slot_seconds: number;
   slots_per_epoch: number;
   endpoints: ManifestEndpoints;
+  /** `validator_metrics`: each validator's metrics port, by index (validators of one process share theirs). */
   ports: { rest: number; rpc: number; beacon: number; validator_metrics: number[] };
   validator_token_file: string;
   /** Whether the nodes run libp2p hosts (`--no-p2p` turns them off). */
@@ -178,7 +199,9 @@ export function parseManifest(json: unknown, path: string): DevnetManifest {
   const fail = (why: string) => invalid(path, why);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw fail('not a JSON object');
   const m = json as Record<string, unknown>;
+  if (m.version === MANIFEST_VERSION_PER_VALIDATOR) upgradePerValidator(m);
   if (m.version !== MANIFEST_VERSION) throw fail(`version ${JSON.stringify(m.version)}, expected ${MANIFEST_VERSION}`);
+  if (m.validator_processes !== 'per-node' && m.validator_processes !== 'per-validator') throw fail('validator_processes must be per-node or per-validator');
   for (const k of ['dir', 'state', 'mode', 'chain_id', 'genesis', 'validator_token_file', 'keystore_password', 'mnemonic'] as const) {
     if (typeof m[k] !== 'string') throw fail(`${k} must be a string`);
   }
@@ -196,6 +219,9 @@ export function parseManifest(json: unknown, path: string): DevnetManifest {
   if (!Array.isArray(m.processes) || !m.processes.every((p) => typeof p === 'object' && p !== null && typeof (p as ManifestProcess).name === 'string' && typeof (p as ManifestProcess).log === 'string')) {
     throw fail('processes must be a list of {name, log, ...}');
   }
+  (m.processes as ManifestProcess[]).forEach((p, i) => {
+    if (p.validators !== undefined && (!Array.isArray(p.validators) || !p.validators.every((v) => Number.isSafeInteger(v) && v >= 0))) throw fail(`processes[${i}].validators must be a list of validator indices`);
+  });
   const isKey = (k: unknown) => typeof k === 'object' && k !== null && Number.isSafeInteger((k as ManifestKey).index) && typeof (k as ManifestKey).address === 'string' && typeof (k as ManifestKey).wallet === 'string';
   for (const k of ['validators', 'accounts'] as const) {
     if (!Array.isArray(m[k]) || !(m[k] as unknown[]).every(isKey)) throw fail(`${k} must be a list of {index, address, wallet}`);
@@ -211,6 +237,21 @@ export function parseManifest(json: unknown, path: string): DevnetManifest {
     throw fail('counterpart must be null or {dir, chain_id, genesis_hash}');
   }
   return json as DevnetManifest;
+}
+
+/**
+ * A version-2 manifest as this version reads it: every validator ran in its own process
+ * `validator-K` with its own data directory, so it resumes as `per-validator`.
+ */
+function upgradePerValidator(m: Record<string, unknown>): void {
+  m.version = MANIFEST_VERSION;
+  m.validator_processes = 'per-validator';
+  if (!Array.isArray(m.processes)) return;
+  for (const p of m.processes as unknown[]) {
+    if (!isObject(p) || typeof p.name !== 'string') continue;
+    const k = /^validator-(\d+)$/.exec(p.name);
+    if (k) p.validators = [Number(k[1])];
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

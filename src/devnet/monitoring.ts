@@ -39,8 +39,9 @@ export function monitoringPaths(layout: Pick<DevnetLayout, 'monitoring'>): { con
 
 /**
  * Every metrics endpoint the devnet's processes serve: each node's execution REST port and beacon
- * port, and each validator's metrics port (its own process, or in single-process mode the server
- * `svc node all --validator-metrics-ports` starts for it). A manifest without validator ports
+ * port, and each validator process's metrics port (a packed process's once, a validator's own
+ * process's, or in single-process mode the one `svc node all --validator-metrics-port` starts for
+ * its validator client). A manifest without validator ports
  * (written before single-process validators had them) lists execution and the beacon only.
  */
 export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): ScrapeTarget[] {
@@ -57,8 +58,10 @@ export function scrapeTargets(m: Pick<DevnetManifest, 'nodes' | 'ports'>): Scrap
 
 /**
  * The scrape targets of a network's nodes (execution and beacon of each, then each producer's
- * validators), `at` naming each endpoint's `host:port`: loopback ports on a devnet, service names
- * in an exported one. A validator without an endpoint is left out.
+ * validator metrics endpoints), `at` naming each endpoint's `host:port`: loopback ports on a
+ * devnet, service names in an exported one. Validators served by one endpoint (a packed validator
+ * process) make one target; it is labelled with its validator only when it serves one (a packed
+ * process labels its series per key itself). A validator without an endpoint is left out.
  */
 export function targetsOf(nodes: ReadonlyArray<{ index: number; role: 'producer' | 'follower'; validators: readonly number[] }>, at: { execution(node: number): string; beacon(node: number): string; validator(validator: number, node: number): string | undefined }): ScrapeTarget[] {
   const out: ScrapeTarget[] = [];
@@ -68,10 +71,15 @@ export function targetsOf(nodes: ReadonlyArray<{ index: number; role: 'producer'
     out.push({ job: 'svc-beacon', target: at.beacon(n.index), labels });
   }
   for (const n of nodes) {
+    const served = new Map<string, number[]>();
     for (const v of n.validators) {
       const target = at.validator(v, n.index);
-      if (target !== undefined) out.push({ job: 'svc-validator', target, labels: { node: String(n.index), validator: String(v) } });
+      if (target === undefined) continue;
+      const list = served.get(target);
+      if (list) list.push(v);
+      else served.set(target, [v]);
     }
+    for (const [target, vs] of served) out.push({ job: 'svc-validator', target, labels: vs.length === 1 ? { node: String(n.index), validator: String(vs[0]) } : { node: String(n.index) } });
   }
   return out;
 }

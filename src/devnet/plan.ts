@@ -7,14 +7,20 @@
 import type { Genesis } from '../core/genesis/genesis.js';
 import { genesisHash } from '../core/genesis/genesis.js';
 import { writePeerKeyFromSeed } from '../node/p2p/identity.js';
-import { type DevnetLayout, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, validatorDataDir } from './layout.js';
-import { type DevnetManifest, type ManifestKey, type ManifestNode, type ManifestPeer, DevnetError } from './manifest.js';
+import { type DevnetLayout, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, nodeValidatorsDataDir, validatorDataDir } from './layout.js';
+import { type DevnetManifest, type ManifestKey, type ManifestNode, type ManifestPeer, type ValidatorProcesses, DevnetError } from './manifest.js';
 import { choosePorts } from './ports.js';
 import { LIGHT_PROCESS_FLAGS, type ProcessSpec } from './supervisor.js';
 import { type NodePorts, P2P_LISTEN_HOST, bootnodesOf, loopbackMultiaddr, peerKeySeed, preferredNodePorts, validatorsByNode } from './topology.js';
 
-/** First validator metrics port tried (validator K tries this + K); an exported validator's metrics port. */
+/**
+ * First validator metrics port tried: validator K's process tries this + K (one process per
+ * validator), node I's validator process this + I (packed); an exported validator's metrics port.
+ */
 export const PREFERRED_VALIDATOR_METRICS = 8547;
+
+/** The values of `--validator-processes`, the default first. */
+export const VALIDATOR_PROCESS_MODES: readonly ValidatorProcesses[] = ['per-node', 'per-validator'];
 
 /** The flags of `up` that shape the network. */
 export interface ShapeOptions {
@@ -53,9 +59,9 @@ export function devnetShape(o: ShapeOptions, previous?: Pick<DevnetManifest, 'no
 
 /**
  * Ports of every node (previous run's first, else the preferred ones; each replaced by a free
- * port when taken), then the validators' metrics ports.
+ * port when taken), then one metrics port per entry of `metrics` (its preferred port).
  */
-export async function allocatePorts(previous: DevnetManifest | undefined, count: number, validators: number, p2p: boolean): Promise<{ nodes: NodePorts[]; validatorMetrics: number[] }> {
+export async function allocatePorts(previous: DevnetManifest | undefined, count: number, metrics: readonly number[], p2p: boolean): Promise<{ nodes: NodePorts[]; validatorMetrics: number[] }> {
   const wanted: number[] = [];
   const perNode = p2p ? 5 : 3;
   for (let i = 0; i < count; i++) {
@@ -64,7 +70,7 @@ export async function allocatePorts(previous: DevnetManifest | undefined, count:
     wanted.push(was?.ports.rest ?? pref.rest, was?.ports.rpc ?? pref.rpc, was?.ports.beacon ?? pref.beacon);
     if (p2p) wanted.push(was?.p2p?.beacon.port ?? pref.beaconP2p, was?.p2p?.execution.port ?? pref.executionP2p);
   }
-  for (let v = 0; v < validators; v++) wanted.push(previous?.ports.validator_metrics[v] ?? PREFERRED_VALIDATOR_METRICS + v);
+  wanted.push(...metrics);
   const chosen = await choosePorts(wanted);
   const nodes = Array.from({ length: count }, (_, i): NodePorts => {
     const [rest, rpc, beacon, beaconP2p, executionP2p] = chosen.slice(i * perNode, i * perNode + perNode);
@@ -72,6 +78,30 @@ export async function allocatePorts(previous: DevnetManifest | undefined, count:
     return { rest: rest!, rpc: rpc!, beacon: beacon!, beaconP2p: beaconP2p ?? 0, executionP2p: executionP2p ?? 0 };
   });
   return { nodes, validatorMetrics: chosen.slice(count * perNode) };
+}
+
+/**
+ * Which validators share a process (and with it a metrics port and a data directory): every
+ * producing node's validators together (`per-node`, and `svc node all` in single-process mode),
+ * or each validator alone (`per-validator`).
+ */
+export function validatorGroups(byNode: readonly (readonly number[])[], mode: ValidatorProcesses): number[][] {
+  return mode === 'per-node' ? byNode.filter((vs) => vs.length > 0).map((vs) => [...vs]) : byNode.flat().sort((a, b) => a - b).map((v) => [v]);
+}
+
+/**
+ * Preferred metrics port of each validator group: the port its first validator had in the
+ * previous run, else PREFERRED_VALIDATOR_METRICS plus the group's position.
+ */
+export function preferredMetricsPorts(groups: readonly (readonly number[])[], previous: Pick<DevnetManifest, 'ports'> | undefined): number[] {
+  return groups.map((g, k) => previous?.ports.validator_metrics[g[0]!] ?? PREFERRED_VALIDATOR_METRICS + k);
+}
+
+/** The metrics port of every validator (index order) from each group's port: validators of one process share it. */
+export function metricsPortOfEachValidator(groups: readonly (readonly number[])[], ports: readonly number[], validators: number): number[] {
+  const out = new Array<number>(validators).fill(0);
+  groups.forEach((g, k) => g.forEach((v) => (out[v] = ports[k]!)));
+  return out;
 }
 
 /**
@@ -143,13 +173,27 @@ export function beaconArgs(o: { genesis: string; dataDir: string; port: number; 
   return ['node', 'beacon', '--genesis', o.genesis, '--data-dir', o.dataDir, '--port', String(o.port), '--execution-url', o.executionUrl, ...token, ...o.p2p];
 }
 
-/** `svc node validator`'s arguments on a devnet (one key per process); shared with `svc devnet export`. */
-export function validatorArgs(o: { keystore: string; genesis: string; beaconUrl: string; executionUrl: string; tokenFile: string; dataDir: string; metricsPort: number }): string[] {
-  return ['node', 'validator', '--keystore', o.keystore, '--genesis', o.genesis, '--beacon-url', o.beaconUrl, '--execution-url', o.executionUrl, '--token-file', o.tokenFile, '--data-dir', o.dataDir, '--metrics-port', String(o.metricsPort)];
+/** Where a validator process finds its keys: keystore files (`--keystore`, repeated), or every `*.json` in a directory (`--keystores-dir`). */
+export type ValidatorKeySource = { keystores: readonly string[] } | { keystoresDir: string };
+
+/** `svc node validator`'s arguments on a devnet (every key of the process, one data dir and one metrics port); shared with `svc devnet export`. */
+export function validatorArgs(o: { keys: ValidatorKeySource; genesis: string; beaconUrl: string; executionUrl: string; tokenFile: string; dataDir: string; metricsPort: number }): string[] {
+  const keys = 'keystoresDir' in o.keys ? ['--keystores-dir', o.keys.keystoresDir] : o.keys.keystores.flatMap((k) => ['--keystore', k]);
+  return ['node', 'validator', ...keys, '--genesis', o.genesis, '--beacon-url', o.beaconUrl, '--execution-url', o.executionUrl, '--token-file', o.tokenFile, '--data-dir', o.dataDir, '--metrics-port', String(o.metricsPort)];
 }
 
-/** One process per layer and validator, in start groups. */
-export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: ManifestNode[], validators: ManifestKey[], metricsPorts: number[]): ProcessSpec[][] {
+/** Supervised name of the validator process holding `validators` of node `node`: `validator-K` alone, else `validators` (node 0) or `validators-I`. */
+export function validatorProcessName(node: number, validators: readonly number[], mode: ValidatorProcesses): string {
+  if (mode === 'per-validator') return `validator-${validators[0]}`;
+  return node === 0 ? 'validators' : `validators-${node}`;
+}
+
+/**
+ * One process per layer, and per node (`per-node`: all of a node's validators in one `svc node
+ * validator`) or per validator, in start groups. `metricsPorts` is each validator's metrics port
+ * (index order; validators of one process share theirs).
+ */
+export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: ManifestNode[], validators: ManifestKey[], metricsPorts: number[], mode: ValidatorProcesses): ProcessSpec[][] {
   const executions: ProcessSpec[] = [];
   const beacons: ProcessSpec[][] = [];
   for (const node of nodes) {
@@ -173,19 +217,20 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
       port: node.ports.beacon,
       healthUrls: [`${node.endpoints.beacon}/beacon/v1/node/health`],
     };
-    const vals = node.validators.map((index): ProcessSpec => {
-      const v = validators[index]!;
-      const metrics = metricsPorts[index]!;
-      const dataDir = validatorDataDir(layout, g.validators[index]!.address);
+    const vals = validatorGroups([node.validators], mode).map((held): ProcessSpec => {
+      const metrics = metricsPorts[held[0]!]!;
+      const name = validatorProcessName(node.index, held, mode);
+      const dataDir = mode === 'per-node' ? nodeValidatorsDataDir(layout, node.index) : validatorDataDir(layout, g.validators[held[0]!]!.address);
       return {
-        name: `validator-${v.index}`,
+        name,
         stopRank: 2,
         nodeFlags: LIGHT_PROCESS_FLAGS,
-        args: validatorArgs({ keystore: v.wallet, genesis: layout.genesis, beaconUrl: node.endpoints.beacon, executionUrl: execUrl, tokenFile: node.validator_token_file!, dataDir, metricsPort: metrics }),
-        log: logPath(layout, `validator-${v.index}`),
+        args: validatorArgs({ keys: { keystores: held.map((v) => validators[v]!.wallet) }, genesis: layout.genesis, beaconUrl: node.endpoints.beacon, executionUrl: execUrl, tokenFile: node.validator_token_file!, dataDir, metricsPort: metrics }),
+        log: logPath(layout, name),
         dataDir,
         port: metrics,
         healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
+        validators: held,
       };
     });
     beacons.push([beacon, ...vals]);
@@ -212,10 +257,10 @@ export function startGroups<T>(nodes: ReadonlyArray<Pick<ManifestNode, 'role'>>,
   return groups.filter((g) => g.length > 0);
 }
 
-/** One `svc node all` for the single node, its validators' metrics on `metricsPorts` (in index order). */
-export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metricsPorts: number[]): ProcessSpec[][] {
+/** One `svc node all` for the single node: one validator client holding every key, its metrics on `metricsPort` (undefined: none). */
+export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metricsPort: number | undefined): ProcessSpec[][] {
   const p2p = node.p2p ? ['--p2p-port', String(node.p2p.beacon.port), '--execution-p2p-port', String(node.p2p.execution.port)] : ['--no-p2p'];
-  const metrics = metricsPorts.length > 0 ? ['--validator-metrics-ports', metricsPorts.join(',')] : [];
+  const metrics = metricsPort !== undefined ? ['--validator-metrics-port', String(metricsPort)] : [];
   return [
     [
       {
@@ -225,6 +270,7 @@ export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metr
         dataDir: layout.data,
         port: node.ports.beacon,
         healthUrls: [`${node.endpoints.execution}/health`, `${node.endpoints.beacon}/beacon/v1/node/health`],
+        validators: [...node.validators],
       },
     ],
   ];

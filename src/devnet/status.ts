@@ -15,6 +15,8 @@ export interface ProcessStatusView {
   status: string;
   restarts: number;
   log: string;
+  /** Indices of the validators it holds (validator processes, and `node` in single-process mode). */
+  validators?: number[];
 }
 
 /** One node as `status` reports it: its role, head, finality and peers. */
@@ -41,6 +43,7 @@ export interface DevnetStatus {
   /** True when the supervisor and every process are alive and both APIs answer. */
   healthy: boolean;
   mode: DevnetManifest['mode'];
+  validator_processes: DevnetManifest['validator_processes'];
   chain_id: string;
   endpoints: DevnetManifest['endpoints'];
   supervisor: { pid: number; alive: boolean } | null;
@@ -50,7 +53,8 @@ export interface DevnetStatus {
   finalized_epoch: number | null;
   finalized_block: number | null;
   mempool: { size: number; pending: number; queued: number } | null;
-  validators: Array<{ index: number; address: string; balance: string | null }>;
+  /** `process`: the supervised process holding the validator (null when none does). */
+  validators: Array<{ index: number; address: string; balance: string | null; process: string | null }>;
   p2p: boolean;
   /** Every node, producers then followers. */
   nodes: NodeStatusView[];
@@ -67,7 +71,7 @@ export async function devnetStatus(dir: string): Promise<DevnetStatus> {
   const supAlive = !!m.supervisor && pidAlive(m.supervisor.pid) && isSvcProcess(m.supervisor.pid);
   const processes = m.processes.map((p) => {
     const alive = !!p.pid && pidAlive(p.pid) && isSvcProcess(p.pid);
-    return { name: p.name, pid: p.pid, alive, status: p.status, restarts: p.restarts, log: p.log };
+    return { name: p.name, pid: p.pid, alive, status: p.status, restarts: p.restarts, log: p.log, ...(p.validators ? { validators: p.validators } : {}) };
   });
   const running = m.state === 'running' || m.state === 'starting';
   if (running && !supAlive) problems.push(`supervisor (pid ${m.supervisor?.pid ?? '?'}) is not running; run: svc devnet down --dir ${layout.dir} && svc devnet up --dir ${layout.dir}`);
@@ -80,6 +84,7 @@ export async function devnetStatus(dir: string): Promise<DevnetStatus> {
     Promise.all(m.validators.map((v) => execution.account(v.address).then((a) => a.balance, () => null))),
   ]);
   if (running) problems.push(...nodeProblems(m, probes));
+  const holder = new Map(m.processes.flatMap((p) => (p.validators ?? []).map((v): [number, string] => [v, p.name])));
   const nodes = m.nodes.map((n, i) => nodeView(n, probes[i]!));
   const node0 = probes[0]!;
   const head = node0.head;
@@ -89,6 +94,7 @@ export async function devnetStatus(dir: string): Promise<DevnetStatus> {
     state: m.state,
     healthy: problems.length === 0,
     mode: m.mode,
+    validator_processes: m.validator_processes,
     chain_id: m.chain_id,
     endpoints: m.endpoints,
     supervisor: m.supervisor ? { pid: m.supervisor.pid, alive: supAlive } : null,
@@ -98,7 +104,7 @@ export async function devnetStatus(dir: string): Promise<DevnetStatus> {
     finalized_epoch: head?.finalized.epoch ?? null,
     finalized_block: health?.finalized_block ?? null,
     mempool: health ? { size: health.mempool, pending: health.mempool_pending, queued: health.mempool_queued } : null,
-    validators: m.validators.map((v, i) => ({ index: v.index, address: v.address, balance: balances[i] ?? null })),
+    validators: m.validators.map((v, i) => ({ index: v.index, address: v.address, balance: balances[i] ?? null, process: holder.get(v.index) ?? null })),
     p2p: m.p2p,
     nodes,
     problems,

@@ -12,13 +12,15 @@ export interface StartedEvent {
   dir: string;
   resumed: boolean;
   mode: DevnetManifest['mode'];
+  validator_processes: DevnetManifest['validator_processes'];
   chain_id: string;
   network_id: number;
   slot_seconds: number;
   slots_per_epoch: number;
   endpoints: DevnetManifest['endpoints'];
   supervisor_pid: number | null;
-  processes: Array<{ name: string; pid: number | null; log: string }>;
+  /** `validators`: the validator indices a validator process holds. */
+  processes: Array<{ name: string; pid: number | null; log: string; validators?: number[] }>;
   /** Every node: its role, endpoints, validators and (with P2P) the multiaddrs other nodes dial. */
   nodes: Array<{ index: number; role: ManifestNode['role']; endpoints: ManifestNode['endpoints']; validators: number[]; p2p: { execution: string; beacon: string } | null }>;
   validators: ManifestKey[];
@@ -39,13 +41,14 @@ export function startedEvent(m: DevnetManifest, genesis: Pick<Genesis, 'alloc'>,
     dir: m.dir,
     resumed,
     mode: m.mode,
+    validator_processes: m.validator_processes,
     chain_id: m.chain_id,
     network_id: m.network_id,
     slot_seconds: m.slot_seconds,
     slots_per_epoch: m.slots_per_epoch,
     endpoints: m.endpoints,
     supervisor_pid: m.supervisor?.pid ?? null,
-    processes: m.processes.map((p) => ({ name: p.name, pid: p.pid, log: p.log })),
+    processes: m.processes.map((p) => ({ name: p.name, pid: p.pid, log: p.log, ...(p.validators ? { validators: p.validators } : {}) })),
     nodes: m.nodes.map((n) => ({ index: n.index, role: n.role, endpoints: n.endpoints, validators: n.validators, p2p: n.p2p ? { execution: n.p2p.execution.multiaddr, beacon: n.p2p.beacon.multiaddr } : null })),
     validators: m.validators,
     accounts: m.accounts.map((a) => ({ ...a, balance: balance(a.address) })),
@@ -64,7 +67,7 @@ function tokens(wei: string): string {
 /** The human-readable form of the `started` event. */
 export function startedLines(e: StartedEvent): string[] {
   const lines = [
-    `svc devnet ${e.resumed ? 'resumed' : 'started'}: ${e.validators.length} validators, chain ${e.chain_id} (network id ${e.network_id}), ${e.slot_seconds} s slots, ${e.slots_per_epoch}-slot epochs, ${e.mode}`,
+    `svc devnet ${e.resumed ? 'resumed' : 'started'}: ${e.validators.length} validators, chain ${e.chain_id} (network id ${e.network_id}), ${e.slot_seconds} s slots, ${e.slots_per_epoch}-slot epochs, ${e.mode}${e.mode === 'multi-process' ? `, validator processes ${e.validator_processes}` : ''}`,
     '',
     `Directory       ${e.dir}`,
     `Execution REST  ${e.endpoints.execution}`,
@@ -73,7 +76,7 @@ export function startedLines(e: StartedEvent): string[] {
     `Events          ${e.endpoints.ws}`,
     '',
     'Processes',
-    ...e.processes.map((p) => `  ${p.name.padEnd(13)} pid ${String(p.pid ?? '-').padEnd(8)} ${p.log}`),
+    ...e.processes.map((p) => `  ${p.name.padEnd(13)} pid ${String(p.pid ?? '-').padEnd(8)} ${p.log}${p.validators && p.validators.length > 1 ? `  (validators ${p.validators.join(', ')})` : ''}`),
   ];
   if (e.nodes.length > 1) {
     lines.push('', 'Nodes (node 0 is the default target of other commands)');

@@ -42,6 +42,8 @@ export interface ProcessSpec {
   healthUrls: string[];
   /** Stop order: higher ranks stop first (validators before the beacon before execution); default 0. */
   stopRank?: number;
+  /** Indices of the validators a validator process holds (absent for other processes). */
+  validators?: number[];
 }
 
 /** Events a Supervisor emits. */
@@ -102,7 +104,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
 
   /** Current state of every process, in start order. */
   processes(): ProcessView[] {
-    return this.procs.flat().map((p) => ({ name: p.spec.name, pid: p.alive ? (p.child?.pid ?? null) : null, status: p.status, restarts: p.restarts, log: p.spec.log }));
+    return this.procs.flat().map((p) => ({ name: p.spec.name, pid: p.alive ? (p.child?.pid ?? null) : null, status: p.status, restarts: p.restarts, log: p.spec.log, ...(p.spec.validators ? { validators: p.spec.validators } : {}) }));
   }
 
   /** Starts every group in order; on any failure stops what started and throws DEVNET_START_FAILED. */

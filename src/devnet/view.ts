@@ -7,7 +7,7 @@
 /** Lifecycle of one supervised process. */
 export type ProcessStatus = 'starting' | 'healthy' | 'crashed' | 'restarting' | 'failed' | 'stopped';
 
-/** One supervised process (execution, beacon, validator-K, or `node` in single-process mode). */
+/** One supervised process (execution, beacon, validators / validators-I holding a node's validators, validator-K, or `node` in single-process mode). */
 export interface ProcessView {
   name: string;
   pid: number | null;
@@ -16,6 +16,8 @@ export interface ProcessView {
   restarts: number;
   /** Absolute path of its log file. */
   log: string;
+  /** Indices of the validators it holds (validator processes only). */
+  validators?: number[];
 }
 
 /** One validator as the dashboard lists it. Counts are since this supervisor started. */

@@ -1,5 +1,5 @@
 /** Argon2id key derivation for wallet encryption, run on a worker thread. */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { parseBase64, toBase64, utf8 } from '../core/codec/bytes.js';
 import { WalletError } from '../core/errors.js';
@@ -46,8 +46,32 @@ export function parseKdfParams(input: unknown): KdfParams {
   return { algo: 'argon2id', memory: k.memory as number, iterations: k.iterations as number, parallelism: k.parallelism as number, salt: k.salt as string };
 }
 
-/** Derives the 32-byte encryption key from `password` without blocking the event loop. */
+/**
+ * Derivations this process already made (or is making), by a digest of their inputs. Wallets
+ * written from one seed share one encrypted seed, salt included (a devnet's 64 validator
+ * keystores), so a process unlocking all of them derives one key, not 64: each derivation costs a
+ * worker thread's start (~0.2 s of CPU) on top of Argon2 itself. Bounded, oldest dropped first.
+ */
+const derived = new Map<string, Promise<Uint8Array>>();
+/** Most derivations remembered. */
+const DERIVED_KEPT = 8;
+
+/** Derives the 32-byte encryption key from `password` without blocking the event loop (once per distinct password, salt and parameters). */
 export async function deriveKey(password: string, params: KdfParams): Promise<Uint8Array> {
+  const id = createHash('sha256').update(JSON.stringify([password, params.salt, params.memory, params.iterations, params.parallelism])).digest('hex');
+  let p = derived.get(id);
+  if (!p) {
+    p = deriveOnWorker(password, params);
+    derived.set(id, p);
+    // A failure is not remembered: the next attempt derives again.
+    p.catch(() => derived.delete(id));
+    if (derived.size > DERIVED_KEPT) derived.delete(derived.keys().next().value!);
+  }
+  // A copy: callers may wipe the key they get.
+  return new Uint8Array(await p);
+}
+
+function deriveOnWorker(password: string, params: KdfParams): Promise<Uint8Array> {
   const job = { password: utf8(password), salt: parseBase64(params.salt, 'kdf.salt'), memory: params.memory, iterations: params.iterations, parallelism: params.parallelism };
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./kdf-worker.js', import.meta.url), { workerData: job });

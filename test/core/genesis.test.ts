@@ -84,12 +84,12 @@ function expectMalformed(mutate: (g: any) => void, message: string): void {
 // ---------------------------------------------------------------------------------------------
 // presets and acceptance
 
-test('PRESETS: mainnet 12 s × 32 slots, devnet 2 s × 4 slots; both 30M gas cap, 1 gwei, 32 tokens', () => {
+test('PRESETS: mainnet 12 s × 32 slots, devnet 2 s × 2 slots; both 30M gas cap, 1 gwei, 32 tokens', () => {
   assert.is(PRESETS.mainnet.slot_seconds, 12);
   assert.is(PRESETS.mainnet.slots_per_epoch, 32);
   assert.is(PRESETS.mainnet.randao_chain_length, 1 << 20);
   assert.is(PRESETS.devnet.slot_seconds, 2);
-  assert.is(PRESETS.devnet.slots_per_epoch, 4);
+  assert.is(PRESETS.devnet.slots_per_epoch, 2);
   for (const p of [PRESETS.mainnet, PRESETS.devnet]) {
     assert.is(p.max_gas_per_block, 30_000_000);
     assert.is(p.min_gas_price, GWEI.toString());
@@ -246,7 +246,9 @@ test('slotAt: 0 before and at genesis, then one slot per slot_seconds', () => {
 });
 
 test('epochOfSlot: floor(slot / slots_per_epoch)', () => {
-  assert.equal([0, 3, 4, 7, 8, 100].map((s) => epochOfSlot(VALID, s)), [0, 0, 1, 1, 2, 25]);
+  const four: Genesis = { ...VALID, config: { ...VALID.config, slots_per_epoch: 4 } };
+  assert.equal([0, 3, 4, 7, 8, 100].map((s) => epochOfSlot(four, s)), [0, 0, 1, 1, 2, 25]);
+  assert.equal([0, 1, 2, 3, 100].map((s) => epochOfSlot(VALID, s)), [0, 0, 1, 1, 50], 'the devnet preset: 2-slot epochs');
   const mainnet: Genesis = { ...VALID, config: { ...VALID.config, ...PRESETS.mainnet } };
   assert.equal([0, 31, 32, 64].map((s) => epochOfSlot(mainnet, s)), [0, 0, 1, 2]);
 });

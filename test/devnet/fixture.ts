@@ -17,6 +17,7 @@ export function sampleManifest(dir: string): DevnetManifest {
     dir,
     state: 'stopped',
     mode: 'multi-process',
+    validator_processes: 'per-validator',
     chain_id: 'svc-devnet',
     network_id: 1337,
     genesis: join(dir, 'genesis', 'genesis.json'),
@@ -44,7 +45,7 @@ export function sampleManifest(dir: string): DevnetManifest {
       },
     ],
     supervisor: null,
-    processes: [proc('execution', 8546), proc('beacon', 8080), proc('validator-0', 8547), proc('validator-1', 8548)],
+    processes: [proc('execution', 8546), proc('beacon', 8080), { ...proc('validator-0', 8547), validators: [0] }, { ...proc('validator-1', 8548), validators: [1] }],
     validators: [
       { index: 0, address: '0x' + '11'.repeat(20), wallet: join(dir, 'genesis', 'keystores', 'validator-0.json') },
       { index: 1, address: '0x' + '22'.repeat(20), wallet: join(dir, 'genesis', 'keystores', 'validator-1.json') },

@@ -7,7 +7,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DevnetError, readManifest, writeManifest, type DevnetManifest } from '../../src/devnet/manifest.js';
+import { DevnetError, readManifest, writeManifest, type DevnetManifest, type ValidatorProcesses } from '../../src/devnet/manifest.js';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { type PreparedDevnet, prepareDevnet } from '../../src/devnet/lifecycle.js';
 import { devnetShape } from '../../src/devnet/plan.js';
 import { peerIdFromKeyFile } from '../../src/node/p2p/identity.js';
@@ -16,7 +17,7 @@ import { expectError } from '../helpers/assert.js';
 import { withSvcHome, withTempDir } from './fixture.js';
 
 /** Prepares a devnet in `dir` with small keystores; nothing is started. */
-function prepare(dir: string, extra: { nodes?: number; followers?: number; p2p?: boolean; fresh?: boolean; validators?: number; singleProcess?: boolean } = {}): Promise<PreparedDevnet> {
+function prepare(dir: string, extra: { nodes?: number; followers?: number; p2p?: boolean; fresh?: boolean; validators?: number; singleProcess?: boolean; validatorProcesses?: ValidatorProcesses } = {}): Promise<PreparedDevnet> {
   const { fresh = false, singleProcess = false, ...rest } = extra;
   return prepareDevnet({ dir, accounts: 1, kdfMemoryKib: 64, fresh, singleProcess, ...rest });
 }
@@ -30,6 +31,11 @@ async function markStopped(m: DevnetManifest): Promise<void> {
 function flag(spec: ProcessSpec, name: string): string | undefined {
   const i = spec.args.indexOf(name);
   return i < 0 ? undefined : spec.args[i + 1];
+}
+
+/** Every value of a repeated flag. */
+function flags(spec: ProcessSpec, name: string): string[] {
+  return spec.args.flatMap((a, i) => (a === name ? [spec.args[i + 1]!] : []));
 }
 
 function spec(prep: PreparedDevnet, name: string): ProcessSpec {
@@ -79,7 +85,7 @@ test('prepareDevnet --nodes 2 --followers 1: nodes, validators round-robin, peer
       assert.ok(existsSync(m.nodes[1]!.validator_token_file!));
 
       // Every port distinct.
-      const ports = [...m.nodes.flatMap((n) => [n.ports.rest, n.ports.rpc, n.ports.beacon, n.p2p!.execution.port, n.p2p!.beacon.port]), ...m.ports.validator_metrics];
+      const ports = [...m.nodes.flatMap((n) => [n.ports.rest, n.ports.rpc, n.ports.beacon, n.p2p!.execution.port, n.p2p!.beacon.port]), ...new Set(m.ports.validator_metrics)];
       assert.is(new Set(ports).size, ports.length, ports.join(', '));
 
       // The peer ids in the manifest are those of the keys written into each layer's data directory.
@@ -101,13 +107,18 @@ test('prepareDevnet --nodes 2 --followers 1: nodes, validators round-robin, peer
       }
 
       // Processes: names, start order, and the flags each node gets.
+      assert.is(m.validator_processes, 'per-node');
       assert.equal(prep.groups.map((g) => g.map((p) => p.name)), [
         ['execution'],
-        ['beacon', 'validator-0', 'validator-2', 'execution-1'],
-        ['beacon-1', 'validator-1', 'validator-3', 'execution-2'],
+        ['beacon', 'validators', 'execution-1'],
+        ['beacon-1', 'validators-1', 'execution-2'],
         ['beacon-2'],
       ]);
       assert.equal(m.processes.map((p) => p.name), prep.groups.flat().map((p) => p.name));
+      assert.equal(m.processes.map((p) => p.validators), [undefined, undefined, [0, 2], undefined, undefined, [1, 3], undefined, undefined]);
+      // Validators of one process share its metrics port.
+      const [p0, p1] = [spec(prep, 'validators').port, spec(prep, 'validators-1').port];
+      assert.equal(m.ports.validator_metrics, [p0, p1, p0, p1]);
       const b1 = spec(prep, 'beacon-1');
       assert.is(flag(b1, '--p2p-port'), String(m.nodes[1]!.p2p!.beacon.port));
       assert.is(flag(b1, '--p2p-host'), '127.0.0.1');
@@ -119,10 +130,15 @@ test('prepareDevnet --nodes 2 --followers 1: nodes, validators round-robin, peer
       assert.is(flag(e2, '--bootnodes'), `${addr(0, 'execution')},${addr(1, 'execution')}`);
       assert.is(flag(e2, '--rest-port'), String(m.nodes[2]!.ports.rest));
       assert.is(flag(spec(prep, 'beacon-2'), '--validator-token-file'), undefined, 'a follower serves no validators');
-      const v3 = spec(prep, 'validator-3');
-      assert.is(flag(v3, '--beacon-url'), m.nodes[1]!.endpoints.beacon);
-      assert.is(flag(v3, '--execution-url'), m.nodes[1]!.endpoints.execution);
-      assert.is(flag(v3, '--token-file'), m.nodes[1]!.validator_token_file);
+      const v1 = spec(prep, 'validators-1');
+      assert.equal(flags(v1, '--keystore'), [m.validators[1]!.wallet, m.validators[3]!.wallet]);
+      assert.is(flag(v1, '--beacon-url'), m.nodes[1]!.endpoints.beacon);
+      assert.is(flag(v1, '--execution-url'), m.nodes[1]!.endpoints.execution);
+      assert.is(flag(v1, '--token-file'), m.nodes[1]!.validator_token_file);
+      assert.is(flag(v1, '--data-dir'), join(dir, 'data', 'node-1', 'validator'));
+      assert.is(flag(v1, '--metrics-port'), String(p1));
+      assert.equal(v1.healthUrls, [`http://127.0.0.1:${p1}/metrics`]);
+      assert.is(flag(spec(prep, 'validators'), '--data-dir'), join(dir, 'data', 'validator'), 'node 0: the directory svc node all uses');
       assert.is(flag(spec(prep, 'execution'), '--bootnodes'), `${addr(1, 'execution')},${addr(2, 'execution')}`);
 
       // Resumed: the same identities and ports, and the node counts of the previous run.
@@ -150,7 +166,7 @@ test('prepareDevnet with one node: the processes of before, P2P on with no bootn
     withSvcHome(tmp, async () => {
       const dir = join(tmp, 'net');
       const prep = await prepare(dir, { validators: 2 });
-      assert.equal(prep.groups.map((g) => g.map((p) => p.name)), [['execution'], ['beacon', 'validator-0', 'validator-1']]);
+      assert.equal(prep.groups.map((g) => g.map((p) => p.name)), [['execution'], ['beacon', 'validators']]);
       const node = prep.manifest.nodes[0]!;
       assert.equal(node.data_dirs, { execution: join(dir, 'data', 'execution'), beacon: join(dir, 'data', 'beacon') });
       assert.equal(node.p2p!.beacon.bootnodes, []);
@@ -171,6 +187,91 @@ test('prepareDevnet with one node: the processes of before, P2P on with no bootn
       assert.is(flag(all, '--p2p-port'), String(node0.p2p!.beacon.port));
       assert.is(flag(all, '--execution-p2p-port'), String(node0.p2p!.execution.port));
       assert.is(await peerIdFromKeyFile(join(dir, 'data', 'beacon')), node0.p2p!.beacon.peer_id, 'svc node all reads the same key files');
+      assert.is(single.manifest.validator_processes, 'per-node', 'svc node all runs one validator client for every key');
+      const port = Number(flag(all, '--validator-metrics-port'));
+      assert.equal(single.manifest.ports.validator_metrics, [port, port], 'one metrics server for both keys');
+    }),
+  ),
+);
+
+test('--validator-processes per-validator: one process, data directory and metrics port per validator, as before packing', () =>
+  withTempDir((tmp) =>
+    withSvcHome(tmp, async () => {
+      const dir = join(tmp, 'net');
+      const prep = await prepare(dir, { validators: 4, nodes: 2, validatorProcesses: 'per-validator' });
+      const m = prep.manifest;
+      assert.is(m.validator_processes, 'per-validator');
+      assert.equal(prep.groups.map((g) => g.map((p) => p.name)), [['execution'], ['beacon', 'validator-0', 'validator-2', 'execution-1'], ['beacon-1', 'validator-1', 'validator-3']]);
+      const v3 = spec(prep, 'validator-3');
+      assert.equal(flags(v3, '--keystore'), [m.validators[3]!.wallet]);
+      assert.is(flag(v3, '--data-dir'), join(dir, 'data', `validator-${m.validators[3]!.address}`));
+      assert.is(flag(v3, '--beacon-url'), m.nodes[1]!.endpoints.beacon);
+      assert.is(new Set(m.ports.validator_metrics).size, 4, 'a metrics port each');
+      assert.equal(m.processes.filter((p) => p.validators).map((p) => [p.name, p.validators, p.port]), [0, 2, 1, 3].map((v) => [`validator-${v}`, [v], m.ports.validator_metrics[v]]));
+    }),
+  ),
+);
+
+test('a resumed devnet keeps the layout its slashing protection is in; another layout or node count is refused', () =>
+  withTempDir((tmp) =>
+    withSvcHome(tmp, async () => {
+      const dir = join(tmp, 'net');
+      const packed = await prepare(dir, { validators: 4, nodes: 2 });
+      // Until a validator has run there is no protection to lose: any layout may follow.
+      await markStopped(packed.manifest);
+      const before = await prepare(dir, { validatorProcesses: 'per-validator' });
+      assert.is(before.manifest.validator_processes, 'per-validator');
+      await markStopped(before.manifest);
+      const again = await prepare(dir, { validatorProcesses: 'per-node' });
+      // The packed processes ran (their data directories exist).
+      await mkdir(join(dir, 'data', 'validator'), { recursive: true });
+      await mkdir(join(dir, 'data', 'node-1', 'validator'), { recursive: true });
+      await markStopped(again.manifest);
+      const resumed = await prepare(dir);
+      assert.is(resumed.manifest.validator_processes, 'per-node');
+      for (const [opts, says] of [
+        [{ validatorProcesses: 'per-validator' as const }, '--validator-processes per-validator would start its validators without their slashing-protection history'],
+        [{ singleProcess: true, nodes: 1 }, 'packs its validators into the processes of 2 producing node(s); --nodes 1 would move'],
+        [{ nodes: 1 }, 'packs its validators into the processes of 2 producing node(s); --nodes 1 would move'],
+      ] as const) {
+        await markStopped(resumed.manifest);
+        const err = await prepare(dir, opts).then(() => undefined, (e: unknown) => e);
+        expectError(() => {
+          throw err ?? new Error(`prepareDevnet accepted ${JSON.stringify(opts)}`);
+        }, DevnetError, { code: 'DEVNET_MISMATCH' });
+        assert.ok((err as Error).message.includes(says), (err as Error).message);
+        assert.ok((err as Error).message.includes('--fresh'), (err as Error).message);
+      }
+      // --fresh starts over in any layout.
+      const fresh = await prepare(dir, { fresh: true, validators: 2, validatorProcesses: 'per-validator' });
+      assert.is(fresh.manifest.validator_processes, 'per-validator');
+    }),
+  ),
+);
+
+test('a devnet of the previous version (manifest 2, a data directory per validator) resumes with a process per validator', () =>
+  withTempDir((tmp) =>
+    withSvcHome(tmp, async () => {
+      const dir = join(tmp, 'net');
+      const prep = await prepare(dir, { validators: 2, validatorProcesses: 'per-validator' });
+      const m = prep.manifest;
+      for (const v of m.validators) await mkdir(join(dir, 'data', `validator-${v.address}`), { recursive: true });
+      // What the previous version wrote: version 2, no validator_processes, no processes[].validators.
+      const old = JSON.parse(JSON.stringify({ ...m, version: 2, state: 'stopped', supervisor: null })) as Record<string, unknown>;
+      delete old.validator_processes;
+      for (const p of old.processes as Array<Record<string, unknown>>) delete p.validators;
+      await writeFile(join(dir, 'devnet.json'), JSON.stringify(old));
+      const resumed = await prepare(dir);
+      assert.is(resumed.resumed, true);
+      assert.is(resumed.manifest.validator_processes, 'per-validator');
+      assert.equal(resumed.groups.flat().map((p) => p.name), ['execution', 'beacon', 'validator-0', 'validator-1']);
+      assert.equal(resumed.manifest.ports.validator_metrics, m.ports.validator_metrics, 'the same metrics ports');
+      await markStopped(resumed.manifest);
+      const err = await prepare(dir, { validatorProcesses: 'per-node' }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof DevnetError && err.code === 'DEVNET_MISMATCH' && err.message.includes('one validator process per validator'), String(err));
+      // svc node all adopts per-key directories into its shared one, so single-process may follow.
+      const single = await prepare(dir, { singleProcess: true });
+      assert.is(single.manifest.validator_processes, 'per-node');
     }),
   ),
 );

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import {
   DevnetError,
   MANIFEST_FILE,
+  MANIFEST_VERSION,
   currentDevnetDir,
   currentPointerPath,
   defaultDevnetDir,
@@ -77,7 +78,7 @@ test('parseManifest rejects what is not a JSON object', () => {
 });
 
 test('parseManifest rejects a missing or wrong version', () => {
-  for (const v of [undefined, null, 0, 1, 3, '2', 1.5]) {
+  for (const v of [undefined, null, 0, 1, 4, '3', '2', 1.5]) {
     const m = edited((j) => {
       if (v === undefined) delete j.version;
       else j.version = v;
@@ -292,7 +293,31 @@ test('parseManifest rejects each malformed node field, naming it', () => {
 
 test('a version 1 manifest (before several nodes) is refused with the way out', () => {
   const err = expectError(() => parseManifest(edited((j) => (j.version = 1)), PATH), DevnetError, { code: 'DEVNET_MANIFEST_INVALID' });
-  assert.ok(err.message.includes('version 1, expected 2') && err.message.includes('--fresh'), err.message);
+  assert.ok(err.message.includes('version 1, expected 3') && err.message.includes('--fresh'), err.message);
+});
+
+test('a version 2 manifest (one process per validator) reads as per-validator, each validator-K holding K', () => {
+  const v2 = edited((j) => {
+    j.version = 2;
+    delete j.validator_processes;
+    for (const p of j.processes as Array<Record<string, unknown>>) delete p.validators;
+  });
+  const m = parseManifest(v2, PATH);
+  assert.is(m.version, MANIFEST_VERSION);
+  assert.is(m.validator_processes, 'per-validator');
+  assert.equal(m.processes.map((p) => [p.name, p.validators]), [
+    ['execution', undefined],
+    ['beacon', undefined],
+    ['validator-0', [0]],
+    ['validator-1', [1]],
+  ]);
+});
+
+test('validator_processes and processes[].validators are checked', () => {
+  expectInvalid(() => parseManifest(edited((j) => (j.validator_processes = 'per-host')), PATH), 'validator_processes must be per-node or per-validator');
+  expectInvalid(() => parseManifest(edited((j) => delete j.validator_processes), PATH), 'validator_processes must be per-node or per-validator');
+  expectInvalid(() => parseManifest(edited((j) => ((j.processes as Array<Record<string, unknown>>)[2]!.validators = [-1])), PATH), 'processes[2].validators must be a list of validator indices');
+  expectInvalid(() => parseManifest(edited((j) => ((j.processes as Array<Record<string, unknown>>)[3]!.validators = '1')), PATH), 'processes[3].validators must be a list of validator indices');
 });
 
 test('the error tells how to recover (the directory of the file)', () => {

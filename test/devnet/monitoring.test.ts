@@ -68,6 +68,17 @@ test('scrapeTargets: each node\'s execution and beacon, each validator\'s metric
       ['svc-validator', '127.0.0.1:8548', '1', '1'],
     ],
   );
+  // Packed: validators of one process share its port, scraped once; no validator label (the
+  // process labels each key's series itself), unless it holds one validator.
+  const packed = structuredClone(two);
+  packed.ports.validator_metrics = [8547, 8548, 8547];
+  assert.equal(
+    scrapeTargets(packed).filter((t) => t.job === 'svc-validator'),
+    [
+      { job: 'svc-validator', target: '127.0.0.1:8547', labels: { node: '0' } },
+      { job: 'svc-validator', target: '127.0.0.1:8548', labels: { node: '1', validator: '1' } },
+    ],
+  );
   // A manifest from before single-process validators had metrics ports: execution and the beacon only.
   const older: DevnetManifest = { ...structuredClone(m), mode: 'single-process', ports: { ...m.ports, validator_metrics: [] } };
   assert.equal(scrapeTargets(older).map((t) => t.job), ['svc-execution', 'svc-beacon']);
@@ -87,20 +98,18 @@ test('prometheusConfig: 5 s scrape and evaluation, the rule file, one job per ki
   ]);
 });
 
-test('prepareDevnet --single-process: svc node all serves each validator\'s metrics on the ports the scrape config lists', () =>
+test('prepareDevnet --single-process: svc node all serves its validator client\'s metrics on the port the scrape config lists', () =>
   withTempDir((tmp) =>
     withSvcHome(tmp, async () => {
       const dir = join(tmp, 'single');
       const prep = await prepareDevnet({ dir, accounts: 1, kdfMemoryKib: 64, fresh: false, singleProcess: true, validators: 2 });
       const m = prep.manifest;
-      assert.is(m.ports.validator_metrics.length, 2);
       const all = prep.groups.flat().find((s) => s.name === 'node')!;
-      assert.is(all.args[all.args.indexOf('--validator-metrics-ports') + 1], m.ports.validator_metrics.join(','));
+      const port = Number(all.args[all.args.indexOf('--validator-metrics-port') + 1]);
+      assert.equal(m.ports.validator_metrics, [port, port]);
       const config = await readFile(monitoringPaths(devnetLayout(dir)).config, 'utf8');
-      assert.equal(
-        targetsIn(config).filter(([job]) => job === 'svc-validator').map(([, target, labels]) => [target, labels.validator]),
-        m.ports.validator_metrics.map((p, i) => [`127.0.0.1:${p}`, String(i)]),
-      );
+      // One validator client for both keys: one target, its series labelled per key by the client.
+      assert.equal(targetsIn(config).filter(([job]) => job === 'svc-validator').map(([, target, labels]) => [target, labels.validator]), [[`127.0.0.1:${port}`, undefined]]);
     }),
   ),
 );
@@ -113,18 +122,16 @@ test('prepareDevnet writes DIR/monitoring/prometheus.yml with the ports it chose
       const m = prep.manifest;
       const paths = monitoringPaths(devnetLayout(dir));
       const config = await readFile(paths.config, 'utf8');
+      // One packed validator process: its one metrics port, scraped once.
+      const spec = prep.groups.flat().find((s) => s.name === 'validators')!;
+      const port = Number(spec.args[spec.args.indexOf('--metrics-port') + 1]);
+      assert.equal(m.ports.validator_metrics, [port, port, port]);
       const want = [
         ['svc-execution', `127.0.0.1:${m.ports.rest}`],
         ['svc-beacon', `127.0.0.1:${m.ports.beacon}`],
-        ...m.ports.validator_metrics.map((p) => ['svc-validator', `127.0.0.1:${p}`]),
+        ['svc-validator', `127.0.0.1:${port}`],
       ];
-      assert.is(m.ports.validator_metrics.length, 3);
       assert.equal(targetsIn(config).map(([job, target]) => [job, target]), want);
-      // The validator processes serve /metrics on exactly those ports.
-      for (const [i, p] of m.ports.validator_metrics.entries()) {
-        const spec = prep.groups.flat().find((s) => s.name === `validator-${i}`)!;
-        assert.is(spec.args[spec.args.indexOf('--metrics-port') + 1], String(p));
-      }
       assert.is(await readFile(paths.rules, 'utf8'), await readFile(SHIPPED_ALERT_RULES, 'utf8'));
       assert.is(await readFile(paths.dashboard, 'utf8'), await readFile(SHIPPED_DASHBOARD, 'utf8'));
       const r = promtool(['check', 'config', paths.config]);

@@ -48,6 +48,7 @@ test('startedEvent copies the manifest facts and adds the genesis balances of th
       dir: DIR,
       resumed: false,
       mode: 'multi-process',
+      validator_processes: 'per-validator',
       chain_id: 'svc-devnet',
       network_id: 1337,
       slot_seconds: 2,
@@ -57,8 +58,8 @@ test('startedEvent copies the manifest facts and adds the genesis balances of th
       processes: [
         { name: 'execution', pid: 5001, log: join(DIR, 'logs', 'execution.log') },
         { name: 'beacon', pid: 5002, log: join(DIR, 'logs', 'beacon.log') },
-        { name: 'validator-0', pid: null, log: join(DIR, 'logs', 'validator-0.log') },
-        { name: 'validator-1', pid: null, log: join(DIR, 'logs', 'validator-1.log') },
+        { name: 'validator-0', pid: null, log: join(DIR, 'logs', 'validator-0.log'), validators: [0] },
+        { name: 'validator-1', pid: null, log: join(DIR, 'logs', 'validator-1.log'), validators: [1] },
       ],
       nodes: [{ index: 0, role: 'producer', endpoints: m.endpoints, validators: [0, 1], p2p: { execution: m.nodes[0]!.p2p!.execution.multiaddr, beacon: m.nodes[0]!.p2p!.beacon.multiaddr } }],
       validators: m.validators,
@@ -91,7 +92,7 @@ test('startedEvent is JSON-safe (no bigint, no undefined)', () => {
 
 test('startedLines: header, directory and endpoints', () => {
   const lines = startedLines(event());
-  assert.is(lines[0], 'svc devnet started: 2 validators, chain svc-devnet (network id 1337), 2 s slots, 8-slot epochs, multi-process');
+  assert.is(lines[0], 'svc devnet started: 2 validators, chain svc-devnet (network id 1337), 2 s slots, 8-slot epochs, multi-process, validator processes per-validator');
   assert.ok(lines.includes(`Directory       ${DIR}`));
   assert.ok(lines.includes('Execution REST  http://127.0.0.1:8546'));
   assert.ok(lines.includes('JSON-RPC        http://127.0.0.1:8545'));
@@ -110,6 +111,15 @@ test('startedLines: one line per process with its pid (or -) and log file', () =
     `  validator-0   pid -        ${join(DIR, 'logs', 'validator-0.log')}`,
     `  validator-1   pid -        ${join(DIR, 'logs', 'validator-1.log')}`,
   ]);
+});
+
+test('startedLines: a packed validator process lists the validators it holds', () => {
+  const m = manifest();
+  m.validator_processes = 'per-node';
+  m.processes = [...m.processes.slice(0, 2), { ...m.processes[2]!, name: 'validators', log: join(DIR, 'logs', 'validators.log'), validators: [0, 1] }];
+  const lines = startedLines(event(m));
+  assert.ok(lines[0]!.endsWith('multi-process, validator processes per-node'), lines[0]);
+  assert.ok(lines.includes(`  validators    pid -        ${join(DIR, 'logs', 'validators.log')}  (validators 0, 1)`), lines.join('\n'));
 });
 
 test('startedLines: prefunded accounts with whole-token amounts (thousands separated) and wallet paths', () => {

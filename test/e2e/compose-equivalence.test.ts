@@ -82,7 +82,7 @@ test('the exported Compose network, run as local processes, finalises on the pro
     try {
       const plan: LocalPlan = lab ? netnsPlan(file, IMAGE, out, dir, lab) : await loopbackPlan(file, IMAGE, out, dir);
       console.log(`  placement: ${lab ? 'netns (a namespace per service, exact ports, names through the lab hosts file)' : 'loopback (host names and ports rewritten)'}, because ${why}`);
-      assert.equal([...plan.services.keys()].sort(), ['beacon-0', 'beacon-1', 'execution-0', 'execution-1', 'genesis', 'validator-0', 'validator-1']);
+      assert.equal([...plan.services.keys()].sort(), ['beacon-0', 'beacon-1', 'execution-0', 'execution-1', 'genesis', 'validators-0']);
       console.log(`  not run locally (other images): ${plan.skipped.join(', ')}`);
       if (lab) {
         // Inside a namespace, every service name is its namespace's data address, as Compose DNS would answer.

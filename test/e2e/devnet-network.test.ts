@@ -54,10 +54,12 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
       assert.is(up.event, 'started');
       assert.equal(
         up.processes.map((p: { name: string }) => p.name),
-        ['execution', 'beacon', 'validator-0', 'validator-2', 'execution-1', 'beacon-1', 'validator-1', 'validator-3', 'execution-2', 'beacon-2'],
+        ['execution', 'beacon', 'validators', 'execution-1', 'beacon-1', 'validators-1', 'execution-2', 'beacon-2'],
       );
+      // Each producing node's validators in one process.
+      assert.equal(up.processes.filter((p: { validators?: number[] }) => p.validators).map((p: { validators: number[] }) => p.validators), [[0, 2], [1, 3]]);
       manifestPids(dir).forEach((p) => seen.add(p));
-      assert.is(seen.size, 11, 'supervisor and ten processes');
+      assert.is(seen.size, 9, 'supervisor and eight processes');
 
       const m = readManifest(dir)!;
       assert.equal(m.nodes.map((n) => n.role), ['producer', 'producer', 'follower']);

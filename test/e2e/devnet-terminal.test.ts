@@ -49,7 +49,7 @@ test('the dashboard in a real terminal shows the slot advancing; Ctrl-C stops th
       }, 30_000);
       assert.ok(later > first);
       const s = screen();
-      for (const part of ['execution', 'beacon', 'validator-3', 'healthy', 'finalized', 'Ctrl-C stops the devnet']) assert.ok(s.includes(part), `screen shows ${part}:\n${s}`);
+      for (const part of ['execution', 'beacon', 'validators', 'healthy', 'finalized', 'Ctrl-C stops the devnet']) assert.ok(s.includes(part), `screen shows ${part}:\n${s}`);
       const m = readManifest(dir)!;
       pids = [m.supervisor!.pid, ...m.processes.map((p) => p.pid!)];
 

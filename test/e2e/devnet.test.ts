@@ -1,7 +1,9 @@
 /**
  * End to end: `svc devnet up` as users run it (real processes, temporary directories), then the
  * everyday commands with no URL flags, crash-restart, down/up resume, and `down --clean` leaving
- * no process behind (checked by pid). Once multi-process, once `--single-process`.
+ * no process behind (checked by pid). Once multi-process with a process per validator
+ * (`--validator-processes per-validator`; the packed default is devnet-packed.test.ts), once
+ * `--single-process`.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -95,7 +97,8 @@ async function checkMonitoring(up: { prometheus_config: string; endpoints: { exe
   const config = await readFile(up.prometheus_config, 'utf8');
   const targets = [...config.matchAll(/- targets: \["([^"]+)"\]/g)].map((m) => m[1]!);
   const m = readManifest(dir)!;
-  assert.equal(targets, [`127.0.0.1:${m.ports.rest}`, `127.0.0.1:${m.ports.beacon}`, ...m.ports.validator_metrics.map((p) => `127.0.0.1:${p}`)]);
+  // One target per validator process (validators of one process share its port).
+  assert.equal(targets, [`127.0.0.1:${m.ports.rest}`, `127.0.0.1:${m.ports.beacon}`, ...[...new Set(m.ports.validator_metrics)].map((p) => `127.0.0.1:${p}`)]);
   const validators = await Promise.all(targets.slice(2).map(metricsText));
   assert.ok(validators.reduce((n, t) => n + metricSum(t, 'quantum_canonical_sig_generated_total'), 0) > 0, 'the validators count their signatures');
   const beacon = targets[1]!;
@@ -111,14 +114,15 @@ async function checkMonitoring(up: { prometheus_config: string; endpoints: { exe
   );
 }
 
-test('devnet up --detach: transfer finalised with no URL flags, crash restarted once, down/up resumes, down --clean leaves nothing', async () => {
+test('devnet up --detach --validator-processes per-validator: transfer finalised with no URL flags, crash restarted once, down/up resumes, down --clean leaves nothing', async () => {
   await withTempDir(async (tmp) => {
     const env = cliEnv(tmp, { SVC_PASSWORD: 'e2e-password' });
     const dir = join(tmp, 'net');
     const seen = new Set<number>();
     try {
-      const up = await svc(env, 'devnet', 'up', '--validators', '4', '--dir', dir, '--detach');
+      const up = await svc(env, 'devnet', 'up', '--validators', '4', '--dir', dir, '--detach', '--validator-processes', 'per-validator');
       assert.is(up.event, 'started');
+      assert.is(up.validator_processes, 'per-validator');
       assert.is(up.resumed, false);
       assert.equal(up.processes.map((p: { name: string }) => p.name), ['execution', 'beacon', 'validator-0', 'validator-1', 'validator-2', 'validator-3']);
       assert.is(up.accounts.length, 10);

@@ -1,5 +1,5 @@
 /**
- * End to end, with real processes on a 4-validator devnet (2 s slots, 4-slot epochs): the chain
+ * End to end, with real processes on a 4-validator devnet (2 s slots, 2-slot epochs): the chain
  * survives processes dying (SIGKILL, no clean shutdown).
  *
  * 1. Validators: with 3 of 4 alive (75 % ≥ 2/3 of the stake) epochs keep finalising; with 2 of 4

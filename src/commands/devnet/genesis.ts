@@ -5,6 +5,7 @@ import { readPassword } from '../../cli/secrets.js';
 import { DEVNET_PASSWORD } from '../../genesis/build.js';
 import { DEFAULT_ACCOUNTS, DEVNET_KDF_MEMORY_KIB } from '../../devnet/lifecycle.js';
 import { type GenesisStepResult, runGenesisStep } from '../../devnet/export/genesis-step.js';
+import { PRESETS } from '../../core/genesis/genesis.js';
 
 export default class DevnetGenesis extends SvcCommand {
   static override summary = 'The genesis step of an exported network: write its genesis, keystores and every node\'s P2P key';
@@ -16,8 +17,8 @@ export default class DevnetGenesis extends SvcCommand {
     nodes: Flags.integer({ description: 'producing nodes', required: true }),
     followers: Flags.integer({ description: 'read-only nodes', default: 0 }),
     accounts: Flags.integer({ description: 'prefunded accounts', default: DEFAULT_ACCOUNTS, min: 0, max: 1000 }),
-    'slot-time': Flags.integer({ description: 'seconds per slot (default 2)', min: 1, max: 3600 }),
-    'slots-per-epoch': Flags.integer({ description: 'slots per epoch (default 4)', min: 1, max: 1024 }),
+    'slot-time': Flags.integer({ description: `seconds per slot (default ${PRESETS.devnet.slot_seconds})`, min: 1, max: 3600 }),
+    'slots-per-epoch': Flags.integer({ description: `slots per epoch (default ${PRESETS.devnet.slots_per_epoch})`, min: 1, max: 1024 }),
     'genesis-time': Flags.integer({ description: 'Unix seconds of slot 0', required: true }),
     out: Flags.string({ description: 'output directory (the shared genesis volume)', required: true }),
     'password-file': Flags.string({ description: `keystore password file (default: the devnet password "${DEVNET_PASSWORD}")` }),

@@ -5,9 +5,9 @@ import { DevnetError, currentDevnetDir } from '../../devnet/manifest.js';
 
 export default class DevnetLogs extends SvcCommand {
   static override summary = 'Print (or --follow) the log of a devnet process; without a name, list the log files';
-  static override examples = ['<%= config.bin %> devnet logs', '<%= config.bin %> devnet logs beacon --follow', '<%= config.bin %> devnet logs validator-2 --lines 200'];
+  static override examples = ['<%= config.bin %> devnet logs', '<%= config.bin %> devnet logs beacon --follow', '<%= config.bin %> devnet logs validators --lines 200'];
   static override args = {
-    process: Args.string({ description: 'execution, beacon, execution-I or beacon-I (node I), validator-K, node (single-process) or supervisor' }),
+    process: Args.string({ description: 'execution, beacon, execution-I or beacon-I (node I), validators or validators-I (a node\'s validator client), validator-K (--validator-processes per-validator), node (single-process) or supervisor' }),
   };
   static override flags = {
     dir: Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' }),

@@ -16,15 +16,15 @@ export default class DevnetStatusCommand extends SvcCommand {
   async run(): Promise<DevnetStatus> {
     const { flags } = await this.parse(DevnetStatusCommand);
     const s = await devnetStatus(flags.dir ?? currentDevnetDir());
-    this.say(`Devnet ${s.dir}: ${s.state}${s.healthy ? ', healthy' : ''} (${s.mode}, chain ${s.chain_id})`);
+    this.say(`Devnet ${s.dir}: ${s.state}${s.healthy ? ', healthy' : ''} (${s.mode}, validator processes ${s.validator_processes}, chain ${s.chain_id})`);
     if (s.supervisor) this.say(`  supervisor     pid ${s.supervisor.pid} ${s.supervisor.alive ? 'running' : 'NOT RUNNING'}`);
-    for (const p of s.processes) this.say(`  ${p.name.padEnd(14)} pid ${String(p.pid ?? '-').padEnd(8)} ${p.alive ? 'running' : 'not running'}  ${p.status}${p.restarts ? `, ${p.restarts} restart(s)` : ''}  ${p.log}`);
+    for (const p of s.processes) this.say(`  ${p.name.padEnd(14)} pid ${String(p.pid ?? '-').padEnd(8)} ${p.alive ? 'running' : 'not running'}  ${p.status}${p.restarts ? `, ${p.restarts} restart(s)` : ''}  ${p.log}${p.validators && p.validators.length > 1 ? `  (validators ${p.validators.join(', ')})` : ''}`);
     if (s.head) this.say(`Head           slot ${s.head.slot}, block ${s.head.index} ${s.head.root}`);
     if (s.finalized_epoch !== null) this.say(`Finality       justified epoch ${s.justified_epoch}, finalised epoch ${s.finalized_epoch} (execution block ${s.finalized_block ?? '?'})`);
     if (s.mempool) this.say(`Mempool        ${s.mempool.size} (${s.mempool.pending} pending, ${s.mempool.queued} queued)`);
     if (s.nodes.length > 1) for (const n of s.nodes) this.say(nodeLine(n));
     this.say(`Endpoints      execution ${s.endpoints.execution}, JSON-RPC ${s.endpoints.rpc}, beacon ${s.endpoints.beacon}`);
-    for (const v of s.validators) this.say(`  validator ${v.index} ${v.address}  ${v.balance === null ? 'balance unknown' : formatAmount(v.balance)}`);
+    for (const v of s.validators) this.say(`  validator ${v.index} ${v.address}  ${v.balance === null ? 'balance unknown' : formatAmount(v.balance)}${v.process ? `  (${v.process})` : ''}`);
     for (const p of s.problems) this.say(`Problem: ${p}`);
     if (!s.healthy) process.exitCode = 1;
     return s;

@@ -5,7 +5,9 @@ import { SvcCommand } from '../../cli/base.js';
 import { MAX_GENESIS_VALIDATORS } from '../../genesis/build.js';
 import { devnetLayout } from '../../devnet/layout.js';
 import { DEVNET_KDF_MEMORY_KIB, type RunningDevnet, prepareDevnet, startDevnet } from '../../devnet/lifecycle.js';
-import { DevnetError, defaultDevnetDir, pidAlive, readManifest } from '../../devnet/manifest.js';
+import { DevnetError, type ValidatorProcesses, defaultDevnetDir, pidAlive, readManifest } from '../../devnet/manifest.js';
+import { VALIDATOR_PROCESS_MODES } from '../../devnet/plan.js';
+import { PRESETS } from '../../core/genesis/genesis.js';
 import { type DevnetEvent, Observer } from '../../devnet/observer.js';
 import { type StartedEvent, startedEvent, startedLines } from '../../devnet/summary.js';
 import { LIGHT_PROCESS_FLAGS, RUN_JS } from '../../devnet/supervisor.js';
@@ -20,11 +22,12 @@ const DETACH_TIMEOUT_MS = 240_000;
 const REGISTER_TIMEOUT_MS = 60_000;
 
 export default class DevnetUp extends SvcCommand {
-  static override summary = 'Start (or resume) a local N-validator devnet: K nodes, F read-only followers, a process per validator';
+  static override summary = 'Start (or resume) a local N-validator devnet: K nodes, F read-only followers, one validator process per node';
   static override description = [
     'Generates a devnet genesis from the public dev mnemonic (prefunded accounts, faucet, validator keys), bearer token and ports, writes DIR/devnet.json, starts every layer and waits until each is healthy. Other svc commands then target this devnet without URL flags.',
     'In a terminal it shows a live dashboard; without one, or with --json, it prints one JSON event per line (started, block, finalized, error, stopped). Ctrl-C or SIGTERM stops every process cleanly. --detach returns once the network is up and leaves it running (stop it with svc devnet down).',
     'With --nodes K the validators are spread round-robin over K producing nodes (validator i on node i mod K); --followers F adds read-only nodes. Every node knows the others\' peer ids in advance (written to devnet.json) and dials them as bootnodes.',
+    'Each producing node runs one validator client holding all of its validators (process `validators`, `validators-I` on node I; one slashing-protection database per node). --validator-processes per-validator runs one client per validator instead (`validator-K`), as a network of separate operators would. A resumed devnet keeps the layout its slashing protection is in.',
     'Running up on a directory that holds a devnet resumes that chain where it stopped; --fresh deletes it and starts over. A process that crashes is reported and restarted once.',
     'Bridge: every new devnet allocates --bridge-reserve tokens (default 1000000) to the bridge. With --chain-id ID --counterpart DIR_A it becomes the counterpart of the running devnet in DIR_A: its validator keys derive from their own index range (so the two sets differ), and once both are healthy each genesis is registered on the other before `started` is printed (docs/devnet.md, "Counterpart devnets").',
   ].join('\n');
@@ -32,18 +35,21 @@ export default class DevnetUp extends SvcCommand {
     '<%= config.bin %> devnet up --validators 4',
     '<%= config.bin %> devnet up --validators 4 --detach --json',
     '<%= config.bin %> devnet up --validators 4 --nodes 2 --followers 1',
+    '<%= config.bin %> devnet up --validators 64 --detach',
+    '<%= config.bin %> devnet up --validators 4 --validator-processes per-validator',
     '<%= config.bin %> devnet up --validators 16 --slot-time 1 --single-process --dir ./net',
     '<%= config.bin %> devnet up --dir ./b --chain-id svc-b --counterpart ./a --detach',
   ];
   static override flags = {
     validators: Flags.integer({ description: 'number of validators (default 4 for a new chain; a resumed chain keeps its own)', min: 1, max: MAX_GENESIS_VALIDATORS }),
     dir: Flags.string({ description: 'devnet directory (default: $SVC_HOME/devnet)' }),
-    'slot-time': Flags.integer({ description: 'seconds per slot (new chain; default 2)', min: 1, max: 3600 }),
-    'slots-per-epoch': Flags.integer({ description: 'slots per epoch (new chain; default 4)', min: 1, max: 1024 }),
+    'slot-time': Flags.integer({ description: `seconds per slot (new chain; default ${PRESETS.devnet.slot_seconds})`, min: 1, max: 3600 }),
+    'slots-per-epoch': Flags.integer({ description: `slots per epoch (new chain; default ${PRESETS.devnet.slots_per_epoch})`, min: 1, max: 1024 }),
     accounts: Flags.integer({ description: 'prefunded accounts (new chain)', default: 10, min: 0, max: 1000 }),
     nodes: Flags.integer({ description: 'producing nodes (execution + beacon), validators spread round-robin across them (default 1, or the resumed devnet\'s)', min: 1, max: MAX_DEVNET_NODES }),
     followers: Flags.integer({ description: 'read-only nodes (execution + beacon, no validators) following the chain over P2P (default 0, or the resumed devnet\'s)', min: 0, max: MAX_DEVNET_NODES }),
     p2p: Flags.boolean({ description: 'run libp2p hosts on every node (--no-p2p: one node alone, as before P2P)', default: true, allowNo: true }),
+    'validator-processes': Flags.string({ description: 'per-node: one validator client per producing node holding its validators (default for a new chain); per-validator: one client per validator (a resumed devnet keeps its own)', options: [...VALIDATOR_PROCESS_MODES] }),
     'single-process': Flags.boolean({ description: 'run every layer in one process (svc node all; one node only)' }),
     fresh: Flags.boolean({ description: 'delete the devnet in DIR and start a new chain' }),
     detach: Flags.boolean({ description: 'return once the network is up; leave it running in the background' }),
@@ -66,6 +72,7 @@ export default class DevnetUp extends SvcCommand {
       if (flags.followers !== undefined) args.push('--followers', String(flags.followers));
       if (!flags.p2p) args.push('--no-p2p');
       if (flags['single-process']) args.push('--single-process');
+      if (flags['validator-processes'] !== undefined) args.push('--validator-processes', flags['validator-processes']);
       if (flags.fresh) args.push('--fresh');
       if (flags['chain-id'] !== undefined) args.push('--chain-id', flags['chain-id']);
       if (flags.counterpart !== undefined) args.push('--counterpart', resolve(flags.counterpart));
@@ -83,6 +90,7 @@ export default class DevnetUp extends SvcCommand {
       followers: flags.followers,
       p2p: flags.p2p,
       singleProcess: flags['single-process'] === true,
+      ...(flags['validator-processes'] !== undefined ? { validatorProcesses: flags['validator-processes'] as ValidatorProcesses } : {}),
       fresh: flags.fresh === true,
       kdfMemoryKib: flags['kdf-memory'] ?? DEVNET_KDF_MEMORY_KIB,
       ...(flags['chain-id'] !== undefined ? { chainId: flags['chain-id'] } : {}),

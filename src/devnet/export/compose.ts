@@ -1,11 +1,13 @@
 /**
  * The Docker Compose form of an exported network: one service per process of `svc devnet up`
- * (execution-I, beacon-I, validator-V) plus the genesis step, Prometheus and Grafana. Start
+ * (execution-I, beacon-I, and validators-I holding node I's keys, or validator-V per validator
+ * with `--validator-processes per-validator`) plus the genesis step, Prometheus and Grafana. Start
  * order is depends_on with `service_completed_successfully` (genesis) and `service_healthy`
  * (execution before its beacon, a beacon before its validators), each health check probing the
  * same URL the devnet supervisor waits on.
  */
-import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, HEALTH_PATHS, LIGHT_ENV, SECRET_NAMES, type SecretName, genesisStepArgs, healthcheckCommand, nodeCommands, secretPath, validatorCommand } from './model.js';
+import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, HEALTH_PATHS, LIGHT_ENV, SECRET_NAMES, type SecretName, exportPacking, genesisStepArgs, healthcheckCommand, nodeCommands, nodeKeystoreDir, secretPath, validatorCommand } from './model.js';
+import type { ValidatorKeySource } from '../plan.js';
 import { GRAFANA_IMAGE, PROMETHEUS_IMAGE, scrapeTargetsFor } from './monitoring.js';
 
 /** A Compose service, as far as the export uses the specification. */
@@ -34,6 +36,8 @@ export const composeNames = {
   execution: (i: number) => `execution-${i}`,
   beacon: (i: number) => `beacon-${i}`,
   validator: (v: number) => `validator-${v}`,
+  /** Node I's packed validator client (`--validator-processes per-node`). */
+  validators: (i: number) => `validators-${i}`,
   genesis: 'genesis',
   prometheus: 'prometheus',
   grafana: 'grafana',
@@ -48,6 +52,11 @@ export const composeAddressing: Addressing = {
 
 /** Where the Compose file finds the secret files and monitoring files, relative to itself. */
 export const COMPOSE_FILES = { secrets: './secrets', monitoring: './monitoring' } as const;
+
+/** The Compose service serving validator `v`'s metrics: its node's packed client, or its own. */
+export function composeValidatorHost(net: ExportNetwork): (validator: number, node: number) => string {
+  return exportPacking(net.options) === 'per-node' ? (_v, node) => composeNames.validators(node) : (v) => composeNames.validator(v);
+}
 
 function health(port: number, path: string): ComposeService['healthcheck'] {
   return { test: ['CMD', ...healthcheckCommand(`http://127.0.0.1:${port}${path}`)], interval: '5s', timeout: '3s', retries: 5, start_period: '60s' };
@@ -95,12 +104,17 @@ export function composeFile(net: ExportNetwork): ComposeFile {
       healthcheck: health(CONTAINER_PORTS.beacon, HEALTH_PATHS.beacon),
       restart: 'unless-stopped',
     };
-    for (const v of node.validators) {
-      const name = composeNames.validator(v);
+    const clients: Array<{ name: string; keys: ValidatorKeySource }> =
+      exportPacking(net.options) === 'per-node'
+        ? node.validators.length > 0
+          ? [{ name: composeNames.validators(node.index), keys: { keystoresDir: nodeKeystoreDir(g, node.index) } }]
+          : []
+        : node.validators.map((v) => ({ name: composeNames.validator(v), keys: { keystores: [`${g}/keystores/validator-${v}.json`] } }));
+    for (const { name, keys } of clients) {
       volumes[name] = {};
       services[name] = {
         image,
-        command: validatorCommand(node, composeAddressing, `${g}/keystores/validator-${v}.json`),
+        command: validatorCommand(node, composeAddressing, keys),
         environment: { ...LIGHT_ENV },
         volumes: [`genesis:${g}:ro`, `${name}:${CONTAINER_PATHS.dataDir}`],
         secrets: ['engine-jwt', 'keystore-password', 'validator-token'],
@@ -117,7 +131,7 @@ export function composeFile(net: ExportNetwork): ComposeFile {
     command: ['--config.file=/etc/prometheus/prometheus.yml', '--storage.tsdb.path=/prometheus', '--web.listen-address=0.0.0.0:9090'],
     volumes: [`${m}/prometheus.yml:/etc/prometheus/prometheus.yml:ro`, `${m}/alerts.yml:/etc/prometheus/alerts.yml:ro`, 'prometheus:/prometheus'],
     ports: ['127.0.0.1:9090:9090'],
-    depends_on: Object.fromEntries(scrapeTargetsFor(net, composeAddressing).map((t) => [t.target.split(':')[0]!, { condition: 'service_started' as const }])),
+    depends_on: Object.fromEntries(scrapeTargetsFor(net, composeAddressing, composeValidatorHost(net)).map((t) => [t.target.split(':')[0]!, { condition: 'service_started' as const }])),
     restart: 'unless-stopped',
   };
   services[composeNames.grafana] = {

@@ -2,13 +2,14 @@
  * The Kubernetes form of an exported network, in the shape of ethpandaops' charts: the genesis
  * step as a Job writing a shared volume; producers and followers as two StatefulSets (execution
  * and beacon containers in one pod, so the beacon reaches its execution on loopback) behind
- * headless Services; the validators of producer N as StatefulSet svc-validator-N. A pod finds its
+ * headless Services; the validators of producer N as StatefulSet svc-validator-N (one pod holding
+ * all of the node's keys, or with `--validator-processes per-validator` a pod per key). A pod finds its
  * index from its ordinal (the `apps.kubernetes.io/pod-index` label, Kubernetes 1.28+) and with it
  * its P2P key and keystore on the genesis volume. Probes use the health URLs the devnet
  * supervisor waits on; memory requests come from the devnet's measured RSS (model.ts).
  */
 import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../monitoring.js';
-import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, type ExportNode, HEALTH_PATHS, LIGHT_ENV, SECRET_NAMES, genesisStepArgs, memoryRequestMib, nodeCommands, nodeKeystoreFile, secretPath, validatorCommand } from './model.js';
+import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, type ExportNode, HEALTH_PATHS, LIGHT_ENV, SECRET_NAMES, exportPacking, genesisStepArgs, memoryRequestMib, nodeCommands, nodeKeystoreDir, nodeKeystoreFile, secretPath, validatorCommand } from './model.js';
 import { GRAFANA_DASHBOARDS_DIR, GRAFANA_IMAGE, PROMETHEUS_IMAGE, exportPrometheusConfig, grafanaDashboardProvider, grafanaDatasource, scrapeTargetsFor } from './monitoring.js';
 
 /** A Kubernetes object as plain data (kubernetes-models validates the same shape in the tests). */
@@ -73,8 +74,8 @@ function probe(port: number, path: string, liveness: boolean): Record<string, un
   return { httpGet: { path, port }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: liveness ? 12 : 3, ...(liveness ? { initialDelaySeconds: 30 } : {}) };
 }
 
-function resources(kind: 'execution' | 'beacon' | 'validator'): Record<string, unknown> {
-  const mib = memoryRequestMib(kind);
+function resources(kind: 'execution' | 'beacon' | 'validator', keys = 1): Record<string, unknown> {
+  const mib = memoryRequestMib(kind, keys);
   return { requests: { memory: `${mib}Mi`, cpu: '100m' }, limits: { memory: `${mib * 2}Mi` } };
 }
 
@@ -172,6 +173,8 @@ function nodeSet(net: ExportNetwork, role: ExportNode['role'], image: string): K
 
 function validatorSet(net: ExportNetwork, node: ExportNode, image: string): K8sObject {
   const name = k8sNames.validatorSet(node.index);
+  const packed = exportPacking(net.options) === 'per-node';
+  const g = CONTAINER_PATHS.genesisDir;
   const component = 'validator';
   const podLabels = { ...labels(component), 'svc.dev/node': String(node.index) };
   return {
@@ -180,7 +183,7 @@ function validatorSet(net: ExportNetwork, node: ExportNode, image: string): K8sO
     metadata: { name, labels: podLabels },
     spec: {
       serviceName: k8sNames.validators,
-      replicas: node.validators.length,
+      replicas: packed ? 1 : node.validators.length,
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: podLabels },
       template: {
@@ -191,13 +194,13 @@ function validatorSet(net: ExportNetwork, node: ExportNode, image: string): K8sO
             {
               name: 'validator',
               image,
-              args: validatorCommand(node, addressing(net), nodeKeystoreFile(CONTAINER_PATHS.genesisDir, node.index, ORDINAL)),
+              args: validatorCommand(node, addressing(net), packed ? { keystoresDir: nodeKeystoreDir(g, node.index) } : { keystores: [nodeKeystoreFile(g, node.index, ORDINAL)] }),
               env: [ordinalEnv, ...Object.entries(LIGHT_ENV).map(([k, v]) => ({ name: k, value: v }))],
               ports: [{ name: 'metrics', containerPort: CONTAINER_PORTS.validatorMetrics }],
               volumeMounts: [genesisMount(true), secretsMount, dataMount],
               readinessProbe: probe(CONTAINER_PORTS.validatorMetrics, HEALTH_PATHS.validator, false),
               livenessProbe: probe(CONTAINER_PORTS.validatorMetrics, HEALTH_PATHS.validator, true),
-              resources: resources('validator'),
+              resources: resources('validator', packed ? node.validators.length : 1),
             },
           ],
           volumes: podVolumes,
@@ -210,7 +213,8 @@ function validatorSet(net: ExportNetwork, node: ExportNode, image: string): K8sO
 
 function monitoring(net: ExportNetwork, shipped: ShippedMonitoring): K8sObject[] {
   const at = addressing(net);
-  const targets = scrapeTargetsFor(net, at, (v, node) => `${k8sNames.validatorSet(node)}-${net.nodes[node]!.validators.indexOf(v)}.${k8sNames.validators}`);
+  const packed = exportPacking(net.options) === 'per-node';
+  const targets = scrapeTargetsFor(net, at, (v, node) => `${k8sNames.validatorSet(node)}-${packed ? 0 : net.nodes[node]!.validators.indexOf(v)}.${k8sNames.validators}`);
   const promLabels = labels('prometheus');
   const grafLabels = labels('grafana');
   const deployment = (name: string, l: Record<string, string>, container: Record<string, unknown>, volumes: unknown[]): K8sObject => ({

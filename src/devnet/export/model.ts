@@ -12,7 +12,8 @@ import { MAX_GENESIS_VALIDATORS, buildGenesis } from '../../genesis/build.js';
 import { peerIdFromSeed } from '../../node/p2p/identity.js';
 import { DEFAULT_P2P_HOST } from '../../cli/p2p-flags.js';
 import { DEFAULT_ACCOUNTS, checkNodesFit, devnetGenesisPlan } from '../lifecycle.js';
-import { PREFERRED_VALIDATOR_METRICS, beaconArgs, devnetShape, executionArgs, p2pArgs, validatorArgs } from '../plan.js';
+import { PREFERRED_VALIDATOR_METRICS, type ValidatorKeySource, beaconArgs, devnetShape, executionArgs, p2pArgs, validatorArgs } from '../plan.js';
+import type { ValidatorProcesses } from '../manifest.js';
 import { LIGHT_PROCESS_FLAGS } from '../supervisor.js';
 import { MAX_DEVNET_NODES, type P2pLayer, bootnodesOf, peerKeySeed, preferredNodePorts, validatorsByNode } from '../topology.js';
 
@@ -60,9 +61,17 @@ export const CONTAINER_PORTS = { ...preferredNodePorts(0), validatorMetrics: PRE
  */
 export const MEASURED_RSS_MIB = { execution: 134, beacon: 137, validator: 106 } as const;
 
-/** Memory request of a container running `kind`: the measured RSS plus a quarter, rounded up to 16 MiB. */
-export function memoryRequestMib(kind: keyof typeof MEASURED_RSS_MIB): number {
-  return Math.ceil((MEASURED_RSS_MIB[kind] * 1.25) / 16) * 16;
+/**
+ * Resident memory each key beyond the first adds to a packed validator process, rounded up from
+ * (RSS with 64 keys − RSS with 1 key) / 63 ≈ (131 − 95) / 63 ≈ 0.6 MiB, both about a minute into
+ * `svc devnet up` (docs/deploy.md).
+ */
+export const MEASURED_VALIDATOR_KEY_MIB = 1;
+
+/** Memory request of a container running `kind` (a validator holding `keys` keys): the measured RSS plus a quarter, rounded up to 16 MiB. */
+export function memoryRequestMib(kind: keyof typeof MEASURED_RSS_MIB, keys = 1): number {
+  const rss = MEASURED_RSS_MIB[kind] + (kind === 'validator' ? MEASURED_VALIDATOR_KEY_MIB * (keys - 1) : 0);
+  return Math.ceil((rss * 1.25) / 16) * 16;
 }
 
 /** Inputs of an export. */
@@ -79,6 +88,13 @@ export interface ExportOptions {
   image: string;
   /** Argon2id memory of the keystores the genesis step writes. */
   kdfMemoryKib: number;
+  /** `--validator-processes`: one validator container per producing node (default `per-node`), or one per validator. */
+  validatorProcesses?: ValidatorProcesses;
+}
+
+/** The validator containers of an export (`per-node` unless the options say otherwise). */
+export function exportPacking(o: Pick<ExportOptions, 'validatorProcesses'>): ValidatorProcesses {
+  return o.validatorProcesses ?? 'per-node';
 }
 
 /** One node of the exported network. */
@@ -156,11 +172,19 @@ export function peerKeyFile(genesisDir: string, role: ExportNode['role'], ordina
 }
 
 /**
- * The keystore of producer `node`'s `ordinal`-th validator on the genesis volume: a copy the
- * genesis step makes, so a StatefulSet of one node's validators finds its key from its ordinal.
+ * The directory of producer `node`'s validator keystores on the genesis volume: copies the genesis
+ * step makes, so a packed validator container loads exactly its node's keys (`--keystores-dir`).
+ */
+export function nodeKeystoreDir(genesisDir: string, node: number): string {
+  return `${genesisDir}/keystores/node-${node}`;
+}
+
+/**
+ * The keystore of producer `node`'s `ordinal`-th validator on the genesis volume (in
+ * nodeKeystoreDir), so a StatefulSet of one node's validators, one pod each, finds its key from its ordinal.
  */
 export function nodeKeystoreFile(genesisDir: string, node: number, ordinal: number | string): string {
-  return `${genesisDir}/keystores/node-${node}/validator-${ordinal}.json`;
+  return `${nodeKeystoreDir(genesisDir, node)}/validator-${ordinal}.json`;
 }
 
 /** `svc devnet genesis`'s arguments for this network, writing into `out` with the password file `passwordFile`. */
@@ -226,11 +250,11 @@ export function nodeCommands(net: ExportNetwork, node: ExportNode, at: Addressin
   return { execution, beacon };
 }
 
-/** The container command of a validator client attached to producer `node`, its key at `keystore`. */
-export function validatorCommand(node: ExportNode, at: Addressing, keystore: string): string[] {
+/** The container command of a validator client attached to producer `node`, holding the keys `keys` names. */
+export function validatorCommand(node: ExportNode, at: Addressing, keys: ValidatorKeySource): string[] {
   return [
     ...validatorArgs({
-      keystore,
+      keys,
       genesis: CONTAINER_GENESIS,
       beaconUrl: `http://${at.beaconHost(node.index)}:${CONTAINER_PORTS.beacon}`,
       executionUrl: `http://${at.executionHost(node.index)}:${CONTAINER_PORTS.rest}`,

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { DEVNET_PASSWORD } from '../../genesis/build.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../monitoring.js';
-import { COMPOSE_FILES, composeAddressing, composeFile } from './compose.js';
+import { COMPOSE_FILES, composeAddressing, composeFile, composeValidatorHost } from './compose.js';
 import { k8sManifests } from './k8s.js';
 import { type ExportFormat, type ExportNetwork, type ExportOptions, SECRET_NAMES, type SecretName, planExport } from './model.js';
 import { exportPrometheusConfig, grafanaDashboardProvider, grafanaDatasource, scrapeTargetsFor } from './monitoring.js';
@@ -60,7 +60,7 @@ export async function renderExport(net: ExportNetwork, format: ExportFormat, sec
     // JSON is YAML (1.2): no YAML writer is a dependency, and JSON cannot be mis-indented.
     files.set('compose.yaml', JSON.stringify(composeFile(net), null, 2) + '\n');
     const m = COMPOSE_FILES.monitoring.replace(/^\.\//, '');
-    files.set(`${m}/prometheus.yml`, exportPrometheusConfig(scrapeTargetsFor(net, composeAddressing), 'alerts.yml', 'Docker Compose'));
+    files.set(`${m}/prometheus.yml`, exportPrometheusConfig(scrapeTargetsFor(net, composeAddressing, composeValidatorHost(net)), 'alerts.yml', 'Docker Compose'));
     files.set(`${m}/alerts.yml`, alerts);
     files.set(`${m}/grafana/dashboards/svc-dashboard.json`, dashboard);
     files.set(`${m}/grafana/provisioning/datasources/datasource.yml`, grafanaDatasource('http://prometheus:9090'));

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { type ExportNetwork, type SecretName, planExport } from '../../../src/devnet/export/model.js';
 import { renderExport } from '../../../src/devnet/export/write.js';
 import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../../../src/devnet/monitoring.js';
+import type { ValidatorProcesses } from '../../../src/devnet/manifest.js';
 
 /** 2026-01-01T00:00:00Z. */
 export const GOLDEN_GENESIS_TIME = 1_767_225_600;
@@ -26,9 +27,10 @@ export function goldenNetwork(): Promise<ExportNetwork> {
   return planned;
 }
 
-/** The golden network's files in `format`, by path relative to the output directory. */
-export async function goldenFiles(format: 'compose' | 'k8s'): Promise<Map<string, string>> {
-  return renderExport(await goldenNetwork(), format, GOLDEN_SECRETS);
+/** The golden network's files in `format`, by path relative to the output directory; `per-validator`: a validator client per validator instead of per node. */
+export async function goldenFiles(format: 'compose' | 'k8s', packing: ValidatorProcesses = 'per-node'): Promise<Map<string, string>> {
+  const net = await goldenNetwork();
+  return renderExport(packing === 'per-node' ? net : { ...net, options: { ...net.options, validatorProcesses: packing } }, format, GOLDEN_SECRETS);
 }
 
 /** The shipped monitoring files the export copies or embeds. */

@@ -17,6 +17,7 @@ import { type ComposeFile, checkComposeReferences } from '../../../src/devnet/ex
 import { type K8sObject, checkK8sReferences } from '../../../src/devnet/export/k8s.js';
 import { ExportError, HEALTH_PATHS, SECRET_NAMES, checkExportOptions } from '../../../src/devnet/export/model.js';
 import { GOLDEN_SECRETS, goldenFiles } from './fixture.js';
+import type { ValidatorProcesses } from '../../../src/devnet/manifest.js';
 
 type Validatable = { validate(): void };
 const MODELS: Record<string, new (data: never) => Validatable> = {
@@ -69,12 +70,17 @@ function composeErrors(file: unknown): string[] {
   return validateCompose(file) ? [] : (validateCompose.errors ?? []).map((e: { instancePath: string; message?: string }) => `${e.instancePath}: ${e.message}`);
 }
 
-async function k8sObjects(): Promise<K8sObject[]> {
-  return [...(await goldenFiles('k8s')).values()].map((t) => JSON.parse(t) as K8sObject);
+async function k8sObjects(packing: ValidatorProcesses = 'per-node'): Promise<K8sObject[]> {
+  return [...(await goldenFiles('k8s', packing)).values()].map((t) => JSON.parse(t) as K8sObject);
 }
 
-async function compose(): Promise<ComposeFile> {
-  return JSON.parse((await goldenFiles('compose')).get('compose.yaml')!) as ComposeFile;
+async function compose(packing: ValidatorProcesses = 'per-node'): Promise<ComposeFile> {
+  return JSON.parse((await goldenFiles('compose', packing)).get('compose.yaml')!) as ComposeFile;
+}
+
+/** Every value of a repeated flag in `args`. */
+function values(args: string[], flag: string): string[] {
+  return args.flatMap((a, i) => (a === flag ? [args[i + 1]!] : []));
 }
 
 function throwsField(fn: () => unknown, field: string, code?: string): void {
@@ -90,7 +96,7 @@ function throwsField(fn: () => unknown, field: string, code?: string): void {
 
 test('every Kubernetes manifest validates against the Kubernetes API schemas', async () => {
   const objects = await k8sObjects();
-  for (const o of objects) validateK8s(o);
+  for (const o of [...objects, ...(await k8sObjects('per-validator'))]) validateK8s(o);
   const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`);
   for (const k of ['Secret/svc-secrets', 'PersistentVolumeClaim/svc-genesis', 'Job/svc-genesis', 'StatefulSet/svc-producer', 'StatefulSet/svc-follower', 'StatefulSet/svc-validator-0', 'StatefulSet/svc-validator-1', 'Service/svc-producer', 'Deployment/svc-prometheus', 'Deployment/svc-grafana']) {
     assert.ok(kinds.includes(k), `${k} in ${kinds.join(', ')}`);
@@ -103,8 +109,18 @@ test('Kubernetes: StatefulSets with headless Services, replicas from the topolog
   const replicas = (n: string) => byName.get(`StatefulSet/${n}`)!.spec.replicas as number;
   assert.is(replicas('svc-producer'), 2);
   assert.is(replicas('svc-follower'), 1);
-  assert.is(replicas('svc-validator-0'), 2);
-  assert.is(replicas('svc-validator-1'), 2);
+  // One validator client per producing node, holding the keys the genesis step copied for it.
+  assert.is(replicas('svc-validator-0'), 1);
+  assert.is(replicas('svc-validator-1'), 1);
+  const v1 = byName.get('StatefulSet/svc-validator-1')!.spec.template.spec.containers[0];
+  assert.equal(values(v1.args, '--keystores-dir'), ['/svc/genesis/keystores/node-1']);
+  assert.equal(values(v1.args, '--keystore'), []);
+  // Its memory request grows with the keys it holds.
+  const perValidator = new Map((await k8sObjects('per-validator')).map((o) => [`${o.kind}/${o.metadata.name}`, o as K8sObject & { spec: any }]));
+  const one = perValidator.get('StatefulSet/svc-validator-1')!.spec;
+  assert.is(one.replicas, 2, 'per-validator: a pod per key');
+  assert.equal(values(one.template.spec.containers[0].args, '--keystore'), ['/svc/genesis/keystores/node-1/validator-$(SVC_ORDINAL).json']);
+  assert.ok(parseInt(v1.resources.requests.memory, 10) >= parseInt(one.template.spec.containers[0].resources.requests.memory, 10));
   for (const set of objects.filter((o) => o.kind === 'StatefulSet') as Array<K8sObject & { spec: any }>) {
     const svc = byName.get(`Service/${set.spec.serviceName}`);
     assert.ok(svc, `${set.metadata.name}'s service ${set.spec.serviceName} exists`);
@@ -114,7 +130,8 @@ test('Kubernetes: StatefulSets with headless Services, replicas from the topolog
       assert.match(c.resources.requests.memory, /^\d+Mi$/);
       // The pod's index comes from its ordinal.
       assert.ok(c.env.some((e: any) => e.valueFrom?.fieldRef?.fieldPath === "metadata.labels['apps.kubernetes.io/pod-index']"));
-      assert.ok(c.args.some((a: string) => a.includes('$(SVC_ORDINAL)')), `${set.metadata.name}/${c.name} picks its files by ordinal`);
+      // The pod picks its files by ordinal (a packed validator pod, the only one of its set, loads its node's directory).
+      if (c.name !== 'validator') assert.ok(c.args.some((a: string) => a.includes('$(SVC_ORDINAL)')), `${set.metadata.name}/${c.name} picks its files by ordinal`);
     }
     assert.ok(set.spec.volumeClaimTemplates.length === 1, 'a persistent volume per pod');
   }
@@ -125,8 +142,16 @@ test('Compose file validates against the Compose specification schema', async ()
   assert.equal(composeErrors(file), []);
   assert.is(file.services['beacon-0']!.depends_on!['execution-0']!.condition, 'service_healthy');
   assert.is(file.services['execution-0']!.depends_on!.genesis!.condition, 'service_completed_successfully');
-  assert.is(file.services['validator-3']!.depends_on!['beacon-1']!.condition, 'service_healthy');
-  for (const name of ['execution-1', 'beacon-2', 'validator-0']) assert.ok(file.services[name]!.volumes!.some((v) => v.endsWith(':/data')), `${name} has a persistent data volume`);
+  assert.is(file.services['validators-1']!.depends_on!['beacon-1']!.condition, 'service_healthy');
+  assert.equal(values(file.services['validators-1']!.command!, '--keystores-dir'), ['/svc/genesis/keystores/node-1']);
+  assert.equal(Object.keys(file.services).filter((n) => n.startsWith('validator')), ['validators-0', 'validators-1']);
+  for (const name of ['execution-1', 'beacon-2', 'validators-0']) assert.ok(file.services[name]!.volumes!.some((v) => v.endsWith(':/data')), `${name} has a persistent data volume`);
+  // One service per validator with --validator-processes per-validator, as before packing.
+  const each = await compose('per-validator');
+  assert.equal(composeErrors(each), []);
+  assert.equal(Object.keys(each.services).filter((n) => n.startsWith('validator')), ['validator-0', 'validator-2', 'validator-1', 'validator-3']);
+  assert.is(each.services['validator-3']!.depends_on!['beacon-1']!.condition, 'service_healthy');
+  assert.equal(values(each.services['validator-3']!.command!, '--keystore'), ['/svc/genesis/keystores/validator-3.json']);
 });
 
 test('secrets appear only in the Kubernetes Secret: never in a command, argument or environment value', async () => {
@@ -165,8 +190,8 @@ test('broken inputs fail with the field named: a missing volume, an unknown fiel
   badDep.services['beacon-0']!.depends_on['execution-0']!.condition = 'service_ready';
   assert.ok(composeErrors(badDep).some((e) => e.startsWith('/services/beacon-0/depends_on')), composeErrors(badDep).join('; '));
   const unknownField = structuredClone(file) as unknown as { services: Record<string, Record<string, unknown>> };
-  unknownField.services['validator-0']!.replicas = 2;
-  assert.ok(composeErrors(unknownField).some((e) => e.startsWith('/services/validator-0')), composeErrors(unknownField).join('; '));
+  unknownField.services['validators-0']!.replicas = 2;
+  assert.ok(composeErrors(unknownField).some((e) => e.startsWith('/services/validators-0')), composeErrors(unknownField).join('; '));
 
   const set = (await k8sObjects()).find((o) => o.metadata.name === 'svc-validator-0') as K8sObject & { spec: any };
   const noClaim = structuredClone(set);

@@ -43,7 +43,7 @@ export interface Harness {
 
 /**
  * Starts both nodes over a fresh genesis whose genesis_time is `slotsAgo` slots in the past
- * (devnet preset: 2 s slots, 4 slots per epoch); with `tls` the beacon serves HTTPS/WSS (then `bget`
+ * (devnet preset: 2 s slots, 2 slots per epoch); with `tls` the beacon serves HTTPS/WSS (then `bget`
  * and `bpost`, which use fetch, do not trust it). Anything started is released if a later step fails.
  */
 export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair; genesis?: Genesis; p2p?: BeaconP2pOptions } = {}): Promise<Harness> {
@@ -69,7 +69,7 @@ export async function startHarness(o: { validators?: number; slotsAgo?: number; 
 }
 
 /**
- * The harness's devnet genesis (2 s slots, 4 slots per epoch) with slot 0 `slotsAgo` slots in the
+ * The harness's devnet genesis (2 s slots, 2 slots per epoch) with slot 0 `slotsAgo` slots in the
  * past; built once and passed to several harnesses, they run the same chain. `chainId` makes
  * another chain.
  */

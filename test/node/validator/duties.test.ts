@@ -15,7 +15,7 @@ const { genesis } = devnet();
 const SPE = genesis.config.slots_per_epoch;
 const root = (n: number) => '0x' + n.toString(16).padStart(2, '0').repeat(32);
 
-/** A head at `slot` whose own and next epochs depend on `deps`. */
+/** A head at `slot` whose own and next epochs depend on `deps` (tests put it in epoch 1: slot SPE + 1). */
 function headAt(slot: number, r: string, deps: [string, string]): HeadRef {
   const e = Math.floor(slot / SPE);
   return { root: r, slot, proposer_dependent_roots: [{ epoch: e, root: deps[0] }, { epoch: e + 1, root: deps[1] }] };
@@ -36,7 +36,7 @@ function cacheWith(answer: (epoch: number) => string): { cache: ProposerDutiesCa
 }
 
 test('dependentRootOn: the head names its epoch and the next; later epochs depend on the head itself; earlier ones are unknown', () => {
-  const h = headAt(5, root(0xa5), [root(0x01), root(0x03)]);
+  const h = headAt(SPE + 1, root(0xa5), [root(0x01), root(0x03)]);
   assert.is(dependentRootOn(h, 1, genesis), root(0x01));
   assert.is(dependentRootOn(h, 2, genesis), root(0x03));
   assert.is(dependentRootOn(h, 3, genesis), root(0xa5));
@@ -52,10 +52,10 @@ test('one fetch per epoch without a reorg; a head on a branch with another depen
   await cache.get(2);
   assert.equal(calls, [1, 2]);
   // Same branch, newer head: nothing dropped.
-  assert.equal(cache.onHead(headAt(5, root(0xa5), [root(0x00), root(0xb1)])), []);
+  assert.equal(cache.onHead(headAt(SPE + 1, root(0xa5), [root(0x00), root(0xb1)])), []);
   // Another branch for epoch 2.
   onBranch = root(0xc1);
-  assert.equal(cache.onHead(headAt(5, root(0xc5), [root(0x00), root(0xc1)])), [2]);
+  assert.equal(cache.onHead(headAt(SPE + 1, root(0xc5), [root(0x00), root(0xc1)])), [2]);
   assert.is(cache.peek(2), undefined);
   assert.ok(cache.peek(1), 'epoch 1 depends on the same block on both branches');
   assert.is((await cache.get(2)).dependentRoot, root(0xc1));
@@ -65,7 +65,7 @@ test('one fetch per epoch without a reorg; a head on a branch with another depen
 test('an answer that disagrees with the last head event is used but not cached, until the stream is gone', async () => {
   const { cache, calls } = cacheWith(() => root(0xb1));
   // The head event (branch C) was handled while the request, answered on branch B, was out.
-  cache.onHead(headAt(5, root(0xc5), [root(0x00), root(0xc1)]));
+  cache.onHead(headAt(SPE + 1, root(0xc5), [root(0x00), root(0xc1)]));
   assert.is((await cache.get(2)).dependentRoot, root(0xb1));
   assert.is(cache.peek(2), undefined, 'not cached');
   await cache.get(2);

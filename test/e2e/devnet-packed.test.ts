@@ -1,0 +1,97 @@
+/**
+ * End to end: `svc devnet up --validators 64` with its default layout, one validator process
+ * holding every key of the node (real processes, a temporary directory). The chain finalises; the
+ * manifest, `status` and `logs` name the packed process and the validators it holds; the packed
+ * process SIGKILLed is restarted once on the same slashing-protection database and finality goes
+ * on; `down --clean` leaves nothing. Deadlines derive from the genesis time and epoch length, with
+ * margins for a loaded two-core machine.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CliResult, cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { waitFor } from '../helpers/network.js';
+import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
+
+const VALIDATORS = 64;
+
+async function svc(env: Record<string, string>, ...args: string[]): Promise<any> {
+  return expectJsonOk(await runCli([...args, '--json'], env));
+}
+
+/** `devnet status --json` (exit 1 when unhealthy still prints the report). */
+async function status(env: Record<string, string>, dir: string): Promise<any> {
+  const r: CliResult = await runCli(['devnet', 'status', '--dir', dir, '--json'], env);
+  return JSON.parse(r.stdout);
+}
+
+function manifestPids(dir: string): number[] {
+  const m = readManifest(dir);
+  if (!m) return [];
+  return [m.supervisor?.pid, ...m.processes.map((p) => p.pid)].filter((p): p is number => typeof p === 'number' && p > 0);
+}
+
+test(`devnet up --validators ${VALIDATORS}: one validator process holds every key, the chain finalises, the process restarts on its own protection`, async () => {
+  await withTempDir(async (tmp) => {
+    const env = cliEnv(tmp, { SVC_PASSWORD: 'e2e-password' });
+    const dir = join(tmp, 'net');
+    const seen = new Set<number>();
+    try {
+      const up = await svc(env, 'devnet', 'up', '--validators', String(VALIDATORS), '--dir', dir, '--detach');
+      manifestPids(dir).forEach((p) => seen.add(p));
+      assert.is(up.validator_processes, 'per-node');
+      assert.equal(up.processes.map((p: { name: string }) => p.name), ['execution', 'beacon', 'validators']);
+      const all = Array.from({ length: VALIDATORS }, (_, i) => i);
+      assert.equal(up.processes[2].validators, all);
+      const m = readManifest(dir)!;
+      const epochMs = m.slot_seconds * m.slots_per_epoch * 1000;
+      const genesisMs = m.genesis_time * 1000;
+      // Epoch 1 finalises once epoch 2 is justified; a start-up slowed by load can cost a few
+      // epochs (votes of an epoch before the clients ran are missing), hence 20 epochs and 2 min.
+      const s = await waitFor('the first finalised epoch', async () => {
+        const st = await status(env, dir);
+        return st.finalized_epoch >= 1 ? st : undefined;
+      }, genesisMs + 21 * epochMs + 120_000 - Date.now(), 1_000);
+      assert.is(s.healthy, true, JSON.stringify(s.problems));
+      assert.equal(s.processes.find((p: { name: string }) => p.name === 'validators').validators, all);
+      assert.ok(s.validators.every((v: { process: string | null }) => v.process === 'validators'), 'status names the process holding each validator');
+      const logs = await svc(env, 'devnet', 'logs', 'validators', '--lines', '400');
+      assert.ok(logs.lines.some((l: string) => l.includes('"msg":"attestation sent"')), 'the packed process attests');
+
+      // SIGKILL: the supervisor restarts it once, on the same data directory (its slashing
+      // protection refuses nothing it signed before) and finality goes on.
+      const victim = s.processes.find((p: { name: string }) => p.name === 'validators');
+      const killedAt = s.finalized_epoch;
+      process.kill(victim.pid, 'SIGKILL');
+      const healed = await waitFor('the validator process restarted', async () => {
+        const st = await status(env, dir);
+        const v = st.processes.find((p: { name: string }) => p.name === 'validators');
+        return v.restarts === 1 && v.alive && v.pid !== victim.pid && st.healthy ? v : undefined;
+      }, 60_000, 500);
+      seen.add(healed.pid);
+      // Two more epochs justified after the restart finalise the next one; the same margins.
+      await waitFor(`finality beyond epoch ${killedAt} after the restart`, async () => {
+        const st = await status(env, dir);
+        return st.finalized_epoch > killedAt ? st : undefined;
+      }, 20 * epochMs + 120_000, 1_000);
+      const after = await svc(env, 'devnet', 'logs', 'validators', '--lines', '2000');
+      assert.not.ok(after.lines.some((l: string) => /slashing protection refused/.test(l)), 'nothing refused by slashing protection after the restart');
+
+      const clean = await svc(env, 'devnet', 'down', '--dir', dir, '--clean');
+      assert.is(clean.cleaned, true);
+      await waitFor('every process to exit', async () => ([...seen].some((p) => pidAlive(p)) ? undefined : true), 20_000, 50);
+      assert.not.ok(existsSync(dir), 'down --clean removed the directory');
+    } finally {
+      for (const pid of [...seen, ...manifestPids(dir)]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  });
+});
+
+test.run();
