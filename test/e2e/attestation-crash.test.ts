@@ -23,6 +23,12 @@ import { getJson, withDevnet } from '../helpers/network.js';
 const VALIDATORS = 4;
 /** The validator whose vote is followed (any of the four). */
 const ATTESTER = 2;
+/**
+ * A vote is includable in its target epoch and the next. The beacon's restart takes a few slots on
+ * a loaded machine, so the epochs are long enough that the vote is still includable after it: the
+ * durability of the vote is under test, not the inclusion window (the devnet preset has 2-slot epochs).
+ */
+const SLOTS_PER_EPOCH = 8;
 
 test('SIGKILL right after the beacon acknowledges an attestation: the vote survives and is offered for inclusion', async () => {
   await withDevnet({ validators: VALIDATORS }, async (d) => {
@@ -35,6 +41,7 @@ test('SIGKILL right after the beacon acknowledges an attestation: the vote survi
       networkId: 31340,
       genesisTime: Math.floor(Date.now() / 1000) - PRESETS.devnet.slot_seconds,
       mnemonic: DEV_MNEMONIC,
+      timing: { slotsPerEpoch: SLOTS_PER_EPOCH },
     }).genesis;
     await writeFile(d.genesisPath, JSON.stringify(genesis, null, 2) + '\n');
     d.genesis = JSON.parse(await readFile(d.genesisPath, 'utf8'));
