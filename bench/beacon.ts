@@ -64,6 +64,28 @@ export interface BeaconDetails {
   rawVerifyPerSecond: number;
 }
 
+/**
+ * A devnet-preset chain whose genesis started `slotsAgo` slots ago, with the keys of its
+ * validators and prefunded senders (from the public dev mnemonic) and the validators' RANDAO chains.
+ */
+export function devBenchChain(o: { validators: number; senders: number; chainId: string; networkId: number; slotsAgo: number }) {
+  const { genesis } = buildGenesis({
+    validators: o.validators,
+    accounts: o.senders,
+    preset: 'devnet',
+    chainId: o.chainId,
+    networkId: o.networkId,
+    genesisTime: Math.floor(Date.now() / 1000) - o.slotsAgo * PRESETS.devnet.slot_seconds,
+    mnemonic: DEV_MNEMONIC,
+  });
+  const seed = mnemonicToSeed(DEV_MNEMONIC);
+  const validators: WalletKeys[] = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
+  const accounts: WalletKeys[] = Array.from({ length: o.senders }, (_, i) => deriveWalletKeys(seed, walletPath(Branch.Accounts, i)));
+  validators.forEach((k, i) => check(k.address === genesis.validators[i]!.address, `validator ${i} derives from its path`));
+  const randao = validators.map((k) => new RandaoChain(k.mldsaSeed, genesis.config.randao_chain_length));
+  return { genesis, chainId: genesis.chain_id, validators, accounts, randao };
+}
+
 /** Runs the beacon benchmarks and prints a table unless `print` is false. */
 export async function runBeaconBench(opts: { seconds: number; print?: boolean }): Promise<{ results: BenchResult[]; details: BeaconDetails }> {
   const say = (msg: string): void => {
@@ -74,22 +96,7 @@ export async function runBeaconBench(opts: { seconds: number; print?: boolean })
   await initSignatureBackend('liboqs');
   const liboqs = await loadLiboqsBackend();
 
-  const built = buildGenesis({
-    validators: VALIDATORS,
-    accounts: SENDERS,
-    preset: 'devnet',
-    chainId: 'svc-bbench',
-    networkId: 31339,
-    genesisTime: Math.floor(Date.now() / 1000) - SLOTS_AGO * PRESETS.devnet.slot_seconds,
-    mnemonic: DEV_MNEMONIC,
-  });
-  const genesis = built.genesis;
-  const chainId = genesis.chain_id;
-  const seed = mnemonicToSeed(DEV_MNEMONIC);
-  const validators: WalletKeys[] = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
-  const accounts: WalletKeys[] = Array.from({ length: SENDERS }, (_, i) => deriveWalletKeys(seed, walletPath(Branch.Accounts, i)));
-  validators.forEach((k, i) => check(k.address === genesis.validators[i]!.address, `validator ${i} derives from its path`));
-  const randao = validators.map((k) => new RandaoChain(k.mldsaSeed, genesis.config.randao_chain_length));
+  const { genesis, chainId, validators, accounts, randao } = devBenchChain({ validators: VALIDATORS, senders: SENDERS, chainId: 'svc-bbench', networkId: 31339, slotsAgo: SLOTS_AGO });
 
   // Transfers for the full blocks: nonce-major, so each block spreads over every sender.
   const perBlock = Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS);

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
-import { epochOfSlot, PRESETS, slotAt, slotStartMs } from '../src/core/genesis/genesis.js';
+import { epochOfSlot, slotAt, slotStartMs } from '../src/core/genesis/genesis.js';
 import { type Block, type BlockHeader, blockMerkleRoot, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, signBlock } from '../src/core/types/block.js';
 import { sha3 } from '../src/core/crypto/hash.js';
 import { vrfProve } from '../src/core/crypto/vrf.js';
@@ -26,15 +26,13 @@ import { signStandardTx, type StandardTx, type Transaction } from '../src/core/t
 import { txFromJson } from '../src/core/types/transaction-json.js';
 import { SSZ_MEDIA_TYPE } from '../src/api/media.js';
 import { BeaconClient, ExecutionEngineClient } from '../src/client/beacon.js';
-import { buildGenesis } from '../src/genesis/build.js';
 import { BeaconNode } from '../src/node/beacon/node.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
-import { RandaoChain } from '../src/node/validator/randao-chain.js';
 import { silentLogger } from '../src/util/log.js';
-import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump } from './pump.js';
+import { devBenchChain } from './beacon.js';
 import { type CpuSplit, formatCpu, startCpu, threadIds } from './threads.js';
 
 const VALIDATORS = 4;
@@ -92,21 +90,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
   const previous = signatureBackend().name;
   // Signing the transfers with liboqs takes seconds; noble would take minutes.
   await initSignatureBackend('liboqs');
-  const built = buildGenesis({
-    validators: VALIDATORS,
-    accounts: SENDERS,
-    preset: 'devnet',
-    chainId: 'svc-pbench',
-    networkId: 31340,
-    genesisTime: Math.floor(Date.now() / 1000) - SLOTS_AGO * PRESETS.devnet.slot_seconds,
-    mnemonic: DEV_MNEMONIC,
-  });
-  const genesis = built.genesis;
-  const chainId = genesis.chain_id;
-  const seed = mnemonicToSeed(DEV_MNEMONIC);
-  const validators: WalletKeys[] = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
-  const accounts: WalletKeys[] = Array.from({ length: SENDERS }, (_, i) => deriveWalletKeys(seed, walletPath(Branch.Accounts, i)));
-  const randao = validators.map((k) => new RandaoChain(k.mldsaSeed, genesis.config.randao_chain_length));
+  const { genesis, chainId, validators, accounts, randao } = devBenchChain({ validators: VALIDATORS, senders: SENDERS, chainId: 'svc-pbench', networkId: 31340, slotsAgo: SLOTS_AGO });
   const perBlock = Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS);
   const blocks = 2 * (RUNS + WARM_RUNS);
   const tSign = performance.now();

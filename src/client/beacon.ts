@@ -14,7 +14,7 @@ import { SSZ_MEDIA_TYPE } from '../api/media.js';
 import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
 import { txFromJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
-import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
+import { type JsonExchange, envelopeError, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
 import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
@@ -470,12 +470,5 @@ async function exchangeSsz(url: string, method: string, body: Uint8Array | undef
   const res = await fetch(url, { method, headers: h, body, signal: AbortSignal.timeout(timeoutMs) });
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === SSZ_MEDIA_TYPE && res.ok) return { res, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { res, json };
+  return readJson(res);
 }

@@ -20,7 +20,11 @@ export async function exchangeJson(url: string, method: string, body: unknown, h
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = JSON_MEDIA_TYPE;
   }
-  const res = await fetch(url, init);
+  return readJson(await fetch(url, init));
+}
+
+/** The answer with its body parsed as JSON (undefined when it is empty or not JSON). */
+export async function readJson(res: Response): Promise<JsonExchange> {
   const text = await res.text();
   let json: unknown;
   try {

@@ -8,28 +8,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CliResult, cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
 import { getJson, waitFor } from '../helpers/network.js';
 import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
+import { devnetStatus, manifestPids } from '../helpers/devnet-cli.js';
 import type { DevnetStatus } from '../../src/devnet/status.js';
 import { HYBRID_NOISE_PROTOCOL } from '../../src/node/p2p/protocol-id.js';
 
 /** Slot length of this devnet: short, so heads move quickly, yet long enough for 13 processes on 2 busy cores. */
 const SLOT_SECONDS = 2;
 const SLOTS_PER_EPOCH = 4;
-
-/** `devnet status --json` (exit 1 when unhealthy still prints the report). */
-async function status(env: Record<string, string>, dir: string): Promise<DevnetStatus> {
-  const r: CliResult = await runCli(['devnet', 'status', '--dir', dir, '--json'], env);
-  return JSON.parse(r.stdout) as DevnetStatus;
-}
-
-/** Every pid the manifest in `dir` records (supervisor and processes). */
-function manifestPids(dir: string): number[] {
-  const m = readManifest(dir);
-  if (!m) return [];
-  return [m.supervisor?.pid, ...m.processes.map((p) => p.pid)].filter((p): p is number => typeof p === 'number' && p > 0);
-}
 
 function killAll(pids: number[]): void {
   for (const pid of pids) {
@@ -68,7 +56,7 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
       await waitFor(
         'every node to report P2P peers',
         async () => {
-          const s = await status(env, dir);
+          const s = await devnetStatus<DevnetStatus>(env, dir);
           return s.nodes.every((n) => (n.peers.beacon ?? 0) > 0 && (n.peers.execution ?? 0) > 0) ? s : undefined;
         },
         20 * slotMs,
@@ -79,7 +67,7 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
       const converged = await waitFor(
         'all three nodes on the same head, at height 3 or more',
         async () => {
-          const s = await status(env, dir);
+          const s = await devnetStatus<DevnetStatus>(env, dir);
           const roots = new Set(s.nodes.map((n) => n.head?.root ?? 'none'));
           return roots.size === 1 && (s.nodes[0]!.head?.index ?? 0) >= 3 ? s : undefined;
         },

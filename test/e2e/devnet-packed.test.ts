@@ -10,27 +10,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CliResult, cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { cliEnv, withTempDir } from '../helpers/cli.js';
 import { waitFor } from '../helpers/network.js';
 import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
+import { devnetStatus, manifestPids, svcJson as svc } from '../helpers/devnet-cli.js';
 
 const VALIDATORS = 64;
-
-async function svc(env: Record<string, string>, ...args: string[]): Promise<any> {
-  return expectJsonOk(await runCli([...args, '--json'], env));
-}
-
-/** `devnet status --json` (exit 1 when unhealthy still prints the report). */
-async function status(env: Record<string, string>, dir: string): Promise<any> {
-  const r: CliResult = await runCli(['devnet', 'status', '--dir', dir, '--json'], env);
-  return JSON.parse(r.stdout);
-}
-
-function manifestPids(dir: string): number[] {
-  const m = readManifest(dir);
-  if (!m) return [];
-  return [m.supervisor?.pid, ...m.processes.map((p) => p.pid)].filter((p): p is number => typeof p === 'number' && p > 0);
-}
 
 test(`devnet up --validators ${VALIDATORS}: one validator process holds every key, the chain finalises, the process restarts on its own protection`, async () => {
   await withTempDir(async (tmp) => {
@@ -50,7 +35,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       // Epoch 1 finalises once epoch 2 is justified; a start-up slowed by load can cost a few
       // epochs (votes of an epoch before the clients ran are missing), hence 20 epochs and 2 min.
       const s = await waitFor('the first finalised epoch', async () => {
-        const st = await status(env, dir);
+        const st = await devnetStatus(env, dir);
         return st.finalized_epoch >= 1 ? st : undefined;
       }, genesisMs + 21 * epochMs + 120_000 - Date.now(), 1_000);
       assert.is(s.healthy, true, JSON.stringify(s.problems));
@@ -65,7 +50,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       const killedAt = s.finalized_epoch;
       process.kill(victim.pid, 'SIGKILL');
       const healed = await waitFor('the validator process restarted', async () => {
-        const st = await status(env, dir);
+        const st = await devnetStatus(env, dir);
         const v = st.processes.find((p: { name: string }) => p.name === 'validators');
         return v.restarts === 1 && v.alive && v.pid !== victim.pid && st.healthy ? v : undefined;
       }, 60_000, 500);
@@ -77,7 +62,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       const restartedEpoch = epochAt(Date.now());
       // Two more epochs justified after the restart finalise the next one; the same margins.
       await waitFor(`finality beyond epoch ${killedAt} after the restart`, async () => {
-        const st = await status(env, dir);
+        const st = await devnetStatus(env, dir);
         return st.finalized_epoch > killedAt ? st : undefined;
       }, 20 * epochMs + 120_000, 1_000);
       const after = await svc(env, 'devnet', 'logs', 'validators', '--lines', '4000');

@@ -10,29 +10,12 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CliResult, cliEnv, expectCliError, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
+import { cliEnv, expectCliError, runCli, withTempDir } from '../helpers/cli.js';
 import { waitFor } from '../helpers/network.js';
 import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
+import { devnetStatus, manifestPids, svcJson as svc } from '../helpers/devnet-cli.js';
 
 const SINK = '0x00000000000000000000000000000000000000aa';
-
-/** Runs `svc …args --json` and returns the parsed document (asserting success). */
-async function svc(env: Record<string, string>, ...args: string[]): Promise<any> {
-  return expectJsonOk(await runCli([...args, '--json'], env));
-}
-
-/** `devnet status --json` (exit 1 when unhealthy still prints the report). */
-async function status(env: Record<string, string>, dir: string): Promise<any> {
-  const r: CliResult = await runCli(['devnet', 'status', '--dir', dir, '--json'], env);
-  return JSON.parse(r.stdout);
-}
-
-/** Every pid the manifest in `dir` records (supervisor and processes). */
-function manifestPids(dir: string): number[] {
-  const m = readManifest(dir);
-  if (!m) return [];
-  return [m.supervisor?.pid, ...m.processes.map((p) => p.pid)].filter((p): p is number => typeof p === 'number' && p > 0);
-}
 
 /** Waits until none of `pids` is alive. */
 async function allGone(pids: number[]): Promise<void> {
@@ -147,7 +130,7 @@ test('devnet up --detach --validator-processes per-validator: transfer finalised
       assert.is(logs.lines.length, 2);
 
       await walletFaucetTransfer(env);
-      const s1 = await status(env, dir);
+      const s1 = await devnetStatus(env, dir);
       assert.is(s1.healthy, true, JSON.stringify(s1.problems));
       assert.ok(s1.finalized_epoch >= 1, `finalised epoch ${s1.finalized_epoch}`);
       assert.is(s1.validators.length, 4);
@@ -157,14 +140,14 @@ test('devnet up --detach --validator-processes per-validator: transfer finalised
       const victim = s1.processes.find((p: { name: string }) => p.name === 'validator-2');
       process.kill(victim.pid, 'SIGKILL');
       const healed = await waitFor('validator-2 restarted', async () => {
-        const s = await status(env, dir);
+        const s = await devnetStatus(env, dir);
         const v = s.processes.find((p: { name: string }) => p.name === 'validator-2');
         return v.restarts === 1 && v.alive && v.pid !== victim.pid && s.healthy ? v : undefined;
       }, 30_000);
       seen.add(healed.pid);
 
       // down, then up on the same directory continues from the previous head.
-      const before = (await status(env, dir)).head.index;
+      const before = (await devnetStatus(env, dir)).head.index;
       const down = await svc(env, 'devnet', 'down', '--dir', dir);
       assert.is(down.cleaned, false);
       await allGone([...seen]);
@@ -183,10 +166,10 @@ test('devnet up --detach --validator-processes per-validator: transfer finalised
       assert.is(again.resumed, true);
       manifestPids(dir).forEach((p) => seen.add(p));
       await waitFor('the resumed chain to extend the old head', async () => {
-        const s = await status(env, dir);
+        const s = await devnetStatus(env, dir);
         return s.head && s.head.index > before ? s : undefined;
       }, 30_000);
-      const resumed = await status(env, dir);
+      const resumed = await devnetStatus(env, dir);
       assert.ok(resumed.finalized_epoch >= s1.finalized_epoch, 'finality kept across the restart');
 
       const clean = await svc(env, 'devnet', 'down', '--dir', dir, '--clean');
@@ -211,7 +194,7 @@ test('devnet up --single-process: transfer finalised; a SIGKILLed supervisor lea
       assert.is(seen.size, 2);
 
       await walletFaucetTransfer(env);
-      const s = await status(env, dir);
+      const s = await devnetStatus(env, dir);
       assert.is(s.healthy, true, JSON.stringify(s.problems));
       assert.is(s.mode, 'single-process');
       // svc node all serves each validator's metrics on the port the scrape config lists.
@@ -220,7 +203,7 @@ test('devnet up --single-process: transfer finalised; a SIGKILLed supervisor lea
       // The supervisor dies without stopping its node: status says so, down still cleans up.
       process.kill(up.supervisor_pid, 'SIGKILL');
       await allGone([up.supervisor_pid]);
-      const orphaned = await status(env, dir);
+      const orphaned = await devnetStatus(env, dir);
       assert.is(orphaned.healthy, false);
       assert.ok(orphaned.problems.some((p: string) => p.includes('supervisor')), JSON.stringify(orphaned.problems));
       await svc(env, 'devnet', 'down', '--dir', dir, '--clean');
