@@ -99,7 +99,7 @@ export async function runValidatorBench(opts: { print?: boolean } = {}): Promise
     details.coldStartMs = cold.startMs;
     details.coldReadyMs = cold.readyMs;
 
-    // Proposals over SLOTS slots while each slot also signs 16 attestations.
+    // Proposals over SLOTS slots while each slot also signs KEYS / slots_per_epoch attestations.
     const first = slotAt(genesis, Date.now()) + 1;
     const end = slotStartMs(genesis, first + SLOTS);
     await new Promise((ok) => setTimeout(ok, Math.max(0, end - Date.now() + slotMs / 2)));
@@ -115,7 +115,7 @@ export async function runValidatorBench(opts: { print?: boolean } = {}): Promise
     say(`${proposals.length}/${SLOTS} slots proposed; latencies ${lat.map((x) => x.toFixed(0)).join(', ')} ms; ${attested} attestations (${((attested / SLOTS) | 0)} a slot)`);
     row('validator proposal latency after slot start, median', `${proposals.length}/${SLOTS} slots`, median(lat), slotMs / 3);
     row('validator proposal latency after slot start, worst', `${proposals.length}/${SLOTS} slots`, Math.max(...lat), slotMs / 3);
-    row('validator attestation round (16 keys), median', `${attested} votes`, median(rounds), slotMs / 3);
+    row(`validator attestation round (${Math.round(KEYS / genesis.config.slots_per_epoch)} keys), median`, `${attested} votes`, median(rounds), slotMs / 3);
     details.proposals = proposals.length;
     details.attestations = attested;
     await cold.client.stop();
