@@ -10,6 +10,23 @@ import { EMPTY_REF, type NodeRef } from '../../src/node/execution/state/trie.js'
 import type { View } from '../../src/node/execution/state/view.js';
 import { ChainStore, type Db, WriteBatch } from '../../src/node/shared/store.js';
 
+/** An empty in-memory LevelDB behind a ChainStore, opened. */
+export async function memoryChainStore(): Promise<ChainStore> {
+  const level = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+  await level.open();
+  return new ChainStore(level);
+}
+
+/** Commits a view as `version` (stale nodes indexed under `owner`), writes it, and returns the new root. */
+export async function commitView(state: StateDb, store: ChainStore, view: View, version: number, owner = `block${version}`): Promise<NodeRef> {
+  const c = state.commit(view, version);
+  const batch = new WriteBatch();
+  state.queue(batch, c, owner);
+  await store.write(batch);
+  state.committed(c);
+  return c.root;
+}
+
 /** A state that moves forward block by block. */
 export class TrieState {
   /** Last committed version; the genesis commit is version 0. */
@@ -27,9 +44,7 @@ export class TrieState {
 
   /** Opens an empty state whose genesis (version 0) holds `balances`. */
   static async open(balances: Record<string, bigint> = {}): Promise<TrieState> {
-    const level = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
-    await level.open();
-    const store = new ChainStore(level);
+    const store = await memoryChainStore();
     const state = new TrieState(await StateDb.open(store), store);
     for (const [address, balance] of Object.entries(balances)) state.view.addBalance(address, balance);
     await state.commitBlock();
@@ -39,15 +54,11 @@ export class TrieState {
   /** Commits the current view as the next version (a block) and starts a fresh view of the result. */
   async commitBlock(): Promise<NodeRef> {
     const version = this.version + 1;
-    const c = this.db.commit(this.view, version);
-    const batch = new WriteBatch();
-    this.db.queue(batch, c, `block${version}`);
-    await this.store.write(batch);
-    this.db.committed(c);
+    const root = await commitView(this.db, this.store, this.view, version);
     this.version = version;
-    this.head = c.root;
-    this.view = this.db.view(c.root);
-    return c.root;
+    this.head = root;
+    this.view = this.db.view(root);
+    return root;
   }
 
   /** The state root the current view would commit (computed, nothing written): for comparing states. */

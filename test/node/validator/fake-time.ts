@@ -26,31 +26,28 @@ export class FakeTime {
     this.now = now;
   }
 
+  /** Fires the earliest timer due at or before `t` (moving the clock to it); false when none is. */
+  private fireNext(t: number): boolean {
+    const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+    if (!due) return false;
+    this.queue = this.queue.filter((x) => x !== due);
+    this.now = Math.max(this.now, due.at);
+    due.fn();
+    return true;
+  }
+
   /**
    * Moves the clock to `t` and fires the timers due, without waiting for the work they start
    * (to watch two pieces of work overlap; the test then waits on what the fake beacon records).
    */
   fireUpTo(t: number): void {
-    for (;;) {
-      const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
-      if (!due) break;
-      this.queue = this.queue.filter((x) => x !== due);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-    }
+    while (this.fireNext(t));
     this.now = Math.max(this.now, t);
   }
 
   /** Fires every timer due up to `t` in order, letting the client finish each phase's work. */
   async advanceTo(t: number, client: ValidatorClient): Promise<void> {
-    for (;;) {
-      const due = this.queue.filter((x) => x.at <= t).sort((a, b) => a.at - b.at || a.id - b.id)[0];
-      if (!due) break;
-      this.queue = this.queue.filter((x) => x !== due);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-      await client.idle();
-    }
+    while (this.fireNext(t)) await client.idle();
     this.now = Math.max(this.now, t);
     await client.idle();
   }

@@ -5,29 +5,14 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../../../src/core/codec/bytes.js';
-import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
+import { ChainStore, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef, accountNodeAt } from '../../../../src/node/execution/state/trie.js';
-import type { View } from '../../../../src/node/execution/state/view.js';
+import { commitView as commit, memoryChainStore as memoryStore } from '../../../helpers/trie-state.js';
 
 const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
 
-async function memoryStore(): Promise<ChainStore> {
-  const db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
-  await db.open();
-  return new ChainStore(db);
-}
-
-async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<NodeRef> {
-  const c = state.commit(view, version);
-  const batch = new WriteBatch();
-  state.queue(batch, c, `block${version}`);
-  await store.write(batch);
-  state.committed(c);
-  return c.root;
-}
 
 /** A store holding `n` accounts (balance i + 1) at the returned root. */
 async function populated(n: number): Promise<{ store: ChainStore; root: NodeRef }> {

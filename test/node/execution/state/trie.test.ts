@@ -7,6 +7,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryLevel } from 'memory-level';
+import { commitView as commit } from '../../../helpers/trie-state.js';
 import { parseHex, toHex } from '../../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../../src/core/crypto/hash.js';
 import {
@@ -49,15 +50,6 @@ async function openState(cacheBytes?: number): Promise<{ state: StateDb; store: 
   return { state: await StateDb.open(store, cacheBytes), store };
 }
 
-/** Commits a view as `version` (stale nodes indexed under `owner`) and returns the new root. */
-async function commit(state: StateDb, store: ChainStore, view: View, version: number, owner = `block${version}`): Promise<NodeRef> {
-  const c = state.commit(view, version);
-  const batch = new WriteBatch();
-  state.queue(batch, c, owner);
-  await store.write(batch);
-  state.committed(c);
-  return c.root;
-}
 
 /** Applies balances (0 deletes) to a fresh view of `root`. */
 function withBalances(state: StateDb, root: NodeRef, balances: Map<number, bigint>): View {
