@@ -23,6 +23,16 @@
  *   is ≥ the finalized epoch, its target epoch is > the finalized epoch, and its target agrees
  *   with the finalized checkpoint. Honest votes always satisfy this; the rule keeps pruning and
  *   restoring from JSON from changing what counts.
+ * - A supermajority link (≥ 2/3 of stake voting the same source → target) justifies its source
+ *   even when this node never saw the votes that justified it. Justification here counts votes
+ *   received directly as well as those in blocks, so a node that was partitioned or offline when
+ *   an epoch's votes were gossiped, and whose blocks never carried them, would otherwise hold that
+ *   epoch unjustified and discard every later vote whose source it is: its finality would stop for
+ *   good. The inference is sound while less than 2/3 of stake is faulty: an honest validator
+ *   votes from a source only after seeing it justified, so if any honest validator is among the
+ *   voters, the source's justifying votes exist; only a faulty 2/3 could fake it, and a faulty
+ *   2/3 can finalize anything anyway. Accountability is unchanged: the votes behind every
+ *   justification exist and are signed, only not all held here.
  * - Stake is read from the latest `setBalances` at the time of evaluation (not at vote time);
  *   a balance change re-evaluates every pending link.
  */
@@ -818,7 +828,16 @@ export class ForkChoice {
     for (let q = 0; q < queue.length; q++) {
       const link = queue[q]!;
       const fe = this.finalizedCp.epoch;
-      if (link.source.epoch < fe || link.target.epoch <= fe || !this.justifiedSet.has(cpKey(link.source))) continue;
+      if (link.source.epoch < fe || link.target.epoch <= fe) continue;
+      const sk = cpKey(link.source);
+      if (!this.justifiedSet.has(sk)) {
+        // A supermajority link proves its source justified (see the file comment): it is how a
+        // node that missed the votes justifying the source, which no block carried, catches up.
+        // The target agreeing with the finalized checkpoint implies its ancestor, the source, does.
+        if (!this.supermajority(link.stake) || !this.agreesWithFinalized(link.target.root)) continue;
+        this.justify(link.source);
+        queue.push(...(this.linksBySource.get(sk) ?? []).filter((l) => l !== link));
+      }
       const tk = cpKey(link.target);
       if (!this.justifiedSet.has(tk)) {
         if (!this.agreesWithFinalized(link.target.root)) continue;
