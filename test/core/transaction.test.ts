@@ -760,4 +760,27 @@ test('EnvelopeVerifier (one reused preimage buffer, hex signer) agrees with veri
   bytesIs(env, original, 'the envelope is read, never zeroed in place');
 });
 
+test('EnvelopeVerifier: remembered signer addresses are confirmed by the whole key, and the memory stays bounded', () => {
+  const v = new EnvelopeVerifier(CHAIN);
+  const address = (pk: Uint8Array): string => (v as unknown as { address(pk: Uint8Array): string }).address(pk);
+  const two = encodeTx(signStandardTx(transferFields, otherKey, CHAIN));
+  for (let i = 0; i < 3; i++) {
+    assert.is(v.signer(encodeTx(transfer)), toHex(sender));
+    assert.is(v.signer(two), toHex(addressFromPublicKey(otherKey.publicKey)));
+  }
+  // Same leading bytes (the memory's key), another key: its own address, and the first one's stays right.
+  const lookalike = new Uint8Array(key.publicKey);
+  lookalike[lookalike.length - 1]! ^= 1;
+  assert.is(address(lookalike), toHex(addressFromPublicKey(lookalike)));
+  assert.is(address(key.publicKey), toHex(sender));
+  // Far more distinct keys than it holds: every answer is still the key's own address.
+  const keys = Array.from({ length: 1500 }, (_, i) => {
+    const pk = new Uint8Array(key.publicKey);
+    new DataView(pk.buffer).setUint32(0, i);
+    return pk;
+  });
+  for (const pk of [...keys, ...keys.slice(0, 10)]) assert.is(address(pk), toHex(addressFromPublicKey(pk)));
+  assert.ok((v as unknown as { addresses: Map<string, unknown> }).addresses.size <= 1024, 'bounded');
+});
+
 test.run();

@@ -425,6 +425,11 @@ export function verifyEnvelope(envelope: Uint8Array, chainId: string): Uint8Arra
   return addressFromPublicKey(publicKey);
 }
 
+/** Public keys whose addresses an EnvelopeVerifier remembers (about 2 MB of keys per thread). */
+const ADDRESS_CACHE_ENTRIES = 1024;
+/** Leading public-key bytes (ML-DSA's matrix seed ρ) that key that memory; the whole key confirms a hit. */
+const ADDRESS_CACHE_KEY_BYTES = 32;
+
 /**
  * verifyEnvelope for a thread that verifies many envelopes of one chain. The signing hash's
  * preimage (domain tag, chain id, the envelope with signature and key zeroed) is assembled in one
@@ -436,6 +441,8 @@ export class EnvelopeVerifier {
   private readonly prefix: Uint8Array;
   /** Grows to the longest envelope seen, at most MAX_TX_BYTES past the prefix. */
   private preimage: Uint8Array;
+  /** Signer addresses by the first bytes of their public key, confirmed by comparing the whole key; oldest out first. */
+  private readonly addresses = new Map<string, { publicKey: Uint8Array; address: string }>();
 
   constructor(private readonly chainId: string) {
     this.prefix = concatBytes(domainTagBytes(Domain.Tx), chainIdBytes(chainId));
@@ -459,6 +466,18 @@ export class EnvelopeVerifier {
     preimage.fill(0, at + STD_SIG_START, at + STD_PK_END);
     const publicKey = envelope.subarray(STD_PK_START, STD_PK_END);
     if (!verify(publicKey, sha3(preimage.subarray(0, end)), envelope.subarray(STD_SIG_START, STD_PK_START))) return null;
-    return addressHexFromPublicKey(publicKey);
+    return this.address(publicKey);
+  }
+
+  /** A verified key's address: senders repeat, and a remembered one saves a SHA3 of the 1,952-byte key. */
+  private address(publicKey: Uint8Array): string {
+    const key = Buffer.from(publicKey.buffer, publicKey.byteOffset, ADDRESS_CACHE_KEY_BYTES).toString('latin1');
+    const hit = this.addresses.get(key);
+    if (hit && Buffer.from(hit.publicKey.buffer, hit.publicKey.byteOffset, hit.publicKey.byteLength).equals(Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength))) return hit.address;
+    const address = addressHexFromPublicKey(publicKey);
+    if (!hit && this.addresses.size >= ADDRESS_CACHE_ENTRIES) this.addresses.delete(this.addresses.keys().next().value!);
+    // A copy: the key is a view into a message buffer that must not stay alive for the cache.
+    this.addresses.set(key, { publicKey: new Uint8Array(publicKey), address });
+    return address;
   }
 }
