@@ -1,6 +1,8 @@
 /**
  * Execution-layer throughput, each figure next to its limit:
  *  1. raw ML-DSA-65 verifications per second on all cores (one liboqs worker thread per core): the ceiling;
+ *     then a verifier thread's whole job per transfer on all cores (the floor of the rows' verifier
+ *     CPU per transaction) and the raw verify beside a busy main thread (what sharing costs);
  *  2. admission of signed transfers through REST (the client a separate process) and through
  *     in-process `node.submit`, as a share of (1);
  *  3. import of a full 30M-gas block of transfers, through the engine API and in process, cold
@@ -22,7 +24,6 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { parseHex, toHex } from '../src/core/codec/bytes.js';
 import { genesisStateRoot } from '../src/core/state/genesis-root.js';
 import { initSignatureBackend, loadLiboqsBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
@@ -42,6 +43,7 @@ import type { LoadBodyKind, LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump, type PumpResult } from './pump.js';
 import { type CpuSplit, formatCpu, startCpu, threadIds } from './threads.js';
+import { type Signed, verifyOnAllCores, type VerifyWorkerReport } from './verify-cores.js';
 
 const CHAIN_ID = 'svc-bench';
 /** Fixed, so runs are reproducible; import does not compare block times with the wall clock. */
@@ -73,7 +75,14 @@ interface Timed {
 /** Detailed figures behind the table (the JSON output). */
 export interface ExecutionDetails {
   cores: number;
-  rawVerify: { threads: number; perThread: number[]; total: number; otherProcessesCores?: number };
+  rawVerify: { threads: number; perThread: number[]; total: number; otherProcessesCores?: number; cpuUsPerVerify?: number };
+  /**
+   * A node verifier thread's whole job per unknown transfer (EnvelopeVerifier and the tx hash) on
+   * every core, and the raw verify again beside a busy main thread: the floor of the rows'
+   * `verifiers` µs/tx and what sharing the cores adds to each verification's CPU time.
+   */
+  verifierFloor: { perThread: number[]; total: number; cpuUsPerTx?: number };
+  rawVerifyBusyMain: { perThread: number[]; total: number; cpuUsPerVerify?: number };
   /** The batch endpoint with SSZ lists. */
   admissionRest: PumpResult & { warmup: number; txPerSecond: number; cpu: CpuSplit; journal: { syncs: number; writes: number }; batchSize: number };
   /** Single-transaction POSTs, SSZ and JSON bodies. */
@@ -158,24 +167,15 @@ export function buildBenchBlock(genesis: Genesis, validator: WalletKeys, index: 
   });
 }
 
-function nextMessage<T>(w: Worker): Promise<T> {
-  return new Promise((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-  });
+/** (1) `threads` liboqs workers verifying pre-made signatures at the same time; returns each worker's rate. */
+export async function rawVerifyAllCores(signed: Signed[], threads: number, seconds: number): Promise<number[]> {
+  return (await verifyOnAllCores({ kind: 'raw', signed }, threads, seconds)).map((r) => r.rate);
 }
 
-/** (1) `threads` liboqs workers verifying pre-made signatures at the same time; returns each worker's rate. */
-export async function rawVerifyAllCores(signed: Array<{ pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }>, threads: number, seconds: number): Promise<number[]> {
-  const workers = Array.from({ length: threads }, () => new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { signed, seconds } }));
-  try {
-    await Promise.all(workers.map((w) => nextMessage(w)));
-    const rates = workers.map((w) => nextMessage<{ rate: number }>(w));
-    for (const w of workers) w.postMessage('go');
-    return (await Promise.all(rates)).map((m) => m.rate);
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
+/** Mean of the workers' own CPU µs per operation, or undefined without /proc. */
+function meanCpuUs(reports: VerifyWorkerReport[]): number | undefined {
+  const us = reports.map((r) => r.cpuUsPerOp);
+  return us.every((u) => u !== undefined) ? us.reduce((a, b) => a + b!, 0) / us.length : undefined;
 }
 
 /** Runs `fn`, profiled into `<profileDir>/<name>.cpuprofile` when a directory is given. */
@@ -477,10 +477,13 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   say(`raw verify: ${cores} liboqs worker threads, ~${rawSeconds} s`);
   const rawCpu = startCpu();
   const tRaw = performance.now();
-  const perThread = await rawVerifyAllCores(signed, cores, rawSeconds);
+  const rawReports = await verifyOnAllCores({ kind: 'raw', signed }, cores, rawSeconds);
   const rawSplit = rawCpu.finish((performance.now() - tRaw) / 1000, {});
+  const perThread = rawReports.map((r) => r.rate);
   const raw = perThread.reduce((a, b) => a + b, 0);
-  results.push({ name: 'ML-DSA-65 verify, all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: raw, note: `limit for the rows below (${perThread.map((r) => r.toFixed(0)).join(' + ')})` });
+  const rawCpuUs = meanCpuUs(rawReports);
+  const cpuNote = (us: number | undefined, what: string): string => (us === undefined ? '' : `; CPU ${us.toFixed(0)} µs per ${what}`);
+  results.push({ name: 'ML-DSA-65 verify, all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: raw, note: `limit for the rows below (${perThread.map((r) => r.toFixed(0)).join(' + ')})${cpuNote(rawCpuUs, 'verify')}` });
   const vsRaw = (value: number, goal?: string): { ratio: number; note: string } => {
     const ratio = value / raw;
     return { ratio, note: `${ratio.toFixed(2)}x raw all-core verify${goal ? ` (goal ${goal})` : ''}` };
@@ -506,6 +509,18 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   await initSignatureBackend(previous);
   say(`signed ${txs.length} transfers in ${((performance.now() - tSign) / 1000).toFixed(1)} s`);
   const envelopes = txs.map(encodeTx);
+  // (1b) The floor of the rows' `verifiers` µs/tx (a verifier thread's whole job per unknown
+  // transfer, alone on the cores), and the raw verify's CPU beside a busy main thread.
+  say(`verifier floor: ${cores} threads of EnvelopeVerifier + tx hash, then raw verify beside a busy main thread, ~${rawSeconds} s each`);
+  const floorReports = await verifyOnAllCores({ kind: 'envelope', envelopes: envelopes.slice(0, SENDERS), chainId: CHAIN_ID }, cores, rawSeconds);
+  const busyReports = await verifyOnAllCores({ kind: 'raw', signed }, cores, rawSeconds, { busyMain: true });
+  const floorCpuUs = meanCpuUs(floorReports);
+  const busyCpuUs = meanCpuUs(busyReports);
+  const floorRate = floorReports.reduce((n, r) => n + r.rate, 0);
+  const busyRate = busyReports.reduce((n, r) => n + r.rate, 0);
+  const vsRawCpu = (us: number | undefined): string => (us === undefined || rawCpuUs === undefined ? '' : ` (${(us / rawCpuUs).toFixed(2)}x the raw verify's)`);
+  results.push({ name: 'verifier thread work per transfer (EnvelopeVerifier + tx hash), all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: floorRate, ratio: vsRaw(floorRate).ratio, note: `${vsRaw(floorRate).note}; floor of the verifiers column${cpuNote(floorCpuUs, 'tx')}${vsRawCpu(floorCpuUs)}` });
+  results.push({ name: 'ML-DSA-65 verify, all cores, main thread busy', backend: `liboqs, ${cores} threads + main`, unit: 'ops/s', value: busyRate, ratio: vsRaw(busyRate).ratio, note: `${vsRaw(busyRate).note}; sharing the cores${cpuNote(busyCpuUs, 'verify')}${vsRawCpu(busyCpuUs)}` });
   // As the REST routes decode a received envelope: the fields are views into it, and admission gets both.
   const decoded: Received[] = envelopes.map((e) => ({ tx: decodeTxViews(e) as StandardTx, envelope: e }));
   const warmCount = WARM_NONCES * SENDERS;
@@ -638,7 +653,9 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
 
   const details: ExecutionDetails = {
     cores,
-    rawVerify: { threads: cores, perThread, total: raw, ...(rawSplit.otherProcessesCores === undefined ? {} : { otherProcessesCores: rawSplit.otherProcessesCores }) },
+    rawVerify: { threads: cores, perThread, total: raw, ...(rawSplit.otherProcessesCores === undefined ? {} : { otherProcessesCores: rawSplit.otherProcessesCores }), ...(rawCpuUs === undefined ? {} : { cpuUsPerVerify: rawCpuUs }) },
+    verifierFloor: { perThread: floorReports.map((r) => r.rate), total: floorRate, ...(floorCpuUs === undefined ? {} : { cpuUsPerTx: floorCpuUs }) },
+    rawVerifyBusyMain: { perThread: busyReports.map((r) => r.rate), total: busyRate, ...(busyCpuUs === undefined ? {} : { cpuUsPerVerify: busyCpuUs }) },
     admissionRest: { ...rest.result, warmup: warmCount, txPerSecond: restTps, cpu: rest.cpu, journal, batchSize: BATCH_SIZE },
     admissionRestSingle: { ssz: { ...restSsz.result, txPerSecond: restSsz.txPerSecond, cpu: restSsz.cpu }, json: { ...restJson.result, txPerSecond: restJson.txPerSecond, cpu: restJson.cpu } },
     admissionInProcess: { runs: directRuns, median: direct.txPerSecond, warmup: warmCount },

@@ -28,6 +28,19 @@ export function threadCpu(): Map<number, number> {
   return out;
 }
 
+/**
+ * CPU seconds the calling thread has run (/proc/thread-self/schedstat, nanoseconds: exact over a
+ * short phase where the tick-based /proc stat fields are not), or undefined without /proc.
+ */
+export function ownThreadCpuSeconds(): number | undefined {
+  if (!HAS_PROC) return undefined;
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Thread ids alive now. */
 export function threadIds(): Set<number> {
   return new Set(threadCpu().keys());

@@ -31,6 +31,7 @@ import {
   decodeTx,
   encodeTx,
   encodeUnsignedTx,
+  EnvelopeVerifier,
   intrinsicGas,
   maxCost,
   signAuthorizationTx,
@@ -728,6 +729,58 @@ test('verifyEnvelope (no decode) agrees with verifyTxSignature: signer, tamperin
   const t3 = signEcdsaAuthorizedTx({ ...transferFields, from: sender }, new Uint8Array(32).fill(3), CHAIN);
   bytesIs(verifyEnvelope(encodeTx(t3), CHAIN)!, verifyTxSignature(t3, CHAIN));
   assert.is(verifyEnvelope(Uint8Array.of(9, 9, 9), CHAIN), null);
+});
+
+test('EnvelopeVerifier (one reused preimage buffer, hex signer) agrees with verifyEnvelope, whatever it verified before', () => {
+  const v = new EnvelopeVerifier(CHAIN);
+  const hex = toHex(sender);
+  const env = encodeTx(transfer);
+  const original = new Uint8Array(env);
+  // A long deployment first, so the shorter envelopes after it run on a buffer holding older bytes past their end.
+  const deploy = encodeTx(signStandardTx({ ...transferFields, to: null, gasLimit: 500_000n, data: filled(2000, 9) }, key, CHAIN));
+  const t3 = signEcdsaAuthorizedTx({ ...transferFields, from: sender }, new Uint8Array(32).fill(3), CHAIN);
+  const cases: Array<[string, Uint8Array]> = [
+    ['deployment', deploy],
+    ['transfer', env],
+    ...[1, 40, 70, 3380, env.length - 1].map((at): [string, Uint8Array] => [`flipped byte ${at}`, flipByte(env, at)]),
+    ['Node Buffer', Buffer.from(env)],
+    ['view into a larger buffer', concatBytes(new Uint8Array(7), env, new Uint8Array(5)).subarray(7, 7 + env.length)],
+    ['truncated', env.subarray(0, env.length - 1)],
+    ['type 3', encodeTx(t3)],
+    ['garbage', Uint8Array.of(9, 9, 9)],
+    ['transfer again', env],
+  ];
+  for (const [what, e] of cases) {
+    const want = verifyEnvelope(e, CHAIN);
+    assert.is(v.signer(e), want && toHex(want), what);
+  }
+  assert.is(v.signer(env), hex);
+  assert.is(v.signer(deploy), hex);
+  assert.is(new EnvelopeVerifier(OTHER_CHAIN).signer(env), null, 'the chain id is part of the preimage');
+  bytesIs(env, original, 'the envelope is read, never zeroed in place');
+});
+
+test('EnvelopeVerifier: remembered signer addresses are confirmed by the whole key, and the memory stays bounded', () => {
+  const v = new EnvelopeVerifier(CHAIN);
+  const address = (pk: Uint8Array): string => (v as unknown as { address(pk: Uint8Array): string }).address(pk);
+  const two = encodeTx(signStandardTx(transferFields, otherKey, CHAIN));
+  for (let i = 0; i < 3; i++) {
+    assert.is(v.signer(encodeTx(transfer)), toHex(sender));
+    assert.is(v.signer(two), toHex(addressFromPublicKey(otherKey.publicKey)));
+  }
+  // Same leading bytes (the memory's key), another key: its own address, and the first one's stays right.
+  const lookalike = new Uint8Array(key.publicKey);
+  lookalike[lookalike.length - 1]! ^= 1;
+  assert.is(address(lookalike), toHex(addressFromPublicKey(lookalike)));
+  assert.is(address(key.publicKey), toHex(sender));
+  // Far more distinct keys than it holds: every answer is still the key's own address.
+  const keys = Array.from({ length: 1500 }, (_, i) => {
+    const pk = new Uint8Array(key.publicKey);
+    new DataView(pk.buffer).setUint32(0, i);
+    return pk;
+  });
+  for (const pk of [...keys, ...keys.slice(0, 10)]) assert.is(address(pk), toHex(addressFromPublicKey(pk)));
+  assert.ok((v as unknown as { addresses: Map<string, unknown> }).addresses.size <= 1024, 'bounded');
 });
 
 test.run();

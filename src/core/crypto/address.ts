@@ -2,12 +2,18 @@
 import { ADDRESS_BYTES, PUBLIC_KEY_BYTES } from '../constants.js';
 import { CryptoError, MalformedError } from '../errors.js';
 import { toHex, u64LE, utf8 } from '../codec/bytes.js';
-import { keccak256, sha3 } from './hash.js';
+import { keccak256, sha3, sha3Hex } from './hash.js';
 
 /** Address of an ML-DSA-65 public key: the last 20 bytes of SHA3-256(public key). */
 export function addressFromPublicKey(publicKey: Uint8Array): Uint8Array {
   if (publicKey.length !== PUBLIC_KEY_BYTES) throw new CryptoError(`public key must be ${PUBLIC_KEY_BYTES} bytes, got ${publicKey.length}`);
   return sha3(publicKey).slice(32 - ADDRESS_BYTES);
+}
+
+/** addressFromPublicKey as 0x hex, cut from the digest's hex (no byte arrays: the verifier threads' form). */
+export function addressHexFromPublicKey(publicKey: Uint8Array): string {
+  if (publicKey.length !== PUBLIC_KEY_BYTES) throw new CryptoError(`public key must be ${PUBLIC_KEY_BYTES} bytes, got ${publicKey.length}`);
+  return '0x' + sha3Hex(publicKey).slice(2 + 2 * (32 - ADDRESS_BYTES));
 }
 
 /** Ethereum address of an uncompressed secp256k1 public key (65 bytes, 0x04 prefix). */

@@ -11,6 +11,11 @@ export function sha3(...parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(h.digest());
 }
 
+/** SHA3-256 of `data` as 0x hex, straight from the digest: no byte arrays for a caller that wants the hex. */
+export function sha3Hex(data: Uint8Array): string {
+  return '0x' + hash('sha3-256', data, 'hex');
+}
+
 /** Keccak-256 (pre-standard SHA3), used only for Ethereum-style ECDSA addresses. */
 export function keccak256(data: Uint8Array): Uint8Array {
   return keccak_256(data);

@@ -1,9 +1,8 @@
 /** Worker thread: verifies envelopes' signatures with the fast backend and, when asked, derives their transaction hashes. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { toHex } from '../../core/codec/bytes.js';
 import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
-import { verifyEnvelope } from '../../core/types/transaction.js';
-import { sha3 } from '../../core/crypto/hash.js';
+import { EnvelopeVerifier } from '../../core/types/transaction.js';
+import { sha3Hex } from '../../core/crypto/hash.js';
 
 interface Job {
   id: number;
@@ -17,15 +16,19 @@ interface Job {
 const { chainId } = workerData as { chainId: string };
 // Same choice as the main thread (workers inherit its environment), so one process uses one backend.
 await initSignatureBackend(backendFromEnv(), () => undefined);
+// One per thread: it reuses its preimage buffer, so a verification allocates no copy of the envelope.
+const verifier = new EnvelopeVerifier(chainId);
 parentPort!.on('message', (job: Job) => {
+  const { packed, lengths, hashIt } = job;
+  const results = new Array<{ signer: string | null; ms: number; hash?: string }>(lengths.length);
   let off = 0;
-  const envelopes = job.lengths.map((n) => job.packed.subarray(off, (off += n)));
-  const results = envelopes.map((env, i) => {
+  for (let i = 0; i < lengths.length; i++) {
+    const env = packed.subarray(off, (off += lengths[i]!));
     const start = performance.now();
-    const signer = verifyEnvelope(env, chainId);
+    const signer = verifier.signer(env);
     const ms = performance.now() - start;
-    return job.hashIt?.[i] ? { signer: signer && toHex(signer), ms, hash: toHex(sha3(env)) } : { signer: signer && toHex(signer), ms };
-  });
+    results[i] = hashIt?.[i] ? { signer, ms, hash: sha3Hex(env) } : { signer, ms };
+  }
   parentPort!.postMessage({ id: job.id, results });
 });
 parentPort!.postMessage({ ready: true });
