@@ -29,6 +29,7 @@ import {
   checkGasLimit,
   checkGasPrice,
   decodeTx,
+  decodeTxViews,
   encodeTx,
   encodeUnsignedTx,
   EnvelopeVerifier,
@@ -456,6 +457,33 @@ test('decodeTx: whatever it accepts is the canonical encoding of what it returns
       }
     }
     assert.ok(refused >= 9, `${refused} refused`);
+  }
+});
+
+test('decodeTx and decodeTxViews read a type-0 envelope field for field as the SSZ schema does (views share the bytes, copies do not)', () => {
+  const cases = [
+    transfer,
+    signStandardTx({ ...transferFields, to: null, data: filled(300, 9) }, key, CHAIN),
+    signStandardTx({ ...transferFields, nonce: (1n << 53n) - 1n, gasPrice: (1n << 64n) - 1n, value: (1n << 256n) - 1n, data: filled(1, 1) }, key, CHAIN),
+    signStandardTx({ ...transferFields, nonce: 0n, gasPrice: 0n, gasLimit: 0n, value: 0n }, key, CHAIN),
+  ];
+  for (const tx of cases) {
+    const env = encodeTx(tx);
+    const v = StandardTxSsz.deserialize(env.subarray(1));
+    for (const decoded of [decodeTx(env), decodeTxViews(env)] as StandardTx[]) {
+      assert.is(decoded.type, 0);
+      assert.is(decoded.nonce, v.nonce);
+      assert.is(decoded.gasPrice, v.gasPrice);
+      assert.is(decoded.gasLimit, v.gasLimit);
+      assert.is(decoded.value, bytesToBigintBE(v.value));
+      if (v.to.length === 0) assert.is(decoded.to, null);
+      else bytesIs(decoded.to!, v.to);
+      bytesIs(decoded.data, v.data);
+      bytesIs(decoded.signature, v.signature);
+      bytesIs(decoded.publicKey, v.publicKey);
+    }
+    assert.is((decodeTxViews(env) as StandardTx).signature.buffer, env.buffer);
+    assert.is.not((decodeTx(env) as StandardTx).signature.buffer, env.buffer);
   }
 });
 

@@ -9,6 +9,7 @@ import {
   DEPLOY_BYTE_GAS,
   ECDSA_SIGNATURE_BYTES,
   MAX_TX_BYTES,
+  MAX_TX_DATA_BYTES,
   PUBLIC_KEY_BYTES,
   SIGNATURE_BYTES,
   TX_BASE_GAS,
@@ -180,6 +181,13 @@ export function decodeTxViews(bytes: Uint8Array): Transaction {
 function decodeEnvelope(bytes: Uint8Array, views: boolean): Transaction {
   if (bytes.length < 2) throw new MalformedError('tx.Envelope', 'too short');
   if (bytes.length > MAX_TX_BYTES) throw new MalformedError('tx.Envelope', `larger than ${MAX_TX_BYTES} bytes`);
+  if (bytes[0] === TxType.Standard) {
+    const fast = decodeStandardCanonical(bytes, views);
+    if (fast) {
+      assertWellFormed(fast);
+      return fast;
+    }
+  }
   const body = bytes.subarray(1);
   const reuse = { reuseBytes: views };
   let tx: Transaction;
@@ -220,6 +228,38 @@ const VALUE_DATA_OFFSET_AT = VALUE_TO_OFFSET_AT + 4 + 32;
 /** Fixed parts of the payloads (after the type byte): what the first variable field's offset must equal. */
 const STANDARD_FIXED = 8 * 3 + 4 + 32 + 4 + SIGNATURE_BYTES + PUBLIC_KEY_BYTES;
 const AUTHORIZED_FIXED = 8 * 3 + 4 + 32 + 4 + ADDRESS_BYTES + ECDSA_SIGNATURE_BYTES;
+
+/**
+ * A type-0 envelope in its canonical layout (what checkCanonicalLayout requires), read field by
+ * field: the generic SSZ decoder cost ~5 µs per transaction, ~7 ms for a full block's import.
+ * Anything else returns undefined, and the generic path decodes it or names its fault, so both
+ * paths accept exactly the same envelopes and return the same transaction.
+ */
+function decodeStandardCanonical(bytes: Uint8Array, views: boolean): StandardTx | undefined {
+  const n = bytes.length;
+  if (n < 1 + STANDARD_FIXED) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+  // Offsets count from the payload, after the type byte.
+  const toAt = view.getUint32(VALUE_TO_OFFSET_AT, true);
+  const dataAt = view.getUint32(VALUE_DATA_OFFSET_AT, true);
+  const toLength = dataAt - toAt;
+  const dataLength = n - 1 - dataAt;
+  if (toAt !== STANDARD_FIXED || (toLength !== 0 && toLength !== ADDRESS_BYTES) || dataLength < 0 || dataLength > MAX_TX_DATA_BYTES) return undefined;
+  const part = (from: number, length: number): Uint8Array => (views ? bytes.subarray(from, from + length) : bytes.slice(from, from + length));
+  const valueAt = VALUE_TO_OFFSET_AT + 4;
+  const signatureAt = VALUE_DATA_OFFSET_AT + 4;
+  return {
+    type: TxType.Standard,
+    nonce: view.getBigUint64(1, true),
+    gasPrice: view.getBigUint64(9, true),
+    gasLimit: view.getBigUint64(17, true),
+    to: toLength === 0 ? null : part(1 + toAt, ADDRESS_BYTES),
+    value: bytesToBigintBE(bytes.subarray(valueAt, valueAt + 32)),
+    data: part(1 + dataAt, dataLength),
+    signature: part(signatureAt, SIGNATURE_BYTES),
+    publicKey: part(signatureAt + SIGNATURE_BYTES, PUBLIC_KEY_BYTES),
+  };
+}
 
 /**
  * The envelope is the one SSZ encoding of its value, proven in O(1) instead of by encoding it

@@ -1,7 +1,8 @@
 /**
- * Stored blocks in storage layout 4 (see `Keys`): each block is split into a small record, its
- * state changes, a binary shell (header and signature), its transaction-hash list, and one
- * envelope and one receipt per transaction, so every read costs the size of what it returns.
+ * Stored blocks in storage layout 5 (see `Keys`): each block is split into a small record, its
+ * state changes, a binary shell (header and signature), its transaction-hash list, and one entry
+ * per transaction (its receipt and envelope together), so every read costs the size of what it
+ * returns: a transaction's own bytes, never its block's.
  * The record and state-change caches are bounded by bytes.
  */
 import { HASH_BYTES } from '../../core/constants.js';
@@ -126,6 +127,65 @@ export interface NewBlock {
   envelopes: Uint8Array[];
   txHashes: Uint8Array[];
   receipts: Receipt[];
+  /** `receipts` already serialised (receiptJson of each), when the caller needs the strings too. */
+  receiptsJson?: string[];
+}
+
+/** A JSON string value or null; the fast path below only meets hex, decimal and kind strings, which need no escaping. */
+const jsonOrNull = (v: string | null): string => (v === null ? 'null' : `"${v}"`);
+
+/**
+ * JSON.stringify(receipt), byte for byte, about twice as fast for the common receipt (no logs, no
+ * error: every transfer), whose strings are hex, decimal or a kind name and need no escaping. A
+ * block's 1,428 receipts are serialised on every import.
+ */
+export function receiptJson(r: Receipt): string {
+  if (r.logs.length > 0 || r.error !== undefined) return JSON.stringify(r);
+  return `{"transactionHash":"${r.transactionHash}","transactionIndex":${r.transactionIndex},"blockHash":"${r.blockHash}","blockNumber":${r.blockNumber},"from":"${r.from}","to":${jsonOrNull(r.to)},"kind":"${r.kind}","status":${r.status},"gasUsed":${r.gasUsed},"cumulativeGasUsed":${r.cumulativeGasUsed},"effectiveGasPrice":"${r.effectiveGasPrice}","fee":"${r.fee}","contractAddress":${jsonOrNull(r.contractAddress)},"logs":[]}`;
+}
+
+/** Bytes of the length prefix of a `u:` entry. */
+const ENTRY_PREFIX_BYTES = 4;
+
+/**
+ * The `u:` values of a block's transactions: each a 4-byte big-endian receipt length, the
+ * receipt's UTF-8 JSON and the envelope. All are views into one buffer: a full block's 1,428
+ * entries cost one allocation and one copy of the envelopes, not one each.
+ */
+export function packEntries(receiptsJson: readonly string[], envelopes: readonly Uint8Array[]): Uint8Array[] {
+  const lengths = receiptsJson.map((j) => Buffer.byteLength(j, 'utf8'));
+  let total = 0;
+  for (let i = 0; i < envelopes.length; i++) total += ENTRY_PREFIX_BYTES + lengths[i]! + envelopes[i]!.length;
+  // Every byte is written below.
+  const buf = Buffer.allocUnsafe(total);
+  const out = new Array<Uint8Array>(envelopes.length);
+  let off = 0;
+  for (let i = 0; i < envelopes.length; i++) {
+    const start = off;
+    buf.writeUInt32BE(lengths[i]!, off);
+    off += ENTRY_PREFIX_BYTES;
+    off += buf.write(receiptsJson[i]!, off, 'utf8');
+    buf.set(envelopes[i]!, off);
+    off += envelopes[i]!.length;
+    out[i] = new Uint8Array(buf.buffer, buf.byteOffset + start, off - start);
+  }
+  return out;
+}
+
+/** A `u:` value's receipt JSON and envelope (a view into `bytes`); a value that does not parse is a damaged database. */
+export function unpackEntry(bytes: Uint8Array, key: string): { receiptJson: string; envelope: Uint8Array } {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = b.length >= ENTRY_PREFIX_BYTES ? b.readUInt32BE(0) : -1;
+  if (n < 0 || ENTRY_PREFIX_BYTES + n > b.length) throw new SvcError('CORRUPT_DB', `database value at ${key} is not a transaction entry`, 500);
+  return { receiptJson: b.toString('utf8', ENTRY_PREFIX_BYTES, ENTRY_PREFIX_BYTES + n), envelope: bytes.subarray(ENTRY_PREFIX_BYTES + n) };
+}
+
+function parseReceipt(json: string, key: string): Receipt {
+  try {
+    return JSON.parse(json) as Receipt;
+  } catch {
+    throw new SvcError('CORRUPT_DB', `receipt at ${key} is not valid JSON`, 500);
+  }
 }
 
 export class BlockStore {
@@ -145,7 +205,8 @@ export class BlockStore {
     const hash = b.record.hash;
     batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { senders: b.changes.senders, registry: b.changes.registry, authorizations: b.changes.authorizations, votes: b.changes.votes } satisfies BlockChanges);
     if (b.shell.length > 0) batch.putBytes(Keys.blockShell(hash), b.shell).putBytes(Keys.blockTxHashes(hash), concatBytes(...b.txHashes));
-    b.envelopes.forEach((e, i) => batch.putBytes(Keys.blockTx(hash, i), e).put(Keys.receipt(hash, i), b.receipts[i]));
+    const entries = packEntries(b.receiptsJson ?? b.receipts.map(receiptJson), b.envelopes);
+    for (let i = 0; i < entries.length; i++) batch.putBytes(Keys.blockEntry(hash, i), entries[i]!);
   }
 
   /** Caches a block just written. */
@@ -204,23 +265,47 @@ export class BlockStore {
   async block(hash: string): Promise<Block | undefined> {
     const shell = await this.header(hash);
     if (!shell) return undefined;
-    const envelopes = await this.store.scanBytes(Keys.blockTxPrefix(hash));
+    const prefix = Keys.blockEntryPrefix(hash);
+    const entries = await this.store.scanBytes(prefix);
+    // A block imported before `u:` entries keeps its envelopes under `x:`.
+    const envelopes = entries.length > 0 ? entries.map((e) => unpackEntry(e, prefix).envelope) : await this.store.scanBytes(Keys.blockTxPrefix(hash));
     return { ...shell, transactions: envelopes.map(decodeTx) };
+  }
+
+  /** The `index`-th transaction of a stored block with its receipt: one read. */
+  async entry(blockHashHex: string, index: number): Promise<{ tx: Transaction; receipt: Receipt } | undefined> {
+    const key = Keys.blockEntry(blockHashHex, index);
+    const bytes = await this.store.getBytes(key);
+    if (!bytes) {
+      const [tx, receipt] = await Promise.all([this.store.getBytes(Keys.blockTx(blockHashHex, index)), this.store.get<Receipt>(Keys.receipt(blockHashHex, index))]);
+      return tx && receipt ? { tx: decodeTx(tx), receipt } : undefined;
+    }
+    const e = unpackEntry(bytes, key);
+    return { tx: decodeTx(e.envelope), receipt: parseReceipt(e.receiptJson, key) };
   }
 
   /** The `index`-th transaction of a stored block. */
   async transaction(blockHashHex: string, index: number): Promise<Transaction | undefined> {
-    const bytes = await this.store.getBytes(Keys.blockTx(blockHashHex, index));
-    return bytes ? decodeTx(bytes) : undefined;
+    const key = Keys.blockEntry(blockHashHex, index);
+    const bytes = await this.store.getBytes(key);
+    if (bytes) return decodeTx(unpackEntry(bytes, key).envelope);
+    const legacy = await this.store.getBytes(Keys.blockTx(blockHashHex, index));
+    return legacy ? decodeTx(legacy) : undefined;
   }
 
   /** The receipt of the `index`-th transaction of a stored block. */
   async receipt(blockHashHex: string, index: number): Promise<Receipt | undefined> {
+    const key = Keys.blockEntry(blockHashHex, index);
+    const bytes = await this.store.getBytes(key);
+    if (bytes) return parseReceipt(unpackEntry(bytes, key).receiptJson, key);
     return this.store.get<Receipt>(Keys.receipt(blockHashHex, index));
   }
 
   /** All receipts of a stored block, in order. */
   async receipts(blockHashHex: string): Promise<Receipt[]> {
+    const prefix = Keys.blockEntryPrefix(blockHashHex);
+    const entries = await this.store.scanBytes(prefix);
+    if (entries.length > 0) return entries.map((e) => parseReceipt(unpackEntry(e, prefix).receiptJson, prefix));
     return (await this.store.scan<Receipt>(Keys.receiptPrefix(blockHashHex))).map((e) => e.value);
   }
 

@@ -34,7 +34,7 @@ import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
 import type { AccountProofJson, StateView } from './state/types.js';
 import type { View } from './state/view.js';
-import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges } from './blocks.js';
+import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { Keys, SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
@@ -294,7 +294,15 @@ export class ExecutionChain {
    * Validates and stores a block; it becomes the head when it extends the head. `envelopes`, when
    * given, are the transactions' canonical envelopes as received (decodeBlockWithEnvelopes), in order.
    */
-  importBlock(block: Block, envelopes?: Uint8Array[]): Promise<ImportResult> {
+  async importBlock(block: Block, envelopes?: Uint8Array[]): Promise<ImportResult> {
+    return (await this.importBlockWithJson(block, envelopes)).result;
+  }
+
+  /**
+   * importBlock, also returning each receipt as the JSON string stored for it (absent for a block
+   * already known), so the engine route answers without serialising 1,428 receipts a second time.
+   */
+  importBlockWithJson(block: Block, envelopes?: Uint8Array[]): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
     return this.mutex.run(async () => {
       try {
         return await this.importLocked(block, envelopes ?? block.transactions.map(encodeTx));
@@ -309,13 +317,13 @@ export class ExecutionChain {
     return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already };
   }
 
-  private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<ImportResult> {
+  private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
     const h = block.header;
     const hash = toHex(blockHash(h));
     const known = await this.record(hash);
     if (known) {
       await this.checkKnownCopy(block, known, envelopes.map((e) => sha3(e)));
-      return this.summary(known, await this.blocks.receipts(hash), (await this.canonicalHash(known.index)) === hash, true);
+      return { result: this.summary(known, await this.blocks.receipts(hash), (await this.canonicalHash(known.index)) === hash, true) };
     }
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
@@ -376,10 +384,12 @@ export class ExecutionChain {
     const parentRoot = rootOf(parent);
     // What the block obviously touches is read with batched reads first; execution's own reads
     // (a contract's storage, a callee) are then mostly cache hits, and the rest read synchronously.
-    await this.state.prefetch(parentRoot, this.touchedBy(block, verified, votes, proposer));
+    // Each recipient's hex once: the prefetch list and execution both need it.
+    const recipients = block.transactions.map((tx) => (isAuthorization(tx) || tx.to === null ? null : toHex(tx.to)));
+    await this.state.prefetch(parentRoot, this.touchedBy(block, verified, recipients, votes, proposer));
     const view = this.state.view(parentRoot);
     const docs = await this.bridge.prepare(bridgeData(block.transactions));
-    const exec = this.execute(block, hash, verified, view, votes, recommits, docs);
+    const exec = this.execute(block, hash, verified, recipients, view, votes, recommits, docs);
     if (slashed.length > 0) exec.registry.slashed = slashed;
     const version = this.version + 1;
     const committed = this.state.commit(view, version);
@@ -404,7 +414,9 @@ export class ExecutionChain {
     const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch();
-    this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts });
+    // Serialised once: the stored entries and the engine route's answer share the strings.
+    const receiptsJson = exec.receipts.map(receiptJson);
+    this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts, receiptsJson });
     docs.queue(batch);
     // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
     this.state.queue(batch, committed, hash);
@@ -428,7 +440,7 @@ export class ExecutionChain {
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders, slashed: slashed.length }], reverted: [] });
-    return this.summary(record, exec.receipts, extendsHead, false);
+    return { result: this.summary(record, exec.receipts, extendsHead, false), receiptsJson };
   }
 
   // The block hash covers neither the signature nor the transaction list: a copy that differs
@@ -448,7 +460,8 @@ export class ExecutionChain {
   private putCanonical(batch: WriteBatch, r: BlockRecord, txHashes: string[], receipts: readonly Receipt[]): void {
     this.logs.put(batch, r, receipts);
     batch.put(Keys.canonical(r.index), r.hash);
-    txHashes.forEach((tx, index) => batch.put(Keys.txLocation(tx), { block: r.hash, index }));
+    // The location's JSON by template (hex and an integer need no escaping): 1,428 of them per full block.
+    txHashes.forEach((tx, index) => batch.ops.push({ type: 'put', key: Keys.txLocation(tx), value: `{"block":"${r.hash}","index":${index}}` }));
   }
 
   /** Applies registry changes in memory and queues their persistence; returns the batch. */
@@ -500,12 +513,13 @@ export class ExecutionChain {
   }
 
   /** Accounts a block certainly reads: proposer, senders, recipients, rewarded attesters. */
-  private touchedBy(block: Block, verified: Array<{ signer: string | null }>, votes: readonly IncludedVote[], proposer: string): string[] {
+  private touchedBy(block: Block, verified: Array<{ signer: string | null }>, recipients: ReadonlyArray<string | null>, votes: readonly IncludedVote[], proposer: string): string[] {
     const out = [proposer];
     block.transactions.forEach((tx, i) => {
       out.push(verified[i]!.signer!);
       if (tx.type === TxType.EcdsaAuthorized) out.push(toHex(tx.from));
-      if (!isAuthorization(tx) && tx.to !== null) out.push(toHex(tx.to));
+      const to = recipients[i];
+      if (to) out.push(to);
     });
     for (const v of votes) {
       const e = this.registry.all()[v.validator];
@@ -547,6 +561,7 @@ export class ExecutionChain {
     block: Block,
     blockHashHex: string,
     verified: Array<{ hash: string; signer: string | null }>,
+    recipients: ReadonlyArray<string | null>,
     state: View,
     votes: readonly IncludedVote[],
     recommits: BlockRecommitments,
@@ -574,7 +589,7 @@ export class ExecutionChain {
       const sender = tx.type === 3 ? toHex(tx.from) : signer;
       senders.add(sender);
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
-      const to = tx.to === null ? null : toHex(tx.to);
+      const to = recipients[i] ?? null;
       const kind = to === BRIDGE_ADDRESS ? bridgeKind(tx.data) : to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
       try {
         checkGasLimit(tx, this.maxGas);

@@ -263,8 +263,9 @@ export class ExecutionNode {
     await this.enginePriority.idle();
     const loc = await this.chain.txLocation(hash);
     if (loc) {
-      const [receipt, tx] = await Promise.all([this.chain.blocks.receipt(loc.block, loc.index), this.chain.blocks.transaction(loc.block, loc.index)]);
-      if (!receipt || !tx) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
+      const found = await this.chain.blocks.entry(loc.block, loc.index);
+      if (!found) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
+      const { tx, receipt } = found;
       const finalized = receipt.blockNumber <= this.chain.finalized().index;
       return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
     }

@@ -18,6 +18,9 @@
  * block header (in the stored shell) carries `state_root`, its parent's post-state root, the
  * shell's SSZ ends with the block's slashing evidence, registry entries carry `slashed`, and
  * registry changes the validators a block slashed and the RANDAO re-commitments it applied.
+ * Within layout 5, blocks are now written with one `u:` entry per transaction (receipt and
+ * envelope together) where they had an `x:` envelope and an `r:` receipt: readers take either,
+ * so a data directory written before keeps its blocks readable and needs no new version.
  */
 export const SCHEMA_VERSION = 5;
 
@@ -57,13 +60,21 @@ export const Keys = {
   blockShell: (hash: string) => `s:${hash}`,
   /** Binary concatenation of the block's 32-byte transaction hashes, in order. */
   blockTxHashes: (hash: string) => `k:${hash}`,
-  /** Binary envelope of the block's `index`-th transaction (keyed by block, so side branches keep theirs). */
+  /**
+   * The block's `index`-th transaction with its receipt, binary (keyed by block, so side branches
+   * keep theirs): a 4-byte big-endian length, the receipt's UTF-8 JSON, then the envelope (see
+   * blocks.ts `packEntry`). One key per transaction instead of two halves a block's write.
+   */
+  blockEntry: (hash: string, index: number) => `u:${hash}:${pad(index, 6)}`,
+  /** Prefix of all transaction entries of a block, in index order. */
+  blockEntryPrefix: (hash: string) => `u:${hash}:`,
+  /** Binary envelope of the block's `index`-th transaction, as blocks imported before `u:` entries stored it (read, never written). */
   blockTx: (hash: string, index: number) => `x:${hash}:${pad(index, 6)}`,
-  /** Prefix of all envelopes of a block, in index order. */
+  /** Prefix of all `x:` envelopes of a block, in index order. */
   blockTxPrefix: (hash: string) => `x:${hash}:`,
-  /** JSON receipt of the block's `index`-th transaction. */
+  /** JSON receipt of the block's `index`-th transaction, as blocks imported before `u:` entries stored it (read, never written). */
   receipt: (hash: string, index: number) => `r:${hash}:${pad(index, 6)}`,
-  /** Prefix of all receipts of a block, in index order. */
+  /** Prefix of all `r:` receipts of a block, in index order. */
   receiptPrefix: (hash: string) => `r:${hash}:`,
   canonical: (height: number) => `h:${pad(height, 16)}`,
   txLocation: (txHash: string) => `t:${txHash}`,

@@ -11,6 +11,9 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfProve } from '../../../src/core/crypto/vrf.js';
 import { type Block, blockHash, blockToJson, signBlock } from '../../../src/core/types/block.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { packEntries, receiptJson, unpackEntry } from '../../../src/node/execution/blocks.js';
+import type { Receipt } from '../../../src/api/execution.js';
+import type { SvcError } from '../../../src/core/errors.js';
 import { type AccountProofWire, EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, verifyAccountProof, verifyProof } from '../../../src/core/state/trie.js';
 import { flipByte } from '../../helpers/assert.js';
 import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
@@ -369,4 +372,54 @@ blocks('account proofs verify against the state root for present and absent acco
 });
 
 blocks.run();
+
+const entries = suite('stored transaction entries (blocks.ts)');
+
+const sampleReceipt = (i: number, extra: Partial<Receipt> = {}): Receipt => ({
+  transactionHash: toHex(sha3(Uint8Array.of(i))),
+  transactionIndex: i,
+  blockHash: toHex(sha3(Uint8Array.of(0xb0))),
+  blockNumber: 7,
+  from: '0x' + '11'.repeat(20),
+  to: i % 2 === 0 ? '0x' + '22'.repeat(20) : null,
+  kind: i % 2 === 0 ? 'transfer' : 'contract_deploy',
+  status: 1,
+  gasUsed: 21_000,
+  cumulativeGasUsed: 21_000 * (i + 1),
+  effectiveGasPrice: '1000000000',
+  fee: '21000000000000',
+  contractAddress: i % 2 === 0 ? null : '0x' + '33'.repeat(20),
+  logs: [],
+  ...extra,
+});
+
+entries('receiptJson is JSON.stringify byte for byte, with and without logs or an error', () => {
+  const log = { address: '0x' + '44'.repeat(20), topics: ['0x' + '55'.repeat(32)], data: '0x01', blockNumber: 7, blockHash: '0x' + '66'.repeat(32), transactionHash: '0x' + '77'.repeat(32), transactionIndex: 1, logIndex: 0 };
+  const all = [sampleReceipt(0), sampleReceipt(1), sampleReceipt(2, { status: 0, error: 'revert: "quoted" \\ é' }), sampleReceipt(3, { logs: [log] })];
+  for (const r of all) assert.is(receiptJson(r), JSON.stringify(r));
+});
+
+entries('packEntries and unpackEntry round-trip each receipt (UTF-8 included) and envelope, as views of one buffer', () => {
+  const receipts = [sampleReceipt(0), sampleReceipt(1, { status: 0, error: 'revert: ünïcode ✓' }), sampleReceipt(2)].map(receiptJson);
+  const body = Uint8Array.from({ length: 300 }, (_, i) => i & 0xff);
+  const envelopes = [body.subarray(0, 100), body.subarray(100, 100), body.subarray(100, 300)];
+  const packed = packEntries(receipts, envelopes);
+  assert.is(packed.length, 3);
+  packed.forEach((p, i) => {
+    const e = unpackEntry(p, `entry ${i}`);
+    assert.is(e.receiptJson, receipts[i]);
+    assert.equal([...e.envelope], [...envelopes[i]!]);
+    assert.is(p.buffer, packed[0]!.buffer);
+  });
+  for (const bad of [new Uint8Array(0), Uint8Array.of(0, 0, 1), Uint8Array.of(0, 0, 0, 9, 0x7b)]) {
+    try {
+      unpackEntry(bad, 'u:bad');
+      assert.unreachable('expected CORRUPT_DB');
+    } catch (err) {
+      assert.is((err as SvcError).code, 'CORRUPT_DB');
+    }
+  }
+});
+
+entries.run();
 

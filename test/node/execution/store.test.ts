@@ -11,6 +11,7 @@ import { EXIT_ADDRESS, MAX_TX_DATA_BYTES } from '../../../src/core/constants.js'
 import { SvcError } from '../../../src/core/errors.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Keys, SCHEMA_VERSION } from '../../../src/node/execution/store.js';
+import { unpackEntry } from '../../../src/node/execution/blocks.js';
 import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, metricValue, rpcResult, startNode, transfer, withNode, withTempDir } from './fixture.js';
 
 const { keys } = devnet();
@@ -71,6 +72,50 @@ storage('a receipt, transaction or status lookup reads its own bytes whether its
     assert.is(view.block.transactions.length, 13);
     assert.equal(view.transactions, full.transactions.map((t: { hash: string }) => t.hash));
     assert.is(Number(BigInt(full.size)), record.size);
+  });
+});
+
+storage('a block stored with one x: envelope and one r: receipt key per transaction (before u: entries) reads the same', async () => {
+  await withNode(async (node) => {
+    const g = await genesisRef(node);
+    const txs = [transfer(acc0, { nonce: 0, to: X, value: 7n }), transfer(acc1, { nonce: 0, to: X, value: 8n })];
+    const { ref } = await importOk(node, makeBlock(g, { txs }));
+    const answers = async () => ({
+      lookups: await Promise.all(txs.map(async (tx) => [expectOk(await get(node, `/api/v1/transactions/${hashOf(tx)}`)), await rpcResult(node, 'eth_getTransactionByHash', [hashOf(tx)])])),
+      block: await rpcResult(node, 'eth_getBlockByHash', [ref.hash, true]),
+      receipts: await node.chain.blocks.receipts(ref.hash),
+    });
+    const before = await answers();
+    // Rewrite the block as the earlier layout stored it.
+    const db = node.chain.store.db;
+    for (let i = 0; i < txs.length; i++) {
+      const key = Keys.blockEntry(ref.hash, i);
+      const { receiptJson, envelope } = unpackEntry((await node.chain.store.getBytes(key))!, key);
+      await db.batch([
+        { type: 'del', key },
+        { type: 'put', key: Keys.blockTx(ref.hash, i), value: envelope as never, valueEncoding: 'view' } as never,
+        { type: 'put', key: Keys.receipt(ref.hash, i), value: receiptJson },
+      ]);
+    }
+    assert.is((await node.chain.store.scanBytes(Keys.blockEntryPrefix(ref.hash))).length, 0);
+    assert.equal(await answers(), before);
+    assert.is(before.receipts.length, 2);
+  });
+});
+
+storage('a damaged transaction entry is CORRUPT_DB, not a crash or a wrong answer', async () => {
+  await withNode(async (node) => {
+    const tx = transfer(acc0, { nonce: 0, to: X, value: 7n });
+    const { ref } = await importOk(node, makeBlock(await genesisRef(node), { txs: [tx] }));
+    // A receipt length past the value's end.
+    await node.chain.store.db.put(Keys.blockEntry(ref.hash, 0), Uint8Array.of(0, 0, 0x10, 0, 0x7b) as never, { valueEncoding: 'view' } as never);
+    try {
+      await node.chain.blocks.receipt(ref.hash, 0);
+      assert.unreachable('expected CORRUPT_DB');
+    } catch (err) {
+      assert.instance(err, SvcError);
+      assert.is((err as SvcError).code, 'CORRUPT_DB');
+    }
   });
 });
 

@@ -2,10 +2,15 @@
  * The engine API's SSZ bodies: newPayload (and POST /api/v1/blocks) takes encodeBlock bytes with
  * the same answer and state as the JSON block; a truncated or garbage SSZ block is a 400 envelope
  * and changes nothing; getPendingTransactions answers an SSZ envelope list in build order when
- * asked with Accept: application/octet-stream.
+ * asked with Accept: application/octet-stream. SSZ bodies are read into one buffer of their
+ * declared length: one over the engine limit is a 413 envelope, a chunked one (no length) still
+ * imports, and a client that hangs up mid-body leaves the node answering.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { ENGINE_BODY_LIMIT } from '../../../../src/node/shared/http.js';
 import { toHex } from '../../../../src/core/codec/bytes.js';
 import { GWEI } from '../../../../src/core/constants.js';
 import { blockToJson, encodeBlock } from '../../../../src/core/types/block.js';
@@ -82,6 +87,76 @@ newPayload('an SSZ block whose transaction envelope does not decode is MALFORMED
     const r = await postBytes(node, '/api/v1/engine/newPayload', bad);
     expectEnvelope(r, 400, 'MALFORMED_INPUT', /tx\.Type/);
     assert.is(node.chain.head().index, 0);
+  });
+});
+
+newPayload('the answer is the ok envelope of the import result, byte for byte as JSON.stringify writes it', async () => {
+  await withNode(async (node) => {
+    const txs = [transfer(keys.accounts[0]!, { nonce: 0, gasPrice: 3n * GWEI }), transfer(keys.accounts[1]!, { nonce: 0, gasPrice: 3n * GWEI })];
+    const r = await postBytes(node, '/api/v1/engine/newPayload', encodeBlock(makeBlock(await genesisRef(node), { txs })));
+    assert.is(r.status, 200);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+    const body = r.body as { success: boolean; data: { receipts: unknown[] } };
+    assert.is(r.text, JSON.stringify(body));
+    assert.equal(Object.keys(body.data), ['status', 'block_hash', 'block_number', 'state_root', 'gas_used', 'receipts', 'canonical', 'already_known']);
+    assert.is(body.data.receipts.length, 2);
+  });
+});
+
+/** POSTs `body` with Content-Length, or chunked without one; resolves with the status and parsed answer. */
+function rawPost(url: string, path: string, body: Uint8Array, chunked: boolean): Promise<{ status: number; json: { success: boolean; error?: { code: string } } }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'content-type': 'application/octet-stream', ...(chunked ? {} : { 'content-length': body.length }) };
+    const req = request({ host: u.hostname, port: u.port, path, method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    // The server may answer (413) and stop reading before the whole body is written.
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+    if (chunked) {
+      const step = 1 << 20;
+      for (let at = 0; at < body.length; at += step) req.write(body.subarray(at, at + step));
+      req.end();
+    } else req.end(body);
+  });
+}
+
+newPayload('an SSZ body over the engine limit is a 413 envelope, declared or chunked; a chunked block within it imports', async () => {
+  await withNode(async (node) => {
+    const over = new Uint8Array(ENGINE_BODY_LIMIT + 1);
+    for (const chunked of [false, true]) {
+      const r = await rawPost(node.restUrl, '/api/v1/engine/newPayload', over, chunked);
+      assert.is(r.status, 413, `chunked ${chunked}`);
+      assert.is(r.json.error?.code, 'BODY_TOO_LARGE');
+    }
+    assert.is(node.chain.head().index, 0);
+    const block = makeBlock(await genesisRef(node), { txs: [transfer(keys.accounts[0]!, { nonce: 0, gasPrice: 3n * GWEI })] });
+    const r = await rawPost(node.restUrl, '/api/v1/blocks', encodeBlock(block), true);
+    assert.is(r.status, 200, JSON.stringify(r.json));
+    assert.is(node.chain.head().index, 1);
+  });
+});
+
+newPayload('a client that hangs up mid-body gets nothing imported, and the node keeps answering public and engine calls', async () => {
+  await withNode(async (node) => {
+    const bytes = encodeBlock(makeBlock(await genesisRef(node), { txs: [transfer(keys.accounts[0]!, { nonce: 0, gasPrice: 3n * GWEI })] }));
+    const u = new URL(node.restUrl);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(u.port), u.hostname, () => {
+        socket.write(`POST /api/v1/engine/newPayload HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/octet-stream\r\ncontent-length: ${bytes.length}\r\n\r\n`);
+        socket.end(bytes.subarray(0, 1000));
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve());
+      socket.resume();
+    });
+    // Public lookups wait while an engine call is in flight: they answer, so the cut call ended.
+    expectEnvelope(await get(node, `/api/v1/receipts/0x${'00'.repeat(32)}`), 404, 'NOT_FOUND');
+    assert.is(node.chain.head().index, 0);
+    assert.is(expectOk(await postBytes(node, '/api/v1/engine/newPayload', bytes)).status, 'VALID');
   });
 });
 
