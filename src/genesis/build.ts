@@ -102,6 +102,9 @@ export function buildGenesis(plan: GenesisPlan): { genesis: Genesis; keys: Genes
   return { genesis: parseGenesis(genesis), keys };
 }
 
+/** Keystore files `writeGenesis` writes at a time. */
+const KEYSTORE_WRITES_IN_FLIGHT = 16;
+
 /** Where `writeGenesis` put things. */
 export interface GenesisFiles {
   genesis: string;
@@ -140,11 +143,15 @@ export async function writeGenesis(
   const encrypted = await encryptSeed(seed, password, opts.kdfMemoryKib);
   seed.fill(0);
   await writeFileAtomic(genesisPath, JSON.stringify(built.genesis, null, 2) + '\n', { force: true, mode: 0o644 });
-  const keystores: GenesisFiles['keystores'] = [];
-  for (const k of built.keys) {
-    const path = keystorePath(outDir, k.role, k.index);
-    await writeFileAtomic(path, JSON.stringify(walletFileFor(encrypted, k.keys), null, 2) + '\n', { force: true });
-    keystores.push({ role: k.role, index: k.index, address: k.keys.address, path });
-  }
+  const keystores: GenesisFiles['keystores'] = built.keys.map((k) => ({ role: k.role, index: k.index, address: k.keys.address, path: keystorePath(outDir, k.role, k.index) }));
+  // Each file is fsync'd: one after another, 75 of them took a devnet ~0.3 s before any process
+  // could start; a few at a time let the file system sync them together.
+  let next = 0;
+  const writer = async () => {
+    for (let i = next++; i < keystores.length; i = next++) {
+      await writeFileAtomic(keystores[i]!.path, JSON.stringify(walletFileFor(encrypted, built.keys[i]!.keys), null, 2) + '\n', { force: true });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(KEYSTORE_WRITES_IN_FLIGHT, keystores.length) }, writer));
   return { genesis: genesisPath, keystores };
 }

@@ -127,16 +127,21 @@ export interface WalletKeys {
   ecdsaAddress: string;
 }
 
-/** Derives both keys of a wallet at `path`. */
-export function deriveWalletKeys(seed: Uint8Array, path: string): WalletKeys {
+/** The ML-DSA-65 half of a wallet's keys: all a validator signs with. */
+export type SigningKeys = Pick<WalletKeys, 'path' | 'mldsaSeed' | 'mldsa' | 'address'>;
+
+/** Derives the ML-DSA-65 key of a wallet at `path` (no secp256k1 key). */
+export function deriveSigningKeys(seed: Uint8Array, path: string): SigningKeys {
   const mldsaSeed = deriveMlDsaSeed(seed, path);
   const mldsa = keygenFromSeed(mldsaSeed);
+  return { path, mldsaSeed, mldsa, address: toHex(addressFromPublicKey(mldsa.publicKey)) };
+}
+
+/** Derives both keys of a wallet at `path`. */
+export function deriveWalletKeys(seed: Uint8Array, path: string): WalletKeys {
   const ecdsaPrivateKey = deriveSecp256k1Key(seed, path);
   return {
-    path,
-    mldsaSeed,
-    mldsa,
-    address: toHex(addressFromPublicKey(mldsa.publicKey)),
+    ...deriveSigningKeys(seed, path),
     ecdsaPrivateKey,
     ecdsaAddress: toHex(ecdsaAddressFromPublicKey(secp256k1.getPublicKey(ecdsaPrivateKey, false))),
   };
