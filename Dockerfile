@@ -27,6 +27,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY bin ./bin
 COPY --from=build /src/dist/src ./dist/src
 COPY --from=build /src/dist/contracts ./dist/contracts
+# The command list, so each `svc` process imports only the command it runs (scripts/oclif-manifest.mjs).
+COPY --from=build /src/oclif.manifest.json ./
 COPY contracts ./contracts
 COPY monitoring ./monitoring
 # The exported network's mount points, owned by the unprivileged user so fresh volumes inherit it.

@@ -7,9 +7,9 @@
  * producing nodes and a read-only follower talking libp2p (`--nodes 2 --followers 1`). Runs the real CLI in a temporary directory with the default
  * settings (no test shortcuts such as a cheap KDF), reads its NDJSON events, then stops it.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchResult, formatTable, onNdjson } from './harness.js';
@@ -60,6 +60,94 @@ export interface DevnetFigures {
   rssSumMb: number;
   /** RSS per process name, MB. */
   perProcessMb: Record<string, number>;
+  /** Start-up phases, seconds from the command (see `timeline`). */
+  timeline: TimelineEntry[];
+}
+
+/** One start-up phase: what happened, seconds after `svc devnet up` was started. */
+export interface TimelineEntry {
+  at: number;
+  what: string;
+}
+
+/**
+ * Log lines that mark a start-up phase, by message: the first of each in each process's log. A
+ * node's first line comes once its modules are loaded, so "first log line" is about the end of
+ * module loading.
+ */
+const PHASE_MESSAGES: Record<string, string> = {
+  'execution node started': 'ready',
+  'beacon node started': 'ready',
+  'validator keys unlocked': 'keys unlocked',
+  'validator client started': 'ready (indices known)',
+  'block proposed': 'first block proposed',
+  'block accepted': 'first block accepted',
+  'block imported': 'first block imported',
+};
+
+/** Unix ms at which process `pid` was started (from /proc; undefined when it is gone). */
+async function processStartMs(pid: number, clockTicks: number): Promise<number | undefined> {
+  try {
+    const statLine = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; starttime is field 22 overall.
+    const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+    const startTicks = Number(fields[19]);
+    const uptimeS = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+    return Date.now() - uptimeS * 1000 + (startTicks / clockTicks) * 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The start-up timeline of a running devnet: genesis and keystores written (file times), each
+ * process spawned (/proc start time), its first log line, and the phases its log marks
+ * (PHASE_MESSAGES), in time order, seconds from `t0`.
+ */
+async function startupTimeline(dir: string, t0: number, pids: Array<[string, number]>, genesisTime: number, slotSeconds: number): Promise<TimelineEntry[]> {
+  const s = (ms: number) => Math.round(ms - t0) / 1000;
+  // The first block can come no earlier than slot 1.
+  const out: TimelineEntry[] = [
+    { at: s(genesisTime * 1000), what: 'genesis time (slot 0)' },
+    { at: s((genesisTime + slotSeconds) * 1000), what: 'slot 1 starts' },
+  ];
+  const mtime = (p: string) => stat(p).then((st) => st.mtimeMs, () => undefined);
+  const genesisAt = await mtime(join(dir, 'genesis', 'genesis.json'));
+  if (genesisAt !== undefined) out.push({ at: s(genesisAt), what: 'genesis.json written' });
+  const keystoreDir = join(dir, 'genesis', 'keystores');
+  const keystores = await readdir(keystoreDir).catch(() => [] as string[]);
+  const keystoreTimes = (await Promise.all(keystores.map((k) => mtime(join(keystoreDir, k))))).filter((t): t is number => t !== undefined);
+  if (keystoreTimes.length > 0) out.push({ at: s(Math.max(...keystoreTimes)), what: `keystores written (${keystoreTimes.length})` });
+  let clockTicks = 100;
+  try {
+    clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    // getconf missing: Linux's usual 100 Hz
+  }
+  for (const [name, pid] of pids) {
+    const started = await processStartMs(pid, clockTicks);
+    if (started !== undefined && name !== 'supervisor') out.push({ at: s(started), what: `${name} spawned` });
+    const text = await readFile(join(dir, 'logs', `${name}.log`), 'utf8').catch(() => '');
+    const seen = new Set<string>();
+    let first = true;
+    for (const line of text.split('\n')) {
+      let e: { ts?: string; msg?: string };
+      try {
+        e = JSON.parse(line) as { ts?: string; msg?: string };
+      } catch {
+        continue;
+      }
+      if (e.ts === undefined || e.msg === undefined) continue;
+      const at = s(Date.parse(e.ts));
+      if (first) out.push({ at, what: `${name}: first log line` });
+      first = false;
+      const label = PHASE_MESSAGES[e.msg];
+      if (label === undefined || seen.has(label)) continue;
+      seen.add(label);
+      out.push({ at, what: `${name}: ${label}` });
+    }
+  }
+  return out.sort((a, b) => a.at - b.at);
 }
 
 /** Memory of one process from /proc/PID/smaps_rollup, in kB (zeros when it is gone). */
@@ -74,7 +162,7 @@ async function memoryKb(pid: number): Promise<{ rss: number; shared: number; pri
 }
 
 /** Starts a devnet of `validators`, waits for its first finalised epoch, measures, stops it. */
-async function measureDevnet(validators: number, mode: DevnetFigures['mode'], nodes: DevnetNodes = { nodes: 1, followers: 0 }, packing: DevnetFigures['packing'] = 'per-node'): Promise<DevnetFigures> {
+export async function measureDevnet(validators: number, mode: DevnetFigures['mode'], nodes: DevnetNodes = { nodes: 1, followers: 0 }, packing: DevnetFigures['packing'] = 'per-node'): Promise<DevnetFigures> {
   const tmp = await mkdtemp(join(tmpdir(), 'svc-bench-devnet-'));
   const dir = join(tmp, 'net');
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tmp, SVC_HOME: join(tmp, 'home') };
@@ -96,7 +184,7 @@ async function measureDevnet(validators: number, mode: DevnetFigures['mode'], no
         }
       });
     });
-    const manifest = JSON.parse(await readFile(join(dir, 'devnet.json'), 'utf8')) as { supervisor: { pid: number }; processes: Array<{ name: string; pid: number }> };
+    const manifest = JSON.parse(await readFile(join(dir, 'devnet.json'), 'utf8')) as { supervisor: { pid: number }; processes: Array<{ name: string; pid: number }>; genesis_time: number; slot_seconds: number };
     const pids: Array<[string, number]> = [['supervisor', manifest.supervisor.pid], ...manifest.processes.map((p): [string, number] => [p.name, p.pid])];
     const perProcessMb: Record<string, number> = {};
     let privateKb = 0;
@@ -109,7 +197,10 @@ async function measureDevnet(validators: number, mode: DevnetFigures['mode'], no
     }
     const rssSumMb = Object.values(perProcessMb).reduce((a, b) => a + b, 0);
     const totalMb = (privateKb + sharedKb) / 1024;
-    return { validators, mode, packing, nodes, ...times, totalMb, rssSumMb, perProcessMb };
+    const timeline = await startupTimeline(dir, t0, pids, manifest.genesis_time, manifest.slot_seconds);
+    timeline.push({ at: times.firstBlockS, what: 'first block event (the figure)' });
+    timeline.sort((a, b) => a.at - b.at);
+    return { validators, mode, packing, nodes, ...times, totalMb, rssSumMb, perProcessMb, timeline };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -150,6 +241,14 @@ export async function runDevnetBench(o: { sizes?: number[]; print: boolean }): P
       { name: `RSS summed over processes, ${label}`, backend: 'shared pages counted per process', unit: 'MB', value: d.rssSumMb, note: breakdown },
     ];
   });
-  if (o.print) console.log(formatTable('svc devnet up (real processes, default settings; times from the command, by the events\' own timestamps)', results));
+  if (o.print) {
+    console.log(formatTable('svc devnet up (real processes, default settings; times from the command, by the events\' own timestamps)', results));
+    // Where the time to the first block goes, for the largest default devnet measured.
+    const largest = details.filter((d) => d.mode === 'multi-process' && d.packing === 'per-node' && d.nodes.nodes + d.nodes.followers === 1).sort((a, b) => b.validators - a.validators)[0];
+    if (largest) {
+      console.log(`\nstart-up timeline, ${largest.validators} validators (s from the command; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}):`);
+      for (const e of largest.timeline.filter((x) => x.at <= largest.firstBlockS + 1)) console.log(`  ${e.at.toFixed(2).padStart(6)}  ${e.what}`);
+    }
+  }
   return { results, details };
 }

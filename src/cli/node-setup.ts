@@ -8,8 +8,8 @@ import { SvcError, WalletError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
 import { type TlsPair, loadTlsPair, tlsWarnings } from '../node/shared/tls.js';
 import { type Logger, createLogger, isLogLevel } from '../util/log.js';
-import type { WalletKeys } from '../wallet/derivation.js';
-import { unlockWallet } from '../wallet/keystore.js';
+import type { SigningKeys, WalletKeys } from '../wallet/derivation.js';
+import { type WalletFileV2, unlockSigningKey, unlockWallet } from '../wallet/keystore.js';
 import { readWallet } from '../wallet/store.js';
 import { DEVNET_PASSWORD } from '../genesis/build.js';
 import { readSecret } from './secrets.js';
@@ -55,14 +55,31 @@ export async function readJwtSecret(file: string, flag: string): Promise<Uint8Ar
  * Unlocks a keystore. The password comes from `passwordFile`, else `envVar`, else (devnet
  * genesis only) the public devnet default; errors name the file and how to give the password.
  */
-export async function unlockKeystore(path: string, genesis: Genesis, o: { passwordFile?: string | undefined; envVar: string; what: string; flag: string }): Promise<WalletKeys> {
+export async function unlockKeystore(path: string, genesis: Genesis, o: KeystoreUnlockOptions): Promise<WalletKeys> {
+  return openKeystore(path, genesis, o, unlockWallet);
+}
+
+/** As unlockKeystore, deriving only the ML-DSA-65 key (a validator signs with nothing else). */
+export async function unlockSigningKeystore(path: string, genesis: Genesis, o: KeystoreUnlockOptions): Promise<SigningKeys> {
+  return openKeystore(path, genesis, o, unlockSigningKey);
+}
+
+/** Where a keystore's password comes from, and how errors name it. */
+export interface KeystoreUnlockOptions {
+  passwordFile?: string | undefined;
+  envVar: string;
+  what: string;
+  flag: string;
+}
+
+async function openKeystore<K>(path: string, genesis: Genesis, o: KeystoreUnlockOptions, unlock: (file: WalletFileV2, password: string) => Promise<K>): Promise<K> {
   const stored = await readWallet(path);
   if (stored.wallet.kind !== 'v2') throw new WalletError('WATCH_ONLY', `${path} is watch-only and cannot sign`);
   const password =
     o.passwordFile || process.env[o.envVar] !== undefined || genesis.preset !== 'devnet'
       ? await readSecret({ file: o.passwordFile, envVar: o.envVar, prompt: `${o.what} password: `, what: `${o.what} password`, fileFlag: o.flag })
       : DEVNET_PASSWORD;
-  return unlockWallet(stored.wallet.file, password).catch((err: Error) => {
+  return unlock(stored.wallet.file, password).catch((err: Error) => {
     throw new WalletError('KEYSTORE_UNLOCK_FAILED', `cannot unlock the ${o.what} keystore ${path}: ${err.message} (give its password with ${o.flag} or ${o.envVar})`);
   });
 }

@@ -14,10 +14,10 @@ import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
-import type { WalletKeys } from '../wallet/derivation.js';
+import type { SigningKeys } from '../wallet/derivation.js';
 import { readWallet } from '../wallet/store.js';
 import { UsageError } from './base.js';
-import { unlockKeystore } from './node-setup.js';
+import { unlockSigningKeystore } from './node-setup.js';
 
 /** Keystores unlocked at a time: each unlock is an Argon2id worker, and the machine may have two cores. */
 const UNLOCK_PARALLELISM = 2;
@@ -50,8 +50,8 @@ export async function keystorePaths(o: Pick<ValidatorKeystoreOptions, 'keystores
   return paths;
 }
 
-/** Reads, checks and unlocks every keystore the flags name (one password source for all). */
-export async function loadValidatorKeystores(genesis: Genesis, o: ValidatorKeystoreOptions): Promise<WalletKeys[]> {
+/** Reads, checks and unlocks every keystore the flags name (one password source for all); only the ML-DSA-65 keys, all a validator signs with. */
+export async function loadValidatorKeystores(genesis: Genesis, o: ValidatorKeystoreOptions): Promise<SigningKeys[]> {
   const paths = await keystorePaths(o);
   // Addresses come from the files before any (slow) unlock, so a duplicate or foreign key fails fast.
   const byAddress = new Map<string, string>();
@@ -71,11 +71,11 @@ export async function loadValidatorKeystores(genesis: Genesis, o: ValidatorKeyst
       );
     }
   }
-  const keys: WalletKeys[] = new Array<WalletKeys>(paths.length);
+  const keys: SigningKeys[] = new Array<SigningKeys>(paths.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < paths.length; i = next++) {
-      keys[i] = await unlockKeystore(paths[i]!, genesis, { passwordFile: o.passwordFile, envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' });
+      keys[i] = await unlockSigningKeystore(paths[i]!, genesis, { passwordFile: o.passwordFile, envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' });
       // The checks above trusted the file's address field: the key itself must agree.
       if (keys[i]!.address.toLowerCase() !== stated[i]) throw new SvcError('KEYSTORE_ADDRESS_MISMATCH', `keystore ${paths[i]} says address ${stated[i]} but its key is ${keys[i]!.address}`, 400);
     }

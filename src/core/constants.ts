@@ -102,3 +102,13 @@ export const MAX_LIGHT_HEADERS = 256;
 export const LIGHT_UPDATES_KEPT = 64;
 /** Finalizing links whose signed votes the beacon holds at once while they wait for finality. */
 export const LIGHT_PENDING_LINKS = 16;
+
+/** Engine block bodies: a 30M-gas block of transfers is about 1,430 × 10.7 KB of hex JSON ≈ 15 MB. */
+export const ENGINE_BODY_LIMIT = 32 * 1024 * 1024;
+/**
+ * Largest block frame on gossip and sync: half the engine API's body limit. Blocks reach execution
+ * as SSZ, but every block must also fit the JSON forms of the same APIs (hex, two characters per
+ * byte), and the SSZ bound of 4,096 maximal envelopes is over 1 GB. Frames above it are refused
+ * before decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
+ */
+export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT / 2;

@@ -50,6 +50,12 @@ export class Observer extends EventEmitter<ObserverEvents> {
   constructor(
     private readonly manifest: DevnetManifest,
     processes: () => ProcessView[],
+    /**
+     * Read every validator's balance for the view (the dashboard shows them). NDJSON output has
+     * no use for them, and 64 balance requests a slot cost the supervisor and execution CPU that
+     * a starting devnet's processes need.
+     */
+    private readonly readBalances = true,
   ) {
     super();
     this.processesOf = processes;
@@ -149,8 +155,9 @@ export class Observer extends EventEmitter<ObserverEvents> {
       if (node0.beaconPeers !== null) patch.peers = node0.beaconPeers;
       patch.nodes = this.manifest.nodes.map((n, i) => nodeView(n, probes[i]!));
       this.update(patch);
-      if (slot !== this.lastBalancesSlot) {
-        this.lastBalancesSlot = slot;
+      // Balances change only with a new head (none before the first block).
+      if (this.readBalances && node0.head && node0.head.slot !== this.lastBalancesSlot) {
+        this.lastBalancesSlot = node0.head.slot;
         await this.balances();
       }
     } finally {

@@ -9,7 +9,7 @@ import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';
 import { SvcError } from '../core/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
 import type { Logger } from '../util/log.js';
-import type { WalletKeys } from '../wallet/derivation.js';
+import type { SigningKeys } from '../wallet/derivation.js';
 import { BeaconNode } from './beacon/node.js';
 import { ExecutionNode } from './execution/node.js';
 import type { ExecutionP2pOptions } from './execution/p2p.js';
@@ -51,7 +51,7 @@ export interface AllOptions {
   /** The libp2p hosts; omitted: every layer runs alone (`--no-p2p`). */
   p2p?: AllP2pOptions;
   /** Unlocked validator keys run by this process (one validator client holds them all). */
-  validators: WalletKeys[];
+  validators: SigningKeys[];
   /** Port of the validator client's metrics server (every key's series, on `host`); absent: none. */
   validatorMetricsPort?: number;
   log: (component: string) => Logger;

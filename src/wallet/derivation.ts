@@ -3,13 +3,11 @@
  * the ML-DSA-65 key through a SLIP-10 style hardened HMAC-SHA512 chain (lattice keys have no
  * public derivation, so every level is hardened), the secp256k1 key through standard BIP-32.
  */
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha512 } from '@noble/hashes/sha2.js';
-import { HDKey } from '@scure/bip32';
+import { createHmac } from 'node:crypto';
 import { entropyToMnemonic, generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { concatBytes, toHex, utf8 } from '../core/codec/bytes.js';
+import { toHex, utf8 } from '../core/codec/bytes.js';
 import { WalletError } from '../core/errors.js';
 import { addressFromPublicKey, ecdsaAddressFromPublicKey } from '../core/crypto/address.js';
 import { keygenFromSeed, type MlDsaKeyPair } from '../core/crypto/mldsa.js';
@@ -21,6 +19,9 @@ export const Branch = { Accounts: 0, Validators: 1, Faucet: 2 } as const;
 
 const HARDENED = 0x80000000;
 const MLDSA_MASTER_KEY = utf8('svc ML-DSA-65 seed');
+/** BIP-32's HMAC key of the master node. */
+const BIP32_MASTER_KEY = utf8('Bitcoin seed');
+const SECP256K1_ORDER = secp256k1.Point.Fn.ORDER;
 
 /** The 24-word mnemonic of 32 zero bytes of entropy: public, for devnets only (like anvil's). */
 export const DEV_MNEMONIC = entropyToMnemonic(new Uint8Array(32), wordlist);
@@ -57,15 +58,63 @@ export function mnemonicToSeed(mnemonic: string): Uint8Array {
   return mnemonicToSeedSync(normal);
 }
 
+// Native HMAC: a devnet derives ~140 keys before its first block, and @noble's JS HMAC-SHA512 was
+// a visible share of that.
+function hmacSha512(key: Uint8Array, data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHmac('sha512', key).update(data).digest());
+}
+
+/** `0x00 ‖ key ‖ ser32(index)`: the data of a hardened child in both chains. */
+function hardenedData(key: Uint8Array, index: number): Uint8Array {
+  const data = new Uint8Array(37);
+  data.set(key, 1);
+  new DataView(data.buffer).setUint32(33, index, false);
+  return data;
+}
+
 /** The 32-byte ML-DSA-65 key seed ξ at `path`. */
 export function deriveMlDsaSeed(seed: Uint8Array, path: string): Uint8Array {
-  let node = hmac(sha512, MLDSA_MASTER_KEY, seed);
-  for (const index of parsePath(path)) {
-    const ser = new Uint8Array(4);
-    new DataView(ser.buffer).setUint32(0, index, false);
-    node = hmac(sha512, node.subarray(32), concatBytes(Uint8Array.of(0), node.subarray(0, 32), ser));
-  }
+  let node = hmacSha512(MLDSA_MASTER_KEY, seed);
+  for (const index of parsePath(path)) node = hmacSha512(node.subarray(32), hardenedData(node.subarray(0, 32), index));
   return node.slice(0, 32);
+}
+
+const toScalar = (b: Uint8Array): bigint => BigInt(toHex(b));
+const fromScalar = (n: bigint): Uint8Array => {
+  const out = new Uint8Array(32);
+  let v = n;
+  for (let i = 31; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
+  return out;
+};
+
+/**
+ * The BIP-32 secp256k1 private key at a fully hardened `path` (the only kind parsePath accepts).
+ * Hardened children need only the parent's private key, so this is a chain of HMACs and scalar
+ * additions; a general BIP-32 library computes every intermediate public key (for fingerprints
+ * nothing here uses), which was most of the cost of a wallet's keys. Follows BIP-32 exactly,
+ * including the retry with the next index when a child is invalid (as @scure/bip32 does).
+ */
+export function deriveSecp256k1Key(seed: Uint8Array, path: string): Uint8Array {
+  const master = hmacSha512(BIP32_MASTER_KEY, seed);
+  let key = toScalar(master.subarray(0, 32));
+  if (key === 0n || key >= SECP256K1_ORDER) throw new WalletError('INVALID_SEED', 'seed gives an invalid BIP-32 master key');
+  let chain = master.subarray(32);
+  for (let index of parsePath(path)) {
+    for (;;) {
+      const out = hmacSha512(chain, hardenedData(fromScalar(key), index));
+      const tweak = toScalar(out.subarray(0, 32));
+      const child = (key + tweak) % SECP256K1_ORDER;
+      if (tweak < SECP256K1_ORDER && child !== 0n) {
+        key = child;
+        chain = out.subarray(32);
+        break;
+      }
+      // Probability about 2^-127 per level; BIP-32 says to proceed with the next index.
+      if (index >= 0xffffffff) throw new WalletError('INVALID_PATH', `no secp256k1 key at ${path}`);
+      index += 1;
+    }
+  }
+  return fromScalar(key);
 }
 
 /** Everything a wallet derives from its seed. The secret parts never leave memory. */
@@ -78,17 +127,21 @@ export interface WalletKeys {
   ecdsaAddress: string;
 }
 
-/** Derives both keys of a wallet at `path`. */
-export function deriveWalletKeys(seed: Uint8Array, path: string): WalletKeys {
+/** The ML-DSA-65 half of a wallet's keys: all a validator signs with. */
+export type SigningKeys = Pick<WalletKeys, 'path' | 'mldsaSeed' | 'mldsa' | 'address'>;
+
+/** Derives the ML-DSA-65 key of a wallet at `path` (no secp256k1 key). */
+export function deriveSigningKeys(seed: Uint8Array, path: string): SigningKeys {
   const mldsaSeed = deriveMlDsaSeed(seed, path);
   const mldsa = keygenFromSeed(mldsaSeed);
-  const ecdsaPrivateKey = HDKey.fromMasterSeed(seed).derive(path).privateKey;
-  if (!ecdsaPrivateKey) throw new WalletError('INVALID_PATH', `no secp256k1 key at ${path}`);
+  return { path, mldsaSeed, mldsa, address: toHex(addressFromPublicKey(mldsa.publicKey)) };
+}
+
+/** Derives both keys of a wallet at `path`. */
+export function deriveWalletKeys(seed: Uint8Array, path: string): WalletKeys {
+  const ecdsaPrivateKey = deriveSecp256k1Key(seed, path);
   return {
-    path,
-    mldsaSeed,
-    mldsa,
-    address: toHex(addressFromPublicKey(mldsa.publicKey)),
+    ...deriveSigningKeys(seed, path),
     ecdsaPrivateKey,
     ecdsaAddress: toHex(ecdsaAddressFromPublicKey(secp256k1.getPublicKey(ecdsaPrivateKey, false))),
   };

@@ -58,7 +58,8 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       const epochAt = (ms: number) => Math.floor((ms - genesisMs) / epochMs);
       // Votes and blocks of the epoch the process was killed in (and the one it came back in) may
       // have been signed before the kill: the restarted process, which does not remember them,
-      // may try again with other data, and its protection must refuse exactly those.
+      // finds them in its slashing-protection database and skips them quietly (debug lines, not
+      // refusals); nothing it signs after the restart may be refused either.
       const restartedEpoch = epochAt(Date.now());
       // Two more epochs justified after the restart finalise the next one; the same margins.
       await waitFor(`finality beyond epoch ${killedAt} after the restart`, async () => {
@@ -69,7 +70,8 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       const refusals = (after.lines as string[]).filter((l) => /slashing protection refused/.test(l)).map((l) => JSON.parse(l) as { slot: number; target?: number });
       process.stderr.write(`[devnet-packed] restarted in epoch ${restartedEpoch}; slashing-protection refusals: ${JSON.stringify(refusals.map((r) => ({ slot: r.slot, target: r.target ?? null })))}\n`);
       const late = refusals.filter((r) => (r.target ?? Math.floor(r.slot / m.slots_per_epoch)) > restartedEpoch);
-      assert.equal(late, [], `slashing protection refuses nothing signed after the restart (epoch ${restartedEpoch}); ${refusals.length} refusal(s) of what the killed process may have signed`);
+      assert.equal(late, [], `slashing protection refuses nothing signed after the restart (epoch ${restartedEpoch})`);
+      assert.equal(refusals, [], 'duties signed before the kill are skipped, not refused (each was a warning)');
 
       const clean = await svc(env, 'devnet', 'down', '--dir', dir, '--clean');
       assert.is(clean.cleaned, true);

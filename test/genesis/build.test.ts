@@ -11,7 +11,9 @@ import { toHex } from '../../src/core/codec/bytes.js';
 import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../../src/core/constants.js';
 import { canonicalJson, genesisHash, parseGenesis } from '../../src/core/genesis/genesis.js';
 import { genesisStateRoot } from '../../src/core/state/genesis-root.js';
-import { type GenesisPlan, buildGenesis } from '../../src/genesis/build.js';
+import { type GenesisPlan, assembleGenesis, buildGenesis, deriveGenesisKeys, validatorKeySeeds } from '../../src/genesis/build.js';
+import { randaoCommitment } from '../../src/core/crypto/randao.js';
+import { GenesisError } from '../../src/core/errors.js';
 import { DEV_MNEMONIC } from '../../src/wallet/derivation.js';
 import { cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
 
@@ -23,6 +25,16 @@ test('no reserve (absent or 0): the same document as before the bridge, nothing 
   assert.is(canonicalJson(zero), canonicalJson(plain));
   assert.not.ok(plain.alloc.some((a) => a.address === BRIDGE_ADDRESS));
   assert.is(plain.alloc.length, 1 + 1 + 1);
+});
+
+test('RANDAO commitments computed apart (the devnet computes them on another thread) give the same genesis', () => {
+  const three = { ...plan, validators: 3, validatorKeyOffset: 5, timing: { randaoChainLength: 16 } };
+  const seeds = validatorKeySeeds(three);
+  const keys = deriveGenesisKeys(three);
+  assert.equal(seeds, keys.filter((k) => k.role === 'validator').map((k) => k.keys.mldsaSeed));
+  const commitments = seeds.map((s) => toHex(randaoCommitment(s, 16)));
+  assert.is(canonicalJson(assembleGenesis(three, keys, commitments).genesis), canonicalJson(buildGenesis(three).genesis));
+  assert.throws(() => assembleGenesis(three, keys, commitments.slice(1)), (e: unknown) => e instanceof GenesisError && /2 RANDAO commitments for 3 validators/.test((e as Error).message));
 });
 
 test('a reserve is allocated to the bridge account: another genesis hash and state root', () => {

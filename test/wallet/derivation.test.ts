@@ -11,7 +11,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256, sha3_256 } from '@noble/hashes/sha3.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { WalletError } from '../../src/core/errors.js';
-import { DEV_MNEMONIC, deriveMlDsaSeed, deriveWalletKeys, mnemonicToSeed, parsePath, walletPath } from '../../src/wallet/derivation.js';
+import { DEV_MNEMONIC, deriveMlDsaSeed, deriveSecp256k1Key, deriveWalletKeys, mnemonicToSeed, parsePath, walletPath } from '../../src/wallet/derivation.js';
 import { expectError } from '../helpers/assert.js';
 
 const H = 0x80000000;
@@ -88,6 +88,20 @@ test("ecdsa address at m/44'/1'/0'/0'/0' (and /1') is the Ethereum address of th
     const k = deriveWalletKeys(seed, path);
     assert.is(k.ecdsaAddress, referenceEthAddress(DEV_MNEMONIC, path));
     assert.equal(k.ecdsaPrivateKey, HDKey.fromMasterSeed(mnemonicToSeedSync(DEV_MNEMONIC)).derive(path).privateKey);
+  }
+});
+
+test('deriveSecp256k1Key is BIP-32 (vector 1, m/0H) and agrees with @scure/bip32 on every hardened path tried', () => {
+  const vector1 = Uint8Array.from(Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex'));
+  assert.is(hex(deriveSecp256k1Key(vector1, "m/0'")), '0xedb2e14f9ee77d26dd93b4ecede8d16ed408ce149b6cd80b0715a2d911a0afea');
+  const seeds = [mnemonicToSeed(DEV_MNEMONIC), mnemonicToSeed('zoo '.repeat(23) + 'vote'), vector1];
+  const paths = [walletPath(0, 0), walletPath(1, 63), walletPath(2, 0), "m/2147483647'", "m/44'/60'/0'/0'/5'/7'/2147483647'", "m/0'/0'/0'/0'/0'/0'/0'/0'"];
+  for (const seed of seeds) {
+    for (const path of paths) assert.equal(deriveSecp256k1Key(seed, path), HDKey.fromMasterSeed(seed).derive(path).privateKey, path);
+  }
+  for (let i = 0; i < 32; i++) {
+    const path = walletPath(i % 3, i * 7919);
+    assert.equal(deriveSecp256k1Key(seeds[0]!, path), HDKey.fromMasterSeed(seeds[0]!).derive(path).privateKey, path);
   }
 });
 

@@ -114,7 +114,7 @@ export default class DevnetUp extends SvcCommand {
     // The observer subscribes before the nodes are healthy, so blocks proposed while the last
     // validators are still starting are seen too; its events wait until `started` is printed.
     let running: RunningDevnet | undefined;
-    const observer = new Observer(prep.manifest, () => running?.supervisor.processes() ?? []);
+    const observer = new Observer(prep.manifest, () => running?.supervisor.processes() ?? [], !ndjson);
     const early: DevnetEvent[] = [];
     let live = false;
     observer.on('event', (e) => (live ? emit(e) : early.push(e)));

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand, UsageError } from '../../cli/base.js';
-import { loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockKeystore } from '../../cli/node-setup.js';
+import { loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
 import { DEFAULT_P2P_PORT, p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
@@ -54,7 +54,7 @@ export default class NodeAll extends SvcCommand {
     if (metricsPorts && metricsPorts.length > 1) log.warn('--validator-metrics-ports is deprecated: one validator client holds every key and serves every key\'s series on the first port; the others stay unused (use --validator-metrics-port)', { port: metricsPorts[0], unused: metricsPorts.slice(1) });
     const metricsPort = flags['validator-metrics-port'] ?? metricsPorts?.[0];
     const validators = [];
-    for (const f of files) validators.push(await unlockKeystore(join(dir, f), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' }));
+    for (const f of files) validators.push(await unlockSigningKeystore(join(dir, f), genesis, { passwordFile: flags['password-file'], envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' }));
     if (validators.length === 0) log.warn('no validator keystores: running a read-only node (execution + beacon)', { looked_in: dir });
     const faucet = await loadFaucetKey(genesisPath, genesis, undefined, flags['faucet-password-file'], log);
     const node = await startAll({

@@ -50,7 +50,10 @@ export default class NodeValidator extends SvcCommand {
     const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
     const secret = flags['execution-jwt-secret'] ? await readJwtSecret(flags['execution-jwt-secret'], '--execution-jwt-secret') : undefined;
     const executionJwt = secret ? () => signEngineJwt(secret) : undefined;
+    const unlocking = performance.now();
     const keys = await loadValidatorKeystores(genesis, { keystores: flags.keystore ?? [], keystoresDir: flags['keystores-dir'], passwordFile: flags['password-file'], allowNonGenesis: flags['allow-non-genesis-keys'] });
+    // A start-up phase of its own (Argon2id and key derivation): its duration shows what it costs.
+    log.info('validator keys unlocked', { keys: keys.length, ms: Math.round(performance.now() - unlocking) });
     const slashingDb = await openValidatorDataDir(resolve(flags['data-dir']), genesis);
     const client = new ValidatorClient({
       genesis,

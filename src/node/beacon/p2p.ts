@@ -12,7 +12,7 @@ import { type Block, blockHash, decodeBlock, encodeBlock } from '../../core/type
 import { AttestationSsz, MAX_EVIDENCE_BYTES } from '../../core/types/ssz.js';
 import { type SlashingEvidence, SlashingError, decodeEvidence, encodeEvidence, evidenceHash } from '../../core/consensus/slashing.js';
 import type { Logger } from '../../util/log.js';
-import { ENGINE_BODY_LIMIT } from '../shared/http.js';
+import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { type GossipVerdict, type P2pHost, type PeerView, type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../p2p/types.js';
 import type { BeaconChain } from './chain.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -24,13 +24,8 @@ import { BID_SIGNATURE_GOSSIP_BYTES, decodeBidSignatureGossip, encodeBidSignatur
 import { type BidSignature, BridgeError } from '../../core/bridge/types.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 
-/**
- * Largest block frame on gossip and sync: half the engine API's body limit. Blocks reach execution
- * as SSZ, but every block must also fit the JSON forms of the same APIs (hex, two characters per
- * byte), and the SSZ bound of 4,096 maximal envelopes is over 1 GB. Frames above it are refused
- * before decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
- */
-export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT / 2;
+// In core/constants.ts, so the validator client reads it without importing the P2P layer.
+export { MAX_BLOCK_BYTES } from '../../core/constants.js';
 /** An attestation's SSZ has a fixed size. */
 export const MAX_ATTESTATION_BYTES = AttestationSsz.maxSize;
 /** Sync requests one peer may make per slot; beyond that they are refused (and the peer penalised by the host). */

@@ -9,8 +9,9 @@ import type { Logger } from '../../util/log.js';
 
 /** Default request body limit: a transaction at the size cap in hex JSON fits several times over. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-/** Engine block bodies: a 30M-gas block of transfers is about 1,430 × 10.7 KB of hex JSON ≈ 15 MB. */
-export const ENGINE_BODY_LIMIT = 32 * 1024 * 1024;
+// Defined with the other protocol limits, which processes without an HTTP server (the validator
+// client) import without loading fastify.
+export { ENGINE_BODY_LIMIT } from '../../core/constants.js';
 
 /** Longest request target (path and query) answered normally; longer ones get 414 URI_TOO_LONG. */
 export const MAX_URL_BYTES = 8 * 1024;

@@ -43,7 +43,7 @@ import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genes
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
-import { MAX_BLOCK_BYTES } from '../beacon/p2p.js';
+import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
@@ -57,6 +57,9 @@ import { AttestationRounds } from './attestation-rounds.js';
 import type { KeyContext, ValidatorKeys } from './validator-key.js';
 
 export type { Timers } from './timers.js';
+
+/** Pace of the first-contact attempts while the beacon has never answered (armFirstContact). */
+const FIRST_CONTACT_RETRY_MS = 200;
 export type { ValidatorKeys } from './validator-key.js';
 
 export interface ValidatorClientOptions {
@@ -115,6 +118,10 @@ export class ValidatorClient {
   /** Last slot whose proposer duty was checked against the beacon (so a reconnect re-checks only a missed one). */
   private proposalChecked = -1;
   private timer: unknown;
+  /** The next first-contact attempt (armFirstContact), while one is waiting. */
+  private contactTimer: unknown;
+  /** The first-contact attempt in progress (stop waits for it). */
+  private contact: Promise<void> = Promise.resolve();
   private running = false;
   /** The proposal lane (and duty loading), one phase at a time. */
   private work: Promise<void> = Promise.resolve();
@@ -262,6 +269,7 @@ export class ValidatorClient {
     this.running = true;
     this.set.buildChains(await this.set.lookUpIndices());
     this.set.countKeys();
+    if (!this.set.keys.some((k) => k.index !== undefined) && this.beaconDown) this.armFirstContact();
     const now = this.clock();
     this.cursor = { slot: slotAt(this.genesis, now), phase: 0 };
     const one = this.set.keys.length === 1 ? this.set.keys[0]! : undefined;
@@ -284,6 +292,9 @@ export class ValidatorClient {
     this.running = false;
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.contactTimer !== undefined) this.timers.clearTimeout(this.contactTimer);
+    this.contactTimer = undefined;
+    await this.contact;
     await this.stream.stop();
     await this.bridge.stop();
     this.metrics.wsConnected.set(0);
@@ -301,11 +312,12 @@ export class ValidatorClient {
     this.log.info('validator client stopped', {});
   }
 
-  /** Resolves once no phase, attestation, nor bridge signing pass is running or queued (tests use it after moving the clock). */
+  /** Resolves once no phase, attestation, first-contact attempt nor bridge signing pass is running or queued (tests use it after moving the clock). */
   async idle(): Promise<void> {
     for (;;) {
       const w = this.work;
       const a = this.rounds.lane;
+      await this.contact;
       await w;
       await a;
       for (const k of this.set.keys) await k.idle();
@@ -317,6 +329,37 @@ export class ValidatorClient {
   /** Resolves once every key's RANDAO chain is restored or built (the background pass after start). */
   randaoReady(): Promise<void> {
     return this.set.chainsReady;
+  }
+
+  /**
+   * Until the beacon first answers (a devnet starts it together with this client), asks it
+   * again every FIRST_CONTACT_RETRY_MS instead of at the next slot phase, so the first duties
+   * wait for the beacon by a fraction of a second rather than by up to a third of a slot, and
+   * the event stream connects at once rather than at its next backoff step. Then checks the
+   * current slot's proposal, which the slot timer may already have found the beacon down for.
+   */
+  private armFirstContact(): void {
+    this.contactTimer = this.timers.setTimeout(() => {
+      this.contactTimer = undefined;
+      this.contact = this.firstContact();
+    }, FIRST_CONTACT_RETRY_MS);
+  }
+
+  private async firstContact(): Promise<void> {
+    if (!this.running) return;
+    const named = await this.set.lookUpIndices();
+    if (!this.running) return;
+    if (!this.set.keys.some((k) => k.index !== undefined)) {
+      // Still unreachable: again soon. Reachable but none of the keys registered yet (deposit
+      // pending): the slot phases ask, as they would at any other time.
+      if (this.beaconDown) this.armFirstContact();
+      return;
+    }
+    this.set.countKeys();
+    this.set.checkAfterBuild(named);
+    this.stream.retryNow();
+    const slot = slotAt(this.genesis, this.clock());
+    if (this.proposalChecked !== slot) this.enqueue(slot, 'propose');
   }
 
   // -------------------------------------------------------------------------------------------
@@ -365,6 +408,8 @@ export class ValidatorClient {
         this.log.debug('phase skipped: its slot has passed', { slot, phase, current_slot: current });
         return;
       }
+      // Queued twice (the slot timer, and the beacon coming up): the first run did the slot.
+      if (this.proposalChecked === slot) return;
       try {
         await this.proposePhase(slot);
       } catch (err) {
@@ -379,7 +424,7 @@ export class ValidatorClient {
   private async proposePhase(slot: number): Promise<void> {
     // Until the beacon knows one of the keys there is nothing to propose for (nor duties to ask).
     if (!this.set.keys.some((k) => k.index !== undefined)) {
-      await Promise.all(this.set.keys.map((k) => k.ensureIndex()));
+      this.set.checkAfterBuild(await this.set.lookUpIndices());
       if (!this.set.keys.some((k) => k.index !== undefined)) return;
       this.set.countKeys();
     }

@@ -243,6 +243,17 @@ export class BeaconEventStream {
     this.connect();
   }
 
+  /**
+   * Connects now rather than at the next backoff step, when an attempt is waiting: the caller
+   * just heard from the beacon (REST), so the stream is likely up too and the backoff would
+   * only delay the first events (up to its growing delay, after the beacon started).
+   */
+  retryNow(): void {
+    if (!this.running || this.ws || this.reconnectTimer === undefined) return;
+    this.clearReconnect();
+    this.connect();
+  }
+
   /** Cancels any pending attempt and closes the connection; resolves once the socket is gone. */
   async stop(): Promise<void> {
     this.running = false;

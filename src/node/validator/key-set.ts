@@ -6,7 +6,7 @@
  */
 import { SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
-import type { BeaconClient } from '../../client/beacon.js';
+import { type BeaconClient, BeaconClientError } from '../../client/beacon.js';
 import { ExecutionClient } from '../../client/execution.js';
 import type { Logger } from '../../util/log.js';
 import type { ValidatorMetrics } from './metrics.js';
@@ -88,27 +88,34 @@ export class KeySet {
   /**
    * Every key's index: one key asks for itself (and checks its RANDAO value in the same answer);
    * several keys take one registry listing (a per-key lookup costs the beacon a duties and a
-   * balance query each), falling back to asking per key if the listing fails. Returns the keys
-   * whose RANDAO check is still to be made.
+   * balance query each), falling back to asking per key if the beacon has no listing. An
+   * unreachable beacon is reported once and nothing more is asked (the caller asks again later).
+   * Returns the keys this call named whose RANDAO check is still to be made.
    */
   async lookUpIndices(): Promise<ValidatorKey[]> {
+    const missing = this.keys.filter((k) => k.index === undefined);
     if (this.keys.length > 1) {
       try {
         const registry = await this.o.call(this.o.beacon.validators());
         const byAddress = new Map(registry.map((v) => [v.address, v]));
-        for (const k of this.keys) {
+        for (const k of missing) {
           const v = byAddress.get(k.address);
           if (v) k.adoptIndex(v);
         }
         // Keys not listed (deposit not included yet) are asked again each slot.
-        for (const k of this.keys) if (k.index === undefined) await k.ensureIndex();
-        return this.keys.filter((k) => k.index !== undefined);
+        for (const k of missing) if (k.index === undefined) await k.ensureIndex();
+        return missing.filter((k) => k.index !== undefined);
       } catch (err) {
-        // An older beacon without the listing, or one not reachable yet: each key asks for itself.
+        // Asking 64 keys one by one would only fail 64 times more.
+        if (err instanceof BeaconClientError && err.transport) {
+          this.o.failure('looking up the validator indices', err);
+          return [];
+        }
+        // An older beacon without the listing: each key asks for itself.
         this.o.log.debug('no registry listing from the beacon: looking up each key', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
       }
     }
-    await Promise.all(this.keys.map((k) => k.ensureIndex()));
+    await Promise.all(missing.map((k) => k.ensureIndex()));
     return [];
   }
 
@@ -118,10 +125,23 @@ export class KeySet {
    * built yet asks for its chain first.
    */
   buildChains(check: readonly ValidatorKey[]): void {
-    this.build = this.runBuild(check);
+    this.build = this.runBuild();
+    this.checkAfterBuild(check);
   }
 
-  private async runBuild(check: readonly ValidatorKey[]): Promise<void> {
+  /** Makes the RANDAO check of `keys` (named after start) once every chain is there, after the checks already queued. */
+  checkAfterBuild(keys: readonly ValidatorKey[]): void {
+    if (keys.length === 0) return;
+    this.build = this.build.then(async () => {
+      // The checks ask the beacon once per key: one after another, after every chain is there.
+      for (const k of keys) {
+        if (!this.o.running()) return;
+        await k.checkRandaoNow().catch((err: unknown) => this.o.failure('checking the RANDAO value', err));
+      }
+    });
+  }
+
+  private async runBuild(): Promise<void> {
     let chainsReady!: () => void;
     this.chainsReady = new Promise<void>((ok) => (chainsReady = ok));
     try {
@@ -131,11 +151,6 @@ export class KeySet {
       }
     } finally {
       chainsReady();
-    }
-    // The checks ask the beacon once per key: one after another, after every chain is there.
-    for (const k of check) {
-      if (!this.o.running()) return;
-      await k.checkRandaoNow().catch((err: unknown) => this.o.failure('checking the RANDAO value', err));
     }
   }
 

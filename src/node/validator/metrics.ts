@@ -18,6 +18,12 @@ export class ValidatorMetrics {
   readonly blocksProposed = new Counter({ name: 'service_validator_blocks_proposed_total', help: 'Blocks this validator proposed and the beacon accepted', registers: [this.registry] });
   readonly attestations = new Counter({ name: 'service_validator_attestations_total', help: 'Attestations this validator signed and the beacon accepted', registers: [this.registry] });
   readonly slashingRefusals = new Counter({ name: 'service_validator_slashing_refusals_total', help: 'Blocks and attestations slashing protection refused to sign', registers: [this.registry] });
+  readonly alreadySigned = new Counter({
+    name: 'service_validator_duties_already_signed_total',
+    help: 'Duties skipped because the slashing-protection database holds another message this key signed for the same slot (block) or target epoch (attestation), e.g. before a restart',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
   readonly wsConnected = new Gauge({ name: 'service_validator_beacon_ws_connected', help: '1 while the beacon event stream (/ws) is connected, 0 while the client falls back to polling', registers: [this.registry] });
   readonly wsReconnects = new Counter({ name: 'service_validator_beacon_ws_reconnects_total', help: 'Times the beacon event stream was re-established after a drop', registers: [this.registry] });
   readonly wsMalformed = new Counter({ name: 'service_validator_beacon_ws_malformed_messages_total', help: 'Messages on the beacon event stream ignored as malformed', registers: [this.registry] });
@@ -72,6 +78,11 @@ export class ValidatorMetrics {
   slashingRefused(index: number): void {
     this.slashingRefusals.inc();
     this.keySlashingRefusals.inc({ validator: String(index) });
+  }
+
+  /** One duty skipped: the key already signed another message of this `kind` for its slot or target. */
+  skippedAlreadySigned(kind: 'block' | 'attestation'): void {
+    this.alreadySigned.inc({ kind });
   }
 
   /** One BID signature outcome for key `index`. */

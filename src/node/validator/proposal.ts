@@ -121,6 +121,12 @@ export class Proposer {
       stateRoot,
     };
     const signingRoot = headerSigningHash(signedHeaderOf(header, chainId, index));
+    // A block of this slot is already on record (signed before a restart): the slot is done.
+    if (this.o.sp.blockAt(key.pubkeyHex, slot, signingRoot) === 'other') {
+      this.o.metrics.skippedAlreadySigned('block');
+      key.log.debug('proposal skipped: this key already signed a block at this slot', { slot, parent: head.root });
+      return false;
+    }
     try {
       // Durable before the signature exists: a crash after this line cannot forget the block.
       await this.o.sp.checkAndRecordBlock(key.pubkeyHex, slot, signingRoot);

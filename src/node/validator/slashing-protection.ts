@@ -61,6 +61,9 @@ export type SlashingProtectionOptions = { dir: string } | { memory: true };
 /** `recorded`: a new message, now durable; `repeat`: exactly this message was already signed. */
 export type ProtectionOutcome = 'recorded' | 'repeat';
 
+/** What a key signed where another message is about to be: nothing, exactly that message, or another one. */
+export type SignedBefore = 'none' | 'same' | 'other';
+
 /** A key's current low watermarks (undefined fields: nothing of that kind signed yet). */
 export interface Watermarks {
   slot?: number;
@@ -265,6 +268,27 @@ export class SlashingProtectionDb {
       this.keys.set(key.id, next);
       return 'recorded';
     });
+  }
+
+  /**
+   * What `pubkeyHex` signed at `slot` compared with the block of `signingRoot`: a read of memory
+   * (no write, no queue). A client asks before signing so that a duty it already did (before a
+   * restart, which forgets what was signed) is skipped quietly rather than refused as a double
+   * proposal; checkAndRecordBlock stays the guard. A record without a root (imported) is `other`.
+   */
+  blockAt(pubkeyHex: string, slot: number, signingRoot: Uint8Array | string): SignedBefore {
+    const root = parseRoot(signingRoot, 'signingRoot');
+    const atSlot = this.keys.get(parsePubkey(pubkeyHex, 'pubkey').id)?.blocks.get(slot) ?? [];
+    if (atSlot.length === 0) return 'none';
+    return atSlot.some((r) => r.root === root) ? 'same' : 'other';
+  }
+
+  /** As blockAt, for the attestation with `sourceEpoch`, `targetEpoch` and `signingRoot` (records of the same target epoch). */
+  attestationAt(pubkeyHex: string, sourceEpoch: number, targetEpoch: number, signingRoot: Uint8Array | string): SignedBefore {
+    const root = parseRoot(signingRoot, 'signingRoot');
+    const atTarget = this.keys.get(parsePubkey(pubkeyHex, 'pubkey').id)?.atts.get(targetEpoch) ?? [];
+    if (atTarget.length === 0) return 'none';
+    return atTarget.some((r) => r.source === sourceEpoch && r.root === root) ? 'same' : 'other';
   }
 
   /** A key's low watermarks, or undefined if it never signed or imported anything. */

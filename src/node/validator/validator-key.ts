@@ -196,6 +196,14 @@ export class ValidatorKey {
     };
     const chainId = this.ctx.genesis.chain_id;
     const signingRoot = attestationSigningHash(index, data, chainId);
+    // Another vote for this target is already on record (signed before a restart): the epoch's
+    // vote is done, and asking to sign a second one would only be refused as a double vote.
+    if (this.ctx.sp.attestationAt(this.pubkeyHex, data.source.epoch, data.target.epoch, signingRoot) === 'other') {
+      this.attestedEpoch = epoch;
+      this.ctx.metrics.skippedAlreadySigned('attestation');
+      this.log.debug('attestation skipped: this key already signed one for the target epoch', { slot, source: d.source.epoch, target: d.target.epoch });
+      return;
+    }
     try {
       await this.ctx.sp.checkAndRecordAttestation(this.pubkeyHex, data.source.epoch, data.target.epoch, signingRoot);
     } catch (err) {

@@ -7,8 +7,9 @@
  * Covered: a proposal at the duty slot that verifies (signature, Merkle root of the served
  * transactions, VRF seed and proof, RANDAO reveal hashing to randao_last, height, parent,
  * timestamp); the bearer token on POSTs; one attestation per epoch that verifies; slashing
- * protection allowing an identical re-proposal after a restart and refusing a different block
- * (and vote) for the same slot once the head changed; retrying after the beacon was down;
+ * protection allowing an identical re-proposal after a restart, a restarted client skipping
+ * quietly a different block (and vote) for a slot (target) it already signed, and refusing a real
+ * conflict (below the watermarks) with a warning; retrying after the beacon was down;
  * re-sending, never re-signing, an attestation whose POST was lost; metrics (registry and the
  * HTTP server); the typed client's error codes; the EIP-3076 export/import commands.
  */
@@ -524,7 +525,9 @@ Protection('after a restart: the identical block is re-sent, a different one for
     assert.equal(beacon.posts('/api/v1/attestation')[1]!.body, beacon.posts('/api/v1/attestation')[0]!.body, 'identical vote');
 
     // Now the head changed (another parent at the same height): a different block for slot 5
-    // would be a double proposal, and a vote with another head a double vote.
+    // would be a double proposal, and a vote with another head a double vote. The restarted
+    // client finds both duties done in its database and skips them quietly (no warning, no
+    // refusal): nothing is signed, nothing sent.
     beacon.head = { root: root(0xb3), slot: 3, index: 3 };
     beacon.randaoLast = before.randaoLast;
     const c = await startClient(beacon, sp, start(5) + 100);
@@ -532,12 +535,38 @@ Protection('after a restart: the identical block is re-sent, a different one for
     await c.client.stop();
     assert.is(beacon.posts('/api/v1/validator/blocks/propose').length, 2, 'no third proposal');
     assert.is(beacon.posts('/api/v1/attestation').length, 2, 'no conflicting vote');
-    // It did go as far as reading the head, so the refusal came from slashing protection.
-    assert.ok(c.lines.some((l) => l.msg === 'slashing protection refused to sign a block' && l.fields.rule === 'DOUBLE_PROPOSAL' && l.fields.parent === root(0xb3)));
-    assert.ok(c.lines.some((l) => l.msg === 'slashing protection refused to sign an attestation' && l.fields.rule === 'DOUBLE_VOTE'));
+    // It did go as far as reading the head, so the skip came from the slashing-protection records.
+    assert.ok(c.lines.some((l) => l.level === 'debug' && l.msg === 'proposal skipped: this key already signed a block at this slot' && l.fields.parent === root(0xb3)));
+    assert.ok(c.lines.some((l) => l.level === 'debug' && l.msg === 'attestation skipped: this key already signed one for the target epoch'));
+    assert.equal(c.lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.msg), [], 'quiet');
+    const text = await c.client.metrics.text();
+    assert.is(metric(text, 'service_validator_slashing_refusals_total'), 0);
+    assert.is(metric(text, 'service_validator_duties_already_signed_total{kind="block"}'), 1);
+    assert.is(metric(text, 'service_validator_duties_already_signed_total{kind="attestation"}'), 1);
+    assert.is(metric(text, 'service_validator_blocks_proposed_total'), 0);
+    assert.is(c.lines.filter((l) => l.msg.startsWith('slashing protection refused')).length, 0);
+  });
+});
+
+Protection('a real conflict (below the watermarks of an imported history) is still refused, with a warning', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    const pk = toHex(ME.mldsa.publicKey);
+    const epoch = epochOfSlot(genesis, 5);
+    // As if imported from another client: a block at a later slot and a vote for a later target.
+    // Nothing is on record at slot 5 or for this target, so these are not duties already done.
+    await sp.checkAndRecordBlock(pk, 7, root(0x77));
+    await sp.checkAndRecordAttestation(pk, 0, epoch + 1, root(0x78));
+    const c = await startClient(beacon, sp, start(5) - 100);
+    await c.time.advanceTo(start(5) + Math.floor(SLOT_MS / 3), c.client);
+    await c.client.stop();
+    assert.is(beacon.posts('/api/v1/validator/blocks/propose').length, 0);
+    assert.is(beacon.posts('/api/v1/attestation').length, 0);
+    const refusals = c.lines.filter((l) => l.level === 'warn' && l.msg.startsWith('slashing protection refused'));
+    assert.equal(refusals.map((l) => l.fields.rule).sort(), ['BLOCK_BELOW_WATERMARK', 'TARGET_BELOW_WATERMARK']);
     const text = await c.client.metrics.text();
     assert.is(metric(text, 'service_validator_slashing_refusals_total'), 2);
-    assert.is(metric(text, 'service_validator_blocks_proposed_total'), 0);
+    assert.is(metric(text, 'service_validator_duties_already_signed_total{kind="block"}'), undefined);
   });
 });
 
@@ -572,6 +601,37 @@ Outage('keeps its timer while the beacon is down and proposes and attests once i
       assert.is(warns[0]!.fields.code, 'UNREACHABLE');
       assert.ok(lines.some((l) => l.level === 'info' && l.msg === 'beacon node reachable again'));
       assert.equal(lines.filter((l) => l.level === 'error'), []);
+    } finally {
+      await client.stop();
+    }
+  });
+});
+
+Outage('started before its beacon: asks again every 200 ms and proposes in the slot the beacon comes up, not a slot later', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    beacon.down = true;
+    const { client, time, lines } = await startClient(beacon, sp, start(5) - 300);
+    try {
+      // Slot 5's proposal phase finds the beacon down; 300 ms into the slot it comes up.
+      await time.advanceTo(start(5) + 300, client);
+      assert.equal(beacon.posts('/api/v1/validator/blocks/propose'), []);
+      beacon.down = false;
+      const parent = { ...beacon.head };
+      const randaoLast = beacon.randaoLast!;
+      // Well before the attestation phase (a third of the slot), which was the next time the old
+      // client asked: the first-contact retry found the beacon and checked the slot again.
+      await time.advanceTo(start(5) + 550, client);
+      assert.is(client.validatorIndex, MY_INDEX);
+      const blocks = beacon.posts('/api/v1/validator/blocks/propose');
+      assert.is(blocks.length, 1, 'slot 5 proposed once the beacon answered');
+      assertValidBlock(blocks[0]!.body, 5, parent, randaoLast, beacon.duties.get(1)![1]!);
+      assert.is(beacon.requests.filter((r) => r.path === '/api/v1/validator/duties/proposer/1').length, 1, 'duties fetched once');
+      assert.is(lines.filter((l) => l.level === 'warn').length, 1, 'one warning for the outage');
+      // Once the beacon answered, the retry stops: the slot phases go on as usual.
+      const before = beacon.requests.length;
+      await time.advanceTo(start(6) - 1, client);
+      assert.ok(beacon.requests.slice(before).every((r) => r.path !== `/api/v1/validators/${ME.address}` || r.method !== 'GET'), 'no further index lookups');
     } finally {
       await client.stop();
     }
