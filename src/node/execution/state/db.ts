@@ -50,6 +50,12 @@ export interface WarmResult {
   ms: number;
 }
 
+/**
+ * Addresses whose trie key is remembered: a block asks for each touched account's key three times
+ * (prefetch, first read, commit), each a SHA3-256 and a hex parse; a few blocks' worth suffices.
+ */
+const ACCOUNT_KEY_MEMO = 16_384;
+
 /** Keys per batched read of a warm-up: small enough that a block import waiting behind it is not held up for long. */
 const WARM_CHUNK = 2048;
 
@@ -58,6 +64,7 @@ export class StateDb implements StateSource {
   readonly accountTrie: Trie;
   private warming: Promise<WarmResult> | undefined;
   private closing = false;
+  private readonly keys = new Map<string, Uint8Array>();
 
   private constructor(
     private readonly store: ChainStore,
@@ -147,12 +154,23 @@ export class StateDb implements StateSource {
     return new View(this, root);
   }
 
+  /** The account-trie key of `address` (remembered: see ACCOUNT_KEY_MEMO); callers must not modify it. */
+  private keyOf(address: string): Uint8Array {
+    let k = this.keys.get(address);
+    if (k === undefined) {
+      // Cleared whole when full: a map reordered per hit would cost more than the hashes it saves.
+      if (this.keys.size >= ACCOUNT_KEY_MEMO) this.keys.clear();
+      this.keys.set(address, (k = accountKey(address)));
+    }
+    return k;
+  }
+
   private storageTrie(address: string): Trie {
-    return new Trie(this.nodes, 's' + toHex(accountKey(address)).slice(2), STORAGE_VALUE_BYTES);
+    return new Trie(this.nodes, 's' + toHex(this.keyOf(address)).slice(2), STORAGE_VALUE_BYTES);
   }
 
   account(root: NodeRef, address: string): AccountEntry {
-    const leaf = this.accountTrie.get(root, accountKey(address));
+    const leaf = this.accountTrie.get(root, this.keyOf(address));
     if (!leaf) return ZERO_ENTRY;
     return { account: decodeAccountValue(leaf.value), storageVersion: decodeVersion(leaf.extra) };
   }
@@ -171,7 +189,7 @@ export class StateDb implements StateSource {
 
   /** Reads into the cache, level by level with one batched read per level, the account-trie paths of `addresses`. */
   async prefetch(root: NodeRef, addresses: Iterable<string>): Promise<void> {
-    let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map(accountKey));
+    let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map((a) => this.keyOf(a)));
     // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
     for (let level = 0; level <= 64 && cursors.length > 0; level++) {
       const { pending, want } = this.accountTrie.advance(cursors);
@@ -206,7 +224,7 @@ export class StateDb implements StateSource {
         account = { ...account, storageRoot: w.root.hash };
         storageVersion = w.root.version;
       }
-      updates.push({ key: accountKey(address), value: isEmptyAccount(account) ? null : encodeAccountValue(account), extra: encodeVersion(storageVersion) });
+      updates.push({ key: this.keyOf(address), value: isEmptyAccount(account) ? null : encodeAccountValue(account), extra: encodeVersion(storageVersion) });
     }
     const w = this.accountTrie.update(view.root, updates, version, out.puts);
     out.stale.push(...w.stale);
@@ -244,7 +262,7 @@ export class StateDb implements StateSource {
       nonce: Number(a.nonce),
       codeHash: toHex(a.codeHash),
       storageHash: toHex(a.storageRoot),
-      accountProof: this.accountTrie.proof(root, accountKey(address)).map(toHex),
+      accountProof: this.accountTrie.proof(root, this.keyOf(address)).map(toHex),
       storageProof: keys.map((k) => ({
         key: toHex(k),
         value: toHex(this.storage(address, storageRoot, k) ?? new Uint8Array(32)),

@@ -58,6 +58,14 @@ class GenerationalCache<V> {
 
   set(key: string, value: V): void {
     this.delete(key);
+    this.setFresh(key, value);
+  }
+
+  /**
+   * As `set`, for a key known not to be held (a node a commit just wrote: its key carries the
+   * commit's new version, which nothing could read before), sparing the two lookups of the delete.
+   */
+  setFresh(key: string, value: V): void {
     const size = this.sizeOf(value);
     if (size * 2 > this.maxBytes) return;
     this.insert(key, { value, size });
@@ -159,10 +167,12 @@ export class NodeStore {
     return this.top.get(key) ?? this.cache.get(key);
   }
 
-  private decode(key: string, bytes: Uint8Array, valueBytes: number): StoredNode {
+  private decode(key: string, bytes: Uint8Array, valueBytes: number, fresh = false): StoredNode {
     const n = decodeStored(bytes, valueBytes);
     if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
-    this.place(key, n);
+    if (fresh) {
+      if (!this.top.offer(key, n)) this.cache.setFresh(key, n);
+    } else this.place(key, n);
     return n;
   }
 
@@ -177,6 +187,9 @@ export class NodeStore {
   async prefetch(keys: string[], valueBytes: number): Promise<Array<StoredNode | undefined>> {
     const missing = keys.filter((k) => !this.cached(k));
     if (missing.length === 0) return [];
+    // In key order LevelDB's reads walk its tables and blocks forward, and the nodes one import
+    // wrote (one version prefix) are read together.
+    missing.sort();
     const values = (await this.store.db.getMany<string, Uint8Array>(missing, { valueEncoding: 'view' })) as Array<Uint8Array | undefined>;
     return values.map((v, i) => (v ? this.decode(missing[i]!, v, valueBytes) : undefined));
   }
@@ -190,9 +203,10 @@ export class NodeStore {
   /**
    * Caches the nodes a committed batch wrote (decoded from their stored bytes, so each is one
    * buffer with views, like a node read from disk), and tells the reader what it wrote and deleted.
+   * The batch's node keys are new (its version's), so none is in the cache yet.
    */
   committed(puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
-    for (const [k, bytes] of puts) if (k.startsWith('n:')) this.decode(k, bytes, valueBytesOf(k));
+    for (const [k, bytes] of puts) if (k.startsWith('n:')) this.decode(k, bytes, valueBytesOf(k), true);
     for (const k of dels) {
       this.cache.delete(k);
       this.top.delete(k);

@@ -16,6 +16,12 @@
 import type { CacheStats } from '../../../util/byte-cache.js';
 import { ACCOUNT_TREE, InternalNode, type StoredNode, accountNodeAt, nodeKey } from './trie.js';
 
+/**
+ * Deepest level whose node views are kept between lookups (4,369 paths at most): every walk
+ * passes through these few nodes, three walks per touched account a block, and a fresh view per
+ * lookup is an allocation per step.
+ */
+const MEMO_MAX_DEPTH = 3;
 /** Deepest level a dense index may cover: 16^5 paths at 12 bytes each. */
 const DENSE_MAX_DEPTH = 5;
 /** A level is indexed densely when the level above holds nodes enough to fill 1/DENSE_FILL of its paths. */
@@ -74,6 +80,8 @@ interface Level {
   slots?: Int32Array;
   versions?: Float64Array;
   sparse?: Map<number, { handle: number; version: number }>;
+  /** Views of the nodes held, by path number (levels up to MEMO_MAX_DEPTH); cleared when a path's node changes. */
+  memo?: Array<InternalNode | undefined>;
 }
 
 /** The number of a path of hex nibbles (at most MAX_DEPTH of them). */
@@ -114,6 +122,7 @@ export class TopLevels {
     if (lv.slots) {
       if (lv.versions![p] !== version) return undefined;
       handle = lv.slots[p]!;
+      if (lv.memo !== undefined && handle !== 0) return (lv.memo[p] ??= this.view(handle));
     } else {
       const e = lv.sparse!.get(p);
       if (!e || e.version !== version) return undefined;
@@ -141,7 +150,7 @@ export class TopLevels {
       const above = d === 0 ? 1 : this.levels[d - 1]!.count;
       const dense = d <= DENSE_MAX_DEPTH && above * 16 * DENSE_FILL >= paths && this.bytes + paths * DENSE_PATH_BYTES <= this.maxBytes;
       if (dense) {
-        this.levels.push({ count: 0, slots: new Int32Array(paths), versions: new Float64Array(paths) });
+        this.levels.push({ count: 0, slots: new Int32Array(paths), versions: new Float64Array(paths), ...(d <= MEMO_MAX_DEPTH ? { memo: new Array<InternalNode | undefined>(paths) } : {}) });
         this.bytes += paths * DENSE_PATH_BYTES;
       } else this.levels.push({ count: 0, sparse: new Map() });
     }
@@ -170,6 +179,7 @@ export class TopLevels {
     if (lv.slots) {
       lv.slots[p] = 0;
       lv.versions![p] = 0;
+      if (lv.memo) lv.memo[p] = undefined;
     } else lv.sparse!.delete(p);
   }
 
@@ -203,6 +213,7 @@ export class TopLevels {
     if (lv.slots) {
       lv.slots[p] = handle;
       lv.versions![p] = at.version;
+      if (lv.memo) lv.memo[p] = undefined;
     } else lv.sparse!.set(p, { handle, version: at.version });
     this.bytes += slab.stride + (lv.slots ? 0 : SPARSE_NODE_BYTES);
     this.entries++;

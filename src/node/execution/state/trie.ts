@@ -128,6 +128,18 @@ export class InternalNode {
     }
     const hashedLength = 3 + count * HASH_BYTES;
     const bytes = new Uint8Array(hashedLength + count * CHILD_INFO_BYTES);
+    if (base !== undefined && bitmap === base.bitmap) {
+      // Same children present (a block changing existing accounts): the layout is the base's, so
+      // one copy carries every untouched child and only the changed ones are written over it.
+      bytes.set(base.bytes);
+      for (let i = 0, j = 0; i < 16; i++) {
+        if (((bitmap >> i) & 1) === 0) continue;
+        const c = children[i];
+        if (c) writeChild(bytes, hashedLength, j, c);
+        j++;
+      }
+      return new InternalNode(bytes, bitmap, hashedLength);
+    }
     bytes[0] = INTERNAL_TAG;
     bytes[1] = bitmap >> 8;
     bytes[2] = bitmap & 0xff;
@@ -135,18 +147,13 @@ export class InternalNode {
     for (let i = 0; i < 16; i++) {
       if (((bitmap >> i) & 1) === 0) continue;
       const c = children[i];
-      const at = hashedLength + j * CHILD_INFO_BYTES;
-      if (c) {
-        bytes.set(c.hash, 3 + j * HASH_BYTES);
-        writeU48(bytes, at, c.version);
-        bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
-      } else {
+      if (c) writeChild(bytes, hashedLength, j, c);
+      else {
         const from = base!.bytes;
         const k = base!.slot(i);
-        const h = 3 + k * HASH_BYTES;
-        for (let b = 0; b < HASH_BYTES; b++) bytes[3 + j * HASH_BYTES + b] = from[h + b]!;
+        bytes.set(from.subarray(3 + k * HASH_BYTES, 3 + (k + 1) * HASH_BYTES), 3 + j * HASH_BYTES);
         const info = base!.hashedLength + k * CHILD_INFO_BYTES;
-        for (let b = 0; b < CHILD_INFO_BYTES; b++) bytes[at + b] = from[info + b]!;
+        bytes.set(from.subarray(info, info + CHILD_INFO_BYTES), hashedLength + j * CHILD_INFO_BYTES);
       }
       j++;
     }
@@ -195,6 +202,14 @@ export class InternalNode {
 
 /** A node as stored. */
 export type StoredNode = LeafNode | InternalNode;
+
+/** Writes child `c` into slot `j` of an internal node's stored bytes. */
+function writeChild(bytes: Uint8Array, hashedLength: number, j: number, c: ChildRef): void {
+  bytes.set(c.hash, 3 + j * HASH_BYTES);
+  const at = hashedLength + j * CHILD_INFO_BYTES;
+  writeU48(bytes, at, c.version);
+  bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
+}
 
 function popcount(x: number): number {
   let v = x - ((x >> 1) & 0x5555);

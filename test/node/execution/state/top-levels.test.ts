@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { toHex } from '../../../../src/core/codec/bytes.js';
 import { ChainStore, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
-import { EMPTY_REF, type NodeRef, accountNodeAt } from '../../../../src/node/execution/state/trie.js';
+import { TopLevels } from '../../../../src/node/execution/state/top-levels.js';
+import { EMPTY_REF, InternalNode, type NodeRef, accountNodeAt, nodeKey } from '../../../../src/node/execution/state/trie.js';
 import { commitView as commit, memoryChainStore as memoryStore } from '../../../helpers/trie-state.js';
 
 const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
@@ -153,6 +154,41 @@ top('held nodes read back as stored; slots freed by newer versions are reused, s
   for (const [i, b] of balances) assert.is(fresh.view(root).account(addr(i)).balance, b, `account ${i} from disk`);
   await fresh.close();
   await state.close();
+});
+
+top('a kept view of an upper node follows its path: a newer version, a removal and a slot reused by another path are never read stale', () => {
+  const child = (seed: number, version: number) => ({ hash: new Uint8Array(32).fill(seed), version, leaf: true });
+  /** An internal node with children at nibbles `at`, each hash filled with `seed`. */
+  const node = (seed: number, version: number, at: number[]): InternalNode =>
+    InternalNode.build(Array.from({ length: 16 }, (_, i) => (at.includes(i) ? child(seed, version) : null)));
+  const t = new TopLevels(1 << 20);
+  // A level is indexed densely (where views are kept) when the level above was full enough as it was admitted.
+  assert.ok(t.admitLevel(0));
+  assert.ok(t.offer(nodeKey(1, 'a', ''), node(9, 1, [3, 4])));
+  assert.ok(t.admitLevel(1));
+  const a1 = node(1, 1, [0, 1]);
+  assert.ok(t.offer(nodeKey(1, 'a', '3'), a1));
+  const seen = t.getAt(1, '3')!;
+  assert.is(toHex(seen.bytes), toHex(a1.bytes));
+  assert.is(t.getAt(1, '3'), seen, 'a second lookup returns the kept view');
+  // A newer version with another child count moves to another slot class: the old version is gone.
+  const a2 = node(2, 2, [0, 1, 2]);
+  assert.ok(t.offer(nodeKey(2, 'a', '3'), a2));
+  assert.is(t.getAt(1, '3'), undefined);
+  assert.is(toHex(t.getAt(2, '3')!.bytes), toHex(a2.bytes));
+  // Removed, then its slot taken by another path's node of the same size: neither path reads the other's bytes.
+  t.delete(nodeKey(2, 'a', '3'));
+  assert.is(t.getAt(2, '3'), undefined);
+  const b = node(3, 2, [4, 5, 6]);
+  assert.ok(t.offer(nodeKey(2, 'a', '4'), b));
+  assert.is(t.getAt(2, '3'), undefined);
+  assert.is(toHex(t.getAt(2, '4')!.bytes), toHex(b.bytes));
+  // Same path, same child count, new version: the slot is rewritten and the view shows the new bytes.
+  const b2 = node(4, 3, [7, 8, 9]);
+  assert.ok(t.offer(nodeKey(3, 'a', '4'), b2));
+  assert.is(toHex(t.getAt(3, '4')!.bytes), toHex(b2.bytes));
+  assert.is(t.getAt(3, '4')!.has(7), true);
+  assert.is(t.getAt(3, '4')!.has(4), false);
 });
 
 top('close stops a warm-up in progress', async () => {
