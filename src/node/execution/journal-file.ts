@@ -2,33 +2,44 @@
  * The pool journal's file format (docs/execution.md, "Pool journal"): an 8-byte magic, then
  * records appended one after another, each
  *
- *   u32 LE body length | u32 LE CRC32C of the body | body
+ *   u32 LE CRC32C | u32 LE body length | body
  *
  * with the body one of
  *
  *   0x01 add:    32-byte tx hash | u64 LE arrival time (Unix ms) | signed envelope
  *   0x02 remove: one or more 32-byte tx hashes
  *
- * A record whose length runs past the end of the file, is out of bounds or whose checksum does
- * not match ends the readable journal: after a crash only the tail can be torn (everything
+ * The checksum covers every byte after it (the length and the body) except an add record's
+ * envelope, which its tx hash covers: the hash is the envelope's SHA3-256, so checking it on
+ * read is as strong, and admission spends no checksum over 5 KB per transaction.
+ *
+ * A record whose length runs past the end of the file or out of bounds, or whose checksum does
+ * not match, ends the readable journal: after a crash only the tail can be torn (everything
  * before it was synced first), so the scan keeps every record before it and the opener cuts the
- * rest.
+ * rest. An add record whose envelope does not hash to its hash (its header is whole, so the
+ * records after it are still found) is skipped and reported.
  */
 import { type FileHandle } from 'node:fs/promises';
 import { MAX_TX_BYTES } from '../../core/constants.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { sha3 } from '../../core/crypto/hash.js';
 import { crc32c } from '../../util/crc32c.js';
 
 /** First bytes of a journal file: the format and its version. */
 export const JOURNAL_MAGIC = Buffer.from('SVCPJNL1', 'latin1');
 
-/** Bytes before a record's body: its length and its checksum. */
-export const RECORD_HEADER_BYTES = 8;
+/** Bytes before a record's body: its checksum and its length. */
+const RECORD_HEADER_BYTES = 8;
+/** Where the checksummed bytes of a record start (the length field). */
+const CHECKED_FROM = 4;
 
 const HASH_BYTES = 32;
 const KIND_ADD = 1;
 const KIND_REMOVE = 2;
 /** Body bytes of an add record before its envelope: kind, hash, arrival time. */
 const ADD_PREFIX_BYTES = 1 + HASH_BYTES + 8;
+/** Bytes of an add record before its envelope. */
+const ADD_HEAD_BYTES = RECORD_HEADER_BYTES + ADD_PREFIX_BYTES;
 /** Hashes per remove record, so a block's worth of removals never makes one record past the bound below. */
 export const MAX_REMOVALS_PER_RECORD = 4096;
 /** No valid body is longer: a length past it is a torn or corrupt header, not a huge record. */
@@ -39,20 +50,21 @@ const READ_CHUNK = 1 << 20;
 /** A record read back from the file. */
 export type JournalRecord = { kind: 'add'; hash: string; receivedAt: number; envelope: Uint8Array; bytes: number } | { kind: 'remove'; hashes: string[]; bytes: number };
 
-/** Encodes the add record of an admitted transaction (`hash` is its 0x-prefixed SHA3 hex). */
-export function encodeAdd(hash: string, receivedAt: number, envelope: Uint8Array): Buffer {
-  const body = ADD_PREFIX_BYTES + envelope.length;
-  const out = Buffer.allocUnsafe(RECORD_HEADER_BYTES + body);
-  out.writeUInt32LE(body, 0);
-  out[RECORD_HEADER_BYTES] = KIND_ADD;
-  writeHash(out, RECORD_HEADER_BYTES + 1, hash);
+/**
+ * The add record of an admitted transaction (`hash`: its 0x-prefixed SHA3 hex), as the parts
+ * to write in order: its head, then the envelope itself (not copied).
+ */
+export function encodeAdd(hash: string, receivedAt: number, envelope: Uint8Array): [Buffer, Uint8Array] {
+  const head = Buffer.allocUnsafe(ADD_HEAD_BYTES);
+  head.writeUInt32LE(ADD_PREFIX_BYTES + envelope.length, CHECKED_FROM);
+  head[RECORD_HEADER_BYTES] = KIND_ADD;
+  writeHash(head, RECORD_HEADER_BYTES + 1, hash);
   const at = Math.max(0, Math.trunc(receivedAt));
   // Two u32 halves: exact for any millisecond time, without a BigInt per record.
-  out.writeUInt32LE(at % 2 ** 32, RECORD_HEADER_BYTES + 1 + HASH_BYTES);
-  out.writeUInt32LE(Math.floor(at / 2 ** 32), RECORD_HEADER_BYTES + 1 + HASH_BYTES + 4);
-  out.set(envelope, RECORD_HEADER_BYTES + ADD_PREFIX_BYTES);
-  out.writeUInt32LE(crc32c(out, RECORD_HEADER_BYTES), 4);
-  return out;
+  head.writeUInt32LE(at % 2 ** 32, RECORD_HEADER_BYTES + 1 + HASH_BYTES);
+  head.writeUInt32LE(Math.floor(at / 2 ** 32), RECORD_HEADER_BYTES + 1 + HASH_BYTES + 4);
+  head.writeUInt32LE(crc32c(head, CHECKED_FROM), 0);
+  return [head, envelope];
 }
 
 /** Encodes the remove records of `hashes` (several when there are more than one record holds). */
@@ -62,10 +74,10 @@ export function encodeRemove(hashes: readonly string[]): Buffer[] {
     const part = hashes.slice(i, i + MAX_REMOVALS_PER_RECORD);
     const body = 1 + HASH_BYTES * part.length;
     const rec = Buffer.allocUnsafe(RECORD_HEADER_BYTES + body);
-    rec.writeUInt32LE(body, 0);
+    rec.writeUInt32LE(body, CHECKED_FROM);
     rec[RECORD_HEADER_BYTES] = KIND_REMOVE;
     part.forEach((h, j) => writeHash(rec, RECORD_HEADER_BYTES + 1 + j * HASH_BYTES, h));
-    rec.writeUInt32LE(crc32c(rec, RECORD_HEADER_BYTES), 4);
+    rec.writeUInt32LE(crc32c(rec, CHECKED_FROM), 0);
     out.push(rec);
   }
   return out;
@@ -80,12 +92,14 @@ function writeHash(out: Buffer, at: number, hash: string): void {
   if (out.write(hash.slice(2), at, HASH_BYTES, 'hex') !== HASH_BYTES) throw new RangeError(`not a 32-byte hash: ${hash}`);
 }
 
-/** Where the readable journal ends, and why when that is before the end of the file. */
+/** Where the readable journal ends, and what was wrong with it. */
 export interface ScanResult {
   /** File offset just past the last valid record. */
   end: number;
   /** Set when bytes past `end` were not a valid record (a torn tail). */
   torn?: string;
+  /** Hashes of add records skipped because their envelope does not hash to them. */
+  corrupt: string[];
 }
 
 /**
@@ -113,31 +127,39 @@ export async function scanRecords(fh: FileHandle, size: number, onRecord: (rec: 
     bufLen = got;
     return got >= n;
   };
+  const corrupt: string[] = [];
   let pos = JOURNAL_MAGIC.length;
   while (pos < size) {
-    if (!(await ensure(pos, RECORD_HEADER_BYTES))) return { end: pos, torn: 'record header cut short' };
-    const at = pos - bufStart;
-    const body = buf.readUInt32LE(at);
-    const sum = buf.readUInt32LE(at + 4);
-    if (body === 0 || body > MAX_BODY_BYTES) return { end: pos, torn: `record length ${body} out of bounds` };
-    if (!(await ensure(pos, RECORD_HEADER_BYTES + body))) return { end: pos, torn: 'record cut short' };
-    const b = pos - bufStart + RECORD_HEADER_BYTES;
-    if (crc32c(buf, b, b + body) !== sum) return { end: pos, torn: 'record checksum mismatch' };
-    const bytes = RECORD_HEADER_BYTES + body;
+    if (!(await ensure(pos, RECORD_HEADER_BYTES))) return { end: pos, torn: 'record header cut short', corrupt };
+    let at = pos - bufStart;
+    const sum = buf.readUInt32LE(at);
+    const body = buf.readUInt32LE(at + CHECKED_FROM);
+    if (body === 0 || body > MAX_BODY_BYTES) return { end: pos, torn: `record length ${body} out of bounds`, corrupt };
+    if (!(await ensure(pos, RECORD_HEADER_BYTES + body))) return { end: pos, torn: 'record cut short', corrupt };
+    at = pos - bufStart;
+    const b = at + RECORD_HEADER_BYTES;
     const kind = buf[b];
-    if (kind === KIND_ADD && body >= ADD_PREFIX_BYTES) {
+    const add = kind === KIND_ADD && body >= ADD_PREFIX_BYTES;
+    if (crc32c(buf, at + CHECKED_FROM, add ? b + ADD_PREFIX_BYTES : b + body) !== sum) return { end: pos, torn: 'record checksum mismatch', corrupt };
+    const bytes = RECORD_HEADER_BYTES + body;
+    if (add) {
       const hash = '0x' + buf.toString('hex', b + 1, b + 1 + HASH_BYTES);
-      const receivedAt = buf.readUInt32LE(b + 1 + HASH_BYTES) + buf.readUInt32LE(b + 1 + HASH_BYTES + 4) * 2 ** 32;
-      onRecord({ kind: 'add', hash, receivedAt, envelope: buf.subarray(b + ADD_PREFIX_BYTES, b + body).slice(), bytes });
+      const envelope = buf.subarray(b + ADD_PREFIX_BYTES, b + body);
+      if (toHex(sha3(envelope)) !== hash) {
+        corrupt.push(hash);
+      } else {
+        const receivedAt = buf.readUInt32LE(b + 1 + HASH_BYTES) + buf.readUInt32LE(b + 1 + HASH_BYTES + 4) * 2 ** 32;
+        onRecord({ kind: 'add', hash, receivedAt, envelope: envelope.slice(), bytes });
+      }
     } else if (kind === KIND_REMOVE && (body - 1) % HASH_BYTES === 0) {
       const hashes: string[] = [];
       for (let h = b + 1; h < b + body; h += HASH_BYTES) hashes.push('0x' + buf.toString('hex', h, h + HASH_BYTES));
       onRecord({ kind: 'remove', hashes, bytes });
     } else {
       // A valid checksum over a body this version cannot read: a newer format, not a torn write.
-      return { end: pos, torn: `unknown record kind ${kind}` };
+      return { end: pos, torn: `unknown record kind ${kind}`, corrupt };
     }
     pos += bytes;
   }
-  return { end: pos };
+  return { end: pos, corrupt };
 }

@@ -18,7 +18,9 @@ import { SvcError } from '../../core/errors.js';
 import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
-import { encodeAdd, encodeRemove, isRecordableHash, JOURNAL_MAGIC, scanRecords } from './journal-file.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { sha3 } from '../../core/crypto/hash.js';
+import { encodeAdd, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
 import { Keys } from './store.js';
 
 /** The journal's file name in the execution data directory (beside `chain/`). */
@@ -78,9 +80,9 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
   return out;
 }
 
-/** One queued write: journal records, and chain-database writes that must be durable before them. */
+/** One queued write: journal records (as the byte ranges to write in order), and chain-database writes that must be durable before them. */
 interface JournalOp {
-  records: Buffer[];
+  records: Uint8Array[];
   extra?: readonly BatchOp[];
 }
 
@@ -107,7 +109,7 @@ export class PoolJournal {
   private size = 0;
   private compacting: Promise<void> | undefined;
   /** Records written to the old file since the running compaction took its snapshot. */
-  private tail: Buffer[] | undefined;
+  private tail: Uint8Array[] | undefined;
   private swapReady: Compacted | undefined;
   private lazyTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -129,8 +131,11 @@ export class PoolJournal {
   static async open(opts: PoolJournalOptions): Promise<PoolJournal> {
     const journal = new PoolJournal(opts, opts.path === undefined ? undefined : await PoolJournal.openFile(opts.path));
     try {
-      if (journal.fh) await journal.load();
-      await journal.upgrade();
+      // Without a file there is nowhere to move legacy keys to (and an in-memory database has none).
+      if (journal.fh) {
+        await journal.load();
+        await journal.upgrade();
+      }
     } catch (err) {
       await journal.fh?.close().catch(() => undefined);
       throw err;
@@ -153,8 +158,8 @@ export class PoolJournal {
       // No file (in-memory node): only the extra writes have somewhere to go.
       return extra && extra.ops.length > 0 ? this.commits.submit([{ records: [], extra: extra.ops }]).catch((err: unknown) => Promise.reject(new JournalError(err))) : Promise.resolve();
     }
-    const records = [encodeAdd(tx.hash, tx.receivedAt, tx.envelope)];
-    const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length };
+    const records: Uint8Array[] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
+    const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
     this.forgetLive(tx.hash);
     this.live.set(tx.hash, entry);
     this.liveBytes += entry.bytes;
@@ -175,7 +180,7 @@ export class PoolJournal {
    */
   remove(hashes: readonly string[]): void {
     const gone = hashes.filter((h) => this.forgetLive(h));
-    if (gone.length === 0 || this.fh === undefined) return;
+    if (gone.length === 0 || this.fh === undefined || this.closed) return;
     this.commits.defer([{ records: encodeRemove(gone) }]);
     this.lazyTimer ??= setTimeout(() => {
       this.lazyTimer = undefined;
@@ -233,7 +238,9 @@ export class PoolJournal {
     const fh = this.fh!;
     const path = this.opts.path!;
     const size = (await fh.stat()).size;
-    const { live, end, torn } = await readLive(fh, size, path);
+    const { live, end, torn, corrupt } = await readLive(fh, size, path);
+    // Never acknowledged (a record whose envelope was not fully written) or damaged since: not replayable either way.
+    if (corrupt.length > 0) this.opts.log.warn('pool journal records skipped: envelope does not match its hash', { path, hashes: corrupt.slice(0, 10), count: corrupt.length });
     if (torn !== undefined) {
       // Only a write that was never acknowledged can be torn: what precedes it was synced first.
       this.opts.log.warn('pool journal torn tail cut', { path, at: end, bytes: size - end, reason: torn });
@@ -270,7 +277,13 @@ export class PoolJournal {
     }
     if (found.length === 0) return;
     const moved = found.flatMap((f) => (f.entry && !this.live.has(f.entry.hash) ? [f.entry] : []));
-    if (moved.length > 0) await Promise.all(moved.map((e) => this.add(e)));
+    const whole: JournalEntry[] = [];
+    const broken: JournalEntry[] = [];
+    for (const e of moved) (toHex(sha3(e.envelope)) === e.hash ? whole : broken).push(e);
+    if (whole.length > 0) await Promise.all(whole.map((e) => this.add(e)));
+    // Not the envelope of its hash, so the file would skip it: handed to the replay alone, which
+    // drops it with a log line and a count, as it did any undecodable key.
+    for (const e of broken) this.live.set(e.hash, { envelope: e.envelope, receivedAt: e.receivedAt, bytes: 0 });
     await this.opts.store.db.batch(found.map(({ key }): BatchOp => ({ type: 'del', key })) as never, { sync: true } as never);
     this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: moved.length });
   }
@@ -288,25 +301,25 @@ export class PoolJournal {
   private async write(ops: JournalOp[]): Promise<void> {
     const extra = ops.flatMap((op) => op.extra ?? []);
     if (extra.length > 0) await this.opts.store.db.batch(extra as never, { sync: true } as never);
-    const fh = this.fh;
-    if (fh === undefined) return;
+    if (this.fh === undefined) return;
     if (this.swapReady) await this.swap(this.swapReady);
+    const fh = this.fh;
     const records = ops.flatMap((op) => op.records);
     if (records.length === 0) return;
     let bytes = 0;
     for (const r of records) bytes += r.length;
     try {
-      const { bytesWritten } = await this.fh!.writev(records, this.size);
+      const { bytesWritten } = await fh.writev(records, this.size);
       if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes`);
-      await this.fh!.datasync();
+      await fh.datasync();
     } catch (err) {
       // Not acknowledged, so not kept: the next write goes where these records went, and what
       // they left past that is cut now, so no unacknowledged record can follow a later one.
-      await this.fh!.truncate(this.size).catch(() => undefined);
+      await fh.truncate(this.size).catch(() => undefined);
       throw err;
     }
     this.size += bytes;
-    this.tail?.push(...records);
+    if (this.tail) for (const r of records) this.tail.push(r);
     this.opts.synced?.(ops.filter((op) => op.records.length > 0).length);
     this.maybeCompact();
   }
@@ -335,7 +348,7 @@ export class PoolJournal {
     const fh = await open(tmp, 'w');
     try {
       let size = 0;
-      let chunk: Buffer[] = [JOURNAL_MAGIC];
+      let chunk: Uint8Array[] = [JOURNAL_MAGIC];
       let chunkBytes = JOURNAL_MAGIC.length;
       const flush = async (): Promise<void> => {
         const { bytesWritten } = await fh.writev(chunk, size);
@@ -347,9 +360,10 @@ export class PoolJournal {
       for (const [hash, e] of snapshot) {
         // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
         if (this.live.get(hash) !== e) continue;
-        const rec = encodeAdd(hash, e.receivedAt, e.envelope);
-        chunk.push(rec);
-        chunkBytes += rec.length;
+        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) {
+          chunk.push(part);
+          chunkBytes += part.length;
+        }
         if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
       }
       if (chunkBytes > 0) await flush();
@@ -413,7 +427,7 @@ export async function readJournalFile(path: string): Promise<JournalEntry[]> {
 }
 
 /** Replays the records of an open journal file into its live set, in file order. */
-async function readLive(fh: FileHandle, size: number, path: string): Promise<{ live: Map<string, LiveEntry>; end: number; torn?: string }> {
+async function readLive(fh: FileHandle, size: number, path: string): Promise<{ live: Map<string, LiveEntry> } & ScanResult> {
   const magic = Buffer.alloc(JOURNAL_MAGIC.length);
   await fh.read(magic, 0, magic.length, 0);
   if (!magic.equals(JOURNAL_MAGIC)) throw new JournalFormatError(path);

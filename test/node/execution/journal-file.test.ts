@@ -30,6 +30,11 @@ function entry(i: number, size = 5300): JournalEntry {
   return { hash: toHex(sha3(envelope)), envelope, receivedAt: 1_700_000_000_000 + i };
 }
 
+/** The bytes of `e`'s add record. */
+function record(e: JournalEntry): Buffer {
+  return Buffer.concat(encodeAdd(e.hash, e.receivedAt, e.envelope));
+}
+
 function memoryStore(): ChainStore {
   return new ChainStore(new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db);
 }
@@ -85,26 +90,42 @@ file('a torn tail is cut on open, every record before it is kept, and appends re
     for (const e of es) await journal.add(e);
     await journal.close();
     // The file is exactly the documented format: the magic, then one record per add.
-    const intact = Buffer.concat([JOURNAL_MAGIC, ...es.map((e) => encodeAdd(e.hash, e.receivedAt, e.envelope))]);
-    assert.ok((await readFile(path)).equals(intact), 'magic + length | CRC32C | add records');
-    const lastRecord = encodeAdd(es[2]!.hash, es[2]!.receivedAt, es[2]!.envelope).length;
+    const intact = Buffer.concat([JOURNAL_MAGIC, ...es.map(record)]);
+    assert.ok((await readFile(path)).equals(intact), 'magic, then CRC32C | length | body per add');
+    const lastRecord = record(es[2]!).length;
+    const lastStart = intact.length - lastRecord;
+    /** `intact` with the byte at `at` flipped. */
+    const flipped = (at: number) => {
+      const b = Buffer.from(intact);
+      b[at]! ^= 0x40;
+      return b;
+    };
 
-    const cases: Array<[string, boolean, () => Promise<void>]> = [
-      ['cut mid-record', false, () => truncate(path, intact.length - 100)],
-      ['cut mid-header', false, () => truncate(path, intact.length - lastRecord + 3)],
-      ['garbage appended', true, () => appendFile(path, Buffer.from('this is not a record, just bytes a crash left behind'))],
-      ['zeros appended', true, () => appendFile(path, Buffer.alloc(4096))],
-      ['a flipped byte in the last record', false, () => writeFile(path, Buffer.concat([intact.subarray(0, intact.length - 10), Buffer.from([intact[intact.length - 10]! ^ 0x40]), intact.subarray(intact.length - 9)]))],
+    const [e0, e1, e2] = es as [JournalEntry, JournalEntry, JournalEntry];
+    // [damage, the records read back, whether the file is cut (else a record is skipped)]
+    const cases: Array<[string, JournalEntry[], boolean, () => Promise<void>]> = [
+      ['cut mid-record', [e0, e1], true, () => truncate(path, intact.length - 100)],
+      ['cut mid-header', [e0, e1], true, () => truncate(path, lastStart + 3)],
+      ['garbage appended', es, true, () => appendFile(path, Buffer.from('this is not a record, just bytes a crash left behind'))],
+      ['zeros appended', es, true, () => appendFile(path, Buffer.alloc(4096))],
+      ["a flipped bit in the last record's length", [e0, e1], true, () => writeFile(path, flipped(lastStart + 5))],
+      ["a flipped bit in the last record's arrival time", [e0, e1], true, () => writeFile(path, flipped(lastStart + 45))],
+      // The envelope is covered by its hash: the record is skipped, the file is not cut.
+      ["a flipped bit in the last record's envelope", [e0, e1], false, () => writeFile(path, flipped(intact.length - 10))],
+      ["a flipped bit in the middle record's envelope", [e0, e2], false, () => writeFile(path, flipped(lastStart - 10))],
+      ["the last record's envelope never written (zeros)", [e0, e1], false, () => writeFile(path, Buffer.concat([intact.subarray(0, lastStart + 49), Buffer.alloc(lastRecord - 49)]))],
     ];
-    for (const [name, keepsThird, damage] of cases) {
+    for (const [name, kept, cut, damage] of cases) {
       await writeFile(path, intact);
       await damage();
-      const kept = keepsThird ? es : es.slice(0, 2);
+      const damaged = (await stat(path)).size;
+      const keepsThird = kept.includes(e2) && cut;
       const opened = await openJournal(path);
       journal = opened.journal;
       same(journal.entries(), kept);
-      assert.is(opened.lines.some((l) => l.msg === 'pool journal torn tail cut'), true, `${name}: the cut is logged`);
-      assert.is((await stat(path)).size, keepsThird ? intact.length : intact.length - lastRecord, `${name}: the file is cut where the valid records end`);
+      assert.is(opened.lines.some((l) => l.msg === 'pool journal torn tail cut'), cut, `${name}: a cut is logged`);
+      assert.is(opened.lines.some((l) => l.msg === 'pool journal records skipped: envelope does not match its hash'), !cut, `${name}: a skipped record is logged`);
+      assert.is((await stat(path)).size, cut ? (keepsThird ? intact.length : lastStart) : damaged, `${name}: the file is cut where the valid records end`);
       const extra = entry(10);
       await journal.add(extra);
       await journal.close();

@@ -172,7 +172,7 @@ journal('removals a crash lost are harmless: an included transaction replayed is
     // removal of a0 never reached the disk, and a1's add record were there twice.
     const path = join(dir, 'pool.journal');
     assert.equal((await readJournalFile(path)).map((e) => e.hash), [hashOf(a1)]);
-    await appendFile(path, Buffer.concat([encodeAdd(hashOf(a0), 1, encodeTx(a0)), encodeAdd(hashOf(a1), 2, encodeTx(a1))]));
+    await appendFile(path, Buffer.concat([...encodeAdd(hashOf(a0), 1, encodeTx(a0)), ...encodeAdd(hashOf(a1), 2, encodeTx(a1))]));
     const { log, lines } = capturingLogger();
     node = await startNode({ dataDir: dir, log });
     try {
