@@ -156,7 +156,10 @@ export class PoolJournal {
   add(tx: JournalEntry, displaced: readonly string[] = [], extra?: WriteBatch): Promise<void> {
     if (this.fh === undefined) {
       // No file (in-memory node): only the extra writes have somewhere to go.
-      return extra && extra.ops.length > 0 ? this.commits.submit([{ records: [], extra: extra.ops }]).catch((err: unknown) => Promise.reject(new JournalError(err))) : Promise.resolve();
+      if (!extra || extra.ops.length === 0) return Promise.resolve();
+      return this.commits.submit([{ records: [], extra: extra.ops }]).catch((err: unknown) => {
+        throw new JournalError(err);
+      });
     }
     const records: Uint8Array[] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
     const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
