@@ -27,8 +27,24 @@ export class GroupCommit<Op> {
     });
   }
 
-  /** Resolves once every queued batch has been attempted (before closing the store). */
+  /**
+   * Queues `ops` behind everything queued before without waiting for them or starting a batch:
+   * they ride with the next batch a `submit` (or `drain`) starts, in call order. For writes whose
+   * loss in a crash is harmless, so they never cost a sync of their own.
+   */
+  defer(ops: readonly Op[]): void {
+    for (const op of ops) this.pending.push(op);
+  }
+
+  /** Whether deferred operations wait for a batch. */
+  get hasDeferred(): boolean {
+    return this.pending.length > 0 && this.waiters.length === 0;
+  }
+
+  /** Resolves once every queued batch, and every deferred operation, has been attempted (before closing the store). */
   async drain(): Promise<void> {
+    // An empty caller carries deferred operations into a batch; its failure is the batch's callers' to see.
+    if (this.hasDeferred) this.submit([]).catch(() => undefined);
     while (this.flushing) await this.flushing;
   }
 

@@ -60,4 +60,20 @@ test('drain waits for every queued batch', async () => {
   assert.equal(written, [1, 2]);
 });
 
+test('deferred operations start no batch, ride with the next one in call order, and drain writes them', async () => {
+  const batches: number[][] = [];
+  const gc = new GroupCommit<number>(async (ops) => {
+    batches.push(ops);
+  });
+  gc.defer([1]);
+  await new Promise<void>((r) => setImmediate(r));
+  await new Promise<void>((r) => setImmediate(r));
+  assert.equal(batches, [], 'nothing written for a deferred operation alone');
+  await gc.submit([2]);
+  assert.equal(batches, [[1, 2]]);
+  gc.defer([3]);
+  await gc.drain();
+  assert.equal(batches, [[1, 2], [3]]);
+});
+
 test.run();

@@ -39,7 +39,7 @@ export interface SubmitOptions {
   envelope?: Uint8Array;
   /** Rate limit keyed on the verified sender, run right after the signature check. */
   limitSender?: (sender: string) => void;
-  /** Writes made durable in the same synced batch as the transaction's journal entry (the faucet's claim). */
+  /** Chain-database writes made durable before the transaction's journal record, in the same group-commit write (the faucet's claim). */
   durableWith?: WriteBatch;
 }
 
@@ -140,7 +140,7 @@ export class Admission {
       this.metrics.journalDropped.inc({ reason });
       this.log.warn('journaled tx dropped', { hash, reason, error: message });
     };
-    for (const e of await this.journal.entries()) {
+    for (const e of this.journal.entries()) {
       try {
         decoded.push({ ...e, tx: decodeTx(e.envelope) });
       } catch (err) {

@@ -68,8 +68,10 @@ export class Faucet {
         this.chain.genesis.chain_id,
       );
       this.onSign();
-      // The claim record is synced in the same batch as the transfer's journal entry: a crash
-      // keeps both (the transfer comes back, the address stays on cooldown) or neither.
+      // The journal syncs the claim record before the transfer's journal record, in the same
+      // group-commit write: a crash keeps both (the transfer comes back, the address stays on
+      // cooldown), neither, or the claim alone, which the check above ignores (its transfer is
+      // neither pooled nor on chain), so an answered claim always holds and a lost one never does.
       const claim = new WriteBatch().put(Keys.faucetClaim(address), { at: now, tx_hash: toHex(txHash(tx)) });
       const { hash } = await this.admission.submit(tx, 'faucet', { durableWith: claim });
       return { address, tx_hash: hash, amount: this.amount.toString() };

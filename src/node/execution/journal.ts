@@ -1,18 +1,39 @@
 /**
  * The pool journal (as geth journals local transactions): every admitted transaction's envelope
- * under `p:<hash>` in the chain database, written and synced before the submitter is answered,
- * and replayed through admission on start. Concurrent writes share one synced batch (group
- * commit): one fsync covers every submission that arrived while the previous one ran, so the
- * cost per transaction falls as load rises instead of capping admission at the disk's sync rate.
+ * is appended to one file in the data directory (format in journal-file.ts) and synced before
+ * the submitter is answered; the start-up replays it through admission. Concurrent appends
+ * share one write and one fdatasync (group commit), so the cost per transaction falls as load
+ * rises instead of capping admission at the disk's sync rate. An append-only file rather than
+ * LevelDB keys: a key per transaction cost a fifth of admission's main thread plus LevelDB's
+ * own compaction threads, for data that is written once and read only after a crash.
+ *
+ * Removals (included, replaced, evicted, dropped) are appended without a sync of their own: one
+ * lost in a crash only makes the replay drop the transaction again, or keep one still valid.
+ * When the file holds far more dead records than live ones it is rewritten from the live set
+ * beside the old one, in chunks, and swapped in by an atomic rename between two appends.
  */
+import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { SvcError } from '../../core/errors.js';
 import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { sha3 } from '../../core/crypto/hash.js';
+import { encodeAdd, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
 import { Keys } from './store.js';
 
-/** Bytes before the envelope in a journal value: the admission time, u64 little-endian Unix ms. */
+/** The journal's file name in the execution data directory (beside `chain/`). */
+export const POOL_JOURNAL_FILE = 'pool.journal';
+/** Bytes before the envelope in a legacy `p:` value: the admission time, u64 little-endian Unix ms. */
 const AT_BYTES = 8;
+/** The file is compacted once it is this large and its dead records outweigh its live ones by COMPACT_DEAD_RATIO. */
+export const COMPACT_MIN_BYTES = 16 << 20;
+const COMPACT_DEAD_RATIO = 2;
+/** Bytes of records a compaction encodes between two writes: about a millisecond of the event loop. */
+const COMPACT_CHUNK_BYTES = 1 << 20;
+/** Deferred removals are written within this long when no admission carries them sooner. */
+const LAZY_FLUSH_MS = 1000;
 
 /** A journaled transaction as read back on start. */
 export interface JournalEntry {
@@ -28,10 +49,29 @@ export class JournalError extends SvcError {
   }
 }
 
+/** The journal file exists but is not a pool journal (its first bytes are not the magic). */
+export class JournalFormatError extends SvcError {
+  constructor(path: string) {
+    super('POOL_JOURNAL_UNREADABLE', `${path} is not a pool journal (unknown header): move it away to start with an empty pool`, 500);
+  }
+}
+
+/** How to open the journal. */
+export interface PoolJournalOptions {
+  /** The journal file; absent for an in-memory node, whose pool cannot outlive the process anyway. */
+  path?: string;
+  /** The chain database: the faucet's claims are written there, and legacy `p:` keys read once. */
+  store: ChainStore;
+  log: Logger;
+  /** Called after each synced write with the number of journal writes it carried (for metrics). */
+  synced?: (writes: number) => void;
+  /** Size from which a mostly dead file is compacted (tests lower it). */
+  compactMinBytes?: number;
+}
+
 /**
- * Stored value of a journal entry: the admission time (replay keeps the arrival order among
- * equal nonces), then the signed envelope. Binary, not JSON: base64 and JSON would add a third
- * to the bytes written and most of the main-thread cost per admission.
+ * Stored value of a legacy `p:` journal key (before the journal file): the admission time, then
+ * the signed envelope. Kept to read data directories written by earlier versions, and for tests.
  */
 export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Uint8Array {
   const out = new Uint8Array(AT_BYTES + envelope.length);
@@ -40,67 +80,379 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
   return out;
 }
 
-export class PoolJournal {
-  private readonly commits: GroupCommit<BatchOp>;
+/** One queued write: journal records (as the byte ranges to write in order), and chain-database writes that must be durable before them. */
+interface JournalOp {
+  records: Uint8Array[];
+  extra?: readonly BatchOp[];
+}
 
-  constructor(
-    private readonly store: ChainStore,
-    private readonly log: Logger,
-    /** Called after each synced batch with the number of writes it carried (for metrics). */
-    synced: (writes: number) => void = () => undefined,
+/** A live entry: what a compaction rewrites, and its share of the file. */
+interface LiveEntry {
+  envelope: Uint8Array;
+  receivedAt: number;
+  bytes: number;
+}
+
+/** A compaction's new file, written and synced up to `size`, waiting to be swapped in. */
+interface Compacted {
+  fh: FileHandle;
+  tmp: string;
+  size: number;
+}
+
+export class PoolJournal {
+  private readonly commits: GroupCommit<JournalOp>;
+  /** Transactions the journal holds (as the file will once queued writes land), in file order. */
+  private readonly live = new Map<string, LiveEntry>();
+  private liveBytes = 0;
+  /** Bytes of the file written so far: where the next record goes. */
+  private size = 0;
+  private compacting: Promise<void> | undefined;
+  /** Records written to the old file since the running compaction took its snapshot. */
+  private tail: Uint8Array[] | undefined;
+  private swapReady: Compacted | undefined;
+  private lazyTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly compactMinBytes: number;
+
+  private constructor(
+    private readonly opts: PoolJournalOptions,
+    private fh: FileHandle | undefined,
   ) {
-    // Synced like every chain write, so an answered submission survives power loss too.
-    this.commits = new GroupCommit((ops) => this.store.db.batch(ops as never, { sync: true } as never), synced);
+    this.compactMinBytes = opts.compactMinBytes ?? COMPACT_MIN_BYTES;
+    this.commits = new GroupCommit((ops) => this.write(ops));
   }
 
   /**
-   * Queues the journal entry of an admitted transaction, the removal of the entries it displaced
-   * and any `extra` writes (the faucet's claim record), all in one atomic batch, so a replaced
-   * transaction never leaves the journal without its replacement; resolves once that batch is
-   * synced.
+   * Opens the journal: reads the file (cutting a torn tail), then moves any legacy `p:` keys of
+   * the chain database into it and deletes them, so an older data directory keeps its pending
+   * transactions. Without a path the journal keeps nothing but the faucet's extra writes.
+   */
+  static async open(opts: PoolJournalOptions): Promise<PoolJournal> {
+    const journal = new PoolJournal(opts, opts.path === undefined ? undefined : await PoolJournal.openFile(opts.path));
+    try {
+      // Without a file there is nowhere to move legacy keys to (and an in-memory database has none).
+      if (journal.fh) {
+        await journal.load();
+        await journal.upgrade();
+      }
+    } catch (err) {
+      await journal.fh?.close().catch(() => undefined);
+      throw err;
+    }
+    return journal;
+  }
+
+  /** The journal file, when there is one. */
+  get path(): string | undefined {
+    return this.opts.path;
+  }
+
+  /**
+   * Queues the add record of an admitted transaction, the removal of the entries it displaced
+   * after it (so a crash never keeps the removal without the replacement) and `extra` chain
+   * writes (the faucet's claim), which are synced before the records; resolves once all are.
    */
   add(tx: JournalEntry, displaced: readonly string[] = [], extra?: WriteBatch): Promise<void> {
-    const ops: BatchOp[] = [{ type: 'put', key: Keys.poolTx(tx.hash), value: encodeJournalValue(tx.envelope, tx.receivedAt), valueEncoding: 'view' }];
-    for (const h of displaced) ops.push({ type: 'del', key: Keys.poolTx(h) });
-    if (extra) for (const op of extra.ops) ops.push(op);
-    return this.enqueue(ops);
+    if (this.fh === undefined) {
+      // No file (in-memory node): only the extra writes have somewhere to go.
+      if (!extra || extra.ops.length === 0) return Promise.resolve();
+      return this.commits.submit([{ records: [], extra: extra.ops }]).catch((err: unknown) => {
+        throw new JournalError(err);
+      });
+    }
+    const records: Uint8Array[] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
+    const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
+    this.forgetLive(tx.hash);
+    this.live.set(tx.hash, entry);
+    this.liveBytes += entry.bytes;
+    const gone = displaced.filter((h) => this.forgetLive(h));
+    if (gone.length > 0) records.push(...encodeRemove(gone));
+    const op: JournalOp = extra && extra.ops.length > 0 ? { records, extra: extra.ops } : { records };
+    return this.commits.submit([op]).catch((err: unknown) => {
+      // Not durable, so not kept: the caller takes the transaction out of the pool too.
+      if (this.live.get(tx.hash) === entry) this.forgetLive(tx.hash);
+      throw new JournalError(err);
+    });
   }
 
   /**
    * Forgets transactions that left the pool (included, stale, evicted, dropped on replay).
-   * Nobody waits on it: a removal lost in a crash only makes the replay drop the transaction
-   * again, or keep one that is still valid.
+   * Nobody waits on it and it costs no sync of its own: the records ride with the next
+   * admission's write, or a timer's.
    */
   remove(hashes: readonly string[]): void {
-    if (hashes.length === 0) return;
-    this.enqueue(hashes.map((h): BatchOp => ({ type: 'del', key: Keys.poolTx(h) }))).catch((err: Error) => this.log.warn('pool journal removal failed', { count: hashes.length, error: err.message }));
+    const gone = hashes.filter((h) => this.forgetLive(h));
+    if (gone.length === 0 || this.fh === undefined || this.closed) return;
+    this.commits.defer([{ records: encodeRemove(gone) }]);
+    this.lazyTimer ??= setTimeout(() => {
+      this.lazyTimer = undefined;
+      this.commits.submit([]).catch((err: Error) => this.opts.log.warn('pool journal removal failed', { error: err.message }));
+    }, LAZY_FLUSH_MS).unref();
+    this.maybeCompact();
   }
 
-  /** Every journaled transaction, in key order. A value too short to hold a time comes back as an empty envelope (the replay drops it). */
-  async entries(): Promise<JournalEntry[]> {
+  /** The journaled transactions, in the order they were journaled (the start-up replay reads them once). */
+  entries(): JournalEntry[] {
+    return [...this.live].map(([hash, e]) => ({ hash, envelope: e.envelope, receivedAt: e.receivedAt }));
+  }
+
+  /** Resolves once every queued write has been attempted, deferred removals included. */
+  async drain(): Promise<void> {
+    await this.commits.drain();
+  }
+
+  /** Drains, lets a running compaction finish, and closes the file; safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
+    await this.compacting;
+    await this.drain();
+    await this.fh?.close();
+  }
+
+  /** Opens the file for positional writes, creating it (atomically, with its magic) when absent or empty. */
+  private static async openFile(path: string): Promise<FileHandle> {
+    // A compaction a crash interrupted: the old file is still the journal.
+    await rm(`${path}.compact`, { force: true });
+    const size = await stat(path).then((s) => s.size, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return 0;
+      throw err;
+    });
+    if (size === 0) {
+      const tmp = `${path}.new`;
+      const fh = await open(tmp, 'w');
+      try {
+        await fh.write(JOURNAL_MAGIC, 0, JOURNAL_MAGIC.length, 0);
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, path);
+      await syncDir(path);
+    }
+    return open(path, 'r+');
+  }
+
+  /** Reads the file into the live set; a torn tail is cut off (and synced cut) with a warning. */
+  private async load(): Promise<void> {
+    const fh = this.fh!;
+    const path = this.opts.path!;
+    const size = (await fh.stat()).size;
+    const { live, end, torn, corrupt } = await readLive(fh, size, path);
+    // Never acknowledged (a record whose envelope was not fully written) or damaged since: not replayable either way.
+    if (corrupt.length > 0) this.opts.log.warn('pool journal records skipped: envelope does not match its hash', { path, hashes: corrupt.slice(0, 10), count: corrupt.length });
+    if (torn !== undefined) {
+      // Only a write that was never acknowledged can be torn: what precedes it was synced first.
+      this.opts.log.warn('pool journal torn tail cut', { path, at: end, bytes: size - end, reason: torn });
+      await fh.truncate(end);
+      await fh.datasync();
+    }
+    for (const [hash, e] of live) {
+      this.live.set(hash, e);
+      this.liveBytes += e.bytes;
+    }
+    this.size = end;
+    if (end > JOURNAL_MAGIC.length) this.opts.log.info('pool journal read', { path, live: live.size, bytes: end });
+  }
+
+  /**
+   * Moves the legacy `p:` keys into the journal (durably) and then deletes them: a crash in
+   * between only makes the next start move them again. Runs once per data directory in effect;
+   * afterwards the scan finds no key.
+   */
+  private async upgrade(): Promise<void> {
     const prefix = Keys.poolTx('');
-    const out: JournalEntry[] = [];
-    const rows = this.store.db.iterator({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'view' } as never) as AsyncIterable<[string, Uint8Array]>;
+    const found: Array<{ key: string; entry?: JournalEntry }> = [];
+    const rows = this.opts.store.db.iterator({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'view' } as never) as AsyncIterable<[string, Uint8Array]>;
     for await (const [key, value] of rows) {
       const hash = key.slice(prefix.length);
-      if (value.length < AT_BYTES) {
-        out.push({ hash, envelope: new Uint8Array(0), receivedAt: 0 });
+      // A hash no record can hold was never written by admission: there is nothing to keep.
+      if (!isRecordableHash(hash)) {
+        found.push({ key });
         continue;
       }
-      const at = new DataView(value.buffer, value.byteOffset, value.byteLength).getBigUint64(0, true);
-      out.push({ hash, envelope: value.subarray(AT_BYTES), receivedAt: Number(at) });
+      // A value too short to hold a time keeps an empty envelope: the replay drops it as malformed, with a log line.
+      const at = value.length < AT_BYTES ? 0 : Number(new DataView(value.buffer, value.byteOffset, value.byteLength).getBigUint64(0, true));
+      found.push({ key, entry: { hash, receivedAt: at, envelope: value.length < AT_BYTES ? new Uint8Array(0) : value.slice(AT_BYTES) } });
     }
-    return out;
+    if (found.length === 0) return;
+    const moved = found.flatMap((f) => (f.entry && !this.live.has(f.entry.hash) ? [f.entry] : []));
+    const whole: JournalEntry[] = [];
+    const broken: JournalEntry[] = [];
+    for (const e of moved) (toHex(sha3(e.envelope)) === e.hash ? whole : broken).push(e);
+    if (whole.length > 0) await Promise.all(whole.map((e) => this.add(e)));
+    // Not the envelope of its hash, so the file would skip it: handed to the replay alone, which
+    // drops it with a log line and a count, as it did any undecodable key.
+    for (const e of broken) this.live.set(e.hash, { envelope: e.envelope, receivedAt: e.receivedAt, bytes: 0 });
+    await this.opts.store.db.batch(found.map(({ key }): BatchOp => ({ type: 'del', key })) as never, { sync: true } as never);
+    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: moved.length });
   }
 
-  /** Resolves once every queued write has been attempted (before closing the database). */
-  drain(): Promise<void> {
-    return this.commits.drain();
+  /** Removes `hash` from the live set; whether it was there. */
+  private forgetLive(hash: string): boolean {
+    const e = this.live.get(hash);
+    if (e === undefined) return false;
+    this.live.delete(hash);
+    this.liveBytes -= e.bytes;
+    return true;
   }
 
-  private enqueue(ops: BatchOp[]): Promise<void> {
-    return this.commits.submit(ops).catch((err: unknown) => {
-      throw new JournalError(err);
-    });
+  /** The group commit's writer: chain writes first, then the records, then one fdatasync. */
+  private async write(ops: JournalOp[]): Promise<void> {
+    const extra = ops.flatMap((op) => op.extra ?? []);
+    if (extra.length > 0) await this.opts.store.db.batch(extra as never, { sync: true } as never);
+    if (this.fh === undefined) return;
+    if (this.swapReady) await this.swap(this.swapReady);
+    const fh = this.fh;
+    const records = ops.flatMap((op) => op.records);
+    if (records.length === 0) return;
+    let bytes = 0;
+    for (const r of records) bytes += r.length;
+    try {
+      const { bytesWritten } = await fh.writev(records, this.size);
+      if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes`);
+      await fh.datasync();
+    } catch (err) {
+      // Not acknowledged, so not kept: the next write goes where these records went, and what
+      // they left past that is cut now, so no unacknowledged record can follow a later one.
+      await fh.truncate(this.size).catch(() => undefined);
+      throw err;
+    }
+    this.size += bytes;
+    if (this.tail) for (const r of records) this.tail.push(r);
+    this.opts.synced?.(ops.filter((op) => op.records.length > 0).length);
+    this.maybeCompact();
+  }
+
+  /** Starts a compaction when the file is large and mostly dead, unless one runs. */
+  private maybeCompact(): void {
+    if (this.compacting || this.closed || this.fh === undefined) return;
+    if (this.size < this.compactMinBytes || this.size - this.liveBytes <= COMPACT_DEAD_RATIO * this.liveBytes) return;
+    this.compacting = this.compact()
+      .catch((err: Error) => this.opts.log.warn('pool journal compaction failed', { error: err.message }))
+      .finally(() => {
+        this.compacting = undefined;
+      });
+  }
+
+  /**
+   * Writes the live set, as of now, to a new file in chunks (the event loop runs between them
+   * and appends go on to the old file meanwhile), syncs it, then has the writer swap it in
+   * before its next write: the records appended since the snapshot are copied over first.
+   */
+  private async compact(): Promise<void> {
+    const path = this.opts.path!;
+    const tmp = `${path}.compact`;
+    const snapshot = [...this.live];
+    this.tail = [];
+    const fh = await open(tmp, 'w');
+    try {
+      let size = 0;
+      let chunk: Uint8Array[] = [JOURNAL_MAGIC];
+      let chunkBytes = JOURNAL_MAGIC.length;
+      const flush = async (): Promise<void> => {
+        const { bytesWritten } = await fh.writev(chunk, size);
+        if (bytesWritten !== chunkBytes) throw new Error(`compaction wrote ${bytesWritten} of ${chunkBytes} bytes`);
+        size += chunkBytes;
+        chunk = [];
+        chunkBytes = 0;
+      };
+      for (const [hash, e] of snapshot) {
+        // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
+        if (this.live.get(hash) !== e) continue;
+        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) {
+          chunk.push(part);
+          chunkBytes += part.length;
+        }
+        if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
+      }
+      if (chunkBytes > 0) await flush();
+      await fh.datasync();
+      this.swapReady = { fh, tmp, size };
+    } catch (err) {
+      this.tail = undefined;
+      await fh.close().catch(() => undefined);
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    // The swap runs in the writer, between two appends; this empty write makes one happen now.
+    await this.commits.submit([]);
+  }
+
+  /** Swaps a compacted file in (inside the writer, so no append is in flight). A failure keeps the old file. */
+  private async swap(c: Compacted): Promise<void> {
+    this.swapReady = undefined;
+    const tail = this.tail ?? [];
+    this.tail = undefined;
+    const old = this.fh!;
+    const before = this.size;
+    try {
+      let size = c.size;
+      if (tail.length > 0) {
+        let bytes = 0;
+        for (const r of tail) bytes += r.length;
+        const { bytesWritten } = await c.fh.writev(tail, size);
+        if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes`);
+        size += bytes;
+        await c.fh.datasync();
+      }
+      await rename(c.tmp, this.opts.path!);
+      this.fh = c.fh;
+      this.size = size;
+    } catch (err) {
+      this.opts.log.warn('pool journal compaction not swapped in', { error: (err as Error).message });
+      await c.fh.close().catch(() => undefined);
+      await rm(c.tmp, { force: true });
+      return;
+    }
+    await old.close().catch(() => undefined);
+    // The rename is durable only with the directory; until then a crash finds the old file, which is still complete.
+    await syncDir(this.opts.path!).catch((err: Error) => this.opts.log.warn('pool journal directory sync failed', { error: err.message }));
+    this.opts.log.info('pool journal compacted', { bytes_before: before, bytes_after: this.size, live: this.live.size });
+  }
+}
+
+/**
+ * The live entries of the journal file at `path`, as a restart would find them (read-only: a
+ * torn tail is skipped, not cut). For inspection and tests; the node reads its journal at open.
+ */
+export async function readJournalFile(path: string): Promise<JournalEntry[]> {
+  const fh = await open(path, 'r');
+  try {
+    const { live } = await readLive(fh, (await fh.stat()).size, path);
+    return [...live].map(([hash, e]) => ({ hash, envelope: e.envelope, receivedAt: e.receivedAt }));
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Replays the records of an open journal file into its live set, in file order. */
+async function readLive(fh: FileHandle, size: number, path: string): Promise<{ live: Map<string, LiveEntry> } & ScanResult> {
+  const magic = Buffer.alloc(JOURNAL_MAGIC.length);
+  await fh.read(magic, 0, magic.length, 0);
+  if (!magic.equals(JOURNAL_MAGIC)) throw new JournalFormatError(path);
+  const live = new Map<string, LiveEntry>();
+  const result = await scanRecords(fh, size, (rec) => {
+    if (rec.kind === 'add') {
+      // Deleted first, so a re-added hash moves to the end: the map's order stays file order.
+      live.delete(rec.hash);
+      live.set(rec.hash, { envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
+    } else {
+      for (const h of rec.hashes) live.delete(h);
+    }
+  });
+  return { live, ...result };
+}
+
+/** Syncs the directory holding `path`, so a rename into it is durable. */
+async function syncDir(path: string): Promise<void> {
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }

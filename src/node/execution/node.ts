@@ -4,7 +4,7 @@
  * canonical-chain changes into the pool and the metrics.
  */
 import type { FastifyInstance } from 'fastify';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,7 @@ import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './admission.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
-import { PoolJournal } from './journal.js';
+import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { EXECUTION_DB_OPTIONS } from './store.js';
@@ -146,11 +146,16 @@ export class ExecutionNode {
     release.push(() => chain.close());
     chain.bridge.onOperation = (op, okv) => metrics.bridgeOperations.inc({ op, result: okv ? 'ok' : 'failed' });
     const pool = new TxPool({ ...DEFAULT_POOL_OPTIONS, ...opts.poolQueue, capacity: opts.poolCapacity ?? DEFAULT_POOL_OPTIONS.capacity });
-    const journal = new PoolJournal(chain.store, log, (writes) => {
-      metrics.journalSyncs.inc();
-      metrics.journalWrites.inc(writes);
-    });
-    release.push(() => journal.drain());
+    const journal = await PoolJournal.open({
+      ...(opts.dataDir ? { path: join(opts.dataDir, POOL_JOURNAL_FILE) } : {}),
+      store: chain.store,
+      log,
+      synced: (writes) => {
+        metrics.journalSyncs.inc();
+        metrics.journalWrites.inc(writes);
+      },
+    }).catch(failed);
+    release.push(() => journal.close());
     admission = new Admission(chain, pool, verifier, metrics, log, journal);
     // Before serving, so a client sees the acknowledged transactions back and the faucet its claims.
     await admission.replay().catch(failed);
@@ -335,7 +340,7 @@ export class ExecutionNode {
     await this.gossip?.stop().catch((err: Error) => this.log.warn('p2p stop failed', { error: err.message }));
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
     await this.verifier.close();
-    await this.journal.drain();
+    await this.journal.close();
     await this.chain.close();
     if (this.db.status === 'open') await this.db.close();
     unlockDir(this.db);

@@ -1,8 +1,9 @@
 /**
- * The pool journal on a LevelDB data directory: what admission accepts is journaled before it is
- * answered and pooled again on restart (ready and queued alike); what leaves the pool (included,
- * replaced, stale) leaves the journal; what became invalid while the node was down is dropped on
- * replay with a log line and a count. Also the queue bounds on every ingress.
+ * The pool journal of a node with a data directory: what admission accepts is journaled before it
+ * is answered and pooled again on restart (ready and queued alike); what leaves the pool
+ * (included, replaced, stale) leaves the journal; what became invalid while the node was down
+ * (a removal a crash lost, a legacy `p:` key) is dropped on replay with a log line and a count.
+ * Also the queue bounds on every ingress.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,7 +12,9 @@ import { join } from 'node:path';
 import { encodeTx } from '../../../src/core/types/transaction.js';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
-import { encodeJournalValue } from '../../../src/node/execution/journal.js';
+import { appendFile } from 'node:fs/promises';
+import { encodeJournalValue, readJournalFile } from '../../../src/node/execution/journal.js';
+import { encodeAdd } from '../../../src/node/execution/journal-file.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Keys } from '../../../src/node/execution/store.js';
 import { createLogger } from '../../../src/util/log.js';
@@ -38,9 +41,10 @@ const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
 const acc1 = keys.accounts[1]!;
 
-/** The journaled hashes, read back from the store; each entry holds its transaction's envelope. */
+/** The journaled hashes, read back from the file as a restart would; each entry holds its transaction's envelope. */
 async function journaled(node: ExecutionNode): Promise<string[]> {
-  const entries = await node.admission.journal.entries();
+  await node.admission.journal.drain();
+  const entries = await readJournalFile(node.admission.journal.path!);
   for (const e of entries) assert.is(toHex(sha3(e.envelope)), e.hash, 'the entry holds the envelope of its hash');
   return entries.map((e) => e.hash).sort();
 }
@@ -96,7 +100,7 @@ journal('admitted transactions survive a restart with their status; included, re
   });
 });
 
-journal('on replay, entries that became invalid are dropped, logged with hash and reason, and counted; the rest are pooled', async () => {
+journal('a data directory with legacy p: keys upgrades: they move into the journal file and leave the database; invalid ones are dropped, logged with hash and reason, and counted', async () => {
   await withTempDir(async (dir) => {
     const a0 = transfer(acc0, { nonce: 0 });
     const a1 = transfer(acc0, { nonce: 1 });
@@ -131,8 +135,50 @@ journal('on replay, entries that became invalid are dropped, logged with hash an
         'service_execution_pool_journal_dropped_total{reason="MALFORMED_INPUT"} 1',
         'service_execution_pool_journal_dropped_total{reason="NONCE_TOO_LOW"} 1',
       ]);
-      await node.admission.journal.drain();
       assert.equal(await journaled(node), [a1, b0].map(hashOf).sort(), 'the dropped entries left the journal');
+    } finally {
+      await node.stop();
+    }
+    const after = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await after.open();
+    try {
+      assert.equal(await after.keys({ gte: Keys.poolTx(''), lt: Keys.poolTx('') + '\xff' }).all(), [], 'the p: keys are deleted once moved');
+    } finally {
+      await after.close();
+    }
+    // Upgraded once: the next start finds the same pool, from the file alone.
+    node = await startNode({ dataDir: dir });
+    try {
+      assert.equal((await mempoolHashes(node)).sort(), [a1, b0].map(hashOf).sort());
+    } finally {
+      await node.stop();
+    }
+  });
+});
+
+journal('removals a crash lost are harmless: an included transaction replayed is dropped as stale, a duplicated one is pooled once', async () => {
+  await withTempDir(async (dir) => {
+    const a0 = transfer(acc0, { nonce: 0 });
+    const a1 = transfer(acc0, { nonce: 1 });
+    let node = await startNode({ dataDir: dir });
+    try {
+      await submitOk(node, a0);
+      await submitOk(node, a1);
+      await importOk(node, makeBlock(await genesisRef(node), { txs: [a0] }));
+    } finally {
+      await node.stop();
+    }
+    // Removals are written without a sync of their own, so a crash can lose them: as if the
+    // removal of a0 never reached the disk, and a1's add record were there twice.
+    const path = join(dir, 'pool.journal');
+    assert.equal((await readJournalFile(path)).map((e) => e.hash), [hashOf(a1)]);
+    await appendFile(path, Buffer.concat([...encodeAdd(hashOf(a0), 1, encodeTx(a0)), ...encodeAdd(hashOf(a1), 2, encodeTx(a1))]));
+    const { log, lines } = capturingLogger();
+    node = await startNode({ dataDir: dir, log });
+    try {
+      assert.equal(await mempoolHashes(node), [hashOf(a1)]);
+      assert.equal(lines.filter((l) => l.msg === 'journaled tx dropped').map((l) => ({ hash: l.hash, reason: l.reason })), [{ hash: hashOf(a0), reason: 'NONCE_TOO_LOW' }]);
+      assert.equal(await journaled(node), [hashOf(a1)]);
     } finally {
       await node.stop();
     }
