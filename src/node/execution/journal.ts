@@ -293,7 +293,7 @@ export class PoolJournal {
     // drops it with a log line and a count, as it did any undecodable key.
     this.unjournaled = broken;
     await this.opts.store.db.batch(found.map(({ key }): BatchOp => ({ type: 'del', key })) as never, { sync: true } as never);
-    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: moved.length });
+    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: whole.length, not_envelopes: broken.length });
   }
 
   /** Removes `hash` from the live set; whether it was there. */
