@@ -39,6 +39,7 @@ import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
+import { journalRows, type JournalFigures } from './journal.js';
 import type { LoadBodyKind, LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump, type PumpResult } from './pump.js';
@@ -102,6 +103,8 @@ export interface ExecutionDetails {
   };
   pool: Array<{ pending: number; heapUsedBytes: number; arrayBufferBytes: number; heapBytesPerTx: number; totalBytesPerTx: number; gcExposed: boolean }>;
   poolOperations?: PoolOperations;
+  /** The pool journal file alone (bench/journal.ts). */
+  journalFile: JournalFigures;
   profiles?: Record<string, string>;
 }
 
@@ -650,6 +653,9 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     if (n === m.pool.options.capacity) poolOps = await poolOperations(m.pool, decoded[0]!.tx, BigInt(genesis.config.max_gas_per_block));
   }
   if (poolOps) results.push(...poolRows(poolOps, POOL_SIZES[POOL_SIZES.length - 1], POOL_NONCES_PER_SENDER, genesis.config.slot_seconds * 1000));
+  // (5) The pool journal file alone: appends and a compaction.
+  const journalBench = await journalRows(envelopes[0]!, raw);
+  results.push(...journalBench.results);
 
   const details: ExecutionDetails = {
     cores,
@@ -662,6 +668,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     blockImport: { transactions: blockTxs.length, gasUsed: expectedGas, bodyBytes: blockBody.length, sszBytes: blockSsz.length, coldRest, coldInProcess, warmRest, warmRestJson, warmInProcess },
     pool,
     ...(poolOps ? { poolOperations: poolOps } : {}),
+    journalFile: journalBench.figures,
     ...(opts.profileDir ? { profiles } : {}),
   };
   if (opts.print !== false) {

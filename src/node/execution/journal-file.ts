@@ -48,7 +48,7 @@ const MAX_BODY_BYTES = Math.max(ADD_PREFIX_BYTES + MAX_TX_BYTES, 1 + HASH_BYTES 
 const READ_CHUNK = 1 << 20;
 
 /** A record read back from the file. */
-export type JournalRecord = { kind: 'add'; hash: string; receivedAt: number; envelope: Uint8Array; bytes: number } | { kind: 'remove'; hashes: string[]; bytes: number };
+export type JournalRecord = { kind: 'add'; hash: string; receivedAt: number; head: Uint8Array; envelope: Uint8Array; bytes: number } | { kind: 'remove'; hashes: string[]; bytes: number };
 
 /**
  * The add record of an admitted transaction (`hash`: its 0x-prefixed SHA3 hex), as the parts
@@ -149,7 +149,7 @@ export async function scanRecords(fh: FileHandle, size: number, onRecord: (rec: 
         corrupt.push(hash);
       } else {
         const receivedAt = buf.readUInt32LE(b + 1 + HASH_BYTES) + buf.readUInt32LE(b + 1 + HASH_BYTES + 4) * 2 ** 32;
-        onRecord({ kind: 'add', hash, receivedAt, envelope: envelope.slice(), bytes });
+        onRecord({ kind: 'add', hash, receivedAt, head: buf.subarray(at, b + ADD_PREFIX_BYTES).slice(), envelope: envelope.slice(), bytes });
       }
     } else if (kind === KIND_REMOVE && (body - 1) % HASH_BYTES === 0) {
       const hashes: string[] = [];

@@ -86,8 +86,9 @@ interface JournalOp {
   extra?: readonly BatchOp[];
 }
 
-/** A live entry: what a compaction rewrites, and its share of the file. */
+/** A live entry: what a compaction rewrites (its record's head as written, then the envelope), and its share of the file. */
 interface LiveEntry {
+  head: Uint8Array;
   envelope: Uint8Array;
   receivedAt: number;
   bytes: number;
@@ -105,6 +106,8 @@ export class PoolJournal {
   /** Transactions the journal holds (as the file will once queued writes land), in file order. */
   private readonly live = new Map<string, LiveEntry>();
   private liveBytes = 0;
+  /** Legacy entries the file cannot hold (not the envelope of their hash): handed to the replay, which drops them. */
+  private unjournaled: JournalEntry[] = [];
   /** Bytes of the file written so far: where the next record goes. */
   private size = 0;
   private compacting: Promise<void> | undefined;
@@ -162,7 +165,8 @@ export class PoolJournal {
       });
     }
     const records: Uint8Array[] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
-    const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
+    // The head is kept, so a compaction rewrites the record without encoding it again.
+    const entry: LiveEntry = { head: records[0]!, envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
     this.forgetLive(tx.hash);
     this.live.set(tx.hash, entry);
     this.liveBytes += entry.bytes;
@@ -182,6 +186,7 @@ export class PoolJournal {
    * admission's write, or a timer's.
    */
   remove(hashes: readonly string[]): void {
+    if (this.unjournaled.length > 0) this.unjournaled = this.unjournaled.filter((e) => !hashes.includes(e.hash));
     const gone = hashes.filter((h) => this.forgetLive(h));
     if (gone.length === 0 || this.fh === undefined || this.closed) return;
     this.commits.defer([{ records: encodeRemove(gone) }]);
@@ -194,7 +199,7 @@ export class PoolJournal {
 
   /** The journaled transactions, in the order they were journaled (the start-up replay reads them once). */
   entries(): JournalEntry[] {
-    return [...this.live].map(([hash, e]) => ({ hash, envelope: e.envelope, receivedAt: e.receivedAt }));
+    return [...this.live].map(([hash, e]): JournalEntry => ({ hash, envelope: e.envelope, receivedAt: e.receivedAt })).concat(this.unjournaled);
   }
 
   /** Resolves once every queued write has been attempted, deferred removals included. */
@@ -286,9 +291,9 @@ export class PoolJournal {
     if (whole.length > 0) await Promise.all(whole.map((e) => this.add(e)));
     // Not the envelope of its hash, so the file would skip it: handed to the replay alone, which
     // drops it with a log line and a count, as it did any undecodable key.
-    for (const e of broken) this.live.set(e.hash, { envelope: e.envelope, receivedAt: e.receivedAt, bytes: 0 });
+    this.unjournaled = broken;
     await this.opts.store.db.batch(found.map(({ key }): BatchOp => ({ type: 'del', key })) as never, { sync: true } as never);
-    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: moved.length });
+    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: whole.length, not_envelopes: broken.length });
   }
 
   /** Removes `hash` from the live set; whether it was there. */
@@ -363,10 +368,8 @@ export class PoolJournal {
       for (const [hash, e] of snapshot) {
         // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
         if (this.live.get(hash) !== e) continue;
-        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) {
-          chunk.push(part);
-          chunkBytes += part.length;
-        }
+        chunk.push(e.head, e.envelope);
+        chunkBytes += e.bytes;
         if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
       }
       if (chunkBytes > 0) await flush();
@@ -439,7 +442,7 @@ async function readLive(fh: FileHandle, size: number, path: string): Promise<{ l
     if (rec.kind === 'add') {
       // Deleted first, so a re-added hash moves to the end: the map's order stays file order.
       live.delete(rec.hash);
-      live.set(rec.hash, { envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
+      live.set(rec.hash, { head: rec.head, envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
     } else {
       for (const h of rec.hashes) live.delete(h);
     }
