@@ -63,7 +63,7 @@ export const Keys = {
   /**
    * The block's `index`-th transaction with its receipt, binary (keyed by block, so side branches
    * keep theirs): a 4-byte big-endian length, the receipt's UTF-8 JSON, then the envelope (see
-   * blocks.ts `packEntry`). One key per transaction instead of two halves a block's write.
+   * blocks.ts `packEntries`): one write per transaction where there were two.
    */
   blockEntry: (hash: string, index: number) => `u:${hash}:${pad(index, 6)}`,
   /** Prefix of all transaction entries of a block, in index order. */
