@@ -53,6 +53,10 @@ export const VERIFIED_ENVELOPE_CACHE_BYTES = 128 * 1024 * 1024;
 const ENVELOPE_ENTRY_OVERHEAD = 400;
 /** Unanswered messages a worker may hold; further jobs queue and go out together when it answers. */
 const WORKER_MESSAGES_IN_FLIGHT = 2;
+/** Smallest transfer buffer: a few dozen envelopes, so admission's batches reuse one buffer whatever their size. */
+const MIN_TRANSFER_BUFFER_BYTES = 256 * 1024;
+/** Bytes of returned transfer buffers kept for reuse (a full block's envelopes fit in two). */
+const SPARE_TRANSFER_BYTES = 16 * 1024 * 1024;
 
 /** A verified envelope, as the envelope-keyed cache holds it. */
 interface VerifiedEnvelope {
@@ -84,6 +88,12 @@ export class SignatureVerifier {
   /** Messages each worker has not answered yet. */
   private readonly inFlight = new Map<Worker, number>();
   private flushScheduled = false;
+  /**
+   * Transfer buffers the workers handed back with their answers. A fresh buffer per message cost
+   * the main thread page faults (zeroed pages for every message) and the GC a sweep of each.
+   */
+  private readonly spare: ArrayBuffer[] = [];
+  private spareBytes = 0;
 
   private constructor(
     private readonly chainId: string,
@@ -101,8 +111,9 @@ export class SignatureVerifier {
   private spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
       const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { chainId: this.chainId } });
-      w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[] }) => {
+      w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[]; buffer?: ArrayBuffer }) => {
         if (msg.ready) return resolve();
+        if (msg.buffer) this.recycle(msg.buffer);
         this.inFlight.set(w, Math.max(0, (this.inFlight.get(w) ?? 1) - 1));
         // What queued while this worker was busy goes out now, as one message.
         if (this.queued.length > 0) this.scheduleFlush();
@@ -138,7 +149,8 @@ export class SignatureVerifier {
   /**
    * Queues envelopes for a worker. Jobs are sent to a worker with fewer than
    * WORKER_MESSAGES_IN_FLIGHT messages unanswered, all it gets in one message with the envelopes
-   * packed into one transferred buffer; the rest wait for a worker to answer. Under load a busy
+   * packed into one transferred buffer (which the worker hands back with its answer, for the next
+   * message); the rest wait for a worker to answer. Under load a busy
    * worker's next message so carries everything that arrived meanwhile: the main thread's cost
    * per message (a postMessage per transaction cost more than the hashing) is shared by many.
    */
@@ -176,7 +188,7 @@ export class SignatureVerifier {
       if (group.length === 0) return;
       const all = group.flatMap((j) => j.envelopes);
       const hashIt = group.flatMap((j) => j.envelopes.map(() => j.hashIt));
-      const packed = new Uint8Array(all.reduce((n, e) => n + e.length, 0));
+      const packed = this.transferBuffer(all.reduce((n, e) => n + e.length, 0));
       const lengths = new Array<number>(all.length);
       let off = 0;
       all.forEach((e, i) => {
@@ -199,6 +211,22 @@ export class SignatureVerifier {
       this.inFlight.set(w, (this.inFlight.get(w) ?? 0) + 1);
       w.postMessage({ id, packed, lengths, hashIt }, [packed.buffer]);
     });
+  }
+
+  /** A view of `bytes` over a returned buffer that is large enough, or over a new one. */
+  private transferBuffer(bytes: number): Uint8Array<ArrayBuffer> {
+    const i = this.spare.findIndex((b) => b.byteLength >= bytes);
+    if (i < 0) return new Uint8Array(new ArrayBuffer(Math.max(bytes, MIN_TRANSFER_BUFFER_BYTES)), 0, bytes);
+    const buffer = this.spare.splice(i, 1)[0]!;
+    this.spareBytes -= buffer.byteLength;
+    return new Uint8Array(buffer, 0, bytes);
+  }
+
+  /** Keeps a buffer a worker handed back, within SPARE_TRANSFER_BYTES. */
+  private recycle(buffer: ArrayBuffer): void {
+    if (this.spareBytes + buffer.byteLength > SPARE_TRANSFER_BYTES) return;
+    this.spare.push(buffer);
+    this.spareBytes += buffer.byteLength;
   }
 
   private remember(hash: string, signer: string, envelope: Uint8Array, key: string | undefined): void {

@@ -6,8 +6,8 @@ import { sha3Hex } from '../../core/crypto/hash.js';
 
 interface Job {
   id: number;
-  /** Envelopes back to back; `lengths` splits them. */
-  packed: Uint8Array;
+  /** Envelopes back to back from offset 0 (the buffer may be longer); `lengths` splits them. */
+  packed: Uint8Array<ArrayBuffer>;
   lengths: number[];
   /** Per envelope: derive its transaction hash too (the caller did not know it). */
   hashIt?: boolean[];
@@ -29,6 +29,7 @@ parentPort!.on('message', (job: Job) => {
     const ms = performance.now() - start;
     results[i] = hashIt?.[i] ? { signer, ms, hash: sha3Hex(env) } : { signer, ms };
   }
-  parentPort!.postMessage({ id: job.id, results });
+  // The envelopes' buffer goes back to the main thread for its next message (the results hold none of its bytes).
+  parentPort!.postMessage({ id: job.id, results, buffer: packed.buffer }, [packed.buffer]);
 });
 parentPort!.postMessage({ ready: true });

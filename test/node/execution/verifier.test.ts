@@ -62,4 +62,31 @@ test('envelope-keyed cache: a known envelope is a hit without its hash; a change
   }
 });
 
+test('transfer buffers come back from the worker and carry later batches of other sizes correctly', async () => {
+  const v = await SignatureVerifier.start(CHAIN_ID, { threads: 1 });
+  const spare = (): ArrayBuffer[] => (v as unknown as { spare: ArrayBuffer[] }).spare;
+  try {
+    const sender = keys.accounts[0]!;
+    const txs = Array.from({ length: 6 }, (_, nonce) => transfer(sender, { nonce }));
+    const forged = { ...transfer(sender, { nonce: 6 }), value: 999n };
+    const [first] = await v.verifyMany(txs.slice(0, 1));
+    assert.is(first!.signer, sender.address);
+    assert.is(spare().length, 1, 'the worker handed its buffer back');
+    // Sent again, this buffer detaches (length 0): what comes back each time is a buffer of its size.
+    const size = spare()[0]!.byteLength;
+    // Longer and shorter batches than the last, in the same buffer: stale bytes past a batch's end are never read.
+    for (const batch of [[...txs.slice(1, 5), forged], txs.slice(5, 6), [forged]]) {
+      const out = await v.verifyMany(batch);
+      assert.equal(
+        out.map((r) => [r.hash, r.signer]),
+        batch.map((tx) => [toHex(sha3(encodeTx(tx))), tx === forged ? null : sender.address]),
+      );
+      assert.is(spare().length, 1);
+      assert.is(spare()[0]!.byteLength, size, 'one buffer serves every batch');
+    }
+  } finally {
+    await v.close();
+  }
+});
+
 test.run();
