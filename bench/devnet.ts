@@ -79,7 +79,7 @@ const PHASE_MESSAGES: Record<string, string> = {
   'execution node started': 'ready',
   'beacon node started': 'ready',
   'validator keys unlocked': 'keys unlocked',
-  'validator client started': 'ready (indices known)',
+  'validator client started': 'client started (indices asked once)',
   'block proposed': 'first block proposed',
   'block accepted': 'first block accepted',
   'block imported': 'first block imported',

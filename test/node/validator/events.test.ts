@@ -24,7 +24,7 @@ import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { slotAt, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { type Timers, ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
-import { backoffDelay, eventStreamUrl, parseStreamMessage } from '../../../src/node/validator/event-stream.js';
+import { BeaconEventStream, backoffDelay, eventStreamUrl, parseStreamMessage } from '../../../src/node/validator/event-stream.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
 import { SvcError } from '../../../src/core/errors.js';
@@ -140,6 +140,46 @@ Units('messages: well-formed new_block, head and bridge_bid_registered are parse
     assert.match((m as { reason: string }).reason, why, text);
   }
   assert.is(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution');
+});
+
+Units('retryNow() connects at once instead of waiting out the backoff, and does nothing when no attempt is waiting', async () => {
+  // A port with nothing listening yet (taken, then freed).
+  const probe = createTcpServer();
+  await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', () => ok()));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((ok) => probe.close(() => ok()));
+  const pending = new Set<{ fn: () => void }>();
+  const timers: Timers = {
+    setTimeout: (fn) => {
+      const t = { fn };
+      pending.add(t);
+      return t;
+    },
+    clearTimeout: (t) => void pending.delete(t as { fn: () => void }),
+  };
+  const { log, lines } = captureLog();
+  let connects = 0;
+  const stream = new BeaconEventStream({ beaconUrl: `http://127.0.0.1:${port}`, log, timers, handlers: { newBlock: () => undefined, connected: () => void connects++ } });
+  stream.retryNow();
+  assert.is(pending.size, 0, 'not running: nothing to retry');
+  stream.start();
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createHttpServer();
+  server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, () => undefined));
+  try {
+    await waitLine('the failed first attempt', [lines], (l) => l.msg.startsWith('cannot subscribe to the beacon event stream'), 10_000);
+    assert.is(pending.size, 1, 'a reconnect timer waits (fake: it never fires by itself)');
+    await new Promise<void>((ok) => server.listen(port, '127.0.0.1', () => ok()));
+    stream.retryNow();
+    assert.is(pending.size, 0, 'the waiting attempt was taken now');
+    await waitFor('the stream connected', async () => (connects === 1 && stream.connected ? true : undefined), 10_000, 25);
+    stream.retryNow();
+    assert.is(connects, 1, 'connected: retryNow() does nothing');
+  } finally {
+    await stream.stop();
+    wss.close();
+    await new Promise<void>((ok) => server.close(() => ok()));
+  }
 });
 
 Units.run();
