@@ -243,9 +243,10 @@ export class StateDb implements StateSource {
     if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);
   }
 
-  /** Caches a commit whose batch is durable. */
+  /** Caches a commit whose batch is durable, and drops from the cache the nodes it replaced. */
   committed(c: StateCommit): void {
     this.nodes.committed(c.puts, []);
+    this.nodes.forget(c.stale);
   }
 
   /** An account proof with storage proofs against the state at `root` (absence proofs for absent account or slots). */

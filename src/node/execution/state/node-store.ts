@@ -214,6 +214,16 @@ export class NodeStore {
     this.reader.written(puts, dels);
   }
 
+  /**
+   * Drops `keys` (still stored) from the generations: the nodes a commit replaced, which only its
+   * parent state reads. Each block reads the leaves it is about to replace; kept, they would fill
+   * half the generations with nodes the head never reads again. The upper levels hold the newest
+   * version per path, which a commit already moved on.
+   */
+  forget(keys: readonly string[]): void {
+    for (const k of keys) this.cache.delete(k);
+  }
+
   /** Bytes and entries of the node cache, upper levels included. */
   stats(): CacheStats {
     const c = this.cache.stats();

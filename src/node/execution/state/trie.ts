@@ -430,7 +430,7 @@ export class Trie {
     if (updates.length === 0) return w;
     const sorted = [...updates].sort((a, b) => compareKeys(a.key, b.key));
     const empty = bytesEqual(root.hash, EMPTY_TRIE_ROOT);
-    const sub = this.apply(w, version, empty ? null : { hash: root.hash, version: root.version, leaf: false }, 0, '', sorted);
+    const sub = this.apply(w, version, empty ? null : { hash: root.hash, version: root.version, leaf: false }, 0, '', sorted, 0, sorted.length);
     if (!sub) w.root = EMPTY_REF;
     else {
       const c = this.place(w, version, sub, '');
@@ -439,19 +439,22 @@ export class Trie {
     return w;
   }
 
-  private apply(w: TrieWrite, version: number, ref: ChildRef | null, depth: number, path: string, ups: TrieUpdate[]): Sub | null {
-    if (ups.length === 0) {
+  /** The subtree at `path` (now `ref`) after the updates `all[from..to)`: a run of the sorted updates, so no copy per child. */
+  private apply(w: TrieWrite, version: number, ref: ChildRef | null, depth: number, path: string, all: TrieUpdate[], from: number, to: number): Sub | null {
+    if (from === to) {
       if (!ref) return null;
       return ref.leaf ? { kind: 'leaf', hash: ref.hash, at: nodeKey(ref.version, this.tree, path), version: ref.version } : { kind: 'internal', hash: ref.hash, version: ref.version };
     }
     if (!ref) {
-      const items = ups.filter((u) => u.value !== null);
+      const items: TrieUpdate[] = [];
+      for (let k = from; k < to; k++) if (all[k]!.value !== null) items.push(all[k]!);
       w.inserted += items.length;
       return this.fresh(w, version, depth, path, items);
     }
     const at = nodeKey(ref.version, this.tree, path);
     const n = this.store.nodeAt(this.tree, ref.version, path, this.valueBytes);
     if (n.kind === 'leaf') {
+      const ups = all.slice(from, to);
       const same = ups.find((u) => bytesEqual(u.key, n.key));
       if (ups.length === 1 && same && same.value && bytesEqual(same.value, n.value) && bytesEqual(same.extra ?? new Uint8Array(0), n.extra)) {
         return { kind: 'leaf', hash: ref.hash, at, version: ref.version, data: n };
@@ -478,11 +481,11 @@ export class Trie {
     const subs: Array<Sub | null | undefined> = [];
     let present = 0;
     let lone = -1;
-    let lo = 0;
+    let lo = from;
     for (let i = 0; i < 16; i++) {
       let hi = lo;
-      while (hi < ups.length && nibble(ups[hi]!.key, depth) === i) hi++;
-      const s = hi === lo ? undefined : this.apply(w, version, n.child(i), depth + 1, path + hex(i), ups.slice(lo, hi));
+      while (hi < to && nibble(all[hi]!.key, depth) === i) hi++;
+      const s = hi === lo ? undefined : this.apply(w, version, n.child(i), depth + 1, path + hex(i), all, lo, hi);
       subs.push(s);
       if (s === undefined ? n.has(i) : s !== null) {
         present++;

@@ -243,6 +243,26 @@ trie('finality prunes exactly the nodes no kept state uses; kept states stay who
   assert.ok((await staleOf('A3')) > 0, 'the unfinalised block keeps its stale index');
 });
 
+trie('a commit drops the nodes it replaced from the cache; the parent state still reads them, from disk', async () => {
+  const { state, store } = await openState();
+  const r1 = await commit(state, store, withBalances(state, EMPTY_REF, new Map(Array.from({ length: 40 }, (_, i) => [i, BigInt(i + 1)]))), 1);
+  const v = withBalances(state, r1, new Map([[7, 700n]]));
+  const c = state.commit(v, 2);
+  const batch = new WriteBatch();
+  state.queue(batch, c, 'block2');
+  await store.write(batch);
+  const replaced = c.stale.filter((k) => state.nodes.cached(k) !== undefined && state.nodes.cached(k)!.kind === 'leaf');
+  assert.ok(replaced.length === 1, 'the replaced leaf was cached: the view read it');
+  state.committed(c);
+  assert.is(state.nodes.cached(replaced[0]!), undefined, 'dropped once the commit is durable');
+  for (const [k] of c.puts) if (k.startsWith('n:')) assert.ok(state.nodes.cached(k) !== undefined, `${k} written and cached`);
+  const before = state.nodes.syncReads;
+  assert.is(state.view(r1).account(addr(7)).balance, 8n);
+  assert.ok(state.nodes.syncReads - before >= 1, 'the parent state reads its replaced nodes from disk');
+  assert.is(state.view(c.root).account(addr(7)).balance, 700n);
+  await state.close();
+});
+
 trie('memory is bounded by the cache: a small cache still reads every account (misses go to the reader)', async () => {
   const { state, store } = await openState(64 * 1024);
   const v = state.view(EMPTY_REF);
