@@ -23,16 +23,18 @@
  *   is ≥ the finalized epoch, its target epoch is > the finalized epoch, and its target agrees
  *   with the finalized checkpoint. Honest votes always satisfy this; the rule keeps pruning and
  *   restoring from JSON from changing what counts.
- * - A supermajority link (≥ 2/3 of stake voting the same source → target) justifies its source
+ * - Counted votes of more than 1/3 of stake from one source (any targets) justify that source
  *   even when this node never saw the votes that justified it. Justification here counts votes
  *   received directly as well as those in blocks, so a node that was partitioned or offline when
  *   an epoch's votes were gossiped, and whose blocks never carried them, would otherwise hold that
- *   epoch unjustified and discard every later vote whose source it is: its finality would stop for
- *   good. The inference is sound while less than 2/3 of stake is faulty: an honest validator
- *   votes from a source only after seeing it justified, so if any honest validator is among the
- *   voters, the source's justifying votes exist; only a faulty 2/3 could fake it, and a faulty
- *   2/3 can finalize anything anyway. Accountability is unchanged: the votes behind every
- *   justification exist and are signed, only not all held here.
+ *   epoch unjustified; its validators would keep voting from an older source than everyone else's,
+ *   splitting every later link below 2/3, and finality would stop for good on every node. The
+ *   inference is sound while less than 1/3 of stake is faulty (the bound FFG's safety assumes):
+ *   an honest validator votes from a source only once its beacon holds it justified, so more than
+ *   1/3 of voters includes an honest one and the source's justifying votes exist. A faulty third
+ *   could make nodes take an unjustified source as justified, which weakens FFG's accountability
+ *   (not its safety below 1/3); counting only the votes each branch includes, as Ethereum does,
+ *   would avoid the inference altogether.
  * - Stake is read from the latest `setBalances` at the time of evaluation (not at vote time);
  *   a balance change re-evaluates every pending link.
  */
@@ -749,6 +751,17 @@ export class ForkChoice {
     return s;
   }
 
+  /** Validators with a counted vote from the source `sk`, whatever its target. */
+  private sourceVoters(sk: string): Set<number> {
+    const voters = new Set<number>();
+    for (const l of this.linksBySource.get(sk) ?? []) for (const v of l.voters) voters.add(v);
+    return voters;
+  }
+
+  private beyondOneThird(stake: bigint): boolean {
+    return this.totalStake > 0n && 3n * stake > this.totalStake;
+  }
+
   private supermajority(stake: bigint): boolean {
     // Exact: 3 × votes ≥ 2 × total. An empty validator set justifies nothing.
     return this.totalStake > 0n && 3n * stake >= 2n * this.totalStake;
@@ -831,10 +844,10 @@ export class ForkChoice {
       if (link.source.epoch < fe || link.target.epoch <= fe) continue;
       const sk = cpKey(link.source);
       if (!this.justifiedSet.has(sk)) {
-        // A supermajority link proves its source justified (see the file comment): it is how a
-        // node that missed the votes justifying the source, which no block carried, catches up.
+        // Votes of more than 1/3 of stake from a source prove it justified (see the file comment):
+        // how a node that missed the votes justifying it, which no block carried, catches up.
         // The target agreeing with the finalized checkpoint implies its ancestor, the source, does.
-        if (!this.supermajority(link.stake) || !this.agreesWithFinalized(link.target.root)) continue;
+        if (!this.beyondOneThird(this.stakeOf(this.sourceVoters(sk))) || !this.agreesWithFinalized(link.target.root)) continue;
         this.justify(link.source);
         queue.push(...(this.linksBySource.get(sk) ?? []).filter((l) => l !== link));
       }
