@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClassicLevel } from 'classic-level';
 import { join } from 'node:path';
-import { encodeTx } from '../../../src/core/types/transaction.js';
+import { encodeTx, type StandardTx } from '../../../src/core/types/transaction.js';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { appendFile } from 'node:fs/promises';
@@ -100,19 +100,26 @@ journal('admitted transactions survive a restart with their status; included, re
   });
 });
 
+/** A data directory whose node admitted a0 and a1 (acc0, nonces 0 and 1), then imported a block with a0; stopped. */
+async function a0IncludedA1Pooled(dir: string): Promise<{ a0: StandardTx; a1: StandardTx }> {
+  const a0 = transfer(acc0, { nonce: 0 });
+  const a1 = transfer(acc0, { nonce: 1 });
+  const node = await startNode({ dataDir: dir });
+  try {
+    await submitOk(node, a0);
+    await submitOk(node, a1);
+    await importOk(node, makeBlock(await genesisRef(node), { txs: [a0] }));
+  } finally {
+    await node.stop();
+  }
+  return { a0, a1 };
+}
+
 journal('a data directory with legacy p: keys upgrades: they move into the journal file and leave the database; invalid ones are dropped, logged with hash and reason, and counted', async () => {
   await withTempDir(async (dir) => {
-    const a0 = transfer(acc0, { nonce: 0 });
-    const a1 = transfer(acc0, { nonce: 1 });
+    const { a0, a1 } = await a0IncludedA1Pooled(dir);
     const b0 = transfer(acc1, { nonce: 0 });
-    let node = await startNode({ dataDir: dir });
-    try {
-      await submitOk(node, a0);
-      await submitOk(node, a1);
-      await importOk(node, makeBlock(await genesisRef(node), { txs: [a0] }));
-    } finally {
-      await node.stop();
-    }
+    let node: ExecutionNode;
     // As if the process died between the block write and the journal cleanup, plus a value that
     // does not decode and one the node never admitted (b0: valid, so it is pooled).
     const db = new ClassicLevel<string, string>(join(dir, 'chain'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
@@ -158,16 +165,8 @@ journal('a data directory with legacy p: keys upgrades: they move into the journ
 
 journal('removals a crash lost are harmless: an included transaction replayed is dropped as stale, a duplicated one is pooled once', async () => {
   await withTempDir(async (dir) => {
-    const a0 = transfer(acc0, { nonce: 0 });
-    const a1 = transfer(acc0, { nonce: 1 });
-    let node = await startNode({ dataDir: dir });
-    try {
-      await submitOk(node, a0);
-      await submitOk(node, a1);
-      await importOk(node, makeBlock(await genesisRef(node), { txs: [a0] }));
-    } finally {
-      await node.stop();
-    }
+    const { a0, a1 } = await a0IncludedA1Pooled(dir);
+    let node: ExecutionNode;
     // Removals are written without a sync of their own, so a crash can lose them: as if the
     // removal of a0 never reached the disk, and a1's add record were there twice.
     const path = join(dir, 'pool.journal');

@@ -37,6 +37,20 @@ import { devnet } from '../execution/fixture.js';
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+/** Timers that only record what is scheduled; the test fires them (`pending`) when it chooses. */
+function heldTimers(): { pending: Set<{ fn: () => void }>; timers: Timers } {
+  const pending = new Set<{ fn: () => void }>();
+  const timers: Timers = {
+    setTimeout: (fn) => {
+      const t = { fn };
+      pending.add(t);
+      return t;
+    },
+    clearTimeout: (t) => void pending.delete(t as { fn: () => void }),
+  };
+  return { pending, timers };
+}
+
 async function metric(client: ValidatorClient, name: string, labels = ''): Promise<number | undefined> {
   return sample(await client.metrics.text(), name, labels);
 }
@@ -148,15 +162,7 @@ Units('retryNow() connects at once instead of waiting out the backoff, and does 
   await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', () => ok()));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((ok) => probe.close(() => ok()));
-  const pending = new Set<{ fn: () => void }>();
-  const timers: Timers = {
-    setTimeout: (fn) => {
-      const t = { fn };
-      pending.add(t);
-      return t;
-    },
-    clearTimeout: (t) => void pending.delete(t as { fn: () => void }),
-  };
+  const { pending, timers } = heldTimers();
   const { log, lines } = captureLog();
   let connects = 0;
   const stream = new BeaconEventStream({ beaconUrl: `http://127.0.0.1:${port}`, log, timers, handlers: { newBlock: () => undefined, connected: () => void connects++ } });
@@ -427,15 +433,7 @@ Peer('garbage is ignored and counted without a disconnect; an oversize message c
 
 Peer('stop() cancels the reconnect timer, aborts a hanging handshake and leaves no socket behind', async () => {
   // 1. Nothing listens: the first attempt fails and a reconnect timer is pending (fake timers).
-  const pending = new Set<{ fn: () => void }>();
-  const timers: Timers = {
-    setTimeout: (fn) => {
-      const t = { fn };
-      pending.add(t);
-      return t;
-    },
-    clearTimeout: (t) => void pending.delete(t as { fn: () => void }),
-  };
+  const { pending, timers } = heldTimers();
   const closed = new FakePeer();
   await closed.start();
   const deadUrl = closed.url;
