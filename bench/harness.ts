@@ -21,6 +21,14 @@ export interface MachineInfo {
   readonly platform: string;
 }
 
+/** The longest one piece of work may hold the event loop, in ms: the issues' "a few ms". */
+export const EVENT_LOOP_BLOCK_GOAL_MS = 5;
+
+/** The note of an event-loop-block row: its figure against EVENT_LOOP_BLOCK_GOAL_MS. */
+export function eventLoopBlockNote(ms: number): string {
+  return `${(ms / EVENT_LOOP_BLOCK_GOAL_MS).toFixed(2)}x the ${EVENT_LOOP_BLOCK_GOAL_MS} ms goal (lower is better)`;
+}
+
 /** Describes the current machine. */
 export function machineInfo(): MachineInfo {
   const cpus = os.cpus();

@@ -80,6 +80,6 @@ export const Keys = {
   txLocation: (txHash: string) => `t:${txHash}`,
   faucetClaim: (address: string) => `f:${address}`,
   authorizations: (account: string) => `e:${account}`,
-  /** Pool journal: the envelope of a transaction the pool holds (see journal.ts). */
+  /** Legacy pool journal (before pool.journal): read once on start, moved into the file and deleted (journal.ts). */
   poolTx: (txHash: string) => `p:${txHash}`,
 } as const;

@@ -24,7 +24,7 @@ import { encodeRangeRequest, serveBlocksByRange } from '../../../src/node/beacon
 import { silentLogger } from '../../../src/util/log.js';
 import type { WalletKeys } from '../../../src/wallet/derivation.js';
 import { expectEnvelope, http, type HttpResult } from '../execution/fixture.js';
-import { beaconHead, bget, bpost, buildProposal, currentSlot, type Harness, harnessGenesis, okData, proposeBlock, startHarness, stopHarness } from './fixture.js';
+import { beaconHead, bget, bpost, buildProposal, currentSlot, type Harness, harnessGenesis, harnessSuite, okData, proposeBlock, startHarness, stopHarness } from './fixture.js';
 
 const PROPOSE = '/api/v1/validator/blocks/propose';
 const PROPOSAL_ALIAS = '/api/v1/beacon/block/proposal';
@@ -160,20 +160,8 @@ wire('malformed SSZ proposals are 400 MALFORMED_INPUT envelopes and change nothi
 
 // ---------------------------------------------------------------------------------------------
 
-const restart = suite<{ h?: Harness; startError?: unknown }>('beacon block storage across a restart');
-
-restart.before(async (ctx) => {
-  try {
-    // One validator: it is drawn at every slot and its vote alone is all the stake.
-    ctx.h = await startHarness({ validators: 1, slotsAgo: 24 });
-  } catch (err) {
-    ctx.startError = err;
-  }
-});
-
-restart.after(async (ctx) => {
-  if (ctx.h) await stopHarness(ctx.h);
-});
+// One validator: it is drawn at every slot and its vote alone is all the stake.
+const restart = harnessSuite('beacon block storage across a restart', { validators: 1, slotsAgo: 24 });
 
 /** Restarts the harness's beacon on its data directory (the execution node keeps running). */
 async function restartBeacon(h: Harness): Promise<void> {
@@ -236,19 +224,7 @@ restart('after a restart the head, blocks_by_range bytes, the block route and li
 
 // ---------------------------------------------------------------------------------------------
 
-const layout = suite<{ h?: Harness; startError?: unknown }>('beacon storage layout');
-
-layout.before(async (ctx) => {
-  try {
-    ctx.h = await startHarness({ validators: 1, slotsAgo: 2 });
-  } catch (err) {
-    ctx.startError = err;
-  }
-});
-
-layout.after(async (ctx) => {
-  if (ctx.h) await stopHarness(ctx.h);
-});
+const layout = harnessSuite('beacon storage layout', { validators: 1, slotsAgo: 2 });
 
 layout('a data directory of another layout is refused with DB_SCHEMA_MISMATCH and released; a new one is stamped with this layout', async (ctx) => {
   if (ctx.startError) throw ctx.startError;

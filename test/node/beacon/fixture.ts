@@ -7,6 +7,7 @@
  */
 import type { SlashingEvidence } from '../../../src/core/consensus/slashing.js';
 import type { Attestation } from '../../../src/core/types/attestation.js';
+import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -96,6 +97,28 @@ export async function stopHarness(h: Harness): Promise<void> {
       await rm(h.dir, { recursive: true, force: true });
     }
   }
+}
+
+/** A suite's context holding one harness, or why it failed to start (each test rethrows it). */
+export interface HarnessContext {
+  h?: Harness;
+  startError?: unknown;
+}
+
+/** A uvu suite whose tests share one harness, started before them and stopped after. */
+export function harnessSuite(name: string, options: Parameters<typeof startHarness>[0]): Test<HarnessContext> {
+  const s = suite<HarnessContext>(name);
+  s.before(async (ctx) => {
+    try {
+      ctx.h = await startHarness(options);
+    } catch (err) {
+      ctx.startError = err;
+    }
+  });
+  s.after(async (ctx) => {
+    if (ctx.h) await stopHarness(ctx.h);
+  });
+  return s;
 }
 
 /** GET on the beacon. */

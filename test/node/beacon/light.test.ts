@@ -4,7 +4,7 @@
  * LIGHT_UPDATES_KEPT); the `/api/v1/light/...` routes answer bootstrap and proofs a client
  * verifies, and every bad input is a 4xx envelope.
  */
-import { suite, test } from 'uvu';
+import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../../src/core/codec/bytes.js';
@@ -21,7 +21,7 @@ import { ChainStore, type Db } from '../../../src/node/shared/store.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { filled } from '../../helpers/assert.js';
 import { expectEnvelope } from '../execution/fixture.js';
-import { bget, buildProposal, currentSlot, type Harness, okData, proposeBlock, startHarness, stopHarness } from './fixture.js';
+import { bget, buildProposal, currentSlot, harnessSuite, okData, proposeBlock } from './fixture.js';
 
 const CHAIN = 'svc-light';
 const keys = [0, 1, 2, 3].map((i) => keygenFromSeed(filled(32, 0x40 + i)));
@@ -85,17 +85,7 @@ test('LightStore: no update without 2/3 of the votes at hand; only the newest LI
   assert.is(await light.update(2), undefined, 'the oldest were deleted');
 });
 
-const routes = suite<{ h?: Harness; startError?: unknown }>('light routes');
-routes.before(async (ctx) => {
-  try {
-    ctx.h = await startHarness({ validators: 2, slotsAgo: 3 });
-  } catch (err) {
-    ctx.startError = err;
-  }
-});
-routes.after(async (ctx) => {
-  if (ctx.h) await stopHarness(ctx.h);
-});
+const routes = harnessSuite('light routes', { validators: 2, slotsAgo: 3 });
 
 routes('bootstrap from genesis; a proof against block 1 verifies against its header state_root (the genesis root)', async (ctx) => {
   if (ctx.startError) throw ctx.startError;
@@ -153,17 +143,7 @@ routes('bad input is a 4xx envelope on every light route', async (ctx) => {
   for (const [path, status, code] of cases) expectEnvelope(await bget(h, path), status, code);
 });
 
-const long = suite<{ h?: Harness; startError?: unknown }>('light routes: a long chain');
-long.before(async (ctx) => {
-  try {
-    ctx.h = await startHarness({ validators: 1, slotsAgo: MAX_LIGHT_HEADERS + 8 });
-  } catch (err) {
-    ctx.startError = err;
-  }
-});
-long.after(async (ctx) => {
-  if (ctx.h) await stopHarness(ctx.h);
-});
+const long = harnessSuite('light routes: a long chain', { validators: 1, slotsAgo: MAX_LIGHT_HEADERS + 8 });
 
 long(`a header chain longer than MAX_LIGHT_HEADERS (${MAX_LIGHT_HEADERS}) is 400 HEADER_RANGE_TOO_LONG, checked before finality`, async (ctx) => {
   if (ctx.startError) throw ctx.startError;

@@ -32,6 +32,10 @@ function entry(sender: string, nonce: number, gasPrice: bigint | number, gasLimi
 const zero = () => 0n;
 const label = (es: PoolEntry[]) => es.map((e) => `${e.sender.slice(2, 3)}${e.nonce}`);
 
+/** `n` distinct sender addresses 0x…01, 0x…02, …. */
+function senderAddresses(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+}
 
 /** A deterministic pseudo-random sequence (xorshift32), so a failing case can be replayed. */
 function rng(seed: number): (n: number) => number {
@@ -367,7 +371,7 @@ pool('random pools: eviction at capacity picks the same victim as a scan of ever
   for (let seed = 1; seed <= 20; seed++) {
     const r = rng(seed);
     const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 40 });
-    const senders = Array.from({ length: 12 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+    const senders = senderAddresses(12);
     for (let step = 0; step < 600; step++) {
       const sender = senders[r(senders.length)]!;
       const op = r(10);
@@ -395,7 +399,7 @@ pool('random adds, removals, replacements and nonce moves: status, pending nonce
   for (let seed = 1; seed <= 20; seed++) {
     const r = rng(seed * 7919);
     const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 60, accountQueue: 8, globalQueue: 25 });
-    const senders = Array.from({ length: 6 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+    const senders = senderAddresses(6);
     const accountNonce = new Map<string, bigint>(senders.map((s) => [s, 0n]));
     const nonceOf = (s: string): bigint => accountNonce.get(s) ?? 0n;
     for (let step = 0; step < 500; step++) {
@@ -445,7 +449,7 @@ pool('page: a window of the entries in submission order', () => {
 pool('the sliced build gives the same order as the synchronous one and lets the event loop run between slices', async () => {
   const r = rng(4242);
   const p = new TxPool({ ...DEFAULT_POOL_OPTIONS, capacity: 5_000 });
-  const senders = Array.from({ length: 400 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  const senders = senderAddresses(400);
   for (let i = 0; i < 4_000; i++) p.add(entry(senders[i % senders.length]!, Math.floor(i / senders.length), 1 + r(20)));
   const nonceOf = (s: string): bigint => (s === senders[7] ? 1n : 0n); // sender 7's nonce 0 is stale...
   p.dropStale(senders[7]!, 1n); // ...and dropped, as a canonical change does
@@ -464,7 +468,7 @@ pool('the sliced build gives the same order as the synchronous one and lets the 
 
 pool('an entry that leaves the pool during a sliced build is left out with the rest of its sender run', async () => {
   const p = new TxPool();
-  const senders = Array.from({ length: 200 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));
+  const senders = senderAddresses(200);
   // Sender 199 pays the least, so its run comes last, well after the first slice.
   senders.forEach((s, i) => [0, 1].forEach((n) => p.add(entry(s, n, 1_000 - i))));
   const last = senders[199]!;
