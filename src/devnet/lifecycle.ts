@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { loadGenesisFile } from '../genesis/load.js';
 import { DEVNET_PASSWORD, type GenesisPlan } from '../genesis/build.js';
 import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
@@ -311,11 +311,13 @@ async function waitGone(pids: number[], deadline: number): Promise<boolean> {
 
 /**
  * Whether `pid` is an `svc` process (guards against signalling an unrelated process that reused a
- * recorded pid). Where /proc is unavailable the pid is trusted.
+ * recorded pid): node running `bin/run.js`, or the `svc` bin link through which npx and global
+ * installs start it. Where /proc is unavailable the pid is trusted.
  */
 export function isSvcProcess(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('run.js');
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.some((a) => a.endsWith('run.js') || basename(a) === 'svc');
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== 'ENOENT';
   }

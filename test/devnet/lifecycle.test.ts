@@ -5,11 +5,13 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { DevnetError, readManifest, writeManifest, type DevnetManifest, type ValidatorProcesses } from '../../src/devnet/manifest.js';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { type PreparedDevnet, prepareDevnet } from '../../src/devnet/lifecycle.js';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { isSvcProcess, type PreparedDevnet, prepareDevnet } from '../../src/devnet/lifecycle.js';
 import { devnetShape } from '../../src/devnet/plan.js';
 import { peerIdFromKeyFile } from '../../src/node/p2p/identity.js';
 import type { ProcessSpec } from '../../src/devnet/supervisor.js';
@@ -275,5 +277,21 @@ test('a devnet of the previous version (manifest 2, a data directory per validat
     }),
   ),
 );
+
+test('isSvcProcess: node running run.js or the svc bin link (npx, global installs) is svc; another node process is not', async () => {
+  await withTempDir(async (dir) => {
+    const script = join(dir, 'run.js');
+    await writeFile(script, 'setInterval(() => {}, 1000);\n');
+    await symlink(script, join(dir, 'svc'));
+    await writeFile(join(dir, 'other.js'), 'setInterval(() => {}, 1000);\n');
+    const kids = ['run.js', 'svc', 'other.js'].map((f) => spawn(process.execPath, [join(dir, f), 'devnet', 'up'], { stdio: 'ignore' }));
+    try {
+      await Promise.all(kids.map((k) => once(k, 'spawn')));
+      assert.equal(kids.map((k) => isSvcProcess(k.pid!)), [true, true, false]);
+    } finally {
+      for (const k of kids) k.kill('SIGKILL');
+    }
+  });
+});
 
 test.run();
