@@ -45,6 +45,9 @@ export interface ReadStats {
   bytes: number;
 }
 
+/** Options of a binary put, one object for every put (a block queues thousands). */
+const VIEW_PUT = Object.freeze({ valueEncoding: 'view' });
+
 /** Typed JSON and binary access to the database. */
 export class ChainStore {
   readonly reads: ReadStats = { values: 0, bytes: 0 };
@@ -80,7 +83,7 @@ export class ChainStore {
     const chained = this.db.batch();
     for (const op of batch.ops) {
       if (op.type === 'del') chained.del(op.key);
-      else if ('valueEncoding' in op) chained.put(op.key, op.value as never, { valueEncoding: 'view' } as never);
+      else if ('valueEncoding' in op) chained.put(op.key, op.value as never, VIEW_PUT as never);
       else chained.put(op.key, op.value);
     }
     await chained.write({ sync: true } as never);

@@ -1,0 +1,72 @@
+/**
+ * Child process that plays the beacon node of the engine REST import rows (bench/execution.ts):
+ * it POSTs a block to newPayload and parses the answer in a process of its own, as a beacon
+ * does, so the node's main thread does only the node's work and the client's CPU is counted
+ * apart. Receives the bodies once (`ImportClientInit`), then for each `ImportRequest` POSTs one
+ * body over node:http and answers with an `ImportReply`; exits when the parent disconnects.
+ */
+import http from 'node:http';
+
+/** The bodies the child keeps for the runs: the block as SSZ bytes and as the spec's JSON. */
+export interface ImportClientInit {
+  ssz: Uint8Array;
+  json: string;
+}
+
+/** One newPayload POST of the body of `kind` to `url`. */
+export interface ImportRequest {
+  url: string;
+  kind: 'ssz' | 'json';
+}
+
+/** The outcome of a POST: the answer's status and parsed figures, or why it failed, and the child's CPU for it. */
+export type ImportReply =
+  | { ok: true; gasUsed: number; canonical: boolean; seconds: number; cpuSeconds: number }
+  | { ok: false; error: string; cpuSeconds: number };
+
+let bodies: ImportClientInit | undefined;
+
+/** POSTs one body; resolves with the answer's status and text. */
+function post(url: URL, body: string | Uint8Array, type: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': type, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function run(r: ImportRequest): Promise<ImportReply> {
+  const cpu = process.cpuUsage();
+  const cpuSeconds = (): number => {
+    const d = process.cpuUsage(cpu);
+    return (d.user + d.system) / 1e6;
+  };
+  try {
+    if (!bodies) throw new Error('no bodies received');
+    const body = r.kind === 'ssz' ? bodies.ssz : bodies.json;
+    const t = performance.now();
+    const { status, text } = await post(new URL(r.url), body, r.kind === 'ssz' ? 'application/octet-stream' : 'application/json');
+    const json = JSON.parse(text) as { success: boolean; data?: { gas_used: number; canonical: boolean }; error?: { code: string; message: string } };
+    const seconds = (performance.now() - t) / 1000;
+    if (status !== 200 || !json.success || !json.data) return { ok: false, error: `newPayload answered ${status} ${JSON.stringify(json.error ?? json.data).slice(0, 300)}`, cpuSeconds: cpuSeconds() };
+    return { ok: true, gasUsed: json.data.gas_used, canonical: json.data.canonical, seconds, cpuSeconds: cpuSeconds() };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message, cpuSeconds: cpuSeconds() };
+  }
+}
+
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m: ImportClientInit | ImportRequest) => {
+  if ('ssz' in m) {
+    // Advanced serialisation hands a Uint8Array over as a Buffer-less view: node:http takes either.
+    bodies = m;
+    process.send!('ready');
+    return;
+  }
+  void run(m).then((reply) => process.send!(reply));
+});
