@@ -574,12 +574,25 @@ export class ExecutionChain {
     const auth = new AuthOverlay(this.auth);
     let cumulative = 0n;
     let fees = 0n;
+    // The proposer's fees are credited in one write rather than one per transaction: nothing reads
+    // the proposer's balance between plain transfers by others, and every transaction that could
+    // (the proposer's own, contracts, bridge and registry operations) finds them credited first.
+    // `owed` keeps the proposer touched exactly when a fee-paying transaction ran, as before.
+    let owedFees = 0n;
+    let owed = false;
+    const payProposer = (): void => {
+      if (!owed) return;
+      state.addBalance(proposer, owedFees);
+      owedFees = 0n;
+      owed = false;
+    };
     // Logs are numbered across the block, as eth_getLogs reports them.
     let logCount = 0;
     block.transactions.forEach((raw: Transaction, i) => {
       const hash = verified[i]!.hash;
       const signer = verified[i]!.signer!;
       if (isAuthorization(raw)) {
+        if (signer === proposer) payProposer();
         senders.add(signer);
         receipts.push(this.authorize(raw, signer, state, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
         return;
@@ -591,6 +604,7 @@ export class ExecutionChain {
       if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
       const to = recipients[i] ?? null;
       const kind = to === BRIDGE_ADDRESS ? bridgeKind(tx.data) : to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
+      if (sender === proposer || kind !== 'transfer') payProposer();
       try {
         checkGasLimit(tx, this.maxGas);
       } catch (err) {
@@ -602,6 +616,8 @@ export class ExecutionChain {
       if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
       if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
       let outcome: { status: 0 | 1; gasUsed: bigint; contractAddress: string | null; logs: LogJson[]; error?: string | undefined };
+      // A plain transfer's value leaves the sender with its fee, in one write.
+      let debit = 0n;
       if (kind === 'contract_deploy' || kind === 'contract_call') {
         // The VM moves the value and reverts its own changes on failure; nothing but the value
         // leaves the sender's balance during the run, so the fee charged afterwards is covered.
@@ -620,14 +636,15 @@ export class ExecutionChain {
         else if (kind === 'exit') error = this.exit(tx, sender, registry);
         else if (kind === 'randao_commit') error = this.recommit(i, recommits, registry);
         if (error === undefined && tx.value > 0n) {
-          state.addBalance(sender, -tx.value);
           state.addBalance(to!, tx.value);
+          debit = tx.value;
         }
         outcome = { status: error === undefined ? 1 : 0, gasUsed: TX_BASE_GAS, contractAddress: null, logs: [], error };
       }
       const fee = outcome.gasUsed * tx.gasPrice;
-      state.addBalance(sender, -fee);
-      state.addBalance(proposer, fee);
+      state.addBalance(sender, -(fee + debit));
+      owedFees += fee;
+      owed = true;
       state.incrementNonce(sender);
       cumulative += outcome.gasUsed;
       fees += fee;
@@ -649,6 +666,7 @@ export class ExecutionChain {
         ...(outcome.error === undefined ? {} : { error: outcome.error }),
       });
     });
+    payProposer();
     // After the transactions, so a reward never funds a transaction of the block that earns it.
     this.accounting.credit(state, proposer, votes);
     return { senders: [...senders], receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };

@@ -10,7 +10,8 @@ import { signAttestation, type Attestation } from '../../../src/core/types/attes
 import { verifyAccountProof } from '../../../src/core/state/trie.js';
 import { lastIncludedKey } from '../../../src/node/execution/rewards.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { type ParentRef, CHAIN_ID, account, devnet, drawnSlot, expectEnvelope, expectOk, genesisRef, get, importOk, makeBlock, newPayload, post, withNode } from './fixture.js';
+import { TX_BASE_GAS } from '../../../src/core/constants.js';
+import { type ParentRef, CHAIN_ID, MIN_GAS_PRICE, RECIPIENT, account, devnet, drawnSlot, expectEnvelope, expectOk, genesisRef, get, importOk, makeBlock, newPayload, post, transfer, withNode } from './fixture.js';
 
 const { genesis, keys } = devnet();
 const SPE = genesis.config.slots_per_epoch;
@@ -48,6 +49,27 @@ test('the proposer earns proposer_reward in its own block; an included vote earn
     assert.is((await account(node, v1.address)).balance, before.a + ATTESTER_REWARD);
     assert.is(await node.chain.store.get<number>(lastIncludedKey(1)), Math.floor(slot / SPE));
     assert.ok(b2.result.state_root !== b1.result.state_root);
+    await headStateRootMatches(node);
+  });
+});
+
+test('the fees of a block are the proposer\'s before its own transaction in that block: it may spend them there', async () => {
+  await withNode(async (node) => {
+    const g = await genesisRef(node);
+    const [a] = keys.accounts as [(typeof keys.accounts)[0]];
+    const fee = TX_BASE_GAS * MIN_GAS_PRICE;
+    const before = { p: (await account(node, v0.address)).balance, a: (await account(node, a.address)).balance };
+    // Validator 0 sends everything it holds once the two fees before its transaction are credited:
+    // it can pay only if they are (maxCost = value + its own fee).
+    const spend = before.p + 2n * fee - fee;
+    const txs = [transfer(a, { nonce: 0, value: 5n }), transfer(a, { nonce: 1, to: v0.address, value: 7n }), transfer(v0, { nonce: 0, value: spend }), transfer(a, { nonce: 2, value: 1n })];
+    const b1 = await importOk(node, makeBlock(g, { txs }));
+    assert.is(b1.result.receipts.length, 4);
+    assert.ok(b1.result.receipts.every((r: { status: number }) => r.status === 1));
+    // Its own fee and the last transaction's come back to it as the proposer, then its reward.
+    assert.is((await account(node, v0.address)).balance, 7n + 2n * fee + PROPOSER_REWARD);
+    assert.is((await account(node, a.address)).balance, before.a - 13n - 3n * fee);
+    assert.is((await account(node, RECIPIENT)).balance, 5n + spend + 1n);
     await headStateRootMatches(node);
   });
 });
