@@ -57,6 +57,12 @@ export const SLASHING_WINDOW_EPOCHS = 64;
  */
 export const SLASHING_PROTECTION_HISTORY_EPOCHS = 512;
 /**
+ * Votes are pruned once this many epochs have passed the horizon, not with every vote: a key's
+ * watermark record carries its 1,952-byte public key, so it is rewritten once every 32 votes
+ * rather than with each, and a key holds at most 512 + 32 epochs of votes.
+ */
+export const SLASHING_PROTECTION_PRUNE_EPOCHS = 32;
+/**
  * Slots of each key's proposal history kept behind its newest signed slot, pruned under a rising
  * slot watermark: 512 epochs of the mainnet preset's 32 slots (shorter epochs keep more epochs).
  */

@@ -17,22 +17,10 @@
  *   watermarks therefore can no longer decide anything except exact repeats, which is what lets
  *   `exportInterchange` write only the records above the watermarks plus one entry at them.
  *
- * Horizon. A key keeps its votes for SLASHING_PROTECTION_HISTORY_EPOCHS (N) behind its newest
- * target n, and its blocks for SLASHING_PROTECTION_HISTORY_SLOTS behind its newest slot; older
- * records are deleted in the same batch that raises the watermarks over them, so memory, start-up
- * and the surround scan of each vote are bounded per key however long the chain runs.
- * Why nothing slashable becomes signable: with H = n - N, the votes with target < H are dropped
- * while T becomes T' = max(T, H) and S becomes S' = the largest of S and the source of every vote
- * held with target <= T'. Take a vote (s, t) the pruned state accepts, so t > T' and s >= S'. For
- * any dropped record r: r.target < H <= T' < t, so it is not a double vote; r.source <= S' <= s,
- * so (s, t) cannot surround r (that needs s < r.source) and r cannot surround (s, t) (that needs
- * r.target > t). T' >= T and S' >= S, so the old watermarks hold too, and (S', T') keeps the
- * invariant. Blocks likewise: slots below H = newest slot - N' are dropped and L rises to
- * max(L, H), so an accepted block's slot is one no dropped record holds. What pruning newly
- * refuses is only votes (blocks) at least N epochs (N' slots) behind the key's newest one, which
- * an honest client never signs (its next vote has a later target and a source no lower than any
- * before), and exact repeats of dropped messages. After every operation T >= n - N, so a record
- * being added is never the one dropped.
+ * Horizon: a key keeps only its last SLASHING_PROTECTION_HISTORY_EPOCHS of votes and
+ * SLASHING_PROTECTION_HISTORY_SLOTS of blocks, older records deleted in the batch that raises the
+ * watermarks over them; slashing-history.ts holds that logic and the proof that it weakens no
+ * refusal. Memory, start-up and each vote's surround scan are bounded per key.
  *
  * Keys are stored by SHA3-256 of the 1,952-byte ML-DSA-65 public key (whose last 20 bytes are the
  * validator's address, used in messages); the interchange carries the full key.
@@ -40,7 +28,7 @@
 import type { AbstractLevel } from 'abstract-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
-import { SLASHING_PROTECTION_HISTORY_EPOCHS, SLASHING_PROTECTION_HISTORY_SLOTS } from '../../core/constants.js';
+import { SLASHING_PROTECTION_HISTORY_EPOCHS, SLASHING_PROTECTION_HISTORY_SLOTS, SLASHING_PROTECTION_PRUNE_EPOCHS } from '../../core/constants.js';
 import { MalformedError, SvcError } from '../../core/errors.js';
 import {
   type AttRecord,
@@ -54,6 +42,17 @@ import {
   parsePubkey,
   parseRoot,
 } from './slashing-interchange.js';
+import {
+  type KeyState,
+  addAtt,
+  addBlock,
+  applyAttPrune,
+  applyBlockPrune,
+  cloneRecords,
+  emptyKeyState,
+  planAttPrune,
+  planBlockPrune,
+} from './slashing-history.js';
 
 export { INTERCHANGE_FORMAT_VERSION, type InterchangeRecord, type InterchangeV5 } from './slashing-interchange.js';
 
@@ -115,45 +114,11 @@ export interface HeldRecords {
 
 type Db = AbstractLevel<string | Uint8Array | Buffer, string, string>;
 
-interface KeyState {
-  id: string;
-  pubkey: string;
-  address: string;
-  slotMark: number | null;
-  sourceMark: number | null;
-  targetMark: number | null;
-  /** slot → records (more than one only after importing conflicting history). */
-  blocks: Map<number, BlockRecord[]>;
-  /** target epoch → records. */
-  atts: Map<number, AttRecord[]>;
-  /** Newest slot / target ever recorded (-1: none): the horizons count back from these. */
-  newestSlot: number;
-  newestTarget: number;
-  /** Oldest slot / target held (Infinity: none), so a prune scans only when something is due. */
-  oldestSlot: number;
-  oldestTarget: number;
-}
-
 interface KeyJson {
   pubkey: string;
   slot_watermark: number | null;
   source_watermark: number | null;
   target_watermark: number | null;
-}
-
-/** What raising a key's vote watermarks to the horizon changes. */
-interface AttPrune {
-  target: number;
-  source: number;
-  dropped: AttRecord[];
-  oldest: number;
-}
-
-/** What raising a key's slot watermark to the horizon changes. */
-interface BlockPrune {
-  slot: number;
-  dropped: BlockRecord[];
-  oldest: number;
 }
 
 const NUMBER_WIDTH = 16;
@@ -241,7 +206,7 @@ export class SlashingProtectionDb {
       if (atSlot.length > 0) refuse('DOUBLE_PROPOSAL', 'a different block was already signed at this slot (double proposal)');
       if (st && st.slotMark !== null && slot < st.slotMark) refuse('BLOCK_BELOW_WATERMARK', `the slot is below the low watermark, slot ${st.slotMark}`);
 
-      const next = st ? { ...st } : this.emptyState(key);
+      const next = st ? { ...st } : emptyKeyState(key);
       const rec: BlockRecord = { slot, root };
       if (next.slotMark === null) next.slotMark = slot;
       const prune = planBlockPrune(next, rec);
@@ -292,13 +257,13 @@ export class SlashingProtectionDb {
         if (st.targetMark !== null && t <= st.targetMark) refuse('TARGET_BELOW_WATERMARK', `the target epoch is at or below the low watermark, target epoch ${st.targetMark}`);
       }
 
-      const next = st ? { ...st } : this.emptyState(key);
+      const next = st ? { ...st } : emptyKeyState(key);
       const rec: AttRecord = { source: s, target: t, root };
       if (next.targetMark === null) {
         next.sourceMark = s;
         next.targetMark = t;
       }
-      const prune = planAttPrune(next, rec);
+      const prune = planAttPrune(next, rec, SLASHING_PROTECTION_PRUNE_EPOCHS);
       if (prune) {
         next.targetMark = prune.target;
         next.sourceMark = prune.source;
@@ -393,7 +358,7 @@ export class SlashingProtectionDb {
         const st = this.keys.get(entry.key.id);
         const next: KeyState = st
           ? { ...st, blocks: cloneRecords(st.blocks), atts: cloneRecords(st.atts) }
-          : this.emptyState(entry.key);
+          : emptyKeyState(entry.key);
         const newBlocks = new Set<BlockRecord>();
         const newAtts = new Set<AttRecord>();
         for (const b of entry.blocks) {
@@ -421,7 +386,8 @@ export class SlashingProtectionDb {
         }
         const blockPrune = planBlockPrune(next, null);
         if (blockPrune) applyBlockPrune(next, blockPrune);
-        const attPrune = planAttPrune(next, null);
+        // An import is rare and may bring a long history: prune all that is due at once.
+        const attPrune = planAttPrune(next, null, 1);
         if (attPrune) applyAttPrune(next, attPrune);
         // A record of the file already below the horizon is neither written nor counted.
         const keyOps: Op[] = [];
@@ -445,23 +411,6 @@ export class SlashingProtectionDb {
       for (const st of updated) this.keys.set(st.id, st);
       return { validators: parsed.size, blocksAdded, attestationsAdded };
     });
-  }
-
-  private emptyState(key: ParsedKey): KeyState {
-    return {
-      id: key.id,
-      pubkey: key.pubkey,
-      address: key.address,
-      slotMark: null,
-      sourceMark: null,
-      targetMark: null,
-      blocks: new Map(),
-      atts: new Map(),
-      newestSlot: -1,
-      newestTarget: -1,
-      oldestSlot: Infinity,
-      oldestTarget: Infinity,
-    };
   }
 
   /** Runs `fn` after every earlier operation: check-then-record must not interleave. */
@@ -500,7 +449,7 @@ export class SlashingProtectionDb {
         throw corrupt(k);
       }
       if (DbKeys.key(key.id) !== k) throw corrupt(k);
-      this.keys.set(key.id, { ...this.emptyState(key), slotMark: j.slot_watermark, sourceMark: j.source_watermark, targetMark: j.target_watermark });
+      this.keys.set(key.id, { ...emptyKeyState(key), slotMark: j.slot_watermark, sourceMark: j.source_watermark, targetMark: j.target_watermark });
     }
     for (const st of this.keys.values()) {
       await this.loadBlocks(st);
@@ -588,73 +537,4 @@ function parseJson<T>(raw: string, key: string): T {
 function putKey(st: KeyState): { type: 'put'; key: string; value: string } {
   const j: KeyJson = { pubkey: st.pubkey, slot_watermark: st.slotMark, source_watermark: st.sourceMark, target_watermark: st.targetMark };
   return { type: 'put', key: DbKeys.key(st.id), value: JSON.stringify(j) };
-}
-
-function addBlock(st: KeyState, r: BlockRecord): void {
-  const list = st.blocks.get(r.slot);
-  if (list) list.push(r);
-  else st.blocks.set(r.slot, [r]);
-  st.newestSlot = Math.max(st.newestSlot, r.slot);
-  st.oldestSlot = Math.min(st.oldestSlot, r.slot);
-}
-
-function addAtt(st: KeyState, r: AttRecord): void {
-  const list = st.atts.get(r.target);
-  if (list) list.push(r);
-  else st.atts.set(r.target, [r]);
-  st.newestTarget = Math.max(st.newestTarget, r.target);
-  st.oldestTarget = Math.min(st.oldestTarget, r.target);
-}
-
-/**
- * The slot watermark's rise to the horizon behind the newest slot (counting `adding`, a record
- * about to be written) and the blocks it drops; null when there is nothing to do, so the scan
- * runs only when a record is due to go.
- */
-function planBlockPrune(st: KeyState, adding: BlockRecord | null): BlockPrune | null {
-  if (st.slotMark === null) return null;
-  const horizon = Math.max(st.newestSlot, adding?.slot ?? -1) - SLASHING_PROTECTION_HISTORY_SLOTS;
-  if (horizon <= st.slotMark && horizon <= st.oldestSlot) return null;
-  const dropped: BlockRecord[] = [];
-  let oldest = adding?.slot ?? Infinity;
-  for (const [slot, list] of st.blocks) {
-    if (slot < horizon) dropped.push(...list);
-    else oldest = Math.min(oldest, slot);
-  }
-  return { slot: Math.max(st.slotMark, horizon), dropped, oldest };
-}
-
-function applyBlockPrune(st: KeyState, p: BlockPrune): void {
-  for (const r of p.dropped) st.blocks.delete(r.slot);
-  st.slotMark = p.slot;
-  st.oldestSlot = p.oldest;
-}
-
-/** As planBlockPrune for votes: the target watermark rises to the horizon, the source watermark over every vote at or below it. */
-function planAttPrune(st: KeyState, adding: AttRecord | null): AttPrune | null {
-  if (st.targetMark === null) return null;
-  const horizon = Math.max(st.newestTarget, adding?.target ?? -1) - SLASHING_PROTECTION_HISTORY_EPOCHS;
-  if (horizon <= st.targetMark && horizon <= st.oldestTarget) return null;
-  const target = Math.max(st.targetMark, horizon);
-  let source = st.sourceMark ?? 0;
-  const dropped: AttRecord[] = [];
-  let oldest = adding?.target ?? Infinity;
-  if (adding && adding.target <= target) source = Math.max(source, adding.source);
-  for (const [t, list] of st.atts) {
-    if (t <= target) for (const r of list) source = Math.max(source, r.source);
-    if (t < horizon) dropped.push(...list);
-    else oldest = Math.min(oldest, t);
-  }
-  return { target, source, dropped, oldest };
-}
-
-function applyAttPrune(st: KeyState, p: AttPrune): void {
-  for (const r of p.dropped) st.atts.delete(r.target);
-  st.targetMark = p.target;
-  st.sourceMark = p.source;
-  st.oldestTarget = p.oldest;
-}
-
-function cloneRecords<T>(m: Map<number, T[]>): Map<number, T[]> {
-  return new Map([...m].map(([k, v]) => [k, [...v]]));
 }

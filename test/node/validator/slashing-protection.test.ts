@@ -12,7 +12,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toHex } from '../../../src/core/codec/bytes.js';
-import { PUBLIC_KEY_BYTES, SLASHING_PROTECTION_HISTORY_EPOCHS, SLASHING_PROTECTION_HISTORY_SLOTS } from '../../../src/core/constants.js';
+import {
+  PUBLIC_KEY_BYTES,
+  SLASHING_PROTECTION_HISTORY_EPOCHS,
+  SLASHING_PROTECTION_HISTORY_SLOTS,
+  SLASHING_PROTECTION_PRUNE_EPOCHS,
+} from '../../../src/core/constants.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { MalformedError, SvcError } from '../../../src/core/errors.js';
 import {
@@ -722,11 +727,18 @@ eip('wrong_genesis_validators_root: refused', async () => {
 
 // ---------------------------------------------------------------------------------------------
 // The history horizon: a key keeps SLASHING_PROTECTION_HISTORY_EPOCHS of votes behind its newest
-// target (SLASHING_PROTECTION_HISTORY_SLOTS of blocks), under raised watermarks.
+// target (SLASHING_PROTECTION_HISTORY_SLOTS of blocks), under raised watermarks; votes are pruned
+// once SLASHING_PROTECTION_PRUNE_EPOCHS are due.
 const horizon = suite('slashing protection: history horizon');
 
 const N = SLASHING_PROTECTION_HISTORY_EPOCHS;
 const NS = SLASHING_PROTECTION_HISTORY_SLOTS;
+const STEP = SLASHING_PROTECTION_PRUNE_EPOCHS;
+
+/** The target watermark after signing up to `newest`: the horizon, or at most a step behind it. */
+function assertTargetMark(mark: number | undefined, newest: number): void {
+  assert.ok(mark !== undefined && mark <= newest - N && mark > newest - N - STEP, `target watermark ${mark} within a step of the horizon ${newest - N}`);
+}
 /** A distinct signing root for every number (root() only has 255). */
 const rootOf = (n: number): string => toHex(sha3(Uint8Array.of(n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, 1)));
 
@@ -811,16 +823,16 @@ horizon('votes: past the horizon the pruned history still refuses every slashabl
   }
   const [lastSource, newest] = history[history.length - 1]!;
   const held = db.held();
-  assert.ok(held.attestations <= N + 1, `${held.attestations} votes held, at most ${N + 1}`);
-  assert.is(held.attestations, history.filter(([, t]) => t >= newest - N).length, 'exactly the votes within the horizon');
   const marks = db.watermarks(A)!;
-  assert.is(marks.targetEpoch, newest - N);
+  assertTargetMark(marks.targetEpoch, newest);
+  assert.ok(held.attestations <= N + STEP, `${held.attestations} votes held, at most ${N + STEP}`);
+  assert.is(held.attestations, history.filter(([, t]) => t >= marks.targetEpoch!).length, 'exactly the votes from the watermark on');
   // Every vote at or below the new target watermark has a source at or below the source watermark.
   for (const [s, t] of history) if (t <= marks.targetEpoch!) assert.ok(s <= marks.sourceEpoch!, `${s}->${t} under the source watermark`);
 
   // Named cases against votes that are gone (the rules refused them; the database still does,
   // by a watermark or by a vote it still holds).
-  const pruned = history.filter(([, t]) => t < newest - N);
+  const pruned = history.filter(([, t]) => t < marks.targetEpoch!);
   assert.ok(pruned.length > 200, `${pruned.length} votes pruned`);
   assert.is(db.attestationAt(A, 1, 40, rootOf(40)), 'none', 'the wide vote (1, 40) is no longer held');
   const [ps, pt] = pruned[pruned.length - 1]!;
@@ -856,22 +868,46 @@ horizon('votes: past the horizon the pruned history still refuses every slashabl
   assert.is(await db.checkAndRecordAttestation(A, lastSource, newest, rootOf(newest)), 'repeat');
   assert.is(await db.checkAndRecordAttestation(A, newest, newest + 1, rootOf(newest + 1)), 'recorded');
   assert.is(await db.checkAndRecordAttestation(A, newest + 1, newest + 2, rootOf(newest + 2)), 'recorded');
-  assert.ok(db.held().attestations <= N + 1);
+  assert.ok(db.held().attestations <= N + STEP);
   await db.close();
 });
 
-horizon('votes: at exactly the horizon nothing is dropped; one epoch later only the oldest goes', async () => {
+horizon('votes: nothing is dropped until a step past the horizon, then the step goes in one batch', async () => {
   const db = await mem();
-  for (let t = 1; t <= N + 1; t++) await db.checkAndRecordAttestation(A, t - 1, t, rootOf(t));
-  assert.is(db.held().attestations, N + 1);
+  for (let t = 1; t <= N + STEP; t++) await db.checkAndRecordAttestation(A, t - 1, t, rootOf(t));
+  assert.is(db.held().attestations, N + STEP);
   assert.equal(db.watermarks(A), { sourceEpoch: 0, targetEpoch: 1 });
-  await db.checkAndRecordAttestation(A, N + 1, N + 2, rootOf(N + 2));
+  await db.checkAndRecordAttestation(A, N + STEP, N + STEP + 1, rootOf(N + STEP + 1));
   assert.is(db.held().attestations, N + 1);
-  assert.equal(db.watermarks(A), { sourceEpoch: 1, targetEpoch: 2 });
-  assert.is(db.attestationAt(A, 0, 1, rootOf(1)), 'none');
-  assert.is(db.attestationAt(A, 1, 2, rootOf(2)), 'same', 'the vote at the new watermark is kept (its exact repeat passes)');
-  assert.is(await db.checkAndRecordAttestation(A, 1, 2, rootOf(2)), 'repeat');
+  assert.equal(db.watermarks(A), { sourceEpoch: STEP, targetEpoch: STEP + 1 });
+  assert.is(db.attestationAt(A, STEP - 1, STEP, rootOf(STEP)), 'none');
+  assert.is(db.attestationAt(A, STEP, STEP + 1, rootOf(STEP + 1)), 'same', 'the vote at the new watermark is kept (its exact repeat passes)');
+  assert.is(await db.checkAndRecordAttestation(A, STEP, STEP + 1, rootOf(STEP + 1)), 'repeat');
+  // A vote signed out of order under the horizon (above the watermark, so the rules allow it) while
+  // no prune is due is held and guards like any other; the next prune drops it under a source
+  // watermark that covers it.
+  const db2 = await mem();
+  await db2.checkAndRecordAttestation(A, 0, 1, rootOf(1));
+  await db2.checkAndRecordAttestation(A, 5, N + 20, rootOf(2));
+  assert.is(await db2.checkAndRecordAttestation(A, 2, 3, rootOf(3)), 'recorded');
+  assert.equal(db2.watermarks(A), { sourceEpoch: 0, targetEpoch: 1 });
+  assert.is(await db2.checkAndRecordAttestation(A, 2, 3, rootOf(3)), 'repeat');
+  await refused(
+    db2.checkAndRecordAttestation(A, 1, 4, rootOf(4)),
+    'SURROUNDING_VOTE',
+    attMsg(1, 1, 4, 'it surrounds the signed attestation with source 2 and target 3 (surround vote)'),
+  );
+  assert.is(await db2.checkAndRecordAttestation(A, N + 20, N + STEP + 8, rootOf(5)), 'recorded');
+  assert.equal(db2.watermarks(A), { sourceEpoch: 2, targetEpoch: STEP + 8 });
+  assert.equal(db2.held(), { keys: 1, blocks: 0, attestations: 2 });
+  assert.is(db2.attestationAt(A, 2, 3, rootOf(3)), 'none');
+  await refused(
+    db2.checkAndRecordAttestation(A, 1, STEP + 9, rootOf(4)),
+    'SOURCE_BELOW_WATERMARK',
+    attMsg(1, 1, STEP + 9, 'the source epoch is below the low watermark, source epoch 2'),
+  );
   await db.close();
+  await db2.close();
 });
 
 horizon('blocks: past the horizon a pruned slot stays closed; held blocks stay bounded', async () => {
@@ -943,6 +979,7 @@ horizon('a database with thousands of epochs of history opens bounded, pruned on
 
     const db = await SlashingProtectionDb.open({ dir: path });
     const held = db.held();
+    // Opening prunes everything due, whatever the step.
     assert.ok(held.attestations <= N + 1, `${held.attestations} votes held after opening 5,000 epochs`);
     assert.ok(held.blocks <= Math.ceil(NS / 9) + 1, `${held.blocks} blocks held after opening ${slots.length}`);
     const marks = db.watermarks(A)!;
@@ -965,13 +1002,16 @@ horizon('a database with thousands of epochs of history opens bounded, pruned on
     // Signing on prunes as it goes, on disk as in memory, and a restart keeps what it raised.
     for (let t = newest + 1; t <= newest + 200; t++) assert.is(await again.checkAndRecordAttestation(A, t - 1, t, rootOf(t)), 'recorded');
     const later = again.watermarks(A)!;
-    assert.is(later.targetEpoch, newest + 200 - N);
+    assertTargetMark(later.targetEpoch, newest + 200);
     const heldLater = again.held();
     await again.close();
     assert.equal(await recordsOnDisk(path), { blocks: heldLater.blocks, attestations: heldLater.attestations });
 
+    // Opening prunes all that is due (no step), so the watermarks may rise a little, never fall.
     const third = await SlashingProtectionDb.open({ dir: path });
-    assert.equal(third.watermarks(A), later);
+    const reopened = third.watermarks(A)!;
+    assert.is(reopened.targetEpoch, newest + 200 - N);
+    assert.ok(reopened.sourceEpoch! >= later.sourceEpoch! && reopened.slot === later.slot, JSON.stringify({ reopened, later }));
     assert.is(await third.checkAndRecordAttestation(A, newest + 199, newest + 200, rootOf(newest + 200)), 'repeat');
     assert.is(await canAttest(third, A, newest + 150, newest + 151, rootOf(1)), false, 'double vote within the horizon');
     assert.is(await canAttest(third, A, newest - 1, newest + 201, rootOf(1)), false, 'surrounds a held vote');
@@ -1031,11 +1071,12 @@ horizon('import of a long interchange keeps the horizon, counts what it kept, an
 horizon('export after signing past the horizon: one entry at the raised watermarks, then the votes above', async () => {
   const db = await mem();
   for (let t = 1; t <= N + 50; t++) await db.checkAndRecordAttestation(A, t - 1, t, rootOf(t));
-  const marks = db.watermarks(A)!;
-  assert.equal(marks, { sourceEpoch: 49, targetEpoch: 50 });
+  const T = db.watermarks(A)!.targetEpoch!;
+  assertTargetMark(T, N + 50);
+  assert.equal(db.watermarks(A), { sourceEpoch: T - 1, targetEpoch: T });
   const out = (await db.exportInterchange(GVR)).data[0]!.signed_attestations;
-  assert.is(out.length, N + 1);
-  assert.equal(out[0], { source_epoch: '49', target_epoch: '50', signing_root: rootOf(50) });
+  assert.is(out.length, N + 50 - T + 1);
+  assert.equal(out[0], { source_epoch: String(T - 1), target_epoch: String(T), signing_root: rootOf(T) });
   assert.equal(out[out.length - 1], { source_epoch: String(N + 49), target_epoch: String(N + 50), signing_root: rootOf(N + 50) });
   await db.close();
 });
