@@ -245,8 +245,8 @@ export class SlashingProtectionDb {
       if (atTarget.some((r) => r.source === s && r.root === root)) return 'repeat';
       if (atTarget.length > 0) refuse('DOUBLE_VOTE', `a different attestation was already signed for target epoch ${t} (double vote)`);
       if (st) {
-        // Bounded by the horizon: at most N + 1 targets are held per key (more records per target
-        // only after importing conflicting history).
+        // Bounded by the horizon: at most 512 + 32 targets are held per key (more records per
+        // target only after importing conflicting history).
         for (const list of st.atts.values()) {
           for (const r of list) {
             if (s < r.source && r.target < t) refuse('SURROUNDING_VOTE', `it surrounds the signed attestation with source ${r.source} and target ${r.target} (surround vote)`);
@@ -451,9 +451,25 @@ export class SlashingProtectionDb {
       if (DbKeys.key(key.id) !== k) throw corrupt(k);
       this.keys.set(key.id, { ...emptyKeyState(key), slotMark: j.slot_watermark, sourceMark: j.source_watermark, targetMark: j.target_watermark });
     }
+    // Records of a key without its state would be history nobody checks against: refuse to start.
+    await this.checkOwners('b:');
+    await this.checkOwners('a:');
     for (const st of this.keys.values()) {
       await this.loadBlocks(st);
       await this.loadAtts(st);
+    }
+  }
+
+  /** Every record under `kind` belongs to a known key: one seek per key id, not a scan of the records. */
+  private async checkOwners(kind: 'a:' | 'b:'): Promise<void> {
+    let from: string = kind;
+    for (;;) {
+      const [k] = await this.db.keys({ gte: from, lt: kind + '\xff', limit: 1 }).all();
+      if (k === undefined) return;
+      const id = k.slice(kind.length, kind.length + 64);
+      if (!this.keys.has(id)) throw corrupt(k);
+      // ';' sorts right after ':', so this skips every record of the key.
+      from = `${kind}${id};`;
     }
   }
 

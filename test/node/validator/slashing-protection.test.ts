@@ -1020,6 +1020,29 @@ horizon('a database with thousands of epochs of history opens bounded, pruned on
   });
 });
 
+horizon('records of a key the database has no state for: CORRUPT_DB at open, as before the horizon', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'slashing-protection');
+    await writeLongHistory(path, [[0, 1]], [0]);
+    const raw = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await raw.open();
+    const orphan = `a:${toHex(sha3(filled(PUBLIC_KEY_BYTES, 2))).slice(2)}:${'0'.repeat(15)}5:${'0'.repeat(15)}4:none`;
+    await raw.put(orphan, JSON.stringify({ source: 4, target: 5, root: null }));
+    await raw.close();
+    const err = await rejects(SlashingProtectionDb.open({ dir: path }), SvcError);
+    assert.is(err.code, 'CORRUPT_DB');
+    assert.is(err.message, `slashing protection database value at ${orphan} is invalid`);
+    // The lock was released: the directory opens again once the stray record is gone.
+    const fix = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await fix.open();
+    await fix.del(orphan);
+    await fix.close();
+    const db = await SlashingProtectionDb.open({ dir: path });
+    assert.equal(db.held(), { keys: 1, blocks: 1, attestations: 1 });
+    await db.close();
+  });
+});
+
 horizon('import of a long interchange keeps the horizon, counts what it kept, and exports what it holds', async () => {
   const votes = honestVotes(3000, 5);
   const slots = Array.from({ length: 1000 }, (_, i) => i * 40);
