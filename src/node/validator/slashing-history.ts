@@ -40,6 +40,11 @@ export interface KeyState {
   /** Oldest slot / target held (Infinity: none), so a prune scans only when something is due. */
   oldestSlot: number;
   oldestTarget: number;
+  /**
+   * Largest source ever recorded (-1: none), never lowered by a prune: at least every held
+   * vote's source, which is all mayConflict needs.
+   */
+  maxSource: number;
 }
 
 /** What raising a key's vote watermarks to the horizon changes. */
@@ -72,6 +77,7 @@ export function emptyKeyState(key: ParsedKey): KeyState {
     newestTarget: -1,
     oldestSlot: Infinity,
     oldestTarget: Infinity,
+    maxSource: -1,
   };
 }
 
@@ -91,6 +97,16 @@ export function addAtt(st: KeyState, r: AttRecord): void {
   else st.atts.set(r.target, [r]);
   st.newestTarget = Math.max(st.newestTarget, r.target);
   st.oldestTarget = Math.min(st.oldestTarget, r.target);
+  st.maxSource = Math.max(st.maxSource, r.source);
+}
+
+/**
+ * Whether a vote (s, t) could surround, or be surrounded by, a held vote: surrounding one needs
+ * a held source above s, being surrounded a held target above t. An honest next vote (source no
+ * lower than any before, target after all) has neither, so it skips the scan of held votes.
+ */
+export function mayConflict(st: KeyState, s: number, t: number): boolean {
+  return s < st.maxSource || t <= st.newestTarget;
 }
 
 /**

@@ -50,6 +50,7 @@ import {
   applyBlockPrune,
   cloneRecords,
   emptyKeyState,
+  mayConflict,
   planAttPrune,
   planBlockPrune,
 } from './slashing-history.js';
@@ -244,15 +245,17 @@ export class SlashingProtectionDb {
       // Signing exactly the same message again adds no evidence, so it is always allowed.
       if (atTarget.some((r) => r.source === s && r.root === root)) return 'repeat';
       if (atTarget.length > 0) refuse('DOUBLE_VOTE', `a different attestation was already signed for target epoch ${t} (double vote)`);
-      if (st) {
-        // Bounded by the horizon: at most 512 + 32 targets are held per key (more records per
-        // target only after importing conflicting history).
+      // The scan is bounded by the horizon (at most 512 + 32 targets held per key; more records
+      // per target only after importing conflicting history) and skipped for an honest next vote.
+      if (st && mayConflict(st, s, t)) {
         for (const list of st.atts.values()) {
           for (const r of list) {
             if (s < r.source && r.target < t) refuse('SURROUNDING_VOTE', `it surrounds the signed attestation with source ${r.source} and target ${r.target} (surround vote)`);
             if (r.source < s && t < r.target) refuse('SURROUNDED_VOTE', `it is surrounded by the signed attestation with source ${r.source} and target ${r.target} (surround vote)`);
           }
         }
+      }
+      if (st) {
         if (st.sourceMark !== null && s < st.sourceMark) refuse('SOURCE_BELOW_WATERMARK', `the source epoch is below the low watermark, source epoch ${st.sourceMark}`);
         if (st.targetMark !== null && t <= st.targetMark) refuse('TARGET_BELOW_WATERMARK', `the target epoch is at or below the low watermark, target epoch ${st.targetMark}`);
       }
