@@ -13,6 +13,9 @@
  *   `SLOTS` slots, median and worst, while every slot also has 16 attestations to sign; the
  *   limit is a third of a slot, when the attestation deadline comes.
  * - attestation round: from the slot's attestation trigger to the last "attestation sent".
+ * - slashing protection per vote: CPU per checkAndRecordAttestation (in memory, so LevelDB's
+ *   fsync does not hide it) after 10,000 epochs of one key's history against after 10: the
+ *   history horizon bounds it, so the ratio stays near 1 (limit 1.5x).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -22,8 +25,10 @@ import { PRESETS, slotAt, slotStartMs } from '../src/core/genesis/genesis.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { BeaconNode } from '../src/node/beacon/node.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
+import { PUBLIC_KEY_BYTES } from '../src/core/constants.js';
 import { ValidatorClient } from '../src/node/validator/client.js';
 import { openValidatorDataDir } from '../src/node/validator/data-dir.js';
+import { SlashingProtectionDb } from '../src/node/validator/slashing-protection.js';
 import { type Logger, silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';
@@ -33,6 +38,71 @@ const KEYS = 64;
 const SLOTS = 12;
 /** Start-up goal: the first block must not wait for 64 keys' chains (the devnet's first block goal is 5 s in all). */
 const STARTUP_LIMIT_MS = 1_000;
+
+/** Histories (epochs of one key's votes) the per-vote slashing-protection cost is compared at. */
+const SHORT_HISTORY = 10;
+const LONG_HISTORY = 10_000;
+/** Votes timed after each history: few enough that the short one stays short (10 to 510 epochs). */
+const VOTE_SAMPLES = 500;
+/** Runs of each history, interleaved; the best counts (CPU time still varies with JIT and neighbours). */
+const VOTE_RUNS = 3;
+/** Per-vote cost after the long history against after the short one: bounded work stays near 1x. */
+const HISTORY_COST_LIMIT = 1.5;
+
+/** CPU µs per vote recorded after `history` epochs of honest votes, and the votes then held. */
+async function voteCostUs(history: number): Promise<{ us: number; held: number }> {
+  const db = await SlashingProtectionDb.open({ memory: true });
+  const pubkey = '0x' + '11'.repeat(PUBLIC_KEY_BYTES);
+  const root = (n: number): Uint8Array => {
+    const r = new Uint8Array(32);
+    new DataView(r.buffer).setUint32(0, n);
+    r[31] = 1;
+    return r;
+  };
+  try {
+    for (let t = 1; t <= history; t++) await db.checkAndRecordAttestation(pubkey, t - 1, t, root(t));
+    // The garbage of building the history is not the cost of a vote after it (`npm run bench` exposes gc).
+    (globalThis as { gc?: () => void }).gc?.();
+    const c0 = process.cpuUsage();
+    for (let t = history + 1; t <= history + VOTE_SAMPLES; t++) await db.checkAndRecordAttestation(pubkey, t - 1, t, root(t));
+    const cpu = process.cpuUsage(c0);
+    return { us: (cpu.user + cpu.system) / VOTE_SAMPLES, held: db.held().attestations };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The slashing-protection row: per-vote CPU after a long history against after a short one. The
+ * long history runs once first so that every path (pruning included) is compiled before timing.
+ */
+async function slashingProtectionRows(say: (msg: string) => void): Promise<{ results: BenchResult[]; details: Record<string, number> }> {
+  await voteCostUs(LONG_HISTORY);
+  const shorts: number[] = [];
+  const longs: number[] = [];
+  let held = 0;
+  for (let i = 0; i < VOTE_RUNS; i++) {
+    shorts.push((await voteCostUs(SHORT_HISTORY)).us);
+    const run = await voteCostUs(LONG_HISTORY);
+    longs.push(run.us);
+    held = run.held;
+  }
+  const short = Math.min(...shorts);
+  const long = Math.min(...longs);
+  const ratio = long / short;
+  say(`slashing protection: ${short.toFixed(1)} µs CPU a vote after ${SHORT_HISTORY} epochs, ${long.toFixed(1)} µs after ${LONG_HISTORY.toLocaleString('en-US')} (${held} votes held); runs ${shorts.map((x) => x.toFixed(0)).join('/')} and ${longs.map((x) => x.toFixed(0)).join('/')} µs`);
+  const results: BenchResult[] = [
+    {
+      name: `slashing protection per vote, ${LONG_HISTORY.toLocaleString('en-US')} epochs of history`,
+      backend: 'memory, 1 key',
+      unit: 'ops/s',
+      value: Math.round(1e6 / long),
+      ratio: ratio / HISTORY_COST_LIMIT,
+      note: `${long.toFixed(1)} µs CPU/vote = ${ratio.toFixed(2)}x the ${short.toFixed(1)} µs after ${SHORT_HISTORY} epochs (limit ${HISTORY_COST_LIMIT}x)`,
+    },
+  ];
+  return { results, details: { slashingVoteUsShort: short, slashingVoteUsLong: long, slashingVotesHeldLong: held } };
+}
 
 interface Line {
   at: number;
@@ -56,6 +126,8 @@ export async function runValidatorBench(opts: { print?: boolean } = {}): Promise
   const say = (msg: string): void => {
     if (opts.print !== false) process.stderr.write(`  ${msg}\n`);
   };
+  // Before any node runs in this process, so their work is not counted in the per-vote CPU.
+  const slashing = await slashingProtectionRows(say);
   const slotMs = PRESETS.devnet.slot_seconds * 1000;
   const built = buildGenesis({ validators: KEYS, accounts: 1, preset: 'devnet', chainId: 'svc-vbench', networkId: 31340, genesisTime: Math.floor(Date.now() / 1000) - 2 * PRESETS.devnet.slot_seconds, mnemonic: DEV_MNEMONIC });
   const genesis = built.genesis;
@@ -88,7 +160,8 @@ export async function runValidatorBench(opts: { print?: boolean } = {}): Promise
     return { client, sp, lines, startMs, readyMs, blockMs };
   };
 
-  const results: BenchResult[] = [];
+  const results: BenchResult[] = [...slashing.results];
+  Object.assign(details, slashing.details);
   const row = (name: string, backend: string, value: number, limit: number, unit: BenchResult['unit'] = 'ms') =>
     results.push({ name, backend, unit, value: Math.round(value), ratio: value / limit, note: `${(value / limit).toFixed(2)}x of ${Math.round(limit)} ms` });
   try {

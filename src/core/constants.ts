@@ -49,6 +49,24 @@ export const SLASHING_PENALTY_DIVISOR = 32n;
  * detector's memory and store to validators × window entries.
  */
 export const SLASHING_WINDOW_EPOCHS = 64;
+/**
+ * Epochs of each key's vote history the validator client's slashing protection keeps behind the
+ * key's newest target: older votes are dropped as the target and source low watermarks rise to
+ * cover them (src/node/validator/slashing-protection.ts proves nothing they refused is then
+ * allowed). Lighthouse keeps the same 512. Bounds the memory and work of every check per key.
+ */
+export const SLASHING_PROTECTION_HISTORY_EPOCHS = 512;
+/**
+ * Votes are pruned once this many epochs have passed the horizon, not with every vote: a key's
+ * watermark record carries its 1,952-byte public key, so it is rewritten once every 32 votes
+ * rather than with each, and a key holds at most 512 + 32 epochs of votes.
+ */
+export const SLASHING_PROTECTION_PRUNE_EPOCHS = 32;
+/**
+ * Slots of each key's proposal history kept behind its newest signed slot, pruned under a rising
+ * slot watermark: 512 epochs of the mainnet preset's 32 slots (shorter epochs keep more epochs).
+ */
+export const SLASHING_PROTECTION_HISTORY_SLOTS = 16_384;
 
 /** Intrinsic gas of a value transfer or call. */
 export const TX_BASE_GAS = 21_000n;

@@ -40,8 +40,15 @@ function uintParam(v: string, field: 'epoch' | 'slot' | 'validator index'): numb
 }
 
 /** Registers every beacon route. */
-export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub; net?: BeaconNetwork }): void {
-  const { chain, net } = o;
+/**
+ * Registers the beacon's REST routes. `net` is absent with --no-p2p; with P2P it returns the
+ * network once started, undefined before: the server listens before P2P starts, so a client that
+ * finds the node on the network also finds its REST port open.
+ */
+export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub; net?: () => BeaconNetwork | undefined }): void {
+  const { chain } = o;
+  // Before P2P has started there is no peer to publish to, as for a node yet to find its first.
+  const net = (): BeaconNetwork | undefined => o.net?.();
   const validatorRoute = { onRequest: async (req: { headers: { authorization?: string } }, reply: { status(n: number): { send(b: unknown): unknown } }) => {
     if (!tokenMatches(req.headers.authorization, o.token)) return reply.status(401).send(errorBody('UNAUTHORIZED', 'validator calls need Authorization: Bearer <token> (the token file the beacon was started with)'));
   } } as const;
@@ -50,7 +57,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get('/beacon/v1/node/syncing', async () => {
     const head = chain.head();
     const distance = Math.max(0, chain.currentSlot() - head.slot);
-    const view: SyncingView = { data: { head_slot: String(head.slot), sync_distance: String(distance), is_syncing: net !== undefined && (net.syncing || distance > SYNCING_DISTANCE_SLOTS) } };
+    const view: SyncingView = { data: { head_slot: String(head.slot), sync_distance: String(distance), is_syncing: o.net !== undefined && ((net()?.syncing ?? false) || distance > SYNCING_DISTANCE_SLOTS) } };
     return view;
   });
 
@@ -60,7 +67,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get('/beacon/v1/node/health', async (_req, reply) => {
     const head = chain.head();
     const health = chain.health();
-    const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length, peers: net?.peerCount() ?? 0 };
+    const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length, peers: net()?.peerCount() ?? 0 };
     return health.healthy ? view : reply.status(503).send({ ...view, reason: health.reason, message: health.message });
   });
 
@@ -129,7 +136,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const ssz = sszBody(req);
     const block: Block = ssz === undefined ? blockFromJson(req.body) : decodeBlock(ssz);
     const r = await chain.propose(block, ssz);
-    if (!r.already_known) net?.publishBlock(block, ssz);
+    if (!r.already_known) net()?.publishBlock(block, ssz);
     return r;
   };
   app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
@@ -137,7 +144,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.post('/api/v1/attestation', validatorRoute, async (req, reply) => {
     const att = attestationFromJson(req.body);
     const r = await chain.attest(att);
-    if (r.status === 'applied') net?.publishAttestation(att);
+    if (r.status === 'applied') net()?.publishAttestation(att);
     return ok(reply, r);
   });
 
@@ -176,7 +183,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   app.get('/api/v1/p2p/peers', async () => {
-    const view: PeersView = net ? { peers: net.peers() } : { peers: [], note: 'P2P is off (--no-p2p)' };
+    const view: PeersView = o.net ? { peers: net()?.peers() ?? [] } : { peers: [], note: 'P2P is off (--no-p2p)' };
     return view;
   });
 

@@ -122,26 +122,32 @@ export class BeaconNode {
       await db.close();
       throw err;
     }
+    // HTTP listens before P2P starts: a client (or test) that finds the node on the network, or
+    // reads its `p2p listening` line, must find the REST port open, not refused.
     let net: BeaconNetwork | undefined;
+    registerBeaconRoutes(app, { chain, engine, token, metrics, events, ...(o.p2p ? { net: () => net } : {}) });
+    const closeAll = async (): Promise<void> => {
+      events.close();
+      await app.close().catch(() => undefined);
+      await db.close();
+    };
+    try {
+      await app.listen({ host: o.host, port: o.port });
+    } catch (err) {
+      await closeAll();
+      throw new SvcError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`, 500);
+    }
     if (o.p2p) {
       try {
         const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, keyFile: o.p2p.keyFile, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
         // The host logs `p2p listening` with its peer id and multiaddrs.
         net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
       } catch (err) {
-        events.close();
-        await db.close();
+        await closeAll();
         throw err;
       }
     }
-    registerBeaconRoutes(app, { chain, engine, token, metrics, events, ...(net ? { net } : {}) });
     const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http', net);
-    try {
-      await app.listen({ host: o.host, port: o.port });
-    } catch (err) {
-      await node.stop();
-      throw new SvcError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`, 500);
-    }
     chain.start();
     o.log.info('beacon node started', { url: node.url, head_slot: chain.head().slot, validators: chain.validators().length, token_file: tokenFile, p2p: net ? net.host.peerId : 'off', peers: net?.peerCount() ?? 0 });
     return node;

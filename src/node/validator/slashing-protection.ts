@@ -7,14 +7,20 @@
  *
  * Model, per validator key:
  * - the signed messages themselves (block: slot + signing root; attestation: source, target and
- *   signing root; a root may be unknown when imported without one), never deleted;
- * - three low watermarks: slot L, source S, target T. A block needs `slot > L`, an attestation
- *   `source >= S` and `target > T`, unless it repeats a recorded message exactly. Signing sets them
- *   from the first message; imports raise them to the file's maxima (EIP-3076's "minimal" import),
- *   so an import never leaves a gap of unknown history the client could sign into.
+ *   signing root; a root may be unknown when imported without one), kept for a horizon (below);
+ * - three low watermarks: slot L, source S, target T. A block needs `slot >= L` and no other
+ *   block at its slot, an attestation `source >= S` and `target > T`, unless it repeats a
+ *   recorded message exactly. Signing sets them from the first message; imports raise them to the
+ *   file's maxima (EIP-3076's "minimal" import), so an import never leaves a gap of unknown
+ *   history the client could sign into.
  * - invariant: every recorded attestation with `target <= T` has `source <= S`. Records under the
  *   watermarks therefore can no longer decide anything except exact repeats, which is what lets
  *   `exportInterchange` write only the records above the watermarks plus one entry at them.
+ *
+ * Horizon: a key keeps only its last SLASHING_PROTECTION_HISTORY_EPOCHS of votes and
+ * SLASHING_PROTECTION_HISTORY_SLOTS of blocks, older records deleted in the batch that raises the
+ * watermarks over them; slashing-history.ts holds that logic and the proof that it weakens no
+ * refusal. Memory, start-up and each vote's surround scan are bounded per key.
  *
  * Keys are stored by SHA3-256 of the 1,952-byte ML-DSA-65 public key (whose last 20 bytes are the
  * validator's address, used in messages); the interchange carries the full key.
@@ -22,14 +28,34 @@
 import type { AbstractLevel } from 'abstract-level';
 import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
-import { parseHex, toHex } from '../../core/codec/bytes.js';
-import { rejectUnknownKeys, requireObject } from '../../core/codec/json.js';
-import { HASH_BYTES, PUBLIC_KEY_BYTES } from '../../core/constants.js';
-import { sha3 } from '../../core/crypto/hash.js';
+import { SLASHING_PROTECTION_HISTORY_EPOCHS, SLASHING_PROTECTION_HISTORY_SLOTS, SLASHING_PROTECTION_PRUNE_EPOCHS } from '../../core/constants.js';
 import { MalformedError, SvcError } from '../../core/errors.js';
+import {
+  type AttRecord,
+  type BlockRecord,
+  type InterchangeRecord,
+  type InterchangeV5,
+  INTERCHANGE_FORMAT_VERSION,
+  type ParsedKey,
+  exportKey,
+  parseInterchange,
+  parsePubkey,
+  parseRoot,
+} from './slashing-interchange.js';
+import {
+  type KeyState,
+  addAtt,
+  addBlock,
+  applyAttPrune,
+  applyBlockPrune,
+  cloneRecords,
+  emptyKeyState,
+  mayConflict,
+  planAttPrune,
+  planBlockPrune,
+} from './slashing-history.js';
 
-/** The only interchange version this database reads and writes. */
-export const INTERCHANGE_FORMAT_VERSION = '5';
+export { INTERCHANGE_FORMAT_VERSION, type InterchangeRecord, type InterchangeV5 } from './slashing-interchange.js';
 
 /** Which rule refused a signature. */
 export type SlashingRule =
@@ -71,54 +97,23 @@ export interface Watermarks {
   targetEpoch?: number;
 }
 
-/** EIP-3076 interchange, version 5 (numbers are base-10 strings, as the EIP requires). */
-export interface InterchangeV5 {
-  metadata: { interchange_format_version: '5'; genesis_validators_root: string };
-  data: InterchangeRecord[];
-}
-
-/** One validator's history in an interchange file. */
-export interface InterchangeRecord {
-  pubkey: string;
-  signed_blocks: Array<{ slot: string; signing_root?: string }>;
-  signed_attestations: Array<{ source_epoch: string; target_epoch: string; signing_root?: string }>;
-}
-
 /** What an import changed. */
 export interface ImportSummary {
   /** Distinct validator keys in the file. */
   validators: number;
-  /** Block and attestation records that were not in the database yet. */
+  /** Block and attestation records that were not in the database yet (and not below the horizon). */
   blocksAdded: number;
   attestationsAdded: number;
 }
 
+/** Records held in memory (and on disk) over every key. */
+export interface HeldRecords {
+  keys: number;
+  blocks: number;
+  attestations: number;
+}
+
 type Db = AbstractLevel<string | Uint8Array | Buffer, string, string>;
-
-interface BlockRecord {
-  slot: number;
-  /** Lowercase 0x hex, or null when unknown (imported without a root). */
-  root: string | null;
-}
-
-interface AttRecord {
-  source: number;
-  target: number;
-  root: string | null;
-}
-
-interface KeyState {
-  id: string;
-  pubkey: string;
-  address: string;
-  slotMark: number | null;
-  sourceMark: number | null;
-  targetMark: number | null;
-  /** slot → records (more than one only after importing conflicting history). */
-  blocks: Map<number, BlockRecord[]>;
-  /** target epoch → records. */
-  atts: Map<number, AttRecord[]>;
-}
 
 interface KeyJson {
   pubkey: string;
@@ -127,22 +122,26 @@ interface KeyJson {
   target_watermark: number | null;
 }
 
-const pad = (n: number): string => String(n).padStart(16, '0');
+const NUMBER_WIDTH = 16;
+const pad = (n: number): string => String(n).padStart(NUMBER_WIDTH, '0');
 const rootPart = (root: string | null): string => (root === null ? 'none' : root.slice(2));
 
-/** Key layout: `k:` key state, `b:` blocks, `a:` attestations (ids and numbers fixed-width). */
+/**
+ * Key layout: `k:` key state, `b:` blocks, `a:` attestations (ids and numbers fixed-width, so a
+ * key's records sort by slot, or by target then source, and a horizon is one key range).
+ */
 const DbKeys = {
   format: 'm:format',
   key: (id: string) => `k:${id}`,
+  blockPrefix: (id: string) => `b:${id}:`,
+  attPrefix: (id: string) => `a:${id}:`,
   block: (id: string, r: BlockRecord) => `b:${id}:${pad(r.slot)}:${rootPart(r.root)}`,
   att: (id: string, r: AttRecord) => `a:${id}:${pad(r.target)}:${pad(r.source)}:${rootPart(r.root)}`,
 } as const;
 
 const STORAGE_FORMAT = 1;
-const ZERO_ROOT = '0x' + '00'.repeat(HASH_BYTES);
-const DECIMAL_RE = /^(0|[1-9][0-9]*)$/;
 
-type Op = { type: 'put'; key: string; value: string };
+type Op = { type: 'put'; key: string; value: string } | { type: 'del'; key: string };
 
 /** The validator client's slashing-protection database. */
 export class SlashingProtectionDb {
@@ -152,7 +151,7 @@ export class SlashingProtectionDb {
 
   private constructor(private readonly db: Db) {}
 
-  /** Opens (creating if needed) the database and loads every key's history into memory. */
+  /** Opens (creating if needed) the database and loads each key's history within the horizons, pruning older records. */
   static async open(opts: SlashingProtectionOptions): Promise<SlashingProtectionDb> {
     let db: Db;
     const where = 'dir' in opts ? opts.dir : 'memory';
@@ -208,16 +207,18 @@ export class SlashingProtectionDb {
       if (atSlot.length > 0) refuse('DOUBLE_PROPOSAL', 'a different block was already signed at this slot (double proposal)');
       if (st && st.slotMark !== null && slot < st.slotMark) refuse('BLOCK_BELOW_WATERMARK', `the slot is below the low watermark, slot ${st.slotMark}`);
 
-      const next = st ? { ...st } : this.emptyState(key);
+      const next = st ? { ...st } : emptyKeyState(key);
       const rec: BlockRecord = { slot, root };
+      if (next.slotMark === null) next.slotMark = slot;
+      const prune = planBlockPrune(next, rec);
+      if (prune) next.slotMark = prune.slot;
       const ops: Op[] = [{ type: 'put', key: DbKeys.block(key.id, rec), value: JSON.stringify(rec) }];
-      if (next.slotMark === null) {
-        next.slotMark = slot;
-        ops.push(putKey(next));
-      }
+      for (const r of prune?.dropped ?? []) ops.push({ type: 'del', key: DbKeys.block(key.id, r) });
+      if (next.slotMark !== st?.slotMark) ops.push(putKey(next));
       await this.write(ops);
       // Memory changes only after the write succeeded (the copy shares the record maps).
       addBlock(next, rec);
+      if (prune) applyBlockPrune(next, prune);
       this.keys.set(key.id, next);
       return 'recorded';
     });
@@ -244,27 +245,38 @@ export class SlashingProtectionDb {
       // Signing exactly the same message again adds no evidence, so it is always allowed.
       if (atTarget.some((r) => r.source === s && r.root === root)) return 'repeat';
       if (atTarget.length > 0) refuse('DOUBLE_VOTE', `a different attestation was already signed for target epoch ${t} (double vote)`);
-      if (st) {
+      // The scan is bounded by the horizon (at most 512 + 32 targets held per key; more records
+      // per target only after importing conflicting history) and skipped for an honest next vote.
+      if (st && mayConflict(st, s, t)) {
         for (const list of st.atts.values()) {
           for (const r of list) {
             if (s < r.source && r.target < t) refuse('SURROUNDING_VOTE', `it surrounds the signed attestation with source ${r.source} and target ${r.target} (surround vote)`);
             if (r.source < s && t < r.target) refuse('SURROUNDED_VOTE', `it is surrounded by the signed attestation with source ${r.source} and target ${r.target} (surround vote)`);
           }
         }
+      }
+      if (st) {
         if (st.sourceMark !== null && s < st.sourceMark) refuse('SOURCE_BELOW_WATERMARK', `the source epoch is below the low watermark, source epoch ${st.sourceMark}`);
         if (st.targetMark !== null && t <= st.targetMark) refuse('TARGET_BELOW_WATERMARK', `the target epoch is at or below the low watermark, target epoch ${st.targetMark}`);
       }
 
-      const next = st ? { ...st } : this.emptyState(key);
+      const next = st ? { ...st } : emptyKeyState(key);
       const rec: AttRecord = { source: s, target: t, root };
-      const ops: Op[] = [{ type: 'put', key: DbKeys.att(key.id, rec), value: JSON.stringify(rec) }];
       if (next.targetMark === null) {
         next.sourceMark = s;
         next.targetMark = t;
-        ops.push(putKey(next));
       }
+      const prune = planAttPrune(next, rec, SLASHING_PROTECTION_PRUNE_EPOCHS);
+      if (prune) {
+        next.targetMark = prune.target;
+        next.sourceMark = prune.source;
+      }
+      const ops: Op[] = [{ type: 'put', key: DbKeys.att(key.id, rec), value: JSON.stringify(rec) }];
+      for (const r of prune?.dropped ?? []) ops.push({ type: 'del', key: DbKeys.att(key.id, r) });
+      if (next.targetMark !== st?.targetMark || next.sourceMark !== st?.sourceMark) ops.push(putKey(next));
       await this.write(ops);
       addAtt(next, rec);
+      if (prune) applyAttPrune(next, prune);
       this.keys.set(key.id, next);
       return 'recorded';
     });
@@ -302,6 +314,16 @@ export class SlashingProtectionDb {
     return w;
   }
 
+  /** How many keys and records the database holds: bounded by the horizons, whatever the chain's length. */
+  held(): HeldRecords {
+    const out: HeldRecords = { keys: this.keys.size, blocks: 0, attestations: 0 };
+    for (const st of this.keys.values()) {
+      for (const list of st.blocks.values()) out.blocks += list.length;
+      for (const list of st.atts.values()) out.attestations += list.length;
+    }
+    return out;
+  }
+
   /**
    * The history as an EIP-3076 v5 interchange. Per key: one entry at each watermark (with its
    * signing root when exactly that message is known, else without, which EIP-3076 treats as
@@ -323,8 +345,9 @@ export class SlashingProtectionDb {
    * Merges an EIP-3076 v5 interchange (object or JSON text). The whole file is validated first and
    * written in one batch, so a bad file changes nothing. Merge rule ("minimal" import): records
    * are added; each key's slot and target watermarks rise to the file's maxima and its source
-   * watermark to the largest source of any record at or below the new target watermark. Importing
-   * the same file twice changes nothing the second time. Import while the client is stopped.
+   * watermark to the largest source of any record at or below the new target watermark; then the
+   * horizons prune as signing does, so a long file leaves only its last epochs. Importing the
+   * same file twice changes nothing the second time. Import while the client is stopped.
    */
   async importInterchange(json: unknown, genesisValidatorsRoot: Uint8Array | string): Promise<ImportSummary> {
     const gvr = parseRoot(genesisValidatorsRoot, 'genesisValidatorsRoot');
@@ -338,28 +361,22 @@ export class SlashingProtectionDb {
         const st = this.keys.get(entry.key.id);
         const next: KeyState = st
           ? { ...st, blocks: cloneRecords(st.blocks), atts: cloneRecords(st.atts) }
-          : this.emptyState(entry.key);
-        let changed = false;
+          : emptyKeyState(entry.key);
+        const newBlocks = new Set<BlockRecord>();
+        const newAtts = new Set<AttRecord>();
         for (const b of entry.blocks) {
           if (next.blocks.get(b.slot)?.some((r) => r.root === b.root)) continue;
           addBlock(next, b);
-          ops.push({ type: 'put', key: DbKeys.block(next.id, b), value: JSON.stringify(b) });
-          blocksAdded++;
-          changed = true;
+          newBlocks.add(b);
         }
         for (const a of entry.atts) {
           if (next.atts.get(a.target)?.some((r) => r.source === a.source && r.root === a.root)) continue;
           addAtt(next, a);
-          ops.push({ type: 'put', key: DbKeys.att(next.id, a), value: JSON.stringify(a) });
-          attestationsAdded++;
-          changed = true;
+          newAtts.add(a);
         }
         if (entry.blocks.length > 0) {
           const maxSlot = entry.blocks.reduce((m, b) => Math.max(m, b.slot), 0);
-          if (next.slotMark === null || maxSlot > next.slotMark) {
-            next.slotMark = maxSlot;
-            changed = true;
-          }
+          if (next.slotMark === null || maxSlot > next.slotMark) next.slotMark = maxSlot;
         }
         if (entry.atts.length > 0) {
           const maxTarget = entry.atts.reduce((m, a) => Math.max(m, a.target), 0);
@@ -367,14 +384,29 @@ export class SlashingProtectionDb {
           // Keep the invariant: nothing at or below the target watermark has a larger source.
           let source = next.sourceMark ?? 0;
           for (const [t, list] of next.atts) if (t <= target) for (const r of list) source = Math.max(source, r.source);
-          if (target !== next.targetMark || source !== next.sourceMark) {
-            next.targetMark = target;
-            next.sourceMark = source;
-            changed = true;
-          }
+          next.targetMark = target;
+          next.sourceMark = source;
         }
-        if (changed) {
-          ops.push(putKey(next));
+        const blockPrune = planBlockPrune(next, null);
+        if (blockPrune) applyBlockPrune(next, blockPrune);
+        // An import is rare and may bring a long history: prune all that is due at once.
+        const attPrune = planAttPrune(next, null, 1);
+        if (attPrune) applyAttPrune(next, attPrune);
+        // A record of the file already below the horizon is neither written nor counted.
+        const keyOps: Op[] = [];
+        for (const r of blockPrune?.dropped ?? []) {
+          if (!newBlocks.delete(r)) keyOps.push({ type: 'del', key: DbKeys.block(next.id, r) });
+        }
+        for (const r of attPrune?.dropped ?? []) {
+          if (!newAtts.delete(r)) keyOps.push({ type: 'del', key: DbKeys.att(next.id, r) });
+        }
+        for (const r of newBlocks) keyOps.push({ type: 'put', key: DbKeys.block(next.id, r), value: JSON.stringify(r) });
+        for (const r of newAtts) keyOps.push({ type: 'put', key: DbKeys.att(next.id, r), value: JSON.stringify(r) });
+        blocksAdded += newBlocks.size;
+        attestationsAdded += newAtts.size;
+        const marksMoved = next.slotMark !== (st?.slotMark ?? null) || next.targetMark !== (st?.targetMark ?? null) || next.sourceMark !== (st?.sourceMark ?? null);
+        if (keyOps.length > 0 || marksMoved) {
+          ops.push(...keyOps, putKey(next));
           updated.push(next);
         }
       }
@@ -382,10 +414,6 @@ export class SlashingProtectionDb {
       for (const st of updated) this.keys.set(st.id, st);
       return { validators: parsed.size, blocksAdded, attestationsAdded };
     });
-  }
-
-  private emptyState(key: ParsedKey): KeyState {
-    return { id: key.id, pubkey: key.pubkey, address: key.address, slotMark: null, sourceMark: null, targetMark: null, blocks: new Map(), atts: new Map() };
   }
 
   /** Runs `fn` after every earlier operation: check-then-record must not interleave. */
@@ -415,7 +443,6 @@ export class SlashingProtectionDb {
     } else if (format !== String(STORAGE_FORMAT)) {
       throw new SvcError('CORRUPT_DB', `slashing protection database has storage format ${format}, expected ${STORAGE_FORMAT}`, 500);
     }
-    const corrupt = (key: string): SvcError => new SvcError('CORRUPT_DB', `slashing protection database value at ${key} is invalid`, 500);
     for await (const [k, v] of this.db.iterator({ gte: 'k:', lt: 'k:\xff' })) {
       const j = parseJson<KeyJson>(v, k);
       let key: ParsedKey;
@@ -425,40 +452,93 @@ export class SlashingProtectionDb {
         throw corrupt(k);
       }
       if (DbKeys.key(key.id) !== k) throw corrupt(k);
-      this.keys.set(key.id, { ...this.emptyState(key), slotMark: j.slot_watermark, sourceMark: j.source_watermark, targetMark: j.target_watermark });
+      this.keys.set(key.id, { ...emptyKeyState(key), slotMark: j.slot_watermark, sourceMark: j.source_watermark, targetMark: j.target_watermark });
     }
-    for await (const [k, v] of this.db.iterator({ gte: 'b:', lt: 'b:\xff' })) {
-      const st = this.keys.get(k.slice(2, 2 + 64));
-      if (!st) throw corrupt(k);
-      addBlock(st, parseJson<BlockRecord>(v, k));
+    // Records of a key without its state would be history nobody checks against: refuse to start.
+    await this.checkOwners('b:');
+    await this.checkOwners('a:');
+    for (const st of this.keys.values()) {
+      await this.loadBlocks(st);
+      await this.loadAtts(st);
     }
-    for await (const [k, v] of this.db.iterator({ gte: 'a:', lt: 'a:\xff' })) {
-      const st = this.keys.get(k.slice(2, 2 + 64));
-      if (!st) throw corrupt(k);
-      addAtt(st, parseJson<AttRecord>(v, k));
+  }
+
+  /** Every record under `kind` belongs to a known key: one seek per key id, not a scan of the records. */
+  private async checkOwners(kind: 'a:' | 'b:'): Promise<void> {
+    let from: string = kind;
+    for (;;) {
+      const [k] = await this.db.keys({ gte: from, lt: kind + '\xff', limit: 1 }).all();
+      if (k === undefined) return;
+      const id = k.slice(kind.length, kind.length + 64);
+      if (!this.keys.has(id)) throw corrupt(k);
+      // ';' sorts right after ':', so this skips every record of the key.
+      from = `${kind}${id};`;
     }
+  }
+
+  /**
+   * Reads a key's blocks within the slot horizon and deletes older ones under a raised watermark.
+   * A database written before the horizon existed (every block since genesis) is pruned here
+   * once: the old records are only counted, never held.
+   */
+  private async loadBlocks(st: KeyState): Promise<void> {
+    const prefix = DbKeys.blockPrefix(st.id);
+    const newest = await this.lastNumber(prefix);
+    if (newest === undefined) return;
+    const horizon = Math.max(0, newest - SLASHING_PROTECTION_HISTORY_SLOTS);
+    for await (const [k, v] of this.db.iterator({ gte: prefix + pad(horizon), lt: prefix + '\xff' })) addBlock(st, parseJson<BlockRecord>(v, k));
+    const below = { gte: prefix, lt: prefix + pad(horizon) };
+    const stale = (await this.db.keys({ ...below, limit: 1 }).all()).length > 0;
+    const slot = Math.max(st.slotMark ?? horizon, horizon);
+    // The raised watermark is durable before the records under it go.
+    if (slot !== st.slotMark) {
+      st.slotMark = slot;
+      await this.db.put(DbKeys.key(st.id), putKey(st).value, { sync: true } as never);
+    }
+    if (stale) await this.db.clear(below);
+  }
+
+  /** As loadBlocks for votes; the source watermark rises to the largest source of any vote at or below the new target watermark. */
+  private async loadAtts(st: KeyState): Promise<void> {
+    const prefix = DbKeys.attPrefix(st.id);
+    const newest = await this.lastNumber(prefix);
+    if (newest === undefined) return;
+    const horizon = Math.max(0, newest - SLASHING_PROTECTION_HISTORY_EPOCHS);
+    for await (const [k, v] of this.db.iterator({ gte: prefix + pad(horizon), lt: prefix + '\xff' })) addAtt(st, parseJson<AttRecord>(v, k));
+    const below = { gte: prefix, lt: prefix + pad(horizon) };
+    const target = Math.max(st.targetMark ?? horizon, horizon);
+    let source = st.sourceMark ?? 0;
+    let stale = false;
+    // Streamed from the keys (target, then source): a long old history is read once, not held.
+    for await (const k of this.db.keys(below)) {
+      stale = true;
+      source = Math.max(source, keyNumber(k, prefix.length + NUMBER_WIDTH + 1));
+    }
+    for (const [t, list] of st.atts) if (t <= target) for (const r of list) source = Math.max(source, r.source);
+    if (target !== st.targetMark || source !== st.sourceMark) {
+      st.targetMark = target;
+      st.sourceMark = source;
+      await this.db.put(DbKeys.key(st.id), putKey(st).value, { sync: true } as never);
+    }
+    if (stale) await this.db.clear(below);
+  }
+
+  /** The slot (or target) in the last record key under `prefix`, if any. */
+  private async lastNumber(prefix: string): Promise<number | undefined> {
+    const [last] = await this.db.keys({ gte: prefix, lt: prefix + '\xff', reverse: true, limit: 1 }).all();
+    return last === undefined ? undefined : keyNumber(last, prefix.length);
   }
 }
 
-interface ParsedKey {
-  /** SHA3-256 of the key, hex without 0x: the storage id. */
-  id: string;
-  pubkey: string;
-  address: string;
+function corrupt(key: string): SvcError {
+  return new SvcError('CORRUPT_DB', `slashing protection database value at ${key} is invalid`, 500);
 }
 
-function parsePubkey(value: unknown, field: string): ParsedKey {
-  const bytes = parseHex(value, field, PUBLIC_KEY_BYTES);
-  const id = sha3(bytes);
-  return { id: toHex(id).slice(2), pubkey: toHex(bytes), address: toHex(id.slice(HASH_BYTES - 20)) };
-}
-
-function parseRoot(value: Uint8Array | string, field: string): string {
-  if (value instanceof Uint8Array) {
-    if (value.length !== HASH_BYTES) throw new MalformedError(field, `expected ${HASH_BYTES} bytes, got ${value.length}`);
-    return toHex(value);
-  }
-  return toHex(parseHex(value, field, HASH_BYTES));
+/** The fixed-width number at `offset` of a record key. */
+function keyNumber(key: string, offset: number): number {
+  const digits = key.slice(offset, offset + NUMBER_WIDTH);
+  if (!/^[0-9]{16}$/.test(digits)) throw corrupt(key);
+  return Number(digits);
 }
 
 function checkNumber(n: number, field: string): void {
@@ -473,121 +553,7 @@ function parseJson<T>(raw: string, key: string): T {
   }
 }
 
-function putKey(st: KeyState): Op {
+function putKey(st: KeyState): { type: 'put'; key: string; value: string } {
   const j: KeyJson = { pubkey: st.pubkey, slot_watermark: st.slotMark, source_watermark: st.sourceMark, target_watermark: st.targetMark };
   return { type: 'put', key: DbKeys.key(st.id), value: JSON.stringify(j) };
-}
-
-function addBlock(st: KeyState, r: BlockRecord): void {
-  const list = st.blocks.get(r.slot);
-  if (list) list.push(r);
-  else st.blocks.set(r.slot, [r]);
-}
-
-function addAtt(st: KeyState, r: AttRecord): void {
-  const list = st.atts.get(r.target);
-  if (list) list.push(r);
-  else st.atts.set(r.target, [r]);
-}
-
-function cloneRecords<T>(m: Map<number, T[]>): Map<number, T[]> {
-  return new Map([...m].map(([k, v]) => [k, [...v]]));
-}
-
-function exportKey(st: KeyState): InterchangeRecord {
-  const withRoot = <T extends object>(entry: T, root: string | null): T & { signing_root?: string } => (root === null ? entry : { ...entry, signing_root: root });
-  const signed_blocks: InterchangeRecord['signed_blocks'] = [];
-  if (st.slotMark !== null) {
-    const L = st.slotMark;
-    const atMark = st.blocks.get(L) ?? [];
-    // Several or rootless records at the watermark (conflicting imports) become one rootless entry.
-    signed_blocks.push(withRoot({ slot: String(L) }, atMark.length === 1 ? atMark[0]!.root : null));
-    const above = [...st.blocks.keys()].filter((s) => s > L).sort((a, b) => a - b);
-    for (const s of above) for (const r of st.blocks.get(s)!) signed_blocks.push(withRoot({ slot: String(s) }, r.root));
-  }
-  const signed_attestations: InterchangeRecord['signed_attestations'] = [];
-  if (st.targetMark !== null && st.sourceMark !== null) {
-    const S = st.sourceMark;
-    const T = st.targetMark;
-    const atMark = st.atts.get(T) ?? [];
-    const exact = atMark.length === 1 && atMark[0]!.source === S ? atMark[0]!.root : null;
-    // The entry at (S, T) carries both watermarks: an importer refuses targets <= T, and any
-    // source < S with a target > T would surround it.
-    signed_attestations.push(withRoot({ source_epoch: String(S), target_epoch: String(T) }, exact));
-    const above = [...st.atts.keys()].filter((t) => t > T).sort((a, b) => a - b);
-    for (const t of above) {
-      for (const r of st.atts.get(t)!) signed_attestations.push(withRoot({ source_epoch: String(r.source), target_epoch: String(r.target) }, r.root));
-    }
-  }
-  return { pubkey: st.pubkey, signed_blocks, signed_attestations };
-}
-
-interface ParsedEntry {
-  key: ParsedKey;
-  blocks: BlockRecord[];
-  atts: AttRecord[];
-}
-
-function decimalField(value: unknown, field: string): number {
-  if (typeof value !== 'string' || !DECIMAL_RE.test(value)) throw new MalformedError(field, 'expected a base-10 integer string');
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new MalformedError(field, 'exceeds 2^53 - 1');
-  return n;
-}
-
-function rootField(value: unknown, field: string): string | null {
-  if (value === undefined) return null;
-  const root = toHex(parseHex(value, field, HASH_BYTES));
-  // EIP-3076 suggests the zero root as the "unknown" placeholder; no real signing root is zero.
-  return root === ZERO_ROOT ? null : root;
-}
-
-/** Strictly validates a whole interchange document; duplicate pubkeys are merged. */
-function parseInterchange(json: unknown, gvr: string): Map<string, ParsedEntry> {
-  let doc = json;
-  if (typeof json === 'string') {
-    try {
-      doc = JSON.parse(json);
-    } catch {
-      throw new MalformedError('interchange', 'not valid JSON');
-    }
-  }
-  const o = requireObject(doc, 'interchange');
-  rejectUnknownKeys(o, ['metadata', 'data'], 'interchange');
-  const meta = requireObject(o.metadata, 'interchange.metadata');
-  rejectUnknownKeys(meta, ['interchange_format_version', 'genesis_validators_root'], 'interchange.metadata');
-  if (meta.interchange_format_version !== INTERCHANGE_FORMAT_VERSION) {
-    throw new MalformedError('interchange.metadata.interchange_format_version', `expected "${INTERCHANGE_FORMAT_VERSION}", got ${JSON.stringify(meta.interchange_format_version) ?? 'nothing'}`);
-  }
-  const fileRoot = toHex(parseHex(meta.genesis_validators_root, 'interchange.metadata.genesis_validators_root', HASH_BYTES));
-  if (fileRoot !== gvr) throw new SvcError('GENESIS_MISMATCH', `interchange is for genesis validators root ${fileRoot}, not ${gvr}`, 409);
-  if (!Array.isArray(o.data)) throw new MalformedError('interchange.data', 'expected an array');
-  const out = new Map<string, ParsedEntry>();
-  o.data.forEach((item, i) => {
-    const f = `interchange.data[${i}]`;
-    const e = requireObject(item, f);
-    rejectUnknownKeys(e, ['pubkey', 'signed_blocks', 'signed_attestations'], f);
-    const key = parsePubkey(e.pubkey, `${f}.pubkey`);
-    if (!Array.isArray(e.signed_blocks)) throw new MalformedError(`${f}.signed_blocks`, 'expected an array');
-    if (!Array.isArray(e.signed_attestations)) throw new MalformedError(`${f}.signed_attestations`, 'expected an array');
-    const entry = out.get(key.id) ?? { key, blocks: [], atts: [] };
-    e.signed_blocks.forEach((b, j) => {
-      const bf = `${f}.signed_blocks[${j}]`;
-      const bo = requireObject(b, bf);
-      rejectUnknownKeys(bo, ['slot', 'signing_root'], bf);
-      entry.blocks.push({ slot: decimalField(bo.slot, `${bf}.slot`), root: rootField(bo.signing_root, `${bf}.signing_root`) });
-    });
-    e.signed_attestations.forEach((a, j) => {
-      const af = `${f}.signed_attestations[${j}]`;
-      const ao = requireObject(a, af);
-      rejectUnknownKeys(ao, ['source_epoch', 'target_epoch', 'signing_root'], af);
-      entry.atts.push({
-        source: decimalField(ao.source_epoch, `${af}.source_epoch`),
-        target: decimalField(ao.target_epoch, `${af}.target_epoch`),
-        root: rootField(ao.signing_root, `${af}.signing_root`),
-      });
-    });
-    out.set(key.id, entry);
-  });
-  return out;
 }

@@ -1,11 +1,13 @@
 /**
  * Beacon start-up against an execution node that is not up yet: it waits (a devnet starts both
  * together), serves once execution answers, and gives up with EXECUTION_UNREACHABLE after its
- * deadline, releasing its database.
+ * deadline, releasing its database. With P2P, the REST port listens before the P2P host does, and
+ * a P2P host that cannot start closes the REST port and the database again.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createTcpServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PRESETS } from '../../../src/core/genesis/genesis.js';
@@ -69,6 +71,69 @@ test('no execution node within the deadline: EXECUTION_UNREACHABLE, and the data
       assert.is(err!.code, 'EXECUTION_UNREACHABLE');
     }
   } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** Whether a TCP connection to 127.0.0.1:`port` is accepted (false: refused). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+test('with P2P, the REST port already accepts connections when the node logs p2p listening', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-beacon-startup-'));
+  const port = await freePort();
+  let exec: ExecutionNode | undefined;
+  let beacon: BeaconNode | undefined;
+  // Asked at the moment the P2P host announces itself, as a client that found the node on the
+  // network would (it was refused for ~30 ms when P2P started first).
+  let probe: Promise<boolean> | undefined;
+  const log: Logger = { ...silentLogger, info: (msg: string) => void (msg === 'p2p listening' && (probe ??= accepts(port))) };
+  try {
+    exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
+    beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port, executionUrl: exec.restUrl, log, p2p: { host: '127.0.0.1', port: 0, bootnodes: [] } });
+    assert.ok(probe, 'the P2P host logged p2p listening');
+    assert.is(await probe, true, 'REST accepted a connection at p2p listening');
+    const peers = (await (await fetch(`${beacon.url}/api/v1/p2p/peers`)).json()) as { peers: unknown[]; note?: string };
+    assert.equal(peers, { peers: [] }, 'P2P on (no "P2P is off" note), no peer yet');
+  } finally {
+    await beacon?.stop();
+    await exec?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a P2P host that cannot start after REST listens: the error, the REST port closed, the database released', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-beacon-startup-'));
+  const port = await freePort();
+  const taken = createTcpServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const p2pPort = (taken.address() as { port: number }).port;
+  let exec: ExecutionNode | undefined;
+  let beacon: BeaconNode | undefined;
+  try {
+    exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
+    const options = { genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port, executionUrl: exec.restUrl, log: silentLogger };
+    const err = await BeaconNode.start({ ...options, p2p: { host: '127.0.0.1', port: p2pPort, bootnodes: [] } }).then(
+      (b) => (void b.stop(), undefined),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof Error, 'start must fail while the P2P port is taken');
+    assert.is(await accepts(port), false, 'the REST port is closed again');
+    // The same data directory and REST port start cleanly: nothing was leaked.
+    beacon = await BeaconNode.start(options);
+    assert.is(beacon.url, `http://127.0.0.1:${port}`);
+  } finally {
+    await beacon?.stop();
+    await exec?.stop();
+    await new Promise((resolve) => taken.close(resolve));
     await rm(dir, { recursive: true, force: true });
   }
 });

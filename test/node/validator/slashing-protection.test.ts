@@ -1,16 +1,23 @@
 /**
  * Slashing protection: every refusal rule with its exact message, idempotent re-signs, durability
  * across close/reopen on a LevelDB directory, EIP-3076 v5 export/import (round trip, idempotence,
- * strict validation that changes nothing) and the scenarios of EIP-3076's published interchange
- * tests, re-expressed for ML-DSA-65 keys.
+ * strict validation that changes nothing), the scenarios of EIP-3076's published interchange
+ * tests, re-expressed for ML-DSA-65 keys, and the history horizon (pruned history still refuses
+ * everything it refused, held records stay bounded, old long databases are pruned on open).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ClassicLevel } from 'classic-level';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toHex } from '../../../src/core/codec/bytes.js';
-import { PUBLIC_KEY_BYTES } from '../../../src/core/constants.js';
+import {
+  PUBLIC_KEY_BYTES,
+  SLASHING_PROTECTION_HISTORY_EPOCHS,
+  SLASHING_PROTECTION_HISTORY_SLOTS,
+  SLASHING_PROTECTION_PRUNE_EPOCHS,
+} from '../../../src/core/constants.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { MalformedError, SvcError } from '../../../src/core/errors.js';
 import {
@@ -718,8 +725,388 @@ eip('wrong_genesis_validators_root: refused', async () => {
   await db.close();
 });
 
+// ---------------------------------------------------------------------------------------------
+// The history horizon: a key keeps SLASHING_PROTECTION_HISTORY_EPOCHS of votes behind its newest
+// target (SLASHING_PROTECTION_HISTORY_SLOTS of blocks), under raised watermarks; votes are pruned
+// once SLASHING_PROTECTION_PRUNE_EPOCHS are due.
+const horizon = suite('slashing protection: history horizon');
+
+const N = SLASHING_PROTECTION_HISTORY_EPOCHS;
+const NS = SLASHING_PROTECTION_HISTORY_SLOTS;
+const STEP = SLASHING_PROTECTION_PRUNE_EPOCHS;
+
+/** The target watermark after signing up to `newest`: the horizon, or at most a step behind it. */
+function assertTargetMark(mark: number | undefined, newest: number): void {
+  assert.ok(mark !== undefined && mark <= newest - N && mark > newest - N - STEP, `target watermark ${mark} within a step of the horizon ${newest - N}`);
+}
+/** A distinct signing root for every number (root() only has 255). */
+const rootOf = (n: number): string => toHex(sha3(Uint8Array.of(n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, 1)));
+
+/**
+ * The rules over every message ever signed, with the watermarks of the first message: what the
+ * database refused before it pruned anything. The pruned database must refuse whatever this does.
+ */
+class Unbounded {
+  private readonly votes: Array<{ s: number; t: number; r: string }> = [];
+  private readonly blocks: Array<{ slot: number; r: string }> = [];
+  private S: number | undefined;
+  private T: number | undefined;
+  private L: number | undefined;
+
+  voteAllowed(s: number, t: number, r: string): boolean {
+    if (s > t) return false;
+    const at = this.votes.filter((v) => v.t === t);
+    if (at.some((v) => v.s === s && v.r === r)) return true;
+    if (at.length > 0) return false;
+    if (this.votes.some((v) => (s < v.s && v.t < t) || (v.s < s && t < v.t))) return false;
+    return !((this.S !== undefined && s < this.S) || (this.T !== undefined && t <= this.T));
+  }
+
+  vote(s: number, t: number, r: string): boolean {
+    if (!this.voteAllowed(s, t, r)) return false;
+    this.votes.push({ s, t, r });
+    this.S ??= s;
+    this.T ??= t;
+    return true;
+  }
+
+  blockAllowed(slot: number, r: string): boolean {
+    const at = this.blocks.filter((b) => b.slot === slot);
+    if (at.some((b) => b.r === r)) return true;
+    return at.length === 0 && !(this.L !== undefined && slot < this.L);
+  }
+
+  block(slot: number, r: string): boolean {
+    if (!this.blockAllowed(slot, r)) return false;
+    this.blocks.push({ slot, r });
+    this.L ??= slot;
+    return true;
+  }
+}
+
+/** Deterministic pseudo-random numbers, so a failure reproduces. */
+function prng(seed: number): (n: number) => number {
+  let x = seed;
+  return (n) => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x % n;
+  };
+}
+
+/**
+ * An honest key's votes over `epochs` epochs: (0, 1), then a late vote (1, 40) after missing 38
+ * epochs (a wide span, for "surrounded by a pruned vote"), then one a epoch with a source that
+ * never goes back and lags its target by up to 3 epochs, and a missed epoch now and then.
+ */
+function honestVotes(epochs: number, seed: number): Array<[number, number]> {
+  const rnd = prng(seed);
+  const out: Array<[number, number]> = [
+    [0, 1],
+    [1, 40],
+  ];
+  let source = 1;
+  for (let t = 41; t <= epochs; t++) {
+    if (rnd(10) === 0) continue;
+    source = Math.max(source, t - 1 - rnd(3));
+    out.push([source, t]);
+  }
+  return out;
+}
+
+horizon('votes: past the horizon the pruned history still refuses every slashable vote; held votes stay bounded', async () => {
+  const db = await mem();
+  const ref = new Unbounded();
+  const history = honestVotes(N + 300, 7);
+  for (const [s, t] of history) {
+    assert.ok(ref.vote(s, t, rootOf(t)), `honest ${s}->${t} allowed by the rules`);
+    assert.is(await db.checkAndRecordAttestation(A, s, t, rootOf(t)), 'recorded', `honest ${s}->${t}`);
+  }
+  const [lastSource, newest] = history[history.length - 1]!;
+  const held = db.held();
+  const marks = db.watermarks(A)!;
+  assertTargetMark(marks.targetEpoch, newest);
+  assert.ok(held.attestations <= N + STEP, `${held.attestations} votes held, at most ${N + STEP}`);
+  assert.is(held.attestations, history.filter(([, t]) => t >= marks.targetEpoch!).length, 'exactly the votes from the watermark on');
+  // Every vote at or below the new target watermark has a source at or below the source watermark.
+  for (const [s, t] of history) if (t <= marks.targetEpoch!) assert.ok(s <= marks.sourceEpoch!, `${s}->${t} under the source watermark`);
+
+  // Named cases against votes that are gone (the rules refused them; the database still does,
+  // by a watermark or by a vote it still holds).
+  const pruned = history.filter(([, t]) => t < marks.targetEpoch!);
+  assert.ok(pruned.length > 200, `${pruned.length} votes pruned`);
+  assert.is(db.attestationAt(A, 1, 40, rootOf(40)), 'none', 'the wide vote (1, 40) is no longer held');
+  const [ps, pt] = pruned[pruned.length - 1]!;
+  const cases: Array<[string, number, number, string, SlashingRule[]]> = [
+    ['double vote at a pruned target', ps, pt, rootOf(pt + 1), ['SOURCE_BELOW_WATERMARK', 'TARGET_BELOW_WATERMARK']],
+    ['double vote at a pruned target, source at the watermark', marks.sourceEpoch!, Math.max(pt, marks.sourceEpoch!), rootOf(1), ['TARGET_BELOW_WATERMARK']],
+    ['surrounds a pruned vote', ps - 1, newest + 1, rootOf(1), ['SURROUNDING_VOTE', 'SOURCE_BELOW_WATERMARK']],
+    ['surrounded by the pruned (1, 40)', 2, 39, rootOf(39), ['SOURCE_BELOW_WATERMARK', 'TARGET_BELOW_WATERMARK']],
+  ];
+  for (const [name, s, t, r, rules] of cases) {
+    assert.is(ref.voteAllowed(s, t, r), false, `${name}: refused by the rules`);
+    const err = await rejects(db.checkAndRecordAttestation(A, s, t, r), SlashingProtectionError);
+    assert.ok(rules.includes(err.rule), `${name}: ${err.rule} (${err.message})`);
+  }
+  // What pruning newly refuses, stricter and never looser: the exact repeat of a pruned vote, and
+  // a vote far behind the newest that conflicted with nothing (inside the gap of the late (1, 40)).
+  assert.is(ref.voteAllowed(ps, pt, rootOf(pt)), true);
+  assert.is(await canAttest(db, A, ps, pt, rootOf(pt)), false);
+  assert.is(ref.voteAllowed(0, 3, rootOf(3)), true);
+  assert.is(await canAttest(db, A, 0, 3, rootOf(3)), false);
+
+  // Every vote the rules refuse over the whole history, the pruned database refuses.
+  let probes = 0;
+  for (let t = 0; t <= newest + 3; t++) {
+    for (const s of [0, 1, 2, Math.max(0, t - 40), Math.max(0, t - 3), Math.max(0, t - 1), t, lastSource - 1, lastSource]) {
+      if (s < 0 || s > t || ref.voteAllowed(s, t, rootOf(10_000 + t))) continue;
+      probes++;
+      assert.is(await canAttest(db, A, s, t, rootOf(10_000 + t)), false, `${s}->${t} refused by the rules, so by the pruned database`);
+    }
+  }
+  assert.ok(probes > 2 * newest, `${probes} refusals probed`);
+  // The honest next votes pass, and a repeat of a vote still held is still a repeat.
+  assert.is(await db.checkAndRecordAttestation(A, lastSource, newest, rootOf(newest)), 'repeat');
+  assert.is(await db.checkAndRecordAttestation(A, newest, newest + 1, rootOf(newest + 1)), 'recorded');
+  assert.is(await db.checkAndRecordAttestation(A, newest + 1, newest + 2, rootOf(newest + 2)), 'recorded');
+  assert.ok(db.held().attestations <= N + STEP);
+  await db.close();
+});
+
+horizon('votes: nothing is dropped until a step past the horizon, then the step goes in one batch', async () => {
+  const db = await mem();
+  for (let t = 1; t <= N + STEP; t++) await db.checkAndRecordAttestation(A, t - 1, t, rootOf(t));
+  assert.is(db.held().attestations, N + STEP);
+  assert.equal(db.watermarks(A), { sourceEpoch: 0, targetEpoch: 1 });
+  await db.checkAndRecordAttestation(A, N + STEP, N + STEP + 1, rootOf(N + STEP + 1));
+  assert.is(db.held().attestations, N + 1);
+  assert.equal(db.watermarks(A), { sourceEpoch: STEP, targetEpoch: STEP + 1 });
+  assert.is(db.attestationAt(A, STEP - 1, STEP, rootOf(STEP)), 'none');
+  assert.is(db.attestationAt(A, STEP, STEP + 1, rootOf(STEP + 1)), 'same', 'the vote at the new watermark is kept (its exact repeat passes)');
+  assert.is(await db.checkAndRecordAttestation(A, STEP, STEP + 1, rootOf(STEP + 1)), 'repeat');
+  // A vote signed out of order under the horizon (above the watermark, so the rules allow it) while
+  // no prune is due is held and guards like any other; the next prune drops it under a source
+  // watermark that covers it.
+  const db2 = await mem();
+  await db2.checkAndRecordAttestation(A, 0, 1, rootOf(1));
+  await db2.checkAndRecordAttestation(A, 5, N + 20, rootOf(2));
+  assert.is(await db2.checkAndRecordAttestation(A, 2, 3, rootOf(3)), 'recorded');
+  assert.equal(db2.watermarks(A), { sourceEpoch: 0, targetEpoch: 1 });
+  assert.is(await db2.checkAndRecordAttestation(A, 2, 3, rootOf(3)), 'repeat');
+  await refused(
+    db2.checkAndRecordAttestation(A, 1, 4, rootOf(4)),
+    'SURROUNDING_VOTE',
+    attMsg(1, 1, 4, 'it surrounds the signed attestation with source 2 and target 3 (surround vote)'),
+  );
+  assert.is(await db2.checkAndRecordAttestation(A, N + 20, N + STEP + 8, rootOf(5)), 'recorded');
+  assert.equal(db2.watermarks(A), { sourceEpoch: 2, targetEpoch: STEP + 8 });
+  assert.equal(db2.held(), { keys: 1, blocks: 0, attestations: 2 });
+  assert.is(db2.attestationAt(A, 2, 3, rootOf(3)), 'none');
+  await refused(
+    db2.checkAndRecordAttestation(A, 1, STEP + 9, rootOf(4)),
+    'SOURCE_BELOW_WATERMARK',
+    attMsg(1, 1, STEP + 9, 'the source epoch is below the low watermark, source epoch 2'),
+  );
+  await db.close();
+  await db2.close();
+});
+
+horizon('blocks: past the horizon a pruned slot stays closed; held blocks stay bounded', async () => {
+  const db = await mem();
+  const ref = new Unbounded();
+  const step = 97;
+  let newest = 0;
+  for (let slot = 0; slot <= NS + 3000; slot += step) {
+    assert.ok(ref.block(slot, rootOf(slot)));
+    assert.is(await db.checkAndRecordBlock(A, slot, rootOf(slot)), 'recorded');
+    newest = slot;
+  }
+  const held = db.held();
+  assert.ok(held.blocks <= Math.floor(NS / step) + 2, `${held.blocks} blocks held`);
+  assert.equal(db.watermarks(A), { slot: newest - NS });
+  const prunedSlot = step * 3;
+  assert.is(db.blockAt(A, prunedSlot, rootOf(prunedSlot)), 'none');
+  await refused(
+    db.checkAndRecordBlock(A, prunedSlot, rootOf(1)),
+    'BLOCK_BELOW_WATERMARK',
+    blockMsg(1, prunedSlot, `the slot is below the low watermark, slot ${newest - NS}`),
+  );
+  assert.is(await canBlock(db, A, prunedSlot, rootOf(prunedSlot)), false, 'even the exact repeat of a pruned block');
+  for (let slot = 0; slot <= newest + 2; slot += 13) {
+    if (!ref.blockAllowed(slot, rootOf(1))) assert.is(await canBlock(db, A, slot, rootOf(1)), false, `block ${slot}`);
+  }
+  // Above the watermark the history is complete: a slot never signed passes out of order, a held one is a repeat.
+  assert.is(await db.checkAndRecordBlock(A, newest, rootOf(newest)), 'repeat');
+  assert.is(await db.checkAndRecordBlock(A, newest - 5, rootOf(2)), 'recorded');
+  assert.is(await db.checkAndRecordBlock(A, newest + 1, rootOf(3)), 'recorded');
+  await db.close();
+});
+
+/** Writes a database as the validator client wrote it before the horizon: every record since genesis. */
+async function writeLongHistory(path: string, votes: Array<[number, number]>, slots: number[]): Promise<void> {
+  const raw = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await raw.open();
+  const id = toHex(sha3(filled(PUBLIC_KEY_BYTES, 1))).slice(2);
+  const p16 = (n: number): string => String(n).padStart(16, '0');
+  const ops: Array<{ type: 'put'; key: string; value: string }> = [
+    { type: 'put', key: 'm:format', value: '1' },
+    { type: 'put', key: `k:${id}`, value: JSON.stringify({ pubkey: A, slot_watermark: slots[0], source_watermark: votes[0]![0], target_watermark: votes[0]![1] }) },
+  ];
+  for (const [s, t] of votes) ops.push({ type: 'put', key: `a:${id}:${p16(t)}:${p16(s)}:${rootOf(t).slice(2)}`, value: JSON.stringify({ source: s, target: t, root: rootOf(t) }) });
+  for (const slot of slots) ops.push({ type: 'put', key: `b:${id}:${p16(slot)}:${rootOf(slot).slice(2)}`, value: JSON.stringify({ slot, root: rootOf(slot) }) });
+  await raw.batch(ops);
+  await raw.close();
+}
+
+/** Record keys on disk, by kind. */
+async function recordsOnDisk(path: string): Promise<{ blocks: number; attestations: number }> {
+  const raw = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await raw.open();
+  const blocks = (await raw.keys({ gte: 'b:', lt: 'b:\xff' }).all()).length;
+  const attestations = (await raw.keys({ gte: 'a:', lt: 'a:\xff' }).all()).length;
+  await raw.close();
+  return { blocks, attestations };
+}
+
+horizon('a database with thousands of epochs of history opens bounded, pruned once, and keeps refusing across restarts', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'slashing-protection');
+    const votes = honestVotes(5000, 11);
+    const slots = Array.from({ length: 2500 }, (_, i) => i * 9);
+    await writeLongHistory(path, votes, slots);
+    assert.equal(await recordsOnDisk(path), { blocks: slots.length, attestations: votes.length });
+    const [lastSource, newest] = votes[votes.length - 1]!;
+    const newestSlot = slots[slots.length - 1]!;
+
+    const db = await SlashingProtectionDb.open({ dir: path });
+    const held = db.held();
+    // Opening prunes everything due, whatever the step.
+    assert.ok(held.attestations <= N + 1, `${held.attestations} votes held after opening 5,000 epochs`);
+    assert.ok(held.blocks <= Math.ceil(NS / 9) + 1, `${held.blocks} blocks held after opening ${slots.length}`);
+    const marks = db.watermarks(A)!;
+    assert.is(marks.targetEpoch, newest - N);
+    assert.is(marks.slot, newestSlot - NS);
+    const maxSourceBelow = Math.max(...votes.filter(([, t]) => t <= newest - N).map(([s]) => s));
+    assert.is(marks.sourceEpoch, maxSourceBelow);
+    await db.close();
+    // The old records are gone from disk too, so the next start reads only the horizon.
+    assert.equal(await recordsOnDisk(path), { blocks: held.blocks, attestations: held.attestations });
+
+    const again = await SlashingProtectionDb.open({ dir: path });
+    assert.equal(again.watermarks(A), marks);
+    const [ps, pt] = votes[100]!;
+    assert.is(await canAttest(again, A, ps, pt, rootOf(1)), false, 'double vote at a pruned target');
+    assert.is(await canAttest(again, A, 2, 39, rootOf(1)), false, 'surrounded by the pruned (1, 40)');
+    assert.is(await canAttest(again, A, 0, newest + 1, rootOf(1)), false, 'surrounds pruned votes');
+    assert.is(await canBlock(again, A, slots[10]!, rootOf(1)), false, 'double proposal at a pruned slot');
+    assert.is(await again.checkAndRecordAttestation(A, lastSource, newest, rootOf(newest)), 'repeat');
+    // Signing on prunes as it goes, on disk as in memory, and a restart keeps what it raised.
+    for (let t = newest + 1; t <= newest + 200; t++) assert.is(await again.checkAndRecordAttestation(A, t - 1, t, rootOf(t)), 'recorded');
+    const later = again.watermarks(A)!;
+    assertTargetMark(later.targetEpoch, newest + 200);
+    const heldLater = again.held();
+    await again.close();
+    assert.equal(await recordsOnDisk(path), { blocks: heldLater.blocks, attestations: heldLater.attestations });
+
+    // Opening prunes all that is due (no step), so the watermarks may rise a little, never fall.
+    const third = await SlashingProtectionDb.open({ dir: path });
+    const reopened = third.watermarks(A)!;
+    assert.is(reopened.targetEpoch, newest + 200 - N);
+    assert.ok(reopened.sourceEpoch! >= later.sourceEpoch! && reopened.slot === later.slot, JSON.stringify({ reopened, later }));
+    assert.is(await third.checkAndRecordAttestation(A, newest + 199, newest + 200, rootOf(newest + 200)), 'repeat');
+    assert.is(await canAttest(third, A, newest + 150, newest + 151, rootOf(1)), false, 'double vote within the horizon');
+    assert.is(await canAttest(third, A, newest - 1, newest + 201, rootOf(1)), false, 'surrounds a held vote');
+    assert.is(await third.checkAndRecordAttestation(A, newest + 200, newest + 201, rootOf(newest + 201)), 'recorded');
+    await third.close();
+  });
+});
+
+horizon('records of a key the database has no state for: CORRUPT_DB at open, as before the horizon', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'slashing-protection');
+    await writeLongHistory(path, [[0, 1]], [0]);
+    const raw = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await raw.open();
+    const orphan = `a:${toHex(sha3(filled(PUBLIC_KEY_BYTES, 2))).slice(2)}:${'0'.repeat(15)}5:${'0'.repeat(15)}4:none`;
+    await raw.put(orphan, JSON.stringify({ source: 4, target: 5, root: null }));
+    await raw.close();
+    const err = await rejects(SlashingProtectionDb.open({ dir: path }), SvcError);
+    assert.is(err.code, 'CORRUPT_DB');
+    assert.is(err.message, `slashing protection database value at ${orphan} is invalid`);
+    // The lock was released: the directory opens again once the stray record is gone.
+    const fix = new ClassicLevel<string, string>(path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await fix.open();
+    await fix.del(orphan);
+    await fix.close();
+    const db = await SlashingProtectionDb.open({ dir: path });
+    assert.equal(db.held(), { keys: 1, blocks: 1, attestations: 1 });
+    await db.close();
+  });
+});
+
+horizon('import of a long interchange keeps the horizon, counts what it kept, and exports what it holds', async () => {
+  const votes = honestVotes(3000, 5);
+  const slots = Array.from({ length: 1000 }, (_, i) => i * 40);
+  const file = interchange([
+    {
+      pubkey: A,
+      signed_blocks: slots.map((slot) => ({ slot: String(slot), signing_root: rootOf(slot) })),
+      signed_attestations: votes.map(([s, t]) => ({ source_epoch: String(s), target_epoch: String(t), signing_root: rootOf(t) })),
+    },
+  ]);
+  const [lastSource, newest] = votes[votes.length - 1]!;
+  const newestSlot = slots[slots.length - 1]!;
+  const db = await mem();
+  const summary = await db.importInterchange(file, GVR);
+  const held = db.held();
+  assert.equal(summary, { validators: 1, blocksAdded: held.blocks, attestationsAdded: held.attestations });
+  assert.ok(held.attestations <= N + 1 && held.blocks <= Math.ceil(NS / 40) + 1, JSON.stringify(held));
+  assert.equal(db.watermarks(A), {
+    slot: newestSlot,
+    sourceEpoch: lastSource,
+    targetEpoch: newest,
+  });
+  assert.equal(await db.importInterchange(file, GVR), { validators: 1, blocksAdded: 0, attestationsAdded: 0 }, 'idempotent');
+  assert.equal(db.held(), held);
+  // Minimal import: the watermarks are the file's maxima, so only what comes after passes.
+  assert.is(await canAttest(db, A, votes[50]![0], votes[50]![1], rootOf(1)), false);
+  assert.is(await canAttest(db, A, lastSource - 1, newest + 1, rootOf(1)), false);
+  assert.is(await canBlock(db, A, slots[3]!, rootOf(1)), false);
+  assert.is(await db.checkAndRecordAttestation(A, lastSource, newest, rootOf(newest)), 'repeat');
+  assert.is(await db.checkAndRecordAttestation(A, newest, newest + 1, rootOf(newest + 1)), 'recorded');
+
+  // The export is the watermark entry plus the votes above it, and carries every refusal over.
+  const exported = await db.exportInterchange(GVR);
+  const entry = exported.data[0]!;
+  assert.equal(entry.signed_attestations, [
+    { source_epoch: String(lastSource), target_epoch: String(newest), signing_root: rootOf(newest) },
+    { source_epoch: String(newest), target_epoch: String(newest + 1), signing_root: rootOf(newest + 1) },
+  ]);
+  assert.equal(entry.signed_blocks, [{ slot: String(newestSlot), signing_root: rootOf(newestSlot) }]);
+  const fresh = await mem();
+  await fresh.importInterchange(exported, GVR);
+  assert.is(await canAttest(fresh, A, newest, newest + 1, rootOf(2)), false);
+  assert.is(await canAttest(fresh, A, lastSource - 1, newest + 2, rootOf(2)), false);
+  assert.is(await canAttest(fresh, A, newest + 1, newest + 2, rootOf(2)), true);
+  await db.close();
+  await fresh.close();
+});
+
+horizon('export after signing past the horizon: one entry at the raised watermarks, then the votes above', async () => {
+  const db = await mem();
+  for (let t = 1; t <= N + 50; t++) await db.checkAndRecordAttestation(A, t - 1, t, rootOf(t));
+  const T = db.watermarks(A)!.targetEpoch!;
+  assertTargetMark(T, N + 50);
+  assert.equal(db.watermarks(A), { sourceEpoch: T - 1, targetEpoch: T });
+  const out = (await db.exportInterchange(GVR)).data[0]!.signed_attestations;
+  assert.is(out.length, N + 50 - T + 1);
+  assert.equal(out[0], { source_epoch: String(T - 1), target_epoch: String(T), signing_root: rootOf(T) });
+  assert.equal(out[out.length - 1], { source_epoch: String(N + 49), target_epoch: String(N + 50), signing_root: rootOf(N + 50) });
+  await db.close();
+});
+
 blocks.run();
 atts.run();
 persist.run();
 ix.run();
 eip.run();
+horizon.run();
