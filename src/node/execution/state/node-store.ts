@@ -154,6 +154,11 @@ export class NodeStore {
     return this.cache.get(key) ?? this.read(key, valueBytes);
   }
 
+  /** Whether the upper levels hold the node `version` wrote at `path` of `tree`. */
+  holdsAt(tree: string, version: number, path: string): boolean {
+    return tree === ACCOUNT_TREE && this.top.getAt(version, path) !== undefined;
+  }
+
   /** A cached node at `path` of `tree`, without reading. */
   cachedAt(tree: string, version: number, path: string): StoredNode | undefined {
     if (tree === ACCOUNT_TREE) {

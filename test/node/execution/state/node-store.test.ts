@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { toHex } from '../../../../src/core/codec/bytes.js';
-import { ChainStore, type Db } from '../../../../src/node/shared/store.js';
+import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { EMPTY_REF, nodeKey } from '../../../../src/node/execution/state/trie.js';
 import { EXECUTION_DB_OPTIONS } from '../../../../src/node/execution/store.js';
-import { commitView } from '../../../helpers/trie-state.js';
+import { commitView, memoryChainStore } from '../../../helpers/trie-state.js';
 
 const store = suite('state: node store reads');
 
@@ -68,6 +68,33 @@ store('a prefetch of thousands of leaves, read in parallel runs, caches each und
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+store('a commit drops the nodes it replaced from the cache, whether or not the upper levels hold them', async () => {
+  for (const warm of [true, false]) {
+    const chain = await memoryChainStore();
+    const state = await StateDb.open(chain);
+    const v = state.view(EMPTY_REF);
+    for (let i = 0; i < 2000; i++) v.addBalance(addr(i), 1n);
+    const r1 = await commitView(state, chain, v, 1);
+    // Warmed, the internal nodes sit in the upper levels; not warmed, in the generations beside the leaves.
+    if (warm) await state.warm(r1);
+    const touched = Array.from({ length: 300 }, (_, k) => addr((k * 7919) % 2000));
+    await state.prefetch(r1, touched);
+    const next = state.view(r1);
+    for (const a of touched) next.addBalance(a, 1n);
+    const c = state.commit(next, 2);
+    const batch = new WriteBatch();
+    state.queue(batch, c, 'block2');
+    await chain.write(batch);
+    assert.ok(c.stale.length > 300 && c.evict.length >= 300 && c.evict.length <= c.stale.length);
+    assert.is(c.evict.length === c.stale.length, !warm, 'only nodes the upper levels do not hold are looked up to evict');
+    state.committed(c);
+    for (const k of c.stale) assert.is(state.nodes.cached(k), undefined, `${k} (replaced) is not cached`);
+    for (const k of c.puts.keys()) assert.ok(state.nodes.cached(k), `${k} (written) is cached`);
+    for (let i = 0; i < 2000; i++) assert.is(state.view(c.root).account(addr(i)).balance, touched.includes(addr(i)) ? 2n : 1n);
+    await state.close();
   }
 });
 
