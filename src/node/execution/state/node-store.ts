@@ -205,7 +205,9 @@ export class NodeStore {
     // wrote (one version prefix) are read together.
     missing.sort();
     const values = await this.readMany(missing);
-    return values.map((v, i) => (v ? this.decode(missing[i]!, v, valueBytes) : undefined));
+    // LevelDB's answers are Buffers, the nodes a commit builds and the upper levels' views plain
+    // Uint8Arrays: held as one kind, the walks' reads of node bytes stay monomorphic.
+    return values.map((v, i) => (v ? this.decode(missing[i]!, new Uint8Array(v.buffer, v.byteOffset, v.byteLength), valueBytes) : undefined));
   }
 
   /**
