@@ -39,6 +39,8 @@ export interface StateCommit {
   puts: Map<string, Uint8Array>;
   /** Node keys the new state no longer uses (its parent state still does). */
   stale: string[];
+  /** Those of `stale` the node cache's generations may hold (see TrieWrite.evict). */
+  evict: string[];
 }
 
 /** What a warm-up of the account trie's upper levels read. */
@@ -205,7 +207,7 @@ export class StateDb implements StateSource {
    * result into a batch and `committed` caches it once the batch is durable.
    */
   commit(view: View, version: number): StateCommit {
-    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), stale: [] };
+    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), stale: [], evict: [] };
     const updates: TrieUpdate[] = [];
     for (const address of view.touched()) {
       const base = view.baseEntry(address);
@@ -221,6 +223,7 @@ export class StateDb implements StateSource {
           out.puts,
         );
         out.stale.push(...w.stale);
+        out.evict.push(...w.evict);
         account = { ...account, storageRoot: w.root.hash };
         storageVersion = w.root.version;
       }
@@ -228,6 +231,7 @@ export class StateDb implements StateSource {
     }
     const w = this.accountTrie.update(view.root, updates, version, out.puts);
     out.stale.push(...w.stale);
+    out.evict.push(...w.evict);
     out.root = w.root;
     out.accountsDelta = w.inserted - w.deleted;
     for (const [h, c] of view.codes) {
@@ -246,7 +250,7 @@ export class StateDb implements StateSource {
   /** Caches a commit whose batch is durable, and drops from the cache the nodes it replaced. */
   committed(c: StateCommit): void {
     this.nodes.committed(c.puts, []);
-    this.nodes.forget(c.stale);
+    this.nodes.forget(c.evict);
   }
 
   /** An account proof with storage proofs against the state at `root` (absence proofs for absent account or slots). */

@@ -22,6 +22,14 @@ import { ACCOUNT_TREE, InternalNode, type StoredNode, accountNodeAt, nodeKey } f
  * lookup is an allocation per step.
  */
 const MEMO_MAX_DEPTH = 3;
+/**
+ * Views kept per deeper dense level, by path number modulo this: a block walks each touched
+ * account's path three times (prefetch, read, commit), and below MEMO_MAX_DEPTH each step made a
+ * fresh view, so a deeper trie (a larger state) cost an allocation more per level per walk.
+ */
+const RECENT_SLOTS = 8192;
+/** Estimated bytes of one recent view: its slot in the two arrays and the view object. */
+const RECENT_SLOT_BYTES = 160;
 /** Deepest level a dense index may cover: 16^5 paths at 12 bytes each. */
 const DENSE_MAX_DEPTH = 5;
 /** A level is indexed densely when the level above holds nodes enough to fill 1/DENSE_FILL of its paths. */
@@ -82,6 +90,35 @@ interface Level {
   sparse?: Map<number, { handle: number; version: number }>;
   /** Views of the nodes held, by path number (levels up to MEMO_MAX_DEPTH); cleared when a path's node changes. */
   memo?: Array<InternalNode | undefined>;
+  /** Deeper dense levels: the views last made, at path number modulo RECENT_SLOTS (recentPath holds the path number + 1). */
+  recent?: Array<InternalNode | undefined>;
+  recentPath?: Int32Array;
+}
+
+/**
+ * A level with every field present, in one order: walks look levels of all three kinds up in one
+ * place, and objects of one shape keep that lookup monomorphic (with optional fields left out,
+ * a million-account trie's mix of kept-view, recent-view and sparse levels made it a slow one).
+ */
+function level(fields: Partial<Level>): Level {
+  return {
+    count: 0,
+    slots: fields.slots,
+    versions: fields.versions,
+    sparse: fields.sparse,
+    memo: fields.memo,
+    recent: fields.recent,
+    recentPath: fields.recentPath,
+  };
+}
+
+/** Drops the view kept for path number `p` of `lv` (its slot changes or goes). */
+function forgetView(lv: Level, p: number): void {
+  if (lv.memo) lv.memo[p] = undefined;
+  else if (lv.recent && lv.recentPath![p % RECENT_SLOTS] === p + 1) {
+    lv.recentPath![p % RECENT_SLOTS] = 0;
+    lv.recent[p % RECENT_SLOTS] = undefined;
+  }
 }
 
 /** The number of a path of hex nibbles (at most MAX_DEPTH of them). */
@@ -122,7 +159,16 @@ export class TopLevels {
     if (lv.slots) {
       if (lv.versions![p] !== version) return undefined;
       handle = lv.slots[p]!;
-      if (lv.memo !== undefined && handle !== 0) return (lv.memo[p] ??= this.view(handle));
+      if (handle === 0) return undefined;
+      if (lv.memo !== undefined) return (lv.memo[p] ??= this.view(handle));
+      if (lv.recent !== undefined) {
+        const i = p % RECENT_SLOTS;
+        if (lv.recentPath![i] === p + 1) return lv.recent[i];
+        const n = this.view(handle);
+        lv.recentPath![i] = p + 1;
+        lv.recent[i] = n;
+        return n;
+      }
     } else {
       const e = lv.sparse!.get(p);
       if (!e || e.version !== version) return undefined;
@@ -150,9 +196,11 @@ export class TopLevels {
       const above = d === 0 ? 1 : this.levels[d - 1]!.count;
       const dense = d <= DENSE_MAX_DEPTH && above * 16 * DENSE_FILL >= paths && this.bytes + paths * DENSE_PATH_BYTES <= this.maxBytes;
       if (dense) {
-        this.levels.push({ count: 0, slots: new Int32Array(paths), versions: new Float64Array(paths), ...(d <= MEMO_MAX_DEPTH ? { memo: new Array<InternalNode | undefined>(paths) } : {}) });
-        this.bytes += paths * DENSE_PATH_BYTES;
-      } else this.levels.push({ count: 0, sparse: new Map() });
+        const views =
+          d <= MEMO_MAX_DEPTH ? { memo: new Array<InternalNode | undefined>(paths) } : { recent: new Array<InternalNode | undefined>(RECENT_SLOTS), recentPath: new Int32Array(RECENT_SLOTS) };
+        this.levels.push(level({ slots: new Int32Array(paths), versions: new Float64Array(paths), ...views }));
+        this.bytes += paths * DENSE_PATH_BYTES + (d <= MEMO_MAX_DEPTH ? 0 : RECENT_SLOTS * RECENT_SLOT_BYTES);
+      } else this.levels.push(level({ sparse: new Map() }));
     }
     this.depth = Math.max(this.depth, depth);
     return true;
@@ -179,7 +227,7 @@ export class TopLevels {
     if (lv.slots) {
       lv.slots[p] = 0;
       lv.versions![p] = 0;
-      if (lv.memo) lv.memo[p] = undefined;
+      forgetView(lv, p);
     } else lv.sparse!.delete(p);
   }
 
@@ -213,7 +261,7 @@ export class TopLevels {
     if (lv.slots) {
       lv.slots[p] = handle;
       lv.versions![p] = at.version;
-      if (lv.memo) lv.memo[p] = undefined;
+      forgetView(lv, p);
     } else lv.sparse!.set(p, { handle, version: at.version });
     this.bytes += slab.stride + (lv.slots ? 0 : SPARSE_NODE_BYTES);
     this.entries++;

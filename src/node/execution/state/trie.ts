@@ -230,6 +230,11 @@ export interface TrieWrite {
   root: NodeRef;
   puts: Map<string, Uint8Array>;
   stale: string[];
+  /**
+   * The stale keys the node cache's generations may hold, to drop from them: leaves, and internal
+   * nodes the upper levels do not hold (which are never in the generations too).
+   */
+  evict: string[];
   inserted: number;
   deleted: number;
 }
@@ -426,7 +431,7 @@ export class Trie {
    * to write to `puts` (a commit passes one map for all its tries). Costs O(k · log N).
    */
   update(root: NodeRef, updates: TrieUpdate[], version: number, puts = new Map<string, Uint8Array>()): TrieWrite {
-    const w: TrieWrite = { root, puts, stale: [], inserted: 0, deleted: 0 };
+    const w: TrieWrite = { root, puts, stale: [], evict: [], inserted: 0, deleted: 0 };
     if (updates.length === 0) return w;
     const sorted = [...updates].sort((a, b) => compareKeys(a.key, b.key));
     const empty = bytesEqual(root.hash, EMPTY_TRIE_ROOT);
@@ -460,6 +465,7 @@ export class Trie {
         return { kind: 'leaf', hash: ref.hash, at, version: ref.version, data: n };
       }
       w.stale.push(at);
+      w.evict.push(at);
       const items: TrieUpdate[] = [];
       for (const u of ups) {
         if (u === same) {
@@ -475,6 +481,9 @@ export class Trie {
       return this.fresh(w, version, depth, path, items);
     }
     w.stale.push(at);
+    // At a million accounts most of a block's replaced nodes are held upper-level nodes: looking
+    // each up in the generations' large maps to drop it cost more than at a small state.
+    if (!this.store.holdsAt(this.tree, ref.version, path)) w.evict.push(at);
     // `ups` is sorted and shares this node's path, so each child's updates are one run of it.
     // Untouched children (undefined here) keep their pointer as it is: same path, same version,
     // nothing read and nothing allocated for them.
@@ -555,7 +564,10 @@ export class Trie {
       if (n.kind !== 'leaf') throw new Error(`trie node ${s.at} is not a leaf`);
       data = n;
     }
-    if (s.at !== undefined) w.stale.push(s.at);
+    if (s.at !== undefined) {
+      w.stale.push(s.at);
+      w.evict.push(s.at);
+    }
     // A leaf's stored bytes do not depend on where it sits: a moved leaf is written as it was.
     w.puts.set(nodeKey(version, this.tree, path), data.bytes);
     return { hash: s.hash, version, leaf: true };

@@ -191,6 +191,45 @@ top('a kept view of an upper node follows its path: a newer version, a removal a
   assert.is(t.getAt(3, '4')!.has(4), false);
 });
 
+top('below the kept levels, the views last made are kept per slot: a newer version, a removal and a path sharing the slot are never read stale', () => {
+  const child = (seed: number, version: number) => ({ hash: new Uint8Array(32).fill(seed), version, leaf: true });
+  const node = (seed: number, version: number, at: number[]): InternalNode =>
+    InternalNode.build(Array.from({ length: 16 }, (_, i) => (at.includes(i) ? child(seed, version) : null)));
+  const t = new TopLevels(64 << 20);
+  // Levels 0 to 3 full enough (512 nodes at level 3) that level 4 is indexed densely as well.
+  const counts = [1, 16, 256, 512];
+  counts.forEach((count, d) => {
+    assert.ok(t.admitLevel(d));
+    for (let p = 0; p < count; p++) assert.ok(t.offer(nodeKey(1, 'a', d === 0 ? '' : p.toString(16).padStart(d, '0')), node(d, 1, [0, 1])));
+  });
+  assert.ok(t.admitLevel(4));
+  // Path numbers 3 and 3 + 8,192 share a kept-view slot.
+  const [p, q] = ['0003', '2003'];
+  const a1 = node(1, 1, [0, 1]);
+  const b1 = node(2, 1, [2, 3]);
+  assert.ok(t.offer(nodeKey(1, 'a', p), a1));
+  assert.ok(t.offer(nodeKey(1, 'a', q), b1));
+  const seen = t.getAt(1, p)!;
+  assert.is(toHex(seen.bytes), toHex(a1.bytes));
+  assert.is(t.getAt(1, p), seen, 'a second lookup returns the kept view');
+  assert.is(toHex(t.getAt(1, q)!.bytes), toHex(b1.bytes), 'the other path in the slot reads its own node');
+  assert.is(toHex(t.getAt(1, p)!.bytes), toHex(a1.bytes), 'and back');
+  // Same path, same child count, new version: the slot is rewritten and the view shows the new bytes.
+  const a2 = node(3, 2, [4, 5]);
+  assert.ok(t.offer(nodeKey(2, 'a', p), a2));
+  assert.is(t.getAt(1, p), undefined);
+  assert.is(t.getAt(2, p)!.has(4), true);
+  assert.is(toHex(t.getAt(2, p)!.bytes), toHex(a2.bytes));
+  // Removed, then its slot taken by the other path's newer node of the same size.
+  t.delete(nodeKey(2, 'a', p));
+  assert.is(t.getAt(2, p), undefined);
+  const b2 = node(4, 2, [6, 7]);
+  assert.ok(t.offer(nodeKey(2, 'a', q), b2));
+  assert.is(t.getAt(2, p), undefined);
+  assert.is(toHex(t.getAt(2, q)!.bytes), toHex(b2.bytes));
+  assert.is(t.getAt(1, q), undefined);
+});
+
 top('close stops a warm-up in progress', async () => {
   const { store, root } = await populated(3000);
   const other = await StateDb.open(store);
