@@ -4,7 +4,7 @@
  * without importing the light client, which imports the block types, which import them.
  */
 import { BRIDGE_ADDRESS, BRIDGE_BYTE_GAS, DILITHIUM_VERIFY_GAS, TX_BASE_GAS } from '../constants.js';
-import { toHex } from '../codec/bytes.js';
+import { bytesEqual, parseHex } from '../codec/bytes.js';
 import { BridgeOp, decodeBridgeOp } from './types.js';
 
 /**
@@ -24,8 +24,11 @@ export function bridgeGas(data: Uint8Array): bigint {
   return base + DILITHIUM_VERIFY_GAS * BigInt(signatures);
 }
 
+const BRIDGE_ADDRESS_BYTES = parseHex(BRIDGE_ADDRESS, 'bridge address');
+
 /** True when a transaction's recipient is the bridge system address (0x hex or 20 bytes). */
 export function isBridgeAddress(to: Uint8Array | string | null): boolean {
   if (to === null) return false;
-  return (typeof to === 'string' ? to.toLowerCase() : toHex(to)) === BRIDGE_ADDRESS;
+  // Bytes are compared as bytes: admission and block execution ask for every transfer, and a hex string each time was garbage.
+  return typeof to === 'string' ? to.toLowerCase() === BRIDGE_ADDRESS : bytesEqual(to, BRIDGE_ADDRESS_BYTES);
 }
