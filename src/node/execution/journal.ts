@@ -88,9 +88,12 @@ interface JournalOp {
   extra?: readonly BatchOp[];
 }
 
-/** A live entry: what a compaction rewrites (its record's head as written, then the envelope), and its share of the file. */
+/**
+ * A live entry: what a compaction rewrites, and its share of the file. The record's head is not
+ * kept (a compaction encodes it again, byte for byte): one object less per pooled transaction
+ * for the garbage collector to trace.
+ */
 interface LiveEntry {
-  head: Uint8Array;
   envelope: Uint8Array;
   receivedAt: number;
   bytes: number;
@@ -180,8 +183,7 @@ export class PoolJournal {
       const { tx, displaced } = items[i]!;
       const [head, envelope] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
       records.push(head, envelope);
-      // The head is kept, so a compaction rewrites the record without encoding it again.
-      const entry: LiveEntry = { head, envelope, receivedAt: tx.receivedAt, bytes: head.length + envelope.length };
+      const entry: LiveEntry = { envelope, receivedAt: tx.receivedAt, bytes: head.length + envelope.length };
       this.forgetLive(tx.hash);
       this.live.set(tx.hash, entry);
       this.liveBytes += entry.bytes;
@@ -391,7 +393,7 @@ export class PoolJournal {
       for (const [hash, e] of snapshot) {
         // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
         if (this.live.get(hash) !== e) continue;
-        chunk.push(e.head, e.envelope);
+        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) chunk.push(part);
         chunkBytes += e.bytes;
         if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
       }
@@ -465,7 +467,7 @@ async function readLive(fh: FileHandle, size: number, path: string): Promise<{ l
     if (rec.kind === 'add') {
       // Deleted first, so a re-added hash moves to the end: the map's order stays file order.
       live.delete(rec.hash);
-      live.set(rec.hash, { head: rec.head, envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
+      live.set(rec.hash, { envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
     } else {
       for (const h of rec.hashes) live.delete(h);
     }

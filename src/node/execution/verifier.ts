@@ -2,8 +2,9 @@
  * Transaction signature verification on a pool of worker threads, so the HTTP loop stays
  * responsive, with two caches, so a transaction verified at admission is not verified again at
  * block import: one keyed by a slice of the signature holding the whole envelope (a hit is a map
- * lookup and one byte comparison, with no hash to compute), and a larger one keyed by
- * transaction hash (the hash commits to the signature) behind it.
+ * lookup and one byte comparison, with no hash to compute) for type 0 transfers, and one keyed by
+ * transaction hash (the hash commits to the signature) for the types without a fixed signature
+ * position.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -230,8 +231,12 @@ export class SignatureVerifier {
   }
 
   private remember(hash: string, signer: string, envelope: Uint8Array, key: string | undefined): void {
-    this.cache.set(hash, signer);
-    if (key === undefined) return;
+    // An envelope with a signature key is remembered by that key alone (a caller passing its hash
+    // finds it there too): a second entry per admitted transfer was garbage-collector work for nothing.
+    if (key === undefined) {
+      this.cache.set(hash, signer);
+      return;
+    }
     // A view into a larger buffer (a request body holding many envelopes) is copied, so the cache's byte bound is what it holds.
     const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
     this.byEnvelope.set(key, { envelope: own, hash, signer });
@@ -242,11 +247,6 @@ export class SignatureVerifier {
     const a = this.cache.stats();
     const b = this.byEnvelope.stats();
     return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
-  }
-
-  /** Signer already proven for this hash, if any. */
-  cached(hash: string): string | undefined {
-    return this.cache.get(hash);
   }
 
   /**
@@ -265,8 +265,7 @@ export class SignatureVerifier {
     for (let i = 0; i < envelopes.length; i++) {
       const envelope = envelopes[i]!;
       const h = known.hashes?.[i];
-      // A caller that passes the hash has paid for it: the hash-keyed cache answers it directly.
-      const key = h === undefined ? envelopeKey(envelope) : undefined;
+      const key = envelopeKey(envelope);
       keys[i] = key;
       const hit = key === undefined ? undefined : this.byEnvelope.get(key);
       if (hit && sameBytes(hit.envelope, envelope)) {
@@ -280,8 +279,9 @@ export class SignatureVerifier {
         hashed.push(i);
         continue;
       }
+      // A caller that passes the hash has paid for it (a keyed envelope the cache does not hold goes to a worker, like any other).
       const hash = toHex(h ?? sha3(envelope));
-      const signer = this.cache.get(hash);
+      const signer = key === undefined ? this.cache.get(hash) : undefined;
       results[i] = { hash, signer: signer ?? null, cached: signer !== undefined, size: envelope.length };
       if (signer === undefined) todo.push(i);
       else this.observer?.cacheHit();
