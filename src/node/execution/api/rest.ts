@@ -10,7 +10,7 @@ import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, classify, clientIp, ok, sszBody } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
-import { parseBatch, parseEnvelope, parseSubmission } from './submission.js';
+import { parseBatch, parseBatchEntry, parseEnvelope, parseSubmission } from './submission.js';
 import { type Submission, SubmitRefusal } from '../admission.js';
 import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
@@ -100,7 +100,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
       const entry = entries[i]!;
       try {
         submitPerIp.take(ip);
-        const { tx, envelope } = entry.parse();
+        const { tx, envelope } = parseBatchEntry(entry);
         submissions.push({ tx, source: 'rest', opts: { envelope, limitSender } });
         at.push(i);
       } catch (err) {
