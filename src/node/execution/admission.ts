@@ -60,6 +60,13 @@ export interface Admitted {
 /** What most admissions displace (shared, so the common case allocates no array). */
 const NOTHING_DISPLACED: readonly string[] = Object.freeze([]);
 
+/** A pooled submission of a batch (index `i`) waiting for its journal write. */
+interface Journaled {
+  i: number;
+  tx: PoolEntry;
+  displaced: readonly string[];
+}
+
 /** A submission as submitMany takes it. */
 export interface Submission {
   tx: Transaction;
@@ -213,13 +220,24 @@ export class Admission {
     await this.chain.prefetchHead(senders);
     const receivedAt = Date.now();
     let head = this.chain.headState();
-    const journaled: Array<{ i: number; tx: PoolEntry; displaced: readonly string[] }> = [];
-    const extra: BatchOp[] = [];
+    const journaled: Journaled[] = [];
+    // Journal writes queued for `journaled[from, to)`: one for the batch unless a bridge check yields.
+    const writes: Array<{ from: number; to: number; done: Promise<void> }> = [];
+    let extra: BatchOp[] = [];
+    const queueWrite = (): void => {
+      const from = writes.length === 0 ? 0 : writes[writes.length - 1]!.to;
+      if (journaled.length === from) return;
+      writes.push({ from, to: journaled.length, done: this.journal.addMany(from === 0 ? journaled : journaled.slice(from), extra) });
+      extra = [];
+    };
     for (const { i, v, sender } of signed) {
       const item = items[i]!;
       try {
         const input = this.rules(item.tx, v, sender, envelopes[i]!, item.opts, head, receivedAt);
         if (!isAuthorization(item.tx) && isBridgeAddress(item.tx.to)) {
+          // What is pooled is journaled in the same turn, before anything yields: a block handled
+          // meanwhile that includes it then finds its record, and its removal is kept.
+          queueWrite();
           // A bridge operation is judged against the head state as its block will judge it: a doomed one costs its sender nothing.
           await this.chain.bridge.admit({ sender, hash: v.hash, value: item.tx.value, data: item.tx.data }, () => this.chain.headState());
           head = this.chain.headState();
@@ -228,24 +246,30 @@ export class Admission {
         out[i] = admitted;
         // The pool entry is the journal entry too (hash, envelope, receivedAt): no copy per transaction.
         journaled.push({ i, tx: entry, displaced });
-        if (item.opts.durableWith) extra.push(...item.opts.durableWith.ops);
+        if (item.opts.durableWith) for (const op of item.opts.durableWith.ops) extra.push(op);
       } catch (err) {
         out[i] = this.refuse(item, err);
       }
     }
-    if (journaled.length === 0) return;
-    try {
-      // One group-commit write for the batch: a 2xx means every record in it is synced.
-      await this.journal.addMany(journaled, extra);
-    } catch (err) {
-      // Not durable, so not acknowledged: the transactions leave the pool again.
-      for (const j of journaled) {
+    queueWrite();
+    // Settled together, so a failed write is observed however many there are. A 2xx means every record in its write is synced.
+    const settled = await Promise.allSettled(writes.map((w) => w.done));
+    const durable: Journaled[] = [];
+    for (let w = 0; w < writes.length; w++) {
+      const { from, to } = writes[w]!;
+      const result = settled[w]!;
+      for (let k = from; k < to; k++) {
+        const j = journaled[k]!;
+        if (result.status === 'fulfilled') {
+          durable.push(j);
+          continue;
+        }
+        // Not durable, so not acknowledged: the transaction leaves the pool again.
         if (this.pool.get(j.tx.hash) === j.tx) this.pool.remove(j.tx.hash);
-        out[j.i] = this.refuse(items[j.i]!, err);
+        out[j.i] = this.refuse(items[j.i]!, result.reason);
       }
-      return;
     }
-    for (const j of journaled) {
+    for (const j of durable) {
       const item = items[j.i]!;
       this.log.debug('tx admitted', { hash: j.tx.hash, source: item.source, status: (out[j.i] as Admitted).status });
       for (const listener of this.listeners) {
