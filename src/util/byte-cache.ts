@@ -36,6 +36,8 @@ export class ByteCache<V> {
     if (size > this.maxBytes) return;
     this.map.set(key, { value, size });
     this.total += size;
+    // Only over the bound: an iterator per insertion was garbage on admission's path.
+    if (this.total <= this.maxBytes) return;
     for (const [k, e] of this.map) {
       if (this.total <= this.maxBytes) break;
       this.map.delete(k);

@@ -29,6 +29,6 @@ const BRIDGE_BYTES = parseHex(BRIDGE_ADDRESS, 'BRIDGE_ADDRESS', 20);
 /** True when a transaction's recipient is the bridge system address (0x hex or 20 bytes). */
 export function isBridgeAddress(to: Uint8Array | string | null): boolean {
   if (to === null) return false;
-  // Bytes are compared as bytes: block import asks this of every transaction, where a hex string each cost more than the check.
+  // Bytes are compared as bytes: admission and block import ask this of every transaction, where a hex string each cost more than the check.
   return typeof to === 'string' ? to.toLowerCase() === BRIDGE_ADDRESS : bytesEqual(to, BRIDGE_BYTES);
 }

@@ -13,10 +13,11 @@ import type { ExecutionChain } from './chain.js';
 import type { JournalEntry, PoolJournal } from './journal.js';
 import { type ExecutionMetrics, MALFORMED_SUBMISSION } from './metrics.js';
 import { RateLimitError } from './api/rate-limit.js';
-import type { WriteBatch } from '../shared/store.js';
+import type { BatchOp, WriteBatch } from '../shared/store.js';
 import { PoolError, type PoolEntry, TxPool } from './txpool.js';
 import { type PoolStatus } from '../../api/execution.js';
-import type { SignatureVerifier } from './verifier.js';
+import type { SignatureVerifier, VerifyResult } from './verifier.js';
+import type { StateView } from './state/types.js';
 import type { MempoolEntryJson } from '../../api/execution.js';
 
 /** Where a transaction came from (for logs and metrics); `journal` is the start-up replay. */
@@ -56,8 +57,37 @@ export interface Admitted {
   replaced?: string;
 }
 
+/** What most admissions displace (shared, so the common case allocates no array). */
+const NOTHING_DISPLACED: readonly string[] = Object.freeze([]);
+
+/** A pooled submission of a batch (index `i`) waiting for its journal write. */
+interface Journaled {
+  i: number;
+  tx: PoolEntry;
+  displaced: readonly string[];
+}
+
+/** A submission as submitMany takes it. */
+export interface Submission {
+  tx: Transaction;
+  source: TxSource;
+  opts: SubmitOptions;
+}
+
+/** A submission the pipeline refused, with the error `submit` throws for it. */
+export class SubmitRefusal {
+  constructor(readonly error: unknown) {}
+}
+
+/** A caller of `submit` waiting for the next batch. */
+interface Waiting extends Submission {
+  resolve: (a: Admitted) => void;
+  reject: (err: unknown) => void;
+}
+
 export class Admission {
   private readonly maxGas: bigint;
+  private incoming: Waiting[] = [];
   private readonly minGasPrice: bigint;
   private readonly listeners: Array<(tx: AdmittedTx) => void> = [];
 
@@ -76,35 +106,180 @@ export class Admission {
   /** Account nonce at the head. */
   accountNonce = (sender: string): bigint => this.chain.headState().account(sender).nonce;
 
+  /** The head view `pooled` reads account nonces from, set only for its synchronous run. */
+  private poolingHead: StateView | undefined;
+  /**
+   * Account nonces at `poolingHead`, for the pool's queue bounds: one function for the node's
+   * life, because a closure made per batch was compiled afresh by the optimiser for every batch.
+   */
+  private readonly nonceAtPooling = (sender: string): bigint => (this.poolingHead ?? this.chain.headState()).account(sender).nonce;
+
   /**
    * Runs the pipeline and pools the transaction; throws the first failing rule's error.
    * `limitSender` runs right after the signature check, so a rate limit keyed on the sender
-   * cannot be spent by someone else's forged transactions.
+   * cannot be spent by someone else's forged transactions. Submissions of one event-loop turn
+   * go through the pipeline together (see submitMany), so concurrent callers share one
+   * verification round, one state prefetch and one journal write.
    */
-  async submit(tx: Transaction, source: TxSource, opts: SubmitOptions = {}): Promise<Admitted> {
+  submit(tx: Transaction, source: TxSource, opts: SubmitOptions = {}): Promise<Admitted> {
+    return new Promise<Admitted>((resolve, reject) => {
+      this.incoming.push({ tx, source, opts, resolve, reject });
+      if (this.incoming.length === 1) setImmediate(this.takeIncoming);
+    });
+  }
+
+  /** Runs the submissions queued since the last turn as one batch and settles each caller. */
+  private readonly takeIncoming = (): void => {
+    const batch = this.incoming;
+    this.incoming = [];
+    this.submitMany(batch).then(
+      (out) => {
+        for (let i = 0; i < batch.length; i++) {
+          const o = out[i]!;
+          if (o instanceof SubmitRefusal) batch[i]!.reject(o.error);
+          else batch[i]!.resolve(o);
+        }
+      },
+      (err: unknown) => {
+        for (const s of batch) s.reject(err);
+      },
+    );
+  };
+
+  /**
+   * Runs many submissions through the pipeline together, each judged alone (its own rules,
+   * errors, metrics and log line, in submission order, so a sender's later nonce sees its
+   * earlier one pooled): one signature-verification round for all, one batched state prefetch
+   * for their senders, one journal write made durable before any of them is answered. Never
+   * rejects: each outcome is the submission's Admitted or a SubmitRefusal with what `submit`
+   * would have thrown.
+   */
+  async submitMany(items: readonly Submission[]): Promise<Array<Admitted | SubmitRefusal>> {
+    const out = new Array<Admitted | SubmitRefusal>(items.length);
     try {
-      // Encoded once: the journal stores it and the listeners (gossip) send it.
-      const envelope = opts.envelope ?? encodeTx(tx);
-      const { admitted, durable } = await this.check(tx, { ...opts, envelope }, true);
-      await durable;
-      this.log.debug('tx admitted', { hash: admitted.hash, source, status: admitted.status });
+      await this.admitBatch(items, out);
+    } catch (err) {
+      // A failure outside any one submission's rules (a bug, a closed store) refuses what it left unsettled.
+      for (let i = 0; i < items.length; i++) if (out[i] === undefined) out[i] = this.refuse(items[i]!, err);
+    } finally {
+      this.metrics.mempoolSize.set(this.pool.size);
+    }
+    return out;
+  }
+
+  /** Counts and logs a refused submission; the outcome that carries its error. */
+  private refuse(item: Submission, err: unknown): SubmitRefusal {
+    const reason = err instanceof SvcError ? err.code : 'INTERNAL';
+    this.metrics.txRejected.inc({ reason });
+    // Gossip refusals are counted by reason; a line each would let any peer flood the log.
+    this.log[item.source === 'p2p' ? 'debug' : 'info']('tx rejected', { source: item.source, reason, error: (err as Error).message });
+    return new SubmitRefusal(err);
+  }
+
+  /** submitMany's pipeline: fills `out` for every item. */
+  private async admitBatch(items: readonly Submission[], out: Array<Admitted | SubmitRefusal>): Promise<void> {
+    const n = items.length;
+    // Encoded once when the caller has no envelope: the journal stores it and the listeners (gossip) send it.
+    const envelopes = new Array<Uint8Array>(n);
+    const toVerify: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const item = items[i]!;
+      try {
+        envelopes[i] = item.opts.envelope ?? encodeTx(item.tx);
+        toVerify.push(i);
+      } catch (err) {
+        out[i] = this.refuse(item, err);
+      }
+    }
+    if (toVerify.length === 0) return;
+    // Step 2 runs first in code because step 1's path needs the verified signer too; a failing
+    // signature rejects every type, so the observable order is the spec's.
+    // Loops, not map callbacks: a closure made per batch is compiled again by the optimiser for
+    // each batch once it is hot, and that compiling was most of admission's off-main-thread CPU.
+    const txs = new Array<Transaction>(toVerify.length);
+    const toVerifyEnvelopes = new Array<Uint8Array>(toVerify.length);
+    for (let k = 0; k < toVerify.length; k++) {
+      txs[k] = items[toVerify[k]!]!.tx;
+      toVerifyEnvelopes[k] = envelopes[toVerify[k]!]!;
+    }
+    const verified = await this.verifier.verifyMany(txs, { envelopes: toVerifyEnvelopes });
+    const signed: Array<{ i: number; v: VerifyResult; sender: string }> = [];
+    const senders = new Set<string>();
+    for (let k = 0; k < toVerify.length; k++) {
+      const i = toVerify[k]!;
+      try {
+        const sender = this.senderOf(items[i]!.tx, verified[k]);
+        signed.push({ i, v: verified[k]!, sender });
+        senders.add(sender);
+      } catch (err) {
+        out[i] = this.refuse(items[i]!, err);
+      }
+    }
+    if (signed.length === 0) return;
+    // Batched read of the senders' trie paths, so the synchronous reads below are cache hits.
+    await this.chain.prefetchHead(senders);
+    const receivedAt = Date.now();
+    let head = this.chain.headState();
+    const journaled: Journaled[] = [];
+    // Journal writes queued for `journaled[from, to)`: one for the batch unless a bridge check yields.
+    const writes: Array<{ from: number; to: number; done: Promise<void> }> = [];
+    let extra: BatchOp[] = [];
+    const queueWrite = (): void => {
+      const from = writes.length === 0 ? 0 : writes[writes.length - 1]!.to;
+      if (journaled.length === from) return;
+      writes.push({ from, to: journaled.length, done: this.journal.addMany(from === 0 ? journaled : journaled.slice(from), extra) });
+      extra = [];
+    };
+    for (const { i, v, sender } of signed) {
+      const item = items[i]!;
+      try {
+        const input = this.rules(item.tx, v, sender, envelopes[i]!, item.opts, head, receivedAt);
+        if (!isAuthorization(item.tx) && isBridgeAddress(item.tx.to)) {
+          // What is pooled is journaled in the same turn, before anything yields: a block handled
+          // meanwhile that includes it then finds its record, and its removal is kept.
+          queueWrite();
+          // A bridge operation is judged against the head state as its block will judge it: a doomed one costs its sender nothing.
+          await this.chain.bridge.admit({ sender, hash: v.hash, value: item.tx.value, data: item.tx.data }, () => this.chain.headState());
+          head = this.chain.headState();
+        }
+        const { entry, displaced, admitted } = this.pooled(input, head);
+        out[i] = admitted;
+        // The pool entry is the journal entry too (hash, envelope, receivedAt): no copy per transaction.
+        journaled.push({ i, tx: entry, displaced });
+        if (item.opts.durableWith) for (const op of item.opts.durableWith.ops) extra.push(op);
+      } catch (err) {
+        out[i] = this.refuse(item, err);
+      }
+    }
+    queueWrite();
+    // Settled together, so a failed write is observed however many there are. A 2xx means every record in its write is synced.
+    const settled = await Promise.allSettled(writes.map((w) => w.done));
+    const durable: Journaled[] = [];
+    for (let w = 0; w < writes.length; w++) {
+      const { from, to } = writes[w]!;
+      const result = settled[w]!;
+      for (let k = from; k < to; k++) {
+        const j = journaled[k]!;
+        if (result.status === 'fulfilled') {
+          durable.push(j);
+          continue;
+        }
+        // Not durable, so not acknowledged: the transaction leaves the pool again.
+        if (this.pool.get(j.tx.hash) === j.tx) this.pool.remove(j.tx.hash);
+        out[j.i] = this.refuse(items[j.i]!, result.reason);
+      }
+    }
+    for (const j of durable) {
+      const item = items[j.i]!;
+      this.log.debug('tx admitted', { hash: j.tx.hash, source: item.source, status: (out[j.i] as Admitted).status });
       for (const listener of this.listeners) {
         // The transaction is acknowledged already: a listener's failure must not turn it into an error.
         try {
-          listener({ hash: admitted.hash, envelope, source });
+          listener({ hash: j.tx.hash, envelope: j.tx.envelope, source: item.source });
         } catch (err) {
-          this.log.warn('admission listener failed', { hash: admitted.hash, error: (err as Error).message });
+          this.log.warn('admission listener failed', { hash: j.tx.hash, error: (err as Error).message });
         }
       }
-      return admitted;
-    } catch (err) {
-      const reason = err instanceof SvcError ? err.code : 'INTERNAL';
-      this.metrics.txRejected.inc({ reason });
-      // Gossip refusals are counted by reason; a line each would let any peer flood the log.
-      this.log[source === 'p2p' ? 'debug' : 'info']('tx rejected', { source, reason, error: (err as Error).message });
-      throw err;
-    } finally {
-      this.metrics.mempoolSize.set(this.pool.size);
     }
   }
 
@@ -155,7 +330,7 @@ export class Admission {
       await this.verifier.verifyMany(chunk.map((e) => e.tx), { envelopes: chunk.map((e) => e.envelope) });
       for (const e of chunk) {
         try {
-          const { admitted } = await this.check(e.tx, { envelope: e.envelope }, false, e.receivedAt);
+          const admitted = await this.check(e.tx, e.envelope, e.receivedAt);
           if (admitted.hash !== e.hash) throw new SvcError('JOURNAL_KEY_MISMATCH', `journal key ${e.hash} holds transaction ${admitted.hash}`, 400);
           restored++;
         } catch (err) {
@@ -169,30 +344,41 @@ export class Admission {
     return { restored, dropped: dropped.length };
   }
 
-  /**
-   * The pipeline; pools the transaction and, with `journal`, queues its journal entry in the
-   * same turn (so a block including it cannot be handled between the two) and returns the
-   * promise of its durability.
-   */
-  private async check(tx: Transaction, opts: SubmitOptions, journal: boolean, receivedAt = Date.now()): Promise<{ admitted: Admitted; durable: Promise<void> }> {
-    // Step 2 runs first in code because step 1's path needs the verified signer too; a failing
-    // signature rejects every type, so the observable order is the spec's.
-    const [v] = await this.verifier.verifyMany([tx], opts.envelope ? { envelopes: [opts.envelope] } : {});
+  /** The replay's pipeline for one journaled transaction: pooled again without a new journal record. */
+  private async check(tx: Transaction, envelope: Uint8Array, receivedAt: number): Promise<Admitted> {
+    const [v] = await this.verifier.verifyMany([tx], { envelopes: [envelope] });
+    const sender = this.senderOf(tx, v);
+    await this.chain.prefetchHead([sender]);
+    const input = this.rules(tx, v!, sender, envelope, {}, this.chain.headState(), receivedAt);
+    if (!isAuthorization(tx) && isBridgeAddress(tx.to)) await this.chain.bridge.admit({ sender, hash: v!.hash, value: tx.value, data: tx.data }, () => this.chain.headState());
+    const { admitted, displaced } = this.pooled(input, this.chain.headState());
+    // The entry is journaled already, but what it displaced (a smaller capacity now) is not kept.
+    this.journal.remove(displaced);
+    return admitted;
+  }
+
+  /** Step 2's outcome: the account the transaction acts for, or ErrInvalidSignature. */
+  private senderOf(tx: Transaction, v: VerifyResult | undefined): string {
     if (!v || v.signer === null) throw new TxError('ErrInvalidSignature');
     // Type 3 acts for `from`: the recovered ECDSA key must be one `from` authorised.
-    const sender = tx.type === TxType.EcdsaAuthorized ? toHex(tx.from) : v.signer;
-    if (tx.type === TxType.EcdsaAuthorized && !this.chain.auth.has(sender, v.signer)) throw new TxError('ErrInvalidSignature');
-    // Batched read of the sender's trie path, so the synchronous read below is a cache hit.
-    await this.chain.prefetchHead([sender]);
+    if (tx.type !== TxType.EcdsaAuthorized) return v.signer;
+    const sender = toHex(tx.from);
+    if (!this.chain.auth.has(sender, v.signer)) throw new TxError('ErrInvalidSignature');
+    return sender;
+  }
+
+  /**
+   * Steps 1 and 3-7 against `head` (the bridge's check, which reads asynchronously, is the
+   * caller's); the entry to pool. Throws the first failing rule's error.
+   */
+  private rules(tx: Transaction, v: VerifyResult, sender: string, envelope: Uint8Array, opts: SubmitOptions, head: StateView, receivedAt: number): Omit<PoolEntry, 'seq'> {
     opts.limitSender?.(sender);
     if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
-    const account = this.chain.headState().account(sender);
+    const account = head.account(sender);
     // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');
     // Step 1: the authorisation path has no balance or gas checks and pays no fee.
-    const envelope = opts.envelope ?? encodeTx(tx);
-    const pool = (input: Omit<PoolEntry, 'seq'>) => this.pooled(input, journal ? envelope : undefined, opts.durableWith);
-    if (isAuthorization(tx)) return pool({ tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt });
+    if (isAuthorization(tx)) return { tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: 0n, gasLimit: 0n, size: v.size, receivedAt };
     // Step 4: gas limit bounds.
     checkGasLimit(tx, this.maxGas);
     // Step 5: balance covers value + gas × gasPrice.
@@ -206,31 +392,29 @@ export class Admission {
       const problem = recommitProblem(tx, (a) => this.chain.registry.get(a));
       if (problem !== undefined) throw new RecommitError(problem);
     }
-    // A bridge operation is judged against the head state as its block will judge it: a doomed one costs its sender nothing.
-    if (isBridgeAddress(tx.to)) await this.chain.bridge.admit({ sender, hash: v.hash, value: tx.value, data: tx.data }, () => this.chain.headState());
-    return pool({ tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt });
+    return { tx, envelope, hash: v.hash, sender, nonce: tx.nonce, gasPrice: tx.gasPrice, gasLimit: tx.gasLimit, size: v.size, receivedAt };
   }
 
-  /**
-   * Adds to the pool and, given the envelope, journals the entry with the removal of what it
-   * displaced in one batch. If that batch fails the transaction leaves the pool again (it was
-   * not acknowledged) and the caller sees a JournalError.
-   */
-  private pooled(input: Omit<PoolEntry, 'seq'>, envelope: Uint8Array | undefined, durableWith: WriteBatch | undefined): { admitted: Admitted; durable: Promise<void> } {
-    const { entry, replaced, evicted } = this.pool.add(input, this.accountNonce);
-    for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
-    const displaced = [...(replaced ? [replaced.hash] : []), ...evicted.map((e) => e.hash)];
-    const admitted = { hash: entry.hash, status: this.statusOf(entry), ...(replaced ? { replaced: replaced.hash } : {}) };
-    if (!envelope) {
-      // Replay: the entry is journaled already, but what it displaced (a smaller capacity now) is not kept.
-      this.journal.remove(displaced);
-      return { admitted, durable: Promise.resolve() };
+  /** Adds to the pool (account nonces read from `head`): the entry, what it displaced, and the answer. */
+  private pooled(input: Omit<PoolEntry, 'seq'>, head: StateView): { entry: PoolEntry; displaced: readonly string[]; admitted: Admitted } {
+    // Read through one long-lived function (see nonceAtPooling) and only within this synchronous call.
+    this.poolingHead = head;
+    let added: ReturnType<TxPool['add']>;
+    let status: PoolStatus;
+    try {
+      added = this.pool.add(input, this.nonceAtPooling);
+      status = this.pool.status(added.entry, this.nonceAtPooling(added.entry.sender));
+    } finally {
+      this.poolingHead = undefined;
     }
-    const durable = this.journal.add({ hash: entry.hash, envelope, receivedAt: entry.receivedAt }, displaced, durableWith).catch((err: unknown) => {
-      if (this.pool.get(entry.hash) === entry) this.pool.remove(entry.hash);
-      throw err;
-    });
-    return { admitted, durable };
+    const { entry, replaced, evicted } = added;
+    let displaced: readonly string[] = NOTHING_DISPLACED;
+    if (replaced || evicted.length > 0) {
+      displaced = [...(replaced ? [replaced.hash] : []), ...evicted.map((e) => e.hash)];
+      for (const e of evicted) this.log.info('tx evicted', { hash: e.hash, gas_price: e.gasPrice });
+    }
+    const admitted: Admitted = replaced ? { hash: entry.hash, status, replaced: replaced.hash } : { hash: entry.hash, status };
+    return { entry, displaced, admitted };
   }
 
   /** Removes transactions from the pool and the journal (they were included or can never be). */

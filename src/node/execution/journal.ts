@@ -83,12 +83,17 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
 /** One queued write: journal records (as the byte ranges to write in order), and chain-database writes that must be durable before them. */
 interface JournalOp {
   records: Uint8Array[];
+  /** Journal writes it carries, for the metrics: its admissions, or 1 for a removal. */
+  writes: number;
   extra?: readonly BatchOp[];
 }
 
-/** A live entry: what a compaction rewrites (its record's head as written, then the envelope), and its share of the file. */
+/**
+ * A live entry: what a compaction rewrites, and its share of the file. The record's head is not
+ * kept (a compaction encodes it again, byte for byte): one object less per pooled transaction
+ * for the garbage collector to trace.
+ */
 interface LiveEntry {
-  head: Uint8Array;
   envelope: Uint8Array;
   receivedAt: number;
   bytes: number;
@@ -157,25 +162,43 @@ export class PoolJournal {
    * writes (the faucet's claim), which are synced before the records; resolves once all are.
    */
   add(tx: JournalEntry, displaced: readonly string[] = [], extra?: WriteBatch): Promise<void> {
+    return this.addMany([{ tx, displaced }], extra?.ops);
+  }
+
+  /**
+   * `add` for many transactions as one write of the group commit (admission's batches): their
+   * records in order, each followed by the removal of what it displaced; one promise for all.
+   */
+  addMany(items: ReadonlyArray<{ tx: JournalEntry; displaced: readonly string[] }>, extra: readonly BatchOp[] = []): Promise<void> {
     if (this.fh === undefined) {
       // No file (in-memory node): only the extra writes have somewhere to go.
-      if (!extra || extra.ops.length === 0) return Promise.resolve();
-      return this.commits.submit([{ records: [], extra: extra.ops }]).catch((err: unknown) => {
+      if (extra.length === 0) return Promise.resolve();
+      return this.commits.submit([{ records: [], writes: 0, extra }]).catch((err: unknown) => {
         throw new JournalError(err);
       });
     }
-    const records: Uint8Array[] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
-    // The head is kept, so a compaction rewrites the record without encoding it again.
-    const entry: LiveEntry = { head: records[0]!, envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: records[0]!.length + tx.envelope.length };
-    this.forgetLive(tx.hash);
-    this.live.set(tx.hash, entry);
-    this.liveBytes += entry.bytes;
-    const gone = displaced.filter((h) => this.forgetLive(h));
-    if (gone.length > 0) records.push(...encodeRemove(gone));
-    const op: JournalOp = extra && extra.ops.length > 0 ? { records, extra: extra.ops } : { records };
+    const records: Uint8Array[] = [];
+    const added = new Array<LiveEntry>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const { tx, displaced } = items[i]!;
+      const [head, envelope] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
+      records.push(head, envelope);
+      const entry: LiveEntry = { envelope, receivedAt: tx.receivedAt, bytes: head.length + envelope.length };
+      this.forgetLive(tx.hash);
+      this.live.set(tx.hash, entry);
+      this.liveBytes += entry.bytes;
+      added[i] = entry;
+      if (displaced.length === 0) continue;
+      const gone = displaced.filter((h) => this.forgetLive(h));
+      if (gone.length > 0) for (const r of encodeRemove(gone)) records.push(r);
+    }
+    const op: JournalOp = extra.length > 0 ? { records, writes: items.length, extra } : { records, writes: items.length };
     return this.commits.submit([op]).catch((err: unknown) => {
-      // Not durable, so not kept: the caller takes the transaction out of the pool too.
-      if (this.live.get(tx.hash) === entry) this.forgetLive(tx.hash);
+      // Not durable, so not kept: the caller takes the transactions out of the pool too.
+      for (let i = 0; i < items.length; i++) {
+        const hash = items[i]!.tx.hash;
+        if (this.live.get(hash) === added[i]) this.forgetLive(hash);
+      }
       throw new JournalError(err);
     });
   }
@@ -189,7 +212,7 @@ export class PoolJournal {
     if (this.unjournaled.length > 0) this.unjournaled = this.unjournaled.filter((e) => !hashes.includes(e.hash));
     const gone = hashes.filter((h) => this.forgetLive(h));
     if (gone.length === 0 || this.fh === undefined || this.closed) return;
-    this.commits.defer([{ records: encodeRemove(gone) }]);
+    this.commits.defer([{ records: encodeRemove(gone), writes: 1 }]);
     this.lazyTimer ??= setTimeout(() => {
       this.lazyTimer = undefined;
       this.commits.submit([]).catch((err: Error) => this.opts.log.warn('pool journal removal failed', { error: err.message }));
@@ -328,7 +351,9 @@ export class PoolJournal {
     }
     this.size += bytes;
     if (this.tail) for (const r of records) this.tail.push(r);
-    this.opts.synced?.(ops.filter((op) => op.records.length > 0).length);
+    let writes = 0;
+    for (const op of ops) if (op.records.length > 0) writes += op.writes;
+    this.opts.synced?.(writes);
     this.maybeCompact();
   }
 
@@ -368,7 +393,7 @@ export class PoolJournal {
       for (const [hash, e] of snapshot) {
         // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
         if (this.live.get(hash) !== e) continue;
-        chunk.push(e.head, e.envelope);
+        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) chunk.push(part);
         chunkBytes += e.bytes;
         if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
       }
@@ -442,7 +467,7 @@ async function readLive(fh: FileHandle, size: number, path: string): Promise<{ l
     if (rec.kind === 'add') {
       // Deleted first, so a re-added hash moves to the end: the map's order stays file order.
       live.delete(rec.hash);
-      live.set(rec.hash, { head: rec.head, envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
+      live.set(rec.hash, { envelope: rec.envelope, receivedAt: rec.receivedAt, bytes: rec.bytes });
     } else {
       for (const h of rec.hashes) live.delete(h);
     }

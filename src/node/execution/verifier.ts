@@ -2,8 +2,9 @@
  * Transaction signature verification on a pool of worker threads, so the HTTP loop stays
  * responsive, with two caches, so a transaction verified at admission is not verified again at
  * block import: one keyed by a slice of the signature holding the whole envelope (a hit is a map
- * lookup and one byte comparison, with no hash to compute), and a larger one keyed by
- * transaction hash (the hash commits to the signature) behind it.
+ * lookup and one byte comparison, with no hash to compute) for type 0 transfers, and one keyed by
+ * transaction hash (the hash commits to the signature) for the types without a fixed signature
+ * position.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -74,6 +75,19 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 function envelopeKey(envelope: Uint8Array): string | undefined {
   const k = envelopeSignatureKey(envelope);
   return k && Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
+}
+
+/** Hands each job of a message its slice of the worker's answers, in order. */
+function settleGroup(group: ReadonlyArray<{ envelopes: Uint8Array[] } & Pending>, results: WorkerResult[]): void {
+  let k = 0;
+  for (const j of group) {
+    j.resolve(results.slice(k, k + j.envelopes.length));
+    k += j.envelopes.length;
+  }
+}
+
+function rejectGroup(group: ReadonlyArray<Pending>, err: Error): void {
+  for (const j of group) j.reject(err);
 }
 
 export class SignatureVerifier {
@@ -184,33 +198,40 @@ export class SignatureVerifier {
     const jobs = this.queued.splice(0);
     const perWorker: Array<typeof jobs> = free.map(() => []);
     for (const job of jobs) perWorker[this.rr++ % free.length]!.push(job);
-    perWorker.forEach((group, wi) => {
-      if (group.length === 0) return;
-      const all = group.flatMap((j) => j.envelopes);
-      const hashIt = group.flatMap((j) => j.envelopes.map(() => j.hashIt));
-      const packed = this.transferBuffer(all.reduce((n, e) => n + e.length, 0));
-      const lengths = new Array<number>(all.length);
-      let off = 0;
-      all.forEach((e, i) => {
+    for (let wi = 0; wi < perWorker.length; wi++) {
+      const group = perWorker[wi]!;
+      if (group.length > 0) this.send(free[wi]!, group);
+    }
+  }
+
+  /**
+   * One message to `w` with every envelope of `group`, packed back to back. Loops rather than
+   * callbacks: closures made per message were compiled again by the optimiser for each message.
+   */
+  private send(w: Worker, group: Array<{ envelopes: Uint8Array[]; hashIt: boolean } & Pending>): void {
+    let count = 0;
+    let bytes = 0;
+    for (const j of group) {
+      count += j.envelopes.length;
+      for (const e of j.envelopes) bytes += e.length;
+    }
+    const packed = this.transferBuffer(bytes);
+    const lengths = new Array<number>(count);
+    const hashIt = new Array<boolean>(count);
+    let off = 0;
+    let i = 0;
+    for (const j of group) {
+      for (const e of j.envelopes) {
         packed.set(e, off);
         off += e.length;
         lengths[i] = e.length;
-      });
-      const id = this.nextId++;
-      this.pending.set(id, {
-        resolve: (results) => {
-          let k = 0;
-          for (const j of group) {
-            j.resolve(results.slice(k, k + j.envelopes.length));
-            k += j.envelopes.length;
-          }
-        },
-        reject: (err) => group.forEach((j) => j.reject(err)),
-      });
-      const w = free[wi]!;
-      this.inFlight.set(w, (this.inFlight.get(w) ?? 0) + 1);
-      w.postMessage({ id, packed, lengths, hashIt }, [packed.buffer]);
-    });
+        hashIt[i++] = j.hashIt;
+      }
+    }
+    const id = this.nextId++;
+    this.pending.set(id, { resolve: (results) => settleGroup(group, results), reject: (err) => rejectGroup(group, err) });
+    this.inFlight.set(w, (this.inFlight.get(w) ?? 0) + 1);
+    w.postMessage({ id, packed, lengths, hashIt }, [packed.buffer]);
   }
 
   /** A view of `bytes` over a returned buffer that is large enough, or over a new one. */
@@ -230,8 +251,12 @@ export class SignatureVerifier {
   }
 
   private remember(hash: string, signer: string, envelope: Uint8Array, key: string | undefined): void {
-    this.cache.set(hash, signer);
-    if (key === undefined) return;
+    // An envelope with a signature key is remembered by that key alone (a caller passing its hash
+    // finds it there too): a second entry per admitted transfer was garbage-collector work for nothing.
+    if (key === undefined) {
+      this.cache.set(hash, signer);
+      return;
+    }
     // A view into a larger buffer (a request body holding many envelopes) is copied, so the cache's byte bound is what it holds.
     const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
     this.byEnvelope.set(key, { envelope: own, hash, signer });
@@ -242,11 +267,6 @@ export class SignatureVerifier {
     const a = this.cache.stats();
     const b = this.byEnvelope.stats();
     return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
-  }
-
-  /** Signer already proven for this hash, if any. */
-  cached(hash: string): string | undefined {
-    return this.cache.get(hash);
   }
 
   /**
@@ -265,8 +285,7 @@ export class SignatureVerifier {
     for (let i = 0; i < envelopes.length; i++) {
       const envelope = envelopes[i]!;
       const h = known.hashes?.[i];
-      // A caller that passes the hash has paid for it: the hash-keyed cache answers it directly.
-      const key = h === undefined ? envelopeKey(envelope) : undefined;
+      const key = envelopeKey(envelope);
       keys[i] = key;
       const hit = key === undefined ? undefined : this.byEnvelope.get(key);
       if (hit && sameBytes(hit.envelope, envelope)) {
@@ -280,33 +299,39 @@ export class SignatureVerifier {
         hashed.push(i);
         continue;
       }
+      // A caller that passes the hash has paid for it (a keyed envelope the cache does not hold goes to a worker, like any other).
       const hash = toHex(h ?? sha3(envelope));
-      const signer = this.cache.get(hash);
+      const signer = key === undefined ? this.cache.get(hash) : undefined;
       results[i] = { hash, signer: signer ?? null, cached: signer !== undefined, size: envelope.length };
       if (signer === undefined) todo.push(i);
       else this.observer?.cacheHit();
     }
     if (todo.length + hashed.length === 0) return results;
-    const send = async (idx: number[], hashIt: boolean): Promise<void> => {
-      const out = await this.run(idx.map((i) => envelopes[i]!), hashIt);
-      out.forEach((o, k) => {
-        const i = idx[k]!;
-        const r = results[i]!;
-        if (o.hash !== undefined) r.hash = o.hash;
-        this.observer?.verified(o.ms, o.signer !== null);
-        r.signer = o.signer;
-        if (o.signer) this.remember(r.hash, o.signer, envelopes[i]!, keys[i]);
-      });
-    };
     const jobs: Array<Promise<void>> = [];
     for (const [list, hashIt] of [[todo, false], [hashed, true]] as const) {
       if (list.length === 0) continue;
       const chunks = Math.max(1, Math.min(this.workers.length, list.length));
       const size = Math.ceil(list.length / chunks);
-      for (let c = 0; c < chunks; c++) jobs.push(send(list.slice(c * size, (c + 1) * size), hashIt));
+      for (let c = 0; c < chunks; c++) jobs.push(this.verifyChunk(list.slice(c * size, (c + 1) * size), hashIt, envelopes, keys, results));
     }
     await Promise.all(jobs);
     return results;
+  }
+
+  /** Has a worker verify the envelopes at `idx` and fills their results (methods, not per-call closures: see send). */
+  private async verifyChunk(idx: number[], hashIt: boolean, envelopes: Uint8Array[], keys: Array<string | undefined>, results: VerifyResult[]): Promise<void> {
+    const chunk = new Array<Uint8Array>(idx.length);
+    for (let k = 0; k < idx.length; k++) chunk[k] = envelopes[idx[k]!]!;
+    const out = await this.run(chunk, hashIt);
+    for (let k = 0; k < out.length; k++) {
+      const o = out[k]!;
+      const i = idx[k]!;
+      const r = results[i]!;
+      if (o.hash !== undefined) r.hash = o.hash;
+      this.observer?.verified(o.ms, o.signer !== null);
+      r.signer = o.signer;
+      if (o.signer) this.remember(r.hash, o.signer, envelopes[i]!, keys[i]);
+    }
   }
 
   /** Stops the workers. */

@@ -10,7 +10,8 @@ import { parseDecimal, requireObject } from '../../../core/codec/json.js';
 import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, classify, clientIp, ok, sszBody } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
-import { type BatchEntry, parseBatch, parseEnvelope, parseSubmission } from './submission.js';
+import { parseBatch, parseBatchEntry, parseEnvelope, parseSubmission } from './submission.js';
+import { type Submission, SubmitRefusal } from '../admission.js';
 import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { LogIndex } from '../logs.js';
@@ -87,30 +88,39 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
 
   // Many envelopes per request (an SSZ envelope list, or JSON {raw: [...]}): each entry is its own
   // submission (rate limits, admission, refusal metrics, durability before the answer), all of them
-  // in flight together so the verifier sends them to its threads in few messages.
+  // in one admission batch: one verification round, one state prefetch, one journal write.
   app.post('/api/v1/transactions/batch', { bodyLimit: BATCH_BODY_LIMIT, onError: countRefusal }, async (req, reply) => {
     const entries = parseBatch(req.body, sszBody(req));
     admitting.add(req);
     const ip = clientIp(req);
-    const results = await Promise.all(
-      entries.map(async (entry): Promise<BatchEntryResult> => {
-        let parsed: ReturnType<BatchEntry['parse']>;
-        try {
-          submitPerIp.take(ip);
-          parsed = entry.parse();
-        } catch (err) {
-          node.admission.refusedBeforeAdmission(err);
-          return rejected(entry.bytes, err);
-        }
-        try {
-          const a = await node.submit(parsed.tx, 'rest', { envelope: parsed.envelope, limitSender });
-          return { hash: a.hash, status: 'accepted', pool_status: a.status, ...(a.replaced ? { replaced: a.replaced } : {}) };
-        } catch (err) {
-          return rejected(entry.bytes, err);
-        }
-      }),
-    );
-    return ok(reply, { accepted: results.filter((r) => r.status === 'accepted').length, results } satisfies BatchSubmitResult);
+    const results = new Array<BatchEntryResult>(entries.length);
+    const submissions: Submission[] = [];
+    const at: number[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      try {
+        submitPerIp.take(ip);
+        const { tx, envelope } = parseBatchEntry(entry);
+        submissions.push({ tx, source: 'rest', opts: { envelope, limitSender } });
+        at.push(i);
+      } catch (err) {
+        node.admission.refusedBeforeAdmission(err);
+        results[i] = rejected(entry.bytes, err);
+      }
+    }
+    const outcomes = await node.admission.submitMany(submissions);
+    let accepted = 0;
+    for (let k = 0; k < outcomes.length; k++) {
+      const i = at[k]!;
+      const a = outcomes[k]!;
+      if (a instanceof SubmitRefusal) {
+        results[i] = rejected(entries[i]!.bytes, a.error);
+        continue;
+      }
+      accepted++;
+      results[i] = a.replaced ? { hash: a.hash, status: 'accepted', pool_status: a.status, replaced: a.replaced } : { hash: a.hash, status: 'accepted', pool_status: a.status };
+    }
+    return ok(reply, { accepted, results } satisfies BatchSubmitResult);
   });
 
   app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
