@@ -79,6 +79,9 @@ export class SubmitRefusal {
   constructor(readonly error: unknown) {}
 }
 
+/** Most `submit` callers of one event-loop turn that go through the pipeline as one batch (see takeIncoming). */
+const SUBMIT_BATCH_MAX = 16;
+
 /** A caller of `submit` waiting for the next batch. */
 interface Waiting extends Submission {
   resolve: (a: Admitted) => void;
@@ -128,10 +131,20 @@ export class Admission {
     });
   }
 
-  /** Runs the submissions queued since the last turn as one batch and settles each caller. */
+  /**
+   * Runs the submissions queued since the last turn in batches of at most SUBMIT_BATCH_MAX and
+   * settles each caller. Several smaller batches rather than one: callers that resubmit as soon
+   * as they are answered (a client with N in flight) otherwise move in lockstep with the
+   * verifier threads, which then idle while the main thread pools a whole turn's batch.
+   */
   private readonly takeIncoming = (): void => {
-    const batch = this.incoming;
+    const all = this.incoming;
     this.incoming = [];
+    for (let from = 0; from < all.length; from += SUBMIT_BATCH_MAX) this.settle(all.length <= SUBMIT_BATCH_MAX ? all : all.slice(from, from + SUBMIT_BATCH_MAX));
+  };
+
+  /** Runs one batch of waiting callers through submitMany and settles each. */
+  private settle(batch: Waiting[]): void {
     this.submitMany(batch).then(
       (out) => {
         for (let i = 0; i < batch.length; i++) {
@@ -144,7 +157,7 @@ export class Admission {
         for (const s of batch) s.reject(err);
       },
     );
-  };
+  }
 
   /**
    * Runs many submissions through the pipeline together, each judged alone (its own rules,

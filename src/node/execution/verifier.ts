@@ -96,7 +96,6 @@ export class SignatureVerifier {
   private readonly cache = new ByteCache<string>(VERIFIED_CACHE_BYTES, () => VERIFIED_ENTRY_BYTES);
   private readonly byEnvelope = new ByteCache<VerifiedEnvelope>(VERIFIED_ENVELOPE_CACHE_BYTES, (v) => v.envelope.byteLength + ENVELOPE_ENTRY_OVERHEAD);
   private nextId = 0;
-  private rr = 0;
   private closed = false;
   private readonly queued: Array<{ envelopes: Uint8Array[]; hashIt: boolean } & Pending> = [];
   /** Messages each worker has not answered yet. */
@@ -192,15 +191,22 @@ export class SignatureVerifier {
       return;
     }
     // Two messages in flight keep a worker busy (the next batch waits in its port) without
-    // splitting the queue into more messages than the workers can start on.
-    const free = this.workers.filter((w) => (this.inFlight.get(w) ?? 0) < WORKER_MESSAGES_IN_FLIGHT);
-    if (free.length === 0) return;
+    // splitting the queue into more messages than the workers can start on. The queue is spread
+    // over every free slot, each worker's first slot first: an idle worker given two messages
+    // answers the first while it runs the second, so the jobs in its first message are settled
+    // (and their callers go on) while it still works, instead of all of them at the end.
+    const slots: Worker[] = [];
+    for (let round = 0; round < WORKER_MESSAGES_IN_FLIGHT; round++) {
+      for (const w of this.workers) if ((this.inFlight.get(w) ?? 0) + round < WORKER_MESSAGES_IN_FLIGHT) slots.push(w);
+    }
+    if (slots.length === 0) return;
     const jobs = this.queued.splice(0);
-    const perWorker: Array<typeof jobs> = free.map(() => []);
-    for (const job of jobs) perWorker[this.rr++ % free.length]!.push(job);
-    for (let wi = 0; wi < perWorker.length; wi++) {
-      const group = perWorker[wi]!;
-      if (group.length > 0) this.send(free[wi]!, group);
+    const perSlot: Array<typeof jobs> = slots.map(() => []);
+    // Counted from the first slot each time: the slots' order already puts the least busy worker first.
+    for (let k = 0; k < jobs.length; k++) perSlot[k % slots.length]!.push(jobs[k]!);
+    for (let si = 0; si < perSlot.length; si++) {
+      const group = perSlot[si]!;
+      if (group.length > 0) this.send(slots[si]!, group);
     }
   }
 
