@@ -215,13 +215,14 @@ journal('concurrent submissions share synced batches and all come back', async (
     const txs = Array.from({ length: 40 }, (_, i) => transfer(i % 2 ? acc1 : acc0, { nonce: Math.floor(i / 2) }));
     let node = await startNode({ dataDir: dir });
     try {
-      // Submitted in one turn, they are admitted as one batch: one journal write and one sync.
+      // Submitted in one turn, they are admitted in batches of at most 16 (3 here): at most one sync each, shared when they overlap.
       const results = await Promise.all(txs.map((t) => node.submit(t, 'rest')));
       assert.equal(results.map((r) => r.hash), txs.map(hashOf));
       const [syncs] = await metric(node, 'service_execution_pool_journal_syncs_total ');
       const [writes] = await metric(node, 'service_execution_pool_journal_writes_total ');
       assert.is(writes, 'service_execution_pool_journal_writes_total 40');
-      assert.is(syncs, 'service_execution_pool_journal_syncs_total 1', '40 submissions of one turn share one synced write');
+      const syncCount = Number(syncs!.split(' ')[1]);
+      assert.ok(syncCount >= 1 && syncCount <= 3, `40 submissions of one turn share at most 3 synced writes, saw ${syncCount}`);
     } finally {
       await node.stop();
     }
