@@ -195,9 +195,11 @@ export class SignatureVerifier {
     // over every free slot, each worker's first slot first: an idle worker given two messages
     // answers the first while it runs the second, so the jobs in its first message are settled
     // (and their callers go on) while it still works, instead of all of them at the end.
+    // A slot's depth is how many messages the worker would run before it: an idle worker's first
+    // slot comes before a busy worker's only free one.
     const slots: Worker[] = [];
-    for (let round = 0; round < WORKER_MESSAGES_IN_FLIGHT; round++) {
-      for (const w of this.workers) if ((this.inFlight.get(w) ?? 0) + round < WORKER_MESSAGES_IN_FLIGHT) slots.push(w);
+    for (let depth = 0; depth < WORKER_MESSAGES_IN_FLIGHT; depth++) {
+      for (const w of this.workers) if ((this.inFlight.get(w) ?? 0) <= depth) slots.push(w);
     }
     if (slots.length === 0) return;
     const jobs = this.queued.splice(0);
