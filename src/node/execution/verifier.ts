@@ -192,11 +192,10 @@ export class SignatureVerifier {
     }
     // Two messages in flight keep a worker busy (the next batch waits in its port) without
     // splitting the queue into more messages than the workers can start on. The queue is spread
-    // over every free slot, each worker's first slot first: an idle worker given two messages
-    // answers the first while it runs the second, so the jobs in its first message are settled
-    // (and their callers go on) while it still works, instead of all of them at the end.
-    // A slot's depth is how many messages the worker would run before it: an idle worker's first
-    // slot comes before a busy worker's only free one.
+    // over every free slot, shallowest first (a slot's depth is how many messages its worker runs
+    // before it, so an idle worker's first slot precedes a busy worker's only free one): an idle
+    // worker given two messages answers the first while it runs the second, so those callers go
+    // on while it still works instead of all of them at the end.
     const slots: Worker[] = [];
     for (let depth = 0; depth < WORKER_MESSAGES_IN_FLIGHT; depth++) {
       for (const w of this.workers) if ((this.inFlight.get(w) ?? 0) <= depth) slots.push(w);
