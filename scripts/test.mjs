@@ -58,6 +58,25 @@ const uvu = join(root, 'node_modules', 'uvu', 'bin.js');
 const started = Date.now();
 const totals = { total: 0, passed: 0, skipped: 0 };
 const failed = [];
+/** The lines of each failed file's output that say what failed, repeated at the very end: CI keeps only the log's tail. */
+const digests = [];
+/** Lines of a failed file's output that name a failure (uvu's report, assertion messages, a test's own "failed" lines), capped. */
+function digestOf(plain) {
+  const seen = new Set();
+  const out = [];
+  let afterFail = 0;
+  for (const line of plain.split('\n')) {
+    const t = line.trim();
+    // uvu prints an assertion's message on the line after its FAIL line.
+    const wanted = afterFail > 0 || /FAIL|failed|Error|timed out|Expected|Actual|✘/.test(t);
+    afterFail = /^FAIL/.test(t) ? 2 : t === '' ? afterFail : Math.max(0, afterFail - 1);
+    if (!wanted || t === '' || /^at /.test(t) || seen.has(t)) continue;
+    seen.add(t);
+    out.push(t.length > 600 ? `${t.slice(0, 600)}…` : t);
+    if (out.length === 40) break;
+  }
+  return out;
+}
 
 /** Runs one file in its own uvu process; prints its output whole when it ends. */
 function runFile(file) {
@@ -74,7 +93,10 @@ function runFile(file) {
         const m = new RegExp(`${key}:\\s+(\\d+)`, 'i').exec(plain);
         if (m) totals[key] += Number(m[1]);
       }
-      if (code !== 0) failed.push(`${file} (${signal ?? `exit ${code}`})`);
+      if (code !== 0) {
+        failed.push(`${file} (${signal ?? `exit ${code}`})`);
+        digests.push(`----- ${file}\n${digestOf(plain).join('\n')}`);
+      }
       process.stdout.write(`\n----- ${file}: ${code === 0 ? 'ok' : 'FAILED'} in ${Math.round((Date.now() - t0) / 1000)} s\n${out}`);
       resolve();
     });
@@ -117,5 +139,5 @@ await Promise.all(
 );
 const secs = Math.round((Date.now() - started) / 1000);
 console.log(`\n${totals.passed}/${totals.total} tests passed (${totals.skipped} skipped) in ${files.length} files, ${secs} s, ${jobs} at a time`);
-if (failed.length > 0) console.log(`FAILED: ${failed.join(', ')}`);
+if (failed.length > 0) console.log(`\nWhat failed (each file's whole output is above):\n${digests.join('\n')}\n\nFAILED: ${failed.join(', ')}`);
 process.exit(failed.length === 0 && totals.passed + totals.skipped === totals.total ? 0 : 1);
