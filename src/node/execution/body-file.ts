@@ -154,7 +154,9 @@ export class BodyFile {
     const envelopeLengths = new Uint32Array(envelopes.length);
     for (let i = 0; i < envelopes.length; i++) envelopeBytes += envelopeLengths[i] = envelopes[i]!.length;
     // The envelopes are views into the received body: written from there, never copied in JS.
-    let pending: Promise<unknown> = this.writeAll(coalesce(envelopes), offset);
+    // Synced at once, so flushing their megabytes to disk overlaps the block's validation and
+    // execution; the sync in `finish` then flushes only the receipts.
+    let pending: Promise<unknown> = this.writeAll(coalesce(envelopes), offset).then(() => this.sync());
     // Handled here so a failure before `finish` or `settle` looks is not an unhandled rejection;
     // they still see it.
     pending.catch(() => undefined);
@@ -166,13 +168,7 @@ export class BodyFile {
         const buf = Buffer.allocUnsafe(total);
         let at = 0;
         for (const j of receiptsJson) at += buf.write(j, at, 'utf8');
-        const synced = pending
-          .then(() => this.writeAll([buf], offset + envelopeBytes))
-          .then(() =>
-            this.fh.datasync().catch((err: unknown) => {
-              throw new BodyFileError('sync', err);
-            }),
-          );
+        const synced = pending.then(() => this.writeAll([buf], offset + envelopeBytes)).then(() => this.sync());
         pending = synced;
         synced.catch(() => undefined);
         return { index: { offset, envelopeLengths, receiptLengths }, synced };
@@ -211,6 +207,14 @@ export class BodyFile {
     if (this.closed) return;
     this.closed = true;
     await this.fh.close();
+  }
+
+  private async sync(): Promise<void> {
+    try {
+      await this.fh.datasync();
+    } catch (err) {
+      throw new BodyFileError('sync', err);
+    }
   }
 
   private async writeAll(parts: readonly Uint8Array[], position: number): Promise<void> {
