@@ -4,8 +4,8 @@
  * does, so the node's main thread does only the node's work and the client's CPU is counted
  * apart. Receives the bodies once (`ImportClientInit`), then for each `ImportRequest` POSTs one
  * body over node:http and answers with an `ImportReply`; exits when the parent disconnects. An SSZ
- * block asks for the compact SSZ answer, as the beacon's engine client does; a JSON block takes
- * the JSON answer.
+ * block asks for the compact SSZ answer and parses its receipts, as the beacon's engine client
+ * and bridge do; a JSON block takes the JSON answer.
  */
 import http from 'node:http';
 import { decodeImportAnswer } from '../src/api/import-answer.js';
@@ -56,6 +56,8 @@ async function run(r: ImportRequest): Promise<ImportReply> {
     const { status, type, bytes } = await post(new URL(r.url), body, r.kind === 'ssz' ? 'application/octet-stream' : 'application/json');
     if (status === 200 && type === 'application/octet-stream') {
       const answer = decodeImportAnswer(bytes);
+      // The beacon reads every receipt (its bridge looks for bridge events in them): so does this.
+      if (answer.receipts.some((r) => r.status !== 1)) return { ok: false, error: 'a receipt failed', cpuSeconds: cpuSeconds() };
       return { ok: true, gasUsed: answer.gas_used, canonical: answer.canonical, seconds: (performance.now() - t) / 1000, cpuSeconds: cpuSeconds() };
     }
     const json = JSON.parse(bytes.toString('utf8')) as { success: boolean; data?: { gas_used: number; canonical: boolean }; error?: { code: string; message: string } };
