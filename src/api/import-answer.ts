@@ -48,13 +48,14 @@ export function encodeImportAnswer(r: Omit<ImportResult, 'receipts'>, receiptsJs
   b[80] = r.canonical ? 1 : 0;
   b[81] = r.already_known ? 1 : 0;
   b.writeUInt32LE(FIXED_BYTES, 82);
-  // The list: an offset per receipt (from the list's start), then the receipts.
+  // The list: an offset per receipt (from the list's start), then the receipts, written as one
+  // joined string (a native call per receipt cost ~3 ms for a full block).
   let at = 4 * n;
   for (let i = 0; i < n; i++) {
     b.writeUInt32LE(at, FIXED_BYTES + 4 * i);
-    b.write(receiptsJson[i]!, FIXED_BYTES + at, 'utf8');
     at += lengths[i]!;
   }
+  b.write(receiptsJson.join(''), FIXED_BYTES + 4 * n, 'utf8');
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 

@@ -163,11 +163,9 @@ export class BodyFile {
     return {
       finish: (receiptsJson) => {
         const receiptLengths = new Uint32Array(receiptsJson.length);
-        let total = 0;
-        for (let i = 0; i < receiptsJson.length; i++) total += receiptLengths[i] = Buffer.byteLength(receiptsJson[i]!, 'utf8');
-        const buf = Buffer.allocUnsafe(total);
-        let at = 0;
-        for (const j of receiptsJson) at += buf.write(j, at, 'utf8');
+        for (let i = 0; i < receiptsJson.length; i++) receiptLengths[i] = Buffer.byteLength(receiptsJson[i]!, 'utf8');
+        // One joined write: per-string writes cost a native call each, ~3 ms for a full block.
+        const buf = Buffer.from(receiptsJson.join(''), 'utf8');
         const synced = pending.then(() => this.writeAll([buf], offset + envelopeBytes)).then(() => this.sync());
         pending = synced;
         synced.catch(() => undefined);

@@ -452,11 +452,12 @@ export class ExecutionChain {
     // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
     this.state.queue(batch, committed, hash);
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
+    // Only queued, so it goes before the wait for the body's sync below.
+    if (extendsHead) this.putCanonical(batch, record, hashes, exec.receipts);
     // The body is durable before the batch that indexes it, and before anything in memory moves.
     await stored?.synced;
     this.version = version;
     if (extendsHead) {
-      this.putCanonical(batch, record, hashes, exec.receipts);
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
       this.consensus.persist(batch, record, 1);
