@@ -156,22 +156,27 @@ export class BodyFile {
     // The envelopes are views into the received body: written from there, never copied in JS.
     // Synced at once, so flushing their megabytes to disk overlaps the block's validation and
     // execution; the sync in `finish` then flushes only the receipts.
-    let pending: Promise<unknown> = this.writeAll(coalesce(envelopes), offset).then(() => this.sync());
+    const early = this.writeAll(coalesce(envelopes), offset).then(() => this.sync());
     // Handled here so a failure before `finish` or `settle` looks is not an unhandled rejection;
     // they still see it.
-    pending.catch(() => undefined);
+    early.catch(() => undefined);
+    let all: Promise<unknown> = early;
     return {
       finish: (receiptsJson) => {
         const receiptLengths = new Uint32Array(receiptsJson.length);
         for (let i = 0; i < receiptsJson.length; i++) receiptLengths[i] = Buffer.byteLength(receiptsJson[i]!, 'utf8');
         // One joined write: per-string writes cost a native call each, ~3 ms for a full block.
         const buf = Buffer.from(receiptsJson.join(''), 'utf8');
-        const synced = pending.then(() => this.writeAll([buf], offset + envelopeBytes)).then(() => this.sync());
-        pending = synced;
+        // Another byte range, so it need not wait for the envelopes' sync; the last sync waits
+        // for both and covers everything.
+        const receipts = this.writeAll([buf], offset + envelopeBytes);
+        receipts.catch(() => undefined);
+        const synced = Promise.all([early, receipts]).then(() => this.sync());
         synced.catch(() => undefined);
+        all = Promise.allSettled([early, receipts, synced]);
         return { index: { offset, envelopeLengths, receiptLengths }, synced };
       },
-      settle: () => pending.then(
+      settle: () => all.then(
         () => undefined,
         () => undefined,
       ),
