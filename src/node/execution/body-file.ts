@@ -4,8 +4,8 @@
  * receipts' UTF-8 JSON, and LevelDB keeps only a small index per block (`j:`, see `Keys`) and the
  * file's committed end (`m:body_end`). A full block is ~7.7 MB of bodies: as LevelDB values they
  * cost a batch of 1,428 puts on the main thread, the write-ahead log, the memtable and a later
- * compaction rewriting them; here they cost one positional write and one fdatasync, and the
- * envelopes' write runs on the thread pool while the block is still being validated.
+ * compaction rewriting them; here they cost positional writes and fdatasync, and the
+ * envelopes' write and sync run on the thread pool while the block is still being validated.
  *
  * Durability: a block's bytes are synced before the LevelDB batch that indexes them is written,
  * and that batch before newPayload answers. Bytes past the committed end (a block whose import
