@@ -12,10 +12,12 @@
  *     pool's whole-pool operations on the full pool.
  * Every node is a fresh in-process ExecutionNode with no submission rate limit. REST admission and
  * every block import run on LevelDB in a temp directory, as a deployed node does (each import's
- * batch is synced before newPayload answers); in-process admission runs on the memory DB. One
+ * body is appended to the temp directory's body file and synced, then its batch, before
+ * newPayload answers); in-process admission runs on the memory DB. One
  * extra warm import row runs on the memory DB (memory-level, a store nobody ships) for comparison
  * with runs before the import rows moved to disk. The engine REST client of the import rows is a
- * child process (import-client.ts), as a beacon node is, and each import starts after a minor
+ * child process (import-client.ts), as a beacon node is (an SSZ block asks for the compact SSZ
+ * answer and parses its receipts, as the beacon does), and each import starts after a minor
  * collection (the pre-admission's young objects are admission's to promote). Each phase
  * also reports CPU per transaction by thread role and what other processes used meanwhile. With
  * `profileDir`, the main thread is CPU-profiled during admission and the block imports.

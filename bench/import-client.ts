@@ -3,9 +3,12 @@
  * it POSTs a block to newPayload and parses the answer in a process of its own, as a beacon
  * does, so the node's main thread does only the node's work and the client's CPU is counted
  * apart. Receives the bodies once (`ImportClientInit`), then for each `ImportRequest` POSTs one
- * body over node:http and answers with an `ImportReply`; exits when the parent disconnects.
+ * body over node:http and answers with an `ImportReply`; exits when the parent disconnects. An SSZ
+ * block asks for the compact SSZ answer and parses its receipts, as the beacon's engine client
+ * and bridge do; a JSON block takes the JSON answer.
  */
 import http from 'node:http';
+import { decodeImportAnswer } from '../src/api/import-answer.js';
 
 /** The bodies the child keeps for the runs: the block as SSZ bytes and as the spec's JSON. */
 export interface ImportClientInit {
@@ -26,13 +29,13 @@ export type ImportReply =
 
 let bodies: ImportClientInit | undefined;
 
-/** POSTs one body; resolves with the answer's status and text. */
-function post(url: URL, body: string | Uint8Array, type: string): Promise<{ status: number; text: string }> {
+/** POSTs one body; resolves with the answer's status, media type and bytes. */
+function post(url: URL, body: string | Uint8Array, type: string): Promise<{ status: number; type: string; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': type, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': type, accept: type, 'content-length': Buffer.byteLength(body) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: (res.headers['content-type'] ?? '').split(';')[0]!.trim(), bytes: Buffer.concat(chunks) }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -50,8 +53,14 @@ async function run(r: ImportRequest): Promise<ImportReply> {
     if (!bodies) throw new Error('no bodies received');
     const body = r.kind === 'ssz' ? bodies.ssz : bodies.json;
     const t = performance.now();
-    const { status, text } = await post(new URL(r.url), body, r.kind === 'ssz' ? 'application/octet-stream' : 'application/json');
-    const json = JSON.parse(text) as { success: boolean; data?: { gas_used: number; canonical: boolean }; error?: { code: string; message: string } };
+    const { status, type, bytes } = await post(new URL(r.url), body, r.kind === 'ssz' ? 'application/octet-stream' : 'application/json');
+    if (status === 200 && type === 'application/octet-stream') {
+      const answer = decodeImportAnswer(bytes);
+      // The beacon reads every receipt (its bridge looks for bridge events in them): so does this.
+      if (answer.receipts.some((r) => r.status !== 1)) return { ok: false, error: 'a receipt failed', cpuSeconds: cpuSeconds() };
+      return { ok: true, gasUsed: answer.gas_used, canonical: answer.canonical, seconds: (performance.now() - t) / 1000, cpuSeconds: cpuSeconds() };
+    }
+    const json = JSON.parse(bytes.toString('utf8')) as { success: boolean; data?: { gas_used: number; canonical: boolean }; error?: { code: string; message: string } };
     const seconds = (performance.now() - t) / 1000;
     if (status !== 200 || !json.success || !json.data) return { ok: false, error: `newPayload answered ${status} ${JSON.stringify(json.error ?? json.data).slice(0, 300)}`, cpuSeconds: cpuSeconds() };
     return { ok: true, gasUsed: json.data.gas_used, canonical: json.data.canonical, seconds, cpuSeconds: cpuSeconds() };

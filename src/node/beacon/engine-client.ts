@@ -2,6 +2,7 @@
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
+import { decodeImportAnswer } from '../../api/import-answer.js';
 import { signEngineJwt } from '../shared/jwt.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
 import type { CounterpartsView } from '../../api/bridge.js';
@@ -31,9 +32,11 @@ export class EngineClient {
     private readonly jwtSecret?: Uint8Array,
   ) {}
 
-  // A Uint8Array body goes as SSZ bytes (application/octet-stream), anything else as JSON.
-  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  // A Uint8Array body goes as SSZ bytes (application/octet-stream), anything else as JSON. With
+  // `decodeSsz`, the call asks for an SSZ answer and decodes it with that (errors stay JSON).
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, decodeSsz?: (bytes: Uint8Array) => T): Promise<T> {
     const headers: Record<string, string> = {};
+    if (decodeSsz) headers.accept = `${SSZ_MEDIA_TYPE}, ${JSON_MEDIA_TYPE}`;
     let payload: string | Uint8Array | undefined;
     if (body instanceof Uint8Array) {
       headers['content-type'] = SSZ_MEDIA_TYPE;
@@ -54,6 +57,14 @@ export class EngineClient {
       throw this.problem;
     }
     if (this.verified) this.problem = undefined;
+    if (decodeSsz && res.ok && res.headers.get('content-type')?.split(';')[0]?.trim() === SSZ_MEDIA_TYPE) {
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      try {
+        return decodeSsz(bytes);
+      } catch (err) {
+        throw new EngineError('EXECUTION_ERROR', `execution answered a malformed SSZ answer: ${(err as Error).message}`, 502);
+      }
+    }
     const json = (await res.json().catch(() => undefined)) as { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
     if (!json || json.success !== true) {
       const e = json?.error;
@@ -101,14 +112,17 @@ export class EngineClient {
   }
 
   // Calls that change execution's state go only to a node whose chain was checked.
-  private async checked<T>(path: string, body: unknown): Promise<T> {
+  private async checked<T>(path: string, body: unknown, decodeSsz?: (bytes: Uint8Array) => T): Promise<T> {
     if (!this.verified) await this.checkChain();
-    return this.call('POST', path, body);
+    return this.call('POST', path, body, decodeSsz);
   }
 
-  /** Validates and applies a block given as its SSZ bytes (`encodeBlock`); execution re-verifies everything. */
+  /**
+   * Validates and applies a block given as its SSZ bytes (`encodeBlock`); execution re-verifies
+   * everything. Asks for the compact answer: a full block's receipts are parsed only if read.
+   */
   newPayload(ssz: Uint8Array): Promise<ImportResult> {
-    return this.checked('/api/v1/engine/newPayload', ssz);
+    return this.checked('/api/v1/engine/newPayload', ssz, decodeImportAnswer);
   }
 
   /** Makes `head` canonical and records `finalized`. */

@@ -2,7 +2,8 @@
  * Stored blocks in storage layout 5 (see `Keys`): each block is split into a small record, its
  * state changes, a binary shell (header and signature), its transaction-hash list, and one entry
  * per transaction (its receipt and envelope together), so every read costs the size of what it
- * returns: a transaction's own bytes, never its block's.
+ * returns: a transaction's own bytes, never its block's. With a body file (a node with a data
+ * directory), the entries go to the file instead and the database keeps their index (`j:`).
  * The record and state-change caches are bounded by bytes.
  */
 import { HASH_BYTES } from '../../core/constants.js';
@@ -20,6 +21,7 @@ import type { IncludedVote } from './rewards.js';
 import { type ChainStore, type WriteBatch } from '../shared/store.js';
 import { Keys } from './store.js';
 import type { Receipt } from '../../api/execution.js';
+import { type BodyFile, type BodyIndex, type BodyWrite, bodyBytes, decodeBodyIndex, encodeBodyIndex } from './body-file.js';
 
 /**
  * Metadata kept per block (canonical or not) under `b:`: only what traversal and block views
@@ -129,6 +131,8 @@ export interface NewBlock {
   receipts: Receipt[];
   /** `receipts` already serialised (receiptJson of each), when the caller needs the strings too. */
   receiptsJson?: string[];
+  /** Where the body file holds the envelopes and receipts (BlockStore.beginBody): indexed instead of stored as `u:` entries. */
+  body?: BodyIndex;
 }
 
 /** A JSON string value or null; the fast path below only meets hex, decimal and kind strings, which need no escaping. */
@@ -195,9 +199,16 @@ export class BlockStore {
   constructor(
     private readonly store: ChainStore,
     cache: ChainCacheOptions,
+    /** Where bodies go when the node has a data directory; without one they are `u:` entries. */
+    private readonly bodies?: BodyFile,
   ) {
     this.records = new ByteCache(cache.recordBytes, recordBytes);
     this.changeCache = new ByteCache(cache.changesBytes, changesBytes);
+  }
+
+  /** Starts writing a new block's envelopes to the body file, or undefined without one (put then stores `u:` entries). */
+  beginBody(envelopes: readonly Uint8Array[]): BodyWrite | undefined {
+    return this.bodies && envelopes.length > 0 ? this.bodies.begin(envelopes) : undefined;
   }
 
   /** Queues every key of a new block into `batch` and caches its record and changes (callers write the batch before anyone reads them). */
@@ -205,8 +216,48 @@ export class BlockStore {
     const hash = b.record.hash;
     batch.put(Keys.block(hash), b.record).put(Keys.blockChanges(hash), { senders: b.changes.senders, registry: b.changes.registry, authorizations: b.changes.authorizations, votes: b.changes.votes } satisfies BlockChanges);
     if (b.shell.length > 0) batch.putBytes(Keys.blockShell(hash), b.shell).putBytes(Keys.blockTxHashes(hash), concatBytes(...b.txHashes));
+    if (b.body) {
+      batch.putBytes(Keys.blockBody(hash), encodeBodyIndex(b.body)).put(Keys.meta('body_end'), b.body.offset + bodyBytes(b.body));
+      return;
+    }
     const entries = packEntries(b.receiptsJson ?? b.receipts.map(receiptJson), b.envelopes);
     for (let i = 0; i < entries.length; i++) batch.putBytes(Keys.blockEntry(hash, i), entries[i]!);
+  }
+
+  /** After the batch that indexes `body` is written: the next body goes after it. */
+  bodyCommitted(body: BodyIndex | undefined): void {
+    if (body) this.bodies!.committed(body.offset + bodyBytes(body));
+  }
+
+  /** Closes the body file. */
+  async close(): Promise<void> {
+    await this.bodies?.close();
+  }
+
+  private async bodyIndex(hash: string): Promise<BodyIndex | undefined> {
+    if (!this.bodies) return undefined;
+    const key = Keys.blockBody(hash);
+    const bytes = await this.store.getBytes(key);
+    return bytes && decodeBodyIndex(bytes, key);
+  }
+
+  /** The envelopes (`which` 'envelopes') or receipt JSON strings ('receipts') of transactions [from, to) of an indexed body, from one read. */
+  private async fromFile(ix: BodyIndex, which: 'envelopes' | 'receipts', from: number, to: number): Promise<Buffer[]> {
+    const lengths = which === 'envelopes' ? ix.envelopeLengths : ix.receiptLengths;
+    // Envelopes first, then receipts: a receipt's position is past every envelope.
+    let start = ix.offset;
+    if (which === 'receipts') for (const n of ix.envelopeLengths) start += n;
+    for (let i = 0; i < from; i++) start += lengths[i]!;
+    let length = 0;
+    for (let i = from; i < to; i++) length += lengths[i]!;
+    const buf = await this.bodies!.read(start, length);
+    const out = new Array<Buffer>(to - from);
+    let at = 0;
+    for (let i = from; i < to; i++) {
+      out[i - from] = buf.subarray(at, at + lengths[i]!);
+      at += lengths[i]!;
+    }
+    return out;
   }
 
   /** Caches a block just written. */
@@ -265,6 +316,8 @@ export class BlockStore {
   async block(hash: string): Promise<Block | undefined> {
     const shell = await this.header(hash);
     if (!shell) return undefined;
+    const ix = await this.bodyIndex(hash);
+    if (ix) return { ...shell, transactions: (await this.fromFile(ix, 'envelopes', 0, ix.envelopeLengths.length)).map(decodeTx) };
     const prefix = Keys.blockEntryPrefix(hash);
     const entries = await this.store.scanBytes(prefix);
     // A block imported before `u:` entries keeps its envelopes under `x:`.
@@ -274,6 +327,12 @@ export class BlockStore {
 
   /** The `index`-th transaction of a stored block with its receipt: one read. */
   async entry(blockHashHex: string, index: number): Promise<{ tx: Transaction; receipt: Receipt } | undefined> {
+    const ix = await this.bodyIndex(blockHashHex);
+    if (ix) {
+      if (index < 0 || index >= ix.envelopeLengths.length) return undefined;
+      const [[envelope], [json]] = await Promise.all([this.fromFile(ix, 'envelopes', index, index + 1), this.fromFile(ix, 'receipts', index, index + 1)]);
+      return { tx: decodeTx(envelope!), receipt: parseReceipt(json!.toString('utf8'), Keys.blockBody(blockHashHex)) };
+    }
     const key = Keys.blockEntry(blockHashHex, index);
     const bytes = await this.store.getBytes(key);
     if (!bytes) {
@@ -286,6 +345,8 @@ export class BlockStore {
 
   /** The `index`-th transaction of a stored block. */
   async transaction(blockHashHex: string, index: number): Promise<Transaction | undefined> {
+    const ix = await this.bodyIndex(blockHashHex);
+    if (ix) return index >= 0 && index < ix.envelopeLengths.length ? decodeTx((await this.fromFile(ix, 'envelopes', index, index + 1))[0]!) : undefined;
     const key = Keys.blockEntry(blockHashHex, index);
     const bytes = await this.store.getBytes(key);
     if (bytes) return decodeTx(unpackEntry(bytes, key).envelope);
@@ -295,6 +356,8 @@ export class BlockStore {
 
   /** The receipt of the `index`-th transaction of a stored block. */
   async receipt(blockHashHex: string, index: number): Promise<Receipt | undefined> {
+    const ix = await this.bodyIndex(blockHashHex);
+    if (ix) return index >= 0 && index < ix.receiptLengths.length ? parseReceipt((await this.fromFile(ix, 'receipts', index, index + 1))[0]!.toString('utf8'), Keys.blockBody(blockHashHex)) : undefined;
     const key = Keys.blockEntry(blockHashHex, index);
     const bytes = await this.store.getBytes(key);
     if (bytes) return parseReceipt(unpackEntry(bytes, key).receiptJson, key);
@@ -303,6 +366,8 @@ export class BlockStore {
 
   /** All receipts of a stored block, in order. */
   async receipts(blockHashHex: string): Promise<Receipt[]> {
+    const ix = await this.bodyIndex(blockHashHex);
+    if (ix) return (await this.fromFile(ix, 'receipts', 0, ix.receiptLengths.length)).map((j) => parseReceipt(j.toString('utf8'), Keys.blockBody(blockHashHex)));
     const prefix = Keys.blockEntryPrefix(blockHashHex);
     const entries = await this.store.scanBytes(prefix);
     if (entries.length > 0) return entries.map((e) => parseReceipt(unpackEntry(e, prefix).receiptJson, prefix));

@@ -36,6 +36,7 @@ import type { AccountProofJson, StateView } from './state/types.js';
 import type { View } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
+import { BodyFile, type BodyWrite } from './body-file.js';
 import { Keys, SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
@@ -119,8 +120,9 @@ export class ExecutionChain {
     private readonly log: Logger,
     private readonly observer: ChainObserver,
     cache: ChainCacheOptions,
+    bodies: BodyFile | undefined,
   ) {
-    this.blocks = new BlockStore(store, cache);
+    this.blocks = new BlockStore(store, cache, bodies);
     this.logs = new LogIndex(store);
     this.genesisHash = toHex(genesisHash(genesis));
     this.maxGas = BigInt(genesis.config.max_gas_per_block);
@@ -131,14 +133,25 @@ export class ExecutionChain {
     this.bridge = new BridgeExecution(store, genesis, this.genesisHash);
   }
 
-  /** Opens the chain in `store`, initialising it from genesis on first use. */
-  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE): Promise<ExecutionChain> {
-    const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache);
-    chain.state = await StateDb.open(store, cache.stateBytes);
+  /**
+   * Opens the chain in `store`, initialising it from genesis on first use. With `bodiesPath` (a node
+   * with a data directory) block bodies go to that append-only file (body-file.ts), cut back to
+   * the end the database indexes; without it they are database entries.
+   */
+  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string): Promise<ExecutionChain> {
+    const bodies = bodiesPath === undefined ? undefined : await BodyFile.open(bodiesPath, (await store.get<number>(Keys.meta('body_end'))) ?? 0);
+    const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache, bodies);
+    try {
+      chain.state = await StateDb.open(store, cache.stateBytes);
+    } catch (err) {
+      await chain.blocks.close();
+      throw err;
+    }
     try {
       await chain.load();
     } catch (err) {
       await chain.state.close();
+      await chain.blocks.close();
       throw err;
     }
     // In the background: the node serves and imports meanwhile (a block that comes first reads its own paths).
@@ -183,9 +196,11 @@ export class ExecutionChain {
     this.headAccounts = r.accounts;
   }
 
-  /** Stops the state reader thread (the database itself is the node's to close). */
-  close(): Promise<void> {
-    return this.state.close();
+  /** Stops the state reader thread and closes the body file (the database itself is the node's to close). */
+  async close(): Promise<void> {
+    // Under the mutex: an import in flight finishes its body writes before the file closes.
+    await this.mutex.run(() => this.blocks.close());
+    await this.state.close();
   }
 
   private async initGenesis(): Promise<void> {
@@ -328,6 +343,20 @@ export class ExecutionChain {
     const parent = await this.record(toHex(h.parentHash));
     if (!parent) throw new BlockError('UNKNOWN_PARENT', toHex(h.parentHash));
     if (h.index !== parent.index + 1) throw new BlockError('INVALID_HEIGHT', `index ${h.index}, parent index ${parent.index}`);
+    // The envelopes' write overlaps the block's validation and execution; a block refused below
+    // leaves its bytes past the committed end, where the next body overwrites them.
+    const body = this.blocks.beginBody(envelopes);
+    try {
+      return await this.importNew(block, envelopes, hash, parent, body);
+    } catch (err) {
+      await body?.settle();
+      throw err;
+    }
+  }
+
+  /** importLocked for a block not stored yet whose parent is (`body`: its envelopes' write in the body file, if any). */
+  private async importNew(block: Block, envelopes: Uint8Array[], hash: string, parent: BlockRecord, body: BodyWrite | undefined): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
+    const h = block.header;
     const slot = this.consensus.slotOf(h.timestampMs, parent);
 
     // The verifier derives each hash once (or finds it with the signer of a transaction admitted
@@ -391,6 +420,10 @@ export class ExecutionChain {
     const docs = await this.bridge.prepare(bridgeData(block.transactions));
     const exec = this.execute(block, hash, verified, recipients, view, votes, recommits, docs);
     if (slashed.length > 0) exec.registry.slashed = slashed;
+    // Serialised once: the stored entries and the engine route's answer share the strings. The
+    // receipts' write and the file's sync run while the state commits below.
+    const receiptsJson = exec.receipts.map(receiptJson);
+    const stored = body?.finish(receiptsJson);
     const version = this.version + 1;
     const committed = this.state.commit(view, version);
     const shell = encodeShell(block);
@@ -414,16 +447,17 @@ export class ExecutionChain {
     const hashes = verified.map((v) => v.hash);
     const extendsHead = parent.hash === this.headRef.hash;
     const batch = new WriteBatch();
-    // Serialised once: the stored entries and the engine route's answer share the strings.
-    const receiptsJson = exec.receipts.map(receiptJson);
-    this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts, receiptsJson });
+    this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts, receiptsJson, ...(stored ? { body: stored.index } : {}) });
     docs.queue(batch);
     // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
     this.state.queue(batch, committed, hash);
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
+    // Only queued, so it goes before the wait for the body's sync below.
+    if (extendsHead) this.putCanonical(batch, record, hashes, exec.receipts);
+    // The body is durable before the batch that indexes it, and before anything in memory moves.
+    await stored?.synced;
     this.version = version;
     if (extendsHead) {
-      this.putCanonical(batch, record, hashes, exec.receipts);
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
       this.consensus.persist(batch, record, 1);
@@ -435,6 +469,7 @@ export class ExecutionChain {
     } else {
       await this.store.write(batch);
     }
+    this.blocks.bodyCommitted(stored?.index);
     this.state.committed(committed);
     this.bridge.committed(docs);
     this.blocks.remember(record, changes);

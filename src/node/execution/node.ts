@@ -20,6 +20,7 @@ import { Admission, type SubmitOptions, type TxSource } from './admission.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
 import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
+import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { EXECUTION_DB_OPTIONS } from './store.js';
@@ -141,7 +142,7 @@ export class ExecutionNode {
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
         }
       },
-    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }).catch(failed);
+    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }, opts.dataDir ? join(opts.dataDir, BLOCK_BODIES_FILE) : undefined).catch(failed);
     // Before the database: the state reader thread holds a handle on it.
     release.push(() => chain.close());
     chain.bridge.onOperation = (op, okv) => metrics.bridgeOperations.inc({ op, result: okv ? 'ok' : 'failed' });

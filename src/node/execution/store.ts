@@ -20,7 +20,10 @@
  * registry changes the validators a block slashed and the RANDAO re-commitments it applied.
  * Within layout 5, blocks are now written with one `u:` entry per transaction (receipt and
  * envelope together) where they had an `x:` envelope and an `r:` receipt: readers take either,
- * so a data directory written before keeps its blocks readable and needs no new version.
+ * so a data directory written before keeps its blocks readable and needs no new version. Likewise
+ * a node with a data directory now appends each block's envelopes and receipts to the body file
+ * (`blocks.bodies`, body-file.ts) and stores only their index under `j:` and the file's committed
+ * end under `m:body_end`; blocks stored with `u:` (or `x:`/`r:`) entries stay readable.
  */
 export const SCHEMA_VERSION = 5;
 
@@ -40,7 +43,8 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Key layout. Heights and indexes are zero-padded so lexicographic order is numeric order. */
 export const Keys = {
-  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version') => `m:${name}`,
+  /** `body_end`: the end of the bytes of blocks.bodies that `j:` indexes (see body-file.ts). */
+  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version' | 'body_end') => `m:${name}`,
   /** Deployed (original) code by its SHA3-256, binary. Content-addressed, so shared and never pruned. */
   code: (codeHashHex: string) => `c:${codeHashHex}`,
   /** The instrumented module of the code with this hash, binary. */
@@ -66,6 +70,11 @@ export const Keys = {
    * blocks.ts `packEntries`): one write per transaction where there were two.
    */
   blockEntry: (hash: string, index: number) => `u:${hash}:${pad(index, 6)}`,
+  /**
+   * Where the block's transactions and receipts are in the body file (body-file.ts `BodyIndex`),
+   * binary: a node with a data directory writes this instead of `u:` entries.
+   */
+  blockBody: (hash: string) => `j:${hash}`,
   /** Prefix of all transaction entries of a block, in index order. */
   blockEntryPrefix: (hash: string) => `u:${hash}:`,
   /** Binary envelope of the block's `index`-th transaction, as blocks imported before `u:` entries stored it (read, never written). */

@@ -11,6 +11,7 @@ import { parseHex } from '../../../src/core/codec/bytes.js';
 import { type Block, buildSignedBlock, encodeBlock } from '../../../src/core/types/block.js';
 import { EngineClient, EngineError } from '../../../src/node/beacon/engine-client.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
+import { encodeImportAnswer } from '../../../src/api/import-answer.js';
 import { filled } from '../../helpers/assert.js';
 import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
 
@@ -18,10 +19,11 @@ interface Seen {
   method: string;
   path: string;
   contentType: string | undefined;
+  accept: string | undefined;
   body: Uint8Array;
 }
 
-/** A stand-in execution engine: config answers this chain; newPayload answers what `reply` says. */
+/** A stand-in execution engine: config answers this chain; newPayload answers what `reply` says (bytes go as SSZ). */
 async function standIn(reply: (seen: Seen) => { status: number; body: unknown }): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   const { genesis } = devnet();
@@ -29,10 +31,11 @@ async function standIn(reply: (seen: Seen) => { status: number; body: unknown })
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const s: Seen = { method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], body: new Uint8Array(Buffer.concat(chunks)) };
+      const s: Seen = { method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], accept: req.headers.accept, body: new Uint8Array(Buffer.concat(chunks)) };
       seen.push(s);
       const r = s.path === '/api/v1/engine/config' ? { status: 200, body: { success: true, data: { chain_id: genesis.chain_id, network_id: genesis.network_id, genesis_hash: EXPECTED.genesis_hash } } } : reply(s);
-      res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
+      if (r.body instanceof Uint8Array) res.writeHead(r.status, { 'content-type': SSZ_MEDIA_TYPE }).end(r.body);
+      else res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
     });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
@@ -64,6 +67,24 @@ test('newPayload posts the given SSZ bytes as application/octet-stream and retur
     await client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32)).catch(() => undefined);
     const fcu = exec.seen.find((s) => s.path === '/api/v1/engine/forkchoiceUpdated')!;
     assert.is(fcu.contentType, 'application/json');
+  } finally {
+    await exec.close();
+  }
+});
+
+test('newPayload asks for the compact SSZ answer and decodes it; a malformed one is EXECUTION_ERROR', async () => {
+  const receipts = [{ transactionHash: '0x' + '01'.repeat(32), transactionIndex: 0, blockHash: '0x' + 'ab'.repeat(32), blockNumber: 1, from: '0x' + '11'.repeat(20), to: null, kind: 'transfer', status: 1, gasUsed: 21000, cumulativeGasUsed: 21000, effectiveGasPrice: '1', fee: '21000', contractAddress: null, logs: [] }];
+  const result = { status: 'VALID' as const, block_hash: '0x' + 'ab'.repeat(32), block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000, receipts, canonical: true, already_known: false };
+  let answer: Uint8Array = encodeImportAnswer(result, receipts.map((r) => JSON.stringify(r)));
+  const exec = await standIn(() => ({ status: 200, body: answer }));
+  try {
+    const client = new EngineClient(exec.url, EXPECTED);
+    assert.equal(JSON.parse(JSON.stringify(await client.newPayload(encodeBlock(fullishBlock())))), result);
+    assert.match(exec.seen.find((s) => s.method === 'POST')!.accept ?? '', /application\/octet-stream/);
+    answer = answer.subarray(0, 40);
+    const err = await client.newPayload(encodeBlock(fullishBlock())).then(() => undefined, (e: unknown) => e);
+    assert.instance(err, EngineError);
+    assert.is((err as EngineError).code, 'EXECUTION_ERROR');
   } finally {
     await exec.close();
   }

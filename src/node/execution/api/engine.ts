@@ -6,6 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { ImportResult } from '../../../api/execution.js';
+import { encodeImportAnswer } from '../../../api/import-answer.js';
+import { receiptJson } from '../blocks.js';
 import { acceptsSsz, SSZ_MEDIA_TYPE } from '../../../api/media.js';
 import { parseDecimal, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
@@ -72,7 +74,8 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
  * The `ok` envelope of an import result whose receipts are already JSON (the strings the chain
  * stored): byte for byte what `ok(reply, result)` sends, without serialising the receipts again.
  */
-function sendImport(reply: FastifyReply, result: ImportResult, receiptsJson: readonly string[] | undefined): FastifyReply {
+function sendImport(reply: FastifyReply, result: ImportResult, receiptsJson: readonly string[] | undefined, ssz: boolean): FastifyReply {
+  if (ssz) return okSsz(reply, encodeImportAnswer(result, receiptsJson ?? result.receipts.map(receiptJson)));
   if (receiptsJson === undefined) return ok(reply, result);
   const { receipts: _receipts, canonical, already_known, ...head } = result;
   const front = JSON.stringify({ success: true, data: head });
@@ -98,10 +101,11 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
   });
 
   // SSZ bytes (encodeBlock) or the spec's JSON; the received envelopes go to import as they are.
+  // The answer is JSON, or the compact SSZ answer (api/import-answer.ts) when Accept asks for it.
   const newPayload = async (req: FastifyRequest, reply: FastifyReply) => {
     const bytes = sszBody(req);
     const { result, receiptsJson } = bytes ? await importSsz(bytes) : await node.chain.importBlockWithJson(blockFromJson(req.body, { deferMissing: true }));
-    return sendImport(reply, result, receiptsJson);
+    return sendImport(reply, result, receiptsJson, acceptsSsz(req.headers.accept));
   };
   const importSsz = (bytes: Uint8Array) => {
     const { block, envelopes } = decodeBlockWithEnvelopes(bytes);

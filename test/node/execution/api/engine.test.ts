@@ -2,7 +2,7 @@
  * The engine API's SSZ bodies: newPayload (and POST /api/v1/blocks) takes encodeBlock bytes with
  * the same answer and state as the JSON block; a truncated or garbage SSZ block is a 400 envelope
  * and changes nothing; getPendingTransactions answers an SSZ envelope list in build order when
- * asked with Accept: application/octet-stream. SSZ bodies are read into one buffer of their
+ * asked with Accept: application/octet-stream, and newPayload the compact SSZ answer. SSZ bodies are read into one buffer of their
  * declared length: one over the engine limit is a 413 envelope, a chunked one (no length) still
  * imports, and a client that hangs up mid-body leaves the node answering.
  */
@@ -15,6 +15,7 @@ import { toHex } from '../../../../src/core/codec/bytes.js';
 import { GWEI } from '../../../../src/core/constants.js';
 import { blockToJson, encodeBlock } from '../../../../src/core/types/block.js';
 import { decodeEnvelopeList, encodeTx } from '../../../../src/core/types/transaction.js';
+import { decodeImportAnswer } from '../../../../src/api/import-answer.js';
 import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import { devnet, expectEnvelope, expectOk, genesisRef, get, hashOf, http, makeBlock, post, submitOk, transfer, withNode } from '../fixture.js';
 
@@ -177,6 +178,28 @@ pending('answers the envelopes in build order as one SSZ list, the same transact
     assert.is(decodeEnvelopeList(new Uint8Array(await limited.arrayBuffer())).length, 1);
     // A bad query is still a JSON error envelope.
     expectEnvelope(await get(node, '/api/v1/engine/getPendingTransactions?max_gas=x', { accept: 'application/octet-stream' }), 400, 'MALFORMED_INPUT');
+  });
+});
+
+newPayload('with Accept: application/octet-stream the answer is the compact SSZ answer, equal to the JSON one; errors stay JSON envelopes', async () => {
+  const txs = [transfer(keys.accounts[0]!, { nonce: 0, gasPrice: 3n * GWEI }), transfer(keys.accounts[1]!, { nonce: 0, gasPrice: 3n * GWEI })];
+  const asked = { ...SSZ, accept: 'application/octet-stream' };
+  const json = await withNode(async (node) => expectOk(await postBytes(node, '/api/v1/engine/newPayload', encodeBlock(makeBlock(await genesisRef(node), { txs })))));
+  await withNode(async (node) => {
+    const bytes = encodeBlock(makeBlock(await genesisRef(node), { txs }));
+    const answer = async () => {
+      const res = await fetch(`${node.restUrl}/api/v1/engine/newPayload`, { method: 'POST', headers: asked, body: bytes });
+      assert.is(res.status, 200);
+      assert.is(res.headers.get('content-type'), 'application/octet-stream');
+      return decodeImportAnswer(new Uint8Array(await res.arrayBuffer()));
+    };
+    assert.equal(JSON.parse(JSON.stringify(await answer())), json);
+    // Already known: the stored receipts, in the same form.
+    const again = await answer();
+    assert.is(again.already_known, true);
+    assert.equal(again.receipts, json.receipts);
+    const bad = await http(node.restUrl, '/api/v1/engine/newPayload', { body: bytes.subarray(0, 500), headers: asked });
+    expectEnvelope(bad, 400, 'MALFORMED_INPUT');
   });
 });
 
