@@ -20,21 +20,8 @@ import type { ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
 import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
-import {
-  ACCOUNT_TREE,
-  EMPTY_REF,
-  HASHLESS_MAX_DEPTH,
-  type HashlessNode,
-  type NodeRef,
-  Trie,
-  type TrieUpdate,
-  accountNodeAt,
-  decodeVersion,
-  encodeVersion,
-  nodeKey,
-  storedForm,
-  versionPrefix,
-} from './trie.js';
+import { HASHLESS_MAX_DEPTH, type HashlessNode, storedForm } from './hashless.js';
+import { ACCOUNT_TREE, EMPTY_REF, type NodeRef, Trie, type TrieUpdate, accountNodeAt, decodeVersion, encodeVersion, nodeKey, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
 
@@ -124,7 +111,7 @@ export class StateDb implements StateSource {
     const out: WarmResult = { levels: 0, nodes: 0, bytes: 0, ms: 0 };
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return out;
     let level: Array<{ version: number; path: string }> = [{ version: root.version, path: '' }];
-    // Hashless upper nodes (trie.ts storedForm) by level: expanded once the level below is read.
+    // Hashless upper nodes (hashless.ts) by level: expanded once the level below is read.
     const hashless: Array<Array<{ key: string; node: HashlessNode }>> = [];
     let above = 1;
     for (let depth = 0; level.length > 0 && !this.closing; depth++) {

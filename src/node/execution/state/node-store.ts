@@ -11,7 +11,8 @@ import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
 import { TopLevels } from './top-levels.js';
 import { ACCOUNT_VALUE_BYTES, nodeHash } from '../../../core/state/trie.js';
-import { ACCOUNT_TREE, HASHLESS_MAX_DEPTH, HashlessNode, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
+import { HASHLESS_MAX_DEPTH, HashlessNode } from './hashless.js';
+import { ACCOUNT_TREE, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
 
 const HEX = '0123456789abcdef';
 

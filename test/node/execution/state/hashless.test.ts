@@ -1,5 +1,5 @@
 /**
- * Upper account-trie nodes stored without their internal children's hashes (trie.ts storedForm,
+ * Upper account-trie nodes stored without their internal children's hashes (hashless.ts,
  * node-store.ts expand): what is stored, that a data directory of the previous (full) form and a
  * mix of both read back exactly (values and proofs at every kept state, cold, warmed, and with
  * caches too small to hold the upper levels), and that a writer SIGKILLed at an arbitrary point
@@ -15,8 +15,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import { parseHex, toHex } from '../../../../src/core/codec/bytes.js';
+import { SvcError } from '../../../../src/core/errors.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
-import { EMPTY_REF, HASHLESS_MAX_DEPTH, HashlessNode, type NodeRef, accountNodeAt, storedForm } from '../../../../src/node/execution/state/trie.js';
+import { HASHLESS_MAX_DEPTH, HashlessNode, storedForm } from '../../../../src/node/execution/state/hashless.js';
+import { EMPTY_REF, type NodeRef, accountNodeAt } from '../../../../src/node/execution/state/trie.js';
 import type { View } from '../../../../src/node/execution/state/view.js';
 import { EXECUTION_DB_OPTIONS } from '../../../../src/node/execution/store.js';
 import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
@@ -80,6 +82,37 @@ hashless('upper account-trie nodes are stored without internal children hashes, 
   assert.is(HashlessNode.decode(stored.subarray(0, stored.length - 1)), null);
   assert.is(HashlessNode.decode(Uint8Array.of(2, 0, 0)), null);
   await state.close();
+});
+
+hashless('a malformed hashless node, or one under a key below level 3, is a typed CORRUPT_DB error', async () => {
+  const store = await memoryChainStore();
+  const state = await StateDb.open(store);
+  const v = state.view(EMPTY_REF);
+  for (let i = 0; i < 3000; i++) v.addBalance(addr(i), BigInt(i + 1));
+  const c = state.commit(v, 1);
+  const root = await commitView(state, store, v, 1);
+  await state.close();
+  const rootKey = [...c.puts.keys()].find((k) => accountNodeAt(k, 0) !== null)!;
+  const good = (await store.getBytes(rootKey))!;
+  const deep = [...c.puts].find(([k, b]) => b[0] === 1 && (accountNodeAt(k, 64)?.path.length ?? 0) > HASHLESS_MAX_DEPTH)!;
+  for (const [key, bytes] of [
+    [rootKey, good.subarray(0, good.length - 1)],
+    [deep[0], storedForm(rootKey, good)],
+  ] as const) {
+    const batch = new WriteBatch();
+    batch.putBytes(key, bytes);
+    if (key === deep[0]) batch.putBytes(rootKey, good);
+    await store.write(batch);
+    const s = await StateDb.open(store);
+    try {
+      for (let i = 0; i < 3000; i++) s.view(root).account(addr(i));
+      assert.unreachable('a damaged node must not read');
+    } catch (err) {
+      assert.instance(err, SvcError);
+      assert.is((err as SvcError).code, 'CORRUPT_DB', key);
+    }
+    await s.close();
+  }
 });
 
 hashless('a directory of full upper nodes (the previous build), then hashless ones on top, reads back exactly at every kept state', async () => {

@@ -9,7 +9,8 @@ import { toHex } from '../../../../src/core/codec/bytes.js';
 import { ChainStore, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { TopLevels } from '../../../../src/node/execution/state/top-levels.js';
-import { EMPTY_REF, InternalNode, type NodeRef, accountNodeAt, nodeKey, storedForm } from '../../../../src/node/execution/state/trie.js';
+import { storedForm } from '../../../../src/node/execution/state/hashless.js';
+import { EMPTY_REF, InternalNode, type NodeRef, accountNodeAt, nodeKey } from '../../../../src/node/execution/state/trie.js';
 import { commitView as commit, memoryChainStore as memoryStore } from '../../../helpers/trie-state.js';
 
 const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
