@@ -256,10 +256,35 @@ export class NodeStore {
     // In key order LevelDB's reads walk its tables and blocks forward, and the nodes one import
     // wrote (one version prefix) are read together.
     missing.sort();
-    const values = await this.readMany(missing);
     // LevelDB's answers are Buffers, the nodes a commit builds and the upper levels' views plain
     // Uint8Arrays: held as one kind, the walks' reads of node bytes stay monomorphic.
-    return values.map((v, i) => (v ? this.decode(missing[i]!, new Uint8Array(v.buffer, v.byteOffset, v.byteLength), valueBytes) : undefined));
+    const values = (await this.readMany(missing)).map((v) => (v ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : undefined));
+    await this.prefetchHashlessChildren(missing, values);
+    return values.map((v, i) => (v ? this.decode(missing[i]!, v, valueBytes) : undefined));
+  }
+
+  /**
+   * Reads, with batched reads, the internal children that expanding the hashless nodes among
+   * `values` would read (those the node held at the same path does not share), so that a cold
+   * read of the upper levels (before the warm-up, or beyond its budget) reads them level by level
+   * rather than one synchronous read per child.
+   */
+  private async prefetchHashlessChildren(keys: readonly string[], values: ReadonlyArray<Uint8Array | undefined>): Promise<void> {
+    const want = new Set<string>();
+    values.forEach((v, k) => {
+      const n = v && HashlessNode.decode(v);
+      const at = n && accountNodeAt(keys[k]!, HASHLESS_MAX_DEPTH);
+      if (!n || !at) return;
+      const held = this.top.newestAt(at.path);
+      for (let i = 0; i < 16; i++) {
+        if (!n.has(i) || n.childIsLeaf(i)) continue;
+        const version = n.childVersion(i);
+        if (held && held.childVersion(i) === version && !held.childIsLeaf(i)) continue;
+        const child = nodeKey(version, ACCOUNT_TREE, at.path + HEX[i]!);
+        if (!this.cached(child)) want.add(child);
+      }
+    });
+    if (want.size > 0) await this.prefetch([...want], ACCOUNT_VALUE_BYTES);
   }
 
   /**

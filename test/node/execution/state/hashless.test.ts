@@ -84,6 +84,22 @@ hashless('upper account-trie nodes are stored without internal children hashes, 
   await state.close();
 });
 
+hashless('a cold prefetch reads what expanding hashless nodes needs in batches: the reads after it read nothing one by one', async () => {
+  const store = await memoryChainStore();
+  const state = await StateDb.open(store);
+  const v = state.view(EMPTY_REF);
+  for (let i = 0; i < 6000; i++) v.addBalance(addr(i), BigInt(i + 1));
+  const root = await commitView(state, store, v, 1);
+  await state.close();
+  const cold = await StateDb.open(store);
+  const some = Array.from({ length: 40 }, (_, k) => addr(k * 149));
+  await cold.prefetch(root, some);
+  const before = cold.nodes.syncReads;
+  for (let k = 0; k < 40; k++) assert.is(cold.view(root).account(addr(k * 149)).balance, BigInt(k * 149 + 1));
+  assert.is(cold.nodes.syncReads - before, 0, 'no synchronous read after the prefetch');
+  await cold.close();
+});
+
 hashless('a malformed hashless node, or one under a key below level 3, is a typed CORRUPT_DB error', async () => {
   const store = await memoryChainStore();
   const state = await StateDb.open(store);
