@@ -48,6 +48,8 @@ export interface StateChildResult {
   createdPerBlock: number;
   /** Nodes each block wrote (median), internal nodes and leaves together. */
   nodesWritten: number;
+  /** Bytes of those nodes as stored (median; upper account-trie nodes are stored hashless). */
+  bytesWritten: number;
   rssMb: number;
   /**
    * Resident memory split as Linux reports it: anonymous (the process's own allocations) and
@@ -144,13 +146,13 @@ function splitCpu(before: Map<number, number>, after: Map<number, number>): { ma
   return { main, other };
 }
 
-async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<{ root: NodeRef; nodes: number }> {
+async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<{ root: NodeRef; nodes: number; bytes: number }> {
   const c = state.commit(view, version);
   const batch = new WriteBatch();
-  state.queue(batch, c, `block${version}`);
+  const bytes = state.queue(batch, c, `block${version}`);
   await store.write(batch);
   state.committed(c);
-  return { root: c.root, nodes: c.puts.size };
+  return { root: c.root, nodes: c.puts.size, bytes };
 }
 
 /** Finalises the build chunk written as `version`: deletes the nodes it replaced, as a running node's finality does. */
@@ -217,6 +219,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
     const mainCpu: number[] = [];
     const otherCpu: number[] = [];
     const written: number[] = [];
+    const writtenBytes: number[] = [];
     for (let b = 0; b < WARM_BLOCKS + BLOCKS; b++) {
       // The draw is not timed: it stands for the block's transactions, which the row leaves out.
       const touchedNow = distinct(next, accounts, touched - NEW_PER_BLOCK).map(addr);
@@ -237,6 +240,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
         mainCpu.push(split.main);
         otherCpu.push(split.other);
         written.push(done.nodes);
+        writtenBytes.push(done.bytes);
       }
     }
     global.gc?.();
@@ -255,6 +259,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       touchedExisting: touched - NEW_PER_BLOCK,
       createdPerBlock: NEW_PER_BLOCK,
       nodesWritten: quantile(written, 0.5),
+      bytesWritten: quantile(writtenBytes, 0.5),
       rssMb: mem.rss / 1e6,
       rssAnonMb: status.RssAnon / 1e3,
       rssFileMb: status.RssFile / 1e3,

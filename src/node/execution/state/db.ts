@@ -20,7 +20,8 @@ import type { ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
 import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
-import { ACCOUNT_TREE, EMPTY_REF, type NodeRef, Trie, type TrieUpdate, decodeVersion, encodeVersion, nodeKey, versionPrefix } from './trie.js';
+import { HASHLESS_MAX_DEPTH, type HashlessNode, storedForm } from './hashless.js';
+import { ACCOUNT_TREE, EMPTY_REF, type NodeRef, Trie, type TrieUpdate, accountNodeAt, decodeVersion, encodeVersion, nodeKey, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
 
@@ -110,10 +111,15 @@ export class StateDb implements StateSource {
     const out: WarmResult = { levels: 0, nodes: 0, bytes: 0, ms: 0 };
     if (bytesEqual(root.hash, EMPTY_TRIE_ROOT)) return out;
     let level: Array<{ version: number; path: string }> = [{ version: root.version, path: '' }];
+    // Hashless upper nodes (hashless.ts) by level: expanded once the level below is read.
+    const hashless: Array<Array<{ key: string; node: HashlessNode }>> = [];
+    let above = 1;
     for (let depth = 0; level.length > 0 && !this.closing; depth++) {
       // A level the budget cannot hold whole is read as far as it goes: each node held saves a read.
-      if (!this.nodes.top.admitLevel(depth)) break;
+      if (!this.nodes.top.admitLevel(depth, above)) break;
       const next: Array<{ version: number; path: string }> = [];
+      const held: Array<{ key: string; node: HashlessNode }> = [];
+      hashless.push(held);
       let whole = true;
       for (let from = 0; from < level.length; from += WARM_CHUNK) {
         if (this.closing || this.nodes.top.full()) {
@@ -122,12 +128,17 @@ export class StateDb implements StateSource {
         }
         const chunk = level.slice(from, from + WARM_CHUNK);
         const keys = chunk.map((p) => nodeKey(p.version, ACCOUNT_TREE, p.path));
-        await this.nodes.prefetch(keys, ACCOUNT_VALUE_BYTES);
+        const nodes = await this.nodes.warmRead(keys, ACCOUNT_VALUE_BYTES);
         chunk.forEach((p, k) => {
-          const n = this.nodes.cached(keys[k]!);
-          if (!n || n.kind !== 'internal') return;
+          const n = nodes[k];
+          if (!n || n.kind === 'leaf') return;
+          if (n.kind === 'hashless') {
+            // Held once expanded, after the level below: its bytes count from now.
+            this.nodes.top.reserve(depth, n.count);
+            held.push({ key: keys[k]!, node: n });
+          }
           // One a block cached before the warm-up reached it moves up too.
-          this.nodes.place(keys[k]!, n);
+          else this.nodes.place(keys[k]!, n);
           for (let i = 0; i < 16; i++) {
             if (n.has(i) && !n.childIsLeaf(i)) next.push({ version: n.childVersion(i), path: p.path + HEX_DIGITS[i] });
           }
@@ -135,13 +146,39 @@ export class StateDb implements StateSource {
       }
       if (!whole) break;
       out.levels = depth + 1;
+      above = level.length;
       level = next;
     }
+    await this.expandHashless(hashless);
     const held = this.nodes.top.stats();
     out.nodes = held.entries;
     out.bytes = held.bytes;
     out.ms = performance.now() - t0;
     return out;
+  }
+
+  /**
+   * Expands the hashless nodes a warm-up read, deepest level first (a node's hashless children are
+   * expanded and held before it), after batched reads of the internal children not held (a level the
+   * budget cut short).
+   */
+  private async expandHashless(levels: ReadonlyArray<ReadonlyArray<{ key: string; node: HashlessNode }>>): Promise<void> {
+    const hashlessKeys = new Set(levels.flatMap((lv) => lv.map((h) => h.key)));
+    const want: string[] = [];
+    for (const lv of levels) {
+      for (const { key, node } of lv) {
+        const path = accountNodeAt(key, HASHLESS_MAX_DEPTH)!.path;
+        for (let i = 0; i < 16; i++) {
+          // A leaf child's hash is stored in its parent.
+          if (!node.has(i) || node.childIsLeaf(i)) continue;
+          const child = nodeKey(node.childVersion(i), ACCOUNT_TREE, path + HEX_DIGITS[i]);
+          if (!hashlessKeys.has(child) && !this.nodes.cached(child)) want.push(child);
+        }
+      }
+    }
+    for (let from = 0; from < want.length && !this.closing; from += WARM_CHUNK) await this.nodes.prefetch(want.slice(from, from + WARM_CHUNK), ACCOUNT_VALUE_BYTES);
+    this.nodes.top.unreserve();
+    for (let d = levels.length - 1; d >= 0 && !this.closing; d--) for (const { key, node } of levels[d]!) this.nodes.placeHashless(key, node);
   }
 
   /** Stops a warm-up in progress, then the reader thread. */
@@ -241,10 +278,20 @@ export class StateDb implements StateSource {
     return out;
   }
 
-  /** Queues a commit into `batch`; its replaced nodes are indexed under `owner` (the block) for pruning at finality. */
-  queue(batch: WriteBatch, c: StateCommit, owner: string): void {
-    for (const [k, v] of c.puts) batch.putBytes(k, v);
+  /**
+   * Queues a commit into `batch` (upper account-trie nodes in their hashless stored form); its
+   * replaced nodes are indexed under `owner` (the block) for pruning at finality. Returns the
+   * bytes of the nodes and code queued.
+   */
+  queue(batch: WriteBatch, c: StateCommit, owner: string): number {
+    let bytes = 0;
+    for (const [k, v] of c.puts) {
+      const stored = storedForm(k, v);
+      batch.putBytes(k, stored);
+      bytes += stored.length;
+    }
     if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);
+    return bytes;
   }
 
   /** Caches a commit whose batch is durable, and drops from the cache the nodes it replaced. */

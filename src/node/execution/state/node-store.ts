@@ -10,7 +10,11 @@ import type { CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
 import { TopLevels } from './top-levels.js';
-import { ACCOUNT_TREE, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
+import { ACCOUNT_VALUE_BYTES, nodeHash } from '../../../core/state/trie.js';
+import { HASHLESS_MAX_DEPTH, HashlessNode } from './hashless.js';
+import { ACCOUNT_TREE, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
+
+const HEX = '0123456789abcdef';
 
 /** Resident bytes of a cached node beyond its stored bytes. */
 const NODE_OVERHEAD_BYTES = 550;
@@ -182,12 +186,60 @@ export class NodeStore {
   }
 
   private decode(key: string, bytes: Uint8Array, valueBytes: number, fresh = false): StoredNode {
-    const n = decodeStored(bytes, valueBytes);
+    const hashless = HashlessNode.decode(bytes);
+    const n = hashless ? this.expand(key, hashless) : decodeStored(bytes, valueBytes);
     if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
     if (fresh) {
       if (!this.top.offer(key, n)) this.cache.setFresh(key, n);
     } else this.place(key, n);
     return n;
+  }
+
+  /**
+   * The full node of a hashless upper node stored under `key` (see trie.ts `storedForm`): each
+   * internal child's hash is copied from the newest held node at the same path when that node has
+   * the same child (same version and path: the same node), else hashed from the child, read as any
+   * node.
+   * A block's reads of the head's upper levels never come here (they are held); reading an older
+   * state's (a side branch's parent, a proof) costs about one child hash per changed child.
+   */
+  private expand(key: string, n: HashlessNode): InternalNode {
+    const at = accountNodeAt(key, HASHLESS_MAX_DEPTH);
+    if (!at) throw new SvcError('CORRUPT_DB', `state trie node ${key} is hashless but not an upper account-trie node`, 500);
+    const held = this.top.newestAt(at.path);
+    return n.expand((i) => {
+      const version = n.childVersion(i);
+      if (held && held.childVersion(i) === version && !held.childIsLeaf(i)) return held.child(i)!.hash.slice();
+      return nodeHash(this.nodeAt(ACCOUNT_TREE, version, at.path + HEX[i]!, ACCOUNT_VALUE_BYTES).hashed());
+    });
+  }
+
+  /**
+   * For a warm-up: `keys` as stored, one batched read for those not cached. A full node is decoded
+   * and cached as `prefetch` does; a hashless one is returned unexpanded (expanding it would read
+   * its children one by one: the warm-up reads the level below first, then calls `placeHashless`).
+   */
+  async warmRead(keys: string[], valueBytes: number): Promise<Array<StoredNode | HashlessNode | undefined>> {
+    const out: Array<StoredNode | HashlessNode | undefined> = keys.map((k) => this.cached(k));
+    // In key order, as `prefetch` reads.
+    const missing = keys
+      .map((_, i) => (out[i] ? -1 : i))
+      .filter((i) => i >= 0)
+      .sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    if (missing.length === 0) return out;
+    const values = await this.readMany(missing.map((i) => keys[i]!));
+    values.forEach((v, j) => {
+      if (!v) return;
+      const i = missing[j]!;
+      const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+      out[i] = HashlessNode.decode(bytes) ?? this.decode(keys[i]!, bytes, valueBytes);
+    });
+    return out;
+  }
+
+  /** Expands and caches a hashless node a warm-up read (its children read or cached first). */
+  placeHashless(key: string, n: HashlessNode): void {
+    this.place(key, this.expand(key, n));
   }
 
   /** Caches `n`: among the upper levels if it is one of theirs, else in the generations. */
@@ -204,10 +256,35 @@ export class NodeStore {
     // In key order LevelDB's reads walk its tables and blocks forward, and the nodes one import
     // wrote (one version prefix) are read together.
     missing.sort();
-    const values = await this.readMany(missing);
     // LevelDB's answers are Buffers, the nodes a commit builds and the upper levels' views plain
     // Uint8Arrays: held as one kind, the walks' reads of node bytes stay monomorphic.
-    return values.map((v, i) => (v ? this.decode(missing[i]!, new Uint8Array(v.buffer, v.byteOffset, v.byteLength), valueBytes) : undefined));
+    const values = (await this.readMany(missing)).map((v) => (v ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : undefined));
+    await this.prefetchHashlessChildren(missing, values);
+    return values.map((v, i) => (v ? this.decode(missing[i]!, v, valueBytes) : undefined));
+  }
+
+  /**
+   * Reads, with batched reads, the internal children that expanding the hashless nodes among
+   * `values` would read (those the node held at the same path does not share), so that a cold
+   * read of the upper levels (before the warm-up, or beyond its budget) reads them level by level
+   * rather than one synchronous read per child.
+   */
+  private async prefetchHashlessChildren(keys: readonly string[], values: ReadonlyArray<Uint8Array | undefined>): Promise<void> {
+    const want = new Set<string>();
+    values.forEach((v, k) => {
+      const n = v && HashlessNode.decode(v);
+      const at = n && accountNodeAt(keys[k]!, HASHLESS_MAX_DEPTH);
+      if (!n || !at) return;
+      const held = this.top.newestAt(at.path);
+      for (let i = 0; i < 16; i++) {
+        if (!n.has(i) || n.childIsLeaf(i)) continue;
+        const version = n.childVersion(i);
+        if (held && held.childVersion(i) === version && !held.childIsLeaf(i)) continue;
+        const child = nodeKey(version, ACCOUNT_TREE, at.path + HEX[i]!);
+        if (!this.cached(child)) want.add(child);
+      }
+    });
+    if (want.size > 0) await this.prefetch([...want], ACCOUNT_VALUE_BYTES);
   }
 
   /**

@@ -140,6 +140,8 @@ export class TopLevels {
   private readonly levels: Level[] = [];
   private readonly slabs: Slab[] = [];
   private bytes = 0;
+  /** Of `bytes`, those reserved for nodes not offered yet (see `reserve`). */
+  private reserved = 0;
   private entries = 0;
   /** Set once a node was turned away for want of room: a warm-up stops there. */
   private spent = false;
@@ -177,6 +179,14 @@ export class TopLevels {
     return handle === 0 ? undefined : this.view(handle);
   }
 
+  /** The newest node held at `path` (any version), if any: siblings of one path share most children. */
+  newestAt(path: string): InternalNode | undefined {
+    if (path.length > this.depth) return undefined;
+    const lv = this.levels[path.length]!;
+    const e = this.heldAt(lv, pathNumber(path));
+    return e ? this.getAt(e.version, path) : undefined;
+  }
+
   /** The node under `key`, if held. */
   get(key: string): StoredNode | undefined {
     const at = accountNodeAt(key, this.depth);
@@ -188,12 +198,16 @@ export class TopLevels {
     return InternalNode.decode(this.slabs[Math.floor(h / CLASS_SHIFT)]!.view(h % CLASS_SHIFT)) ?? undefined;
   }
 
-  /** Extends the held levels to `depth` while the budget has room left; says whether it had. */
-  admitLevel(depth: number): boolean {
+  /**
+   * Extends the held levels to `depth` while the budget has room left; says whether it had.
+   * `aboveHint`: the nodes the level above `depth` will hold, when they are not placed yet (a warm-up
+   * places hashless upper nodes after the level below them, whose hashes they need).
+   */
+  admitLevel(depth: number, aboveHint?: number): boolean {
     if (this.spent || depth > MAX_DEPTH) return false;
     for (let d = this.levels.length; d <= depth; d++) {
       const paths = 16 ** d;
-      const above = d === 0 ? 1 : this.levels[d - 1]!.count;
+      const above = d === 0 ? 1 : Math.max(this.levels[d - 1]!.count, d === depth ? (aboveHint ?? 0) : 0);
       const dense = d <= DENSE_MAX_DEPTH && above * 16 * DENSE_FILL >= paths && this.bytes + paths * DENSE_PATH_BYTES <= this.maxBytes;
       if (dense) {
         const views =
@@ -204,6 +218,27 @@ export class TopLevels {
     }
     this.depth = Math.max(this.depth, depth);
     return true;
+  }
+
+  /**
+   * Counts against the budget a node of `children` children at `depth` that a warm-up will offer
+   * later (a hashless node, expanded once the level below is read); says whether it fits.
+   */
+  reserve(depth: number, children: number): boolean {
+    const b = this.slabs[children]!.stride + (this.levels[depth]?.slots ? 0 : SPARSE_NODE_BYTES);
+    if (this.bytes + b > this.maxBytes) {
+      this.spent = true;
+      return false;
+    }
+    this.bytes += b;
+    this.reserved += b;
+    return true;
+  }
+
+  /** Gives back every reservation (the nodes reserved for are offered next). */
+  unreserve(): void {
+    this.bytes -= this.reserved;
+    this.reserved = 0;
   }
 
   /** Whether the budget is spent. */

@@ -7,6 +7,7 @@
  *
  * Stored form = the hashed encoding, then bookkeeping the hash does not cover: an internal node's
  * per-child version (6 bytes BE) and leaf flag (1 byte); an account leaf's storage-root version.
+ * (The account trie's levels 0 to 3 go to disk without their internal children's hashes: hashless.ts.)
  */
 import { bytesEqual } from '../../../core/codec/bytes.js';
 import { HASH_BYTES } from '../../../core/constants.js';
@@ -203,6 +204,7 @@ export class InternalNode {
 /** A node as stored. */
 export type StoredNode = LeafNode | InternalNode;
 
+
 /** Writes child `c` into slot `j` of an internal node's stored bytes. */
 function writeChild(bytes: Uint8Array, hashedLength: number, j: number, c: ChildRef): void {
   bytes.set(c.hash, 3 + j * HASH_BYTES);
@@ -211,7 +213,8 @@ function writeChild(bytes: Uint8Array, hashedLength: number, j: number, c: Child
   bytes[at + VERSION_BYTES] = c.leaf ? 1 : 0;
 }
 
-function popcount(x: number): number {
+/** Bits set in a 16-bit child bitmap. */
+export function popcount(x: number): number {
   let v = x - ((x >> 1) & 0x5555);
   v = (v & 0x3333) + ((v >> 2) & 0x3333);
   v = (v + (v >> 4)) & 0x0f0f;
@@ -239,9 +242,10 @@ export interface TrieWrite {
   deleted: number;
 }
 
-const VERSION_BYTES = 6;
+/** Bytes of a stored version (big-endian). */
+export const VERSION_BYTES = 6;
 /** Stored bookkeeping per present child of an internal node: its version and leaf flag. */
-const CHILD_INFO_BYTES = VERSION_BYTES + 1;
+export const CHILD_INFO_BYTES = VERSION_BYTES + 1;
 const HEX = '0123456789abcdef';
 /** Hex digits of the version in a node key. */
 const VERSION_HEX = 12;
@@ -301,7 +305,8 @@ function writeU48(out: Uint8Array, at: number, n: number): void {
   }
 }
 
-function readU48(b: Uint8Array, at: number): number {
+/** Reads a stored version at `at`. */
+export function readU48(b: Uint8Array, at: number): number {
   let v = 0;
   for (let i = 0; i < VERSION_BYTES; i++) v = v * 256 + b[at + i]!;
   return v;
