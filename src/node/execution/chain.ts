@@ -37,7 +37,7 @@ import type { View } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { BodyFile, type BodyWrite } from './body-file.js';
-import { Keys, SCHEMA_VERSION } from './store.js';
+import { Keys, SCHEMA_VERSION, UPGRADABLE_SCHEMA_VERSION } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
 import { LogIndex } from './logs.js';
@@ -171,7 +171,7 @@ export class ExecutionChain {
     else {
       // Checked first: an older layout stores blocks under the same keys in another shape.
       const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
-      if (schema !== SCHEMA_VERSION) {
+      if (schema !== SCHEMA_VERSION && schema !== UPGRADABLE_SCHEMA_VERSION) {
         throw new SvcError(
           'DB_SCHEMA_MISMATCH',
           `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
@@ -179,6 +179,11 @@ export class ExecutionChain {
         );
       }
       if (stored !== chain.genesisHash) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
+      if (schema === UPGRADABLE_SCHEMA_VERSION) {
+        // Nothing else to rewrite: this node reads all of layout 5; from now on an svc that reads only layout 5 refuses the directory.
+        await store.write(new WriteBatch().put(Keys.meta('schema'), SCHEMA_VERSION));
+        this.log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION });
+      }
     }
     chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
     chain.auth.load((await store.scan<string[]>('e:')).map((e) => ({ account: e.key.slice(2), keys: e.value })));

@@ -20,12 +20,19 @@
  * registry changes the validators a block slashed and the RANDAO re-commitments it applied.
  * Within layout 5, blocks are now written with one `u:` entry per transaction (receipt and
  * envelope together) where they had an `x:` envelope and an `r:` receipt: readers take either,
- * so a data directory written before keeps its blocks readable and needs no new version. Likewise
- * a node with a data directory now appends each block's envelopes and receipts to the body file
- * (`blocks.bodies`, body-file.ts) and stores only their index under `j:` and the file's committed
- * end under `m:body_end`; blocks stored with `u:` (or `x:`/`r:`) entries stay readable.
+ * so a data directory written before keeps its blocks readable. Version 6: a node with a data
+ * directory appends each block's envelopes and receipts to the body file (`blocks.bodies`,
+ * body-file.ts) and stores only their index under `j:` and the file's committed end under
+ * `m:body_end`, and the account trie's levels 0 to 3 are stored hashless (state/hashless.ts).
+ * Everything layout 5 wrote stays readable, so a layout-5 directory is upgraded in place on open
+ * (UPGRADABLE_SCHEMA_VERSION: only its schema key changes); the new number is there so that an
+ * svc reading layout 5 refuses a directory it would misread (blocks with no `u:` entries, nodes
+ * in a form it does not know) instead of serving it.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
+
+/** The one older layout this node reads as it is, upgraded on open by rewriting the schema key. */
+export const UPGRADABLE_SCHEMA_VERSION = 5;
 
 /**
  * classic-level open options of the execution database (the node and the state bench open it the

@@ -10,7 +10,7 @@ import { ClassicLevel } from 'classic-level';
 import { EXIT_ADDRESS, MAX_TX_DATA_BYTES } from '../../../src/core/constants.js';
 import { SvcError } from '../../../src/core/errors.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { Keys, SCHEMA_VERSION } from '../../../src/node/execution/store.js';
+import { Keys, SCHEMA_VERSION, UPGRADABLE_SCHEMA_VERSION } from '../../../src/node/execution/store.js';
 import { unpackEntry } from '../../../src/node/execution/blocks.js';
 import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, metricValue, rpcResult, startNode, transfer, withNode, withTempDir } from './fixture.js';
 
@@ -173,7 +173,7 @@ async function onDb(dir: string, fn: (db: ClassicLevel<string, string>) => Promi
   }
 }
 
-storage('a data directory of another storage layout is refused with DB_SCHEMA_MISMATCH and left as it was', async () => {
+storage('a data directory of another storage layout is refused with DB_SCHEMA_MISMATCH and left as it was; layout 5 is upgraded in place', async () => {
   await withTempDir(async (dir) => {
     const first = await startNode({ dataDir: dir });
     const genesisRecord = first.chain.genesisHash;
@@ -189,6 +189,18 @@ storage('a data directory of another storage layout is refused with DB_SCHEMA_MI
       await db.put(Keys.meta('schema'), String(SCHEMA_VERSION + 1));
     });
     await expectSchemaRefused(dir, SCHEMA_VERSION + 1);
+    await onDb(dir, async (db) => db.put(Keys.meta('schema'), String(UPGRADABLE_SCHEMA_VERSION - 1)));
+    await expectSchemaRefused(dir, UPGRADABLE_SCHEMA_VERSION - 1);
+  });
+  // Layout 5 is read as it is and upgraded in place, so an svc that reads only layout 5 refuses the directory afterwards.
+  await withTempDir(async (dir) => {
+    const first = await startNode({ dataDir: dir });
+    await first.stop();
+    await onDb(dir, async (db) => db.put(Keys.meta('schema'), String(UPGRADABLE_SCHEMA_VERSION)));
+    const again = await startNode({ dataDir: dir });
+    assert.is(again.chain.head().index, 0, 'the layout-5 directory opened at its head');
+    await again.stop();
+    await onDb(dir, async (db) => assert.is(await db.get(Keys.meta('schema')), String(SCHEMA_VERSION), 'upgraded to the current layout'));
   });
   // A fresh directory starts and records the current layout.
   await withTempDir(async (dir) => {
