@@ -139,6 +139,8 @@ export class ExecutionChain {
    * the end the database indexes; without it they are database entries.
    */
   static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string): Promise<ExecutionChain> {
+    // Before anything touches the directory: a refused one is left exactly as it was.
+    await checkLayout(store, toHex(genesisHash(genesis)), log);
     const bodies = bodiesPath === undefined ? undefined : await BodyFile.open(bodiesPath, (await store.get<number>(Keys.meta('body_end'))) ?? 0);
     const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache, bodies);
     try {
@@ -168,23 +170,7 @@ export class ExecutionChain {
     const store = this.store;
     const stored = await store.get<string>(Keys.meta('genesis'));
     if (stored === undefined) await chain.initGenesis();
-    else {
-      // Checked first: an older layout stores blocks under the same keys in another shape.
-      const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
-      if (schema !== SCHEMA_VERSION && schema !== UPGRADABLE_SCHEMA_VERSION) {
-        throw new SvcError(
-          'DB_SCHEMA_MISMATCH',
-          `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
-          409,
-        );
-      }
-      if (stored !== chain.genesisHash) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${chain.genesisHash}`, 409);
-      if (schema === UPGRADABLE_SCHEMA_VERSION) {
-        // Nothing else to rewrite: this node reads all of layout 5; from now on an svc that reads only layout 5 refuses the directory.
-        await store.write(new WriteBatch().put(Keys.meta('schema'), SCHEMA_VERSION));
-        this.log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION });
-      }
-    }
+    // The layout and genesis were checked by `open` (checkLayout).
     chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
     chain.auth.load((await store.scan<string[]>('e:')).map((e) => ({ account: e.key.slice(2), keys: e.value })));
     chain.headRef = (await store.get<BlockRef>(Keys.meta('head')))!;
@@ -947,4 +933,27 @@ function hashBytes(hex: string): Uint8Array {
 /** Where a block's state root node is. */
 function rootOf(r: BlockRecord): NodeRef {
   return { version: r.root_version, hash: parseHex(r.state_root, 'state_root', HASH_BYTES) };
+}
+
+/**
+ * Refuses a data directory of another storage layout or genesis (an older layout stores blocks
+ * under the same keys in another shape), and upgrades layout 5 in place: this node reads all of
+ * it, so only the schema key changes, after which an svc that reads only layout 5 refuses it.
+ */
+async function checkLayout(store: ChainStore, genesisHashHex: string, log: Logger): Promise<void> {
+  const stored = await store.get<string>(Keys.meta('genesis'));
+  if (stored === undefined) return;
+  const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
+  if (schema !== SCHEMA_VERSION && schema !== UPGRADABLE_SCHEMA_VERSION) {
+    throw new SvcError(
+      'DB_SCHEMA_MISMATCH',
+      `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
+      409,
+    );
+  }
+  if (stored !== genesisHashHex) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${genesisHashHex}`, 409);
+  if (schema === UPGRADABLE_SCHEMA_VERSION) {
+    await store.write(new WriteBatch().put(Keys.meta('schema'), SCHEMA_VERSION));
+    log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION });
+  }
 }
