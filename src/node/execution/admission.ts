@@ -432,9 +432,10 @@ export class Admission {
 
   /** Removes transactions from the pool and the journal (they were included or can never be). */
   forget(hashes: readonly string[]): void {
-    const gone: string[] = [];
-    for (const h of hashes) if (this.pool.remove(h)) gone.push(h);
-    this.journal.remove(gone);
+    const gone = this.pool.removeMany(hashes);
+    const hashesGone = new Array<string>(gone.length);
+    for (let i = 0; i < gone.length; i++) hashesGone[i] = gone[i]!.hash;
+    this.journal.remove(hashesGone);
   }
 
   /** Drops a sender's pooled transactions below its account nonce, from the pool and the journal. */

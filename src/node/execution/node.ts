@@ -220,12 +220,15 @@ export class ExecutionNode {
     for (const s of senders) admission.dropStale(s);
     // Reverted senders' nonces went back: their pooled transactions' queued counts change.
     for (const r of change.reverted) for (const s of r.senders) pool.touch(s);
-    const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
-    for (const r of change.reverted) {
-      r.transactions.forEach((tx, i) => {
-        if (reapplied.has(r.txHashes[i]!)) return;
-        admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
-      });
+    // Only a reorg re-pools: an import's notification (its answer waits for it) builds no set of its hashes.
+    if (change.reverted.length > 0) {
+      const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
+      for (const r of change.reverted) {
+        r.transactions.forEach((tx, i) => {
+          if (reapplied.has(r.txHashes[i]!)) return;
+          admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
+        });
+      }
     }
     metrics.chainHeight.set(chain.head().index);
     metrics.accounts.set(chain.accountCount());

@@ -316,6 +316,52 @@ export class TxPool {
   }
 
   /**
+   * Removes entries by hash, as `remove` on each in order, and returns those that were pooled.
+   * A block includes runs of a sender's nonces, and `remove` moves the sender's head (a heap
+   * sift) once per included entry; here each sender's head and tail are fixed once, after all
+   * its entries are gone, so a block costs a Map delete per transaction and a heap step per sender.
+   */
+  removeMany(hashes: readonly string[]): PoolEntry[] {
+    const gone: PoolEntry[] = [];
+    // Queues of the senders that lost entries; their `head` and `tail` are still the heaps' entries.
+    const changed = new Map<string, SenderQueue>();
+    for (const hash of hashes) {
+      const e = this.byHash.get(hash);
+      if (!e) continue;
+      this.byHash.delete(hash);
+      const q = this.bySender.get(e.sender)!;
+      q.txs.delete(e.nonce);
+      const r = q.run;
+      if (r && e.nonce >= r.from && e.nonce < r.end) {
+        if (e.nonce === r.from) r.from = e.nonce + 1n;
+        else r.end = e.nonce;
+      }
+      changed.set(e.sender, q);
+      gone.push(e);
+    }
+    for (const [sender, q] of changed) {
+      this.touch(sender);
+      if (q.txs.size === 0) {
+        this.bySender.delete(sender);
+        this.tails.delete(q.tail);
+        this.heads.delete(q.head);
+        continue;
+      }
+      if (q.txs.get(q.tail.nonce) !== q.tail) {
+        const tail = this.nearest(q, q.tail.nonce, -1n);
+        this.tails.replace(q.tail, tail);
+        q.tail = tail;
+      }
+      if (q.txs.get(q.head.nonce) !== q.head) {
+        const head = this.nearest(q, q.head.nonce, 1n);
+        this.heads.replace(q.head, head);
+        q.head = head;
+      }
+    }
+    return gone;
+  }
+
+  /**
    * The sender's entry nearest `nonce` in direction `step` (-1: highest below, +1: lowest above):
    * walks from it (nonces are mostly contiguous, so this is usually one step) and scans the
    * sender's entries only if that finds nothing sooner.

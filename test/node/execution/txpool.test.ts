@@ -434,6 +434,67 @@ pool('random adds, removals, replacements and nonce moves: status, pending nonce
   }
 });
 
+pool('removeMany (a block\'s included transactions) leaves the pool as removing each in turn does', () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const r = rng(seed * 104_729);
+    const opts = { ...DEFAULT_POOL_OPTIONS, capacity: 80, accountQueue: 40, globalQueue: 80 };
+    const batch = new TxPool(opts);
+    const single = new TxPool(opts);
+    const senders = senderAddresses(5);
+    const accountNonce = new Map<string, bigint>(senders.map((s) => [s, 0n]));
+    const nonceOf = (s: string): bigint => accountNonce.get(s) ?? 0n;
+    for (let round = 0; round < 30; round++) {
+      for (let i = 0; i < 12; i++) {
+        const sender = senders[r(senders.length)]!;
+        const input = entry(sender, Number(nonceOf(sender)) + r(16), 1 + r(6));
+        let refused = false;
+        try {
+          batch.add(input, nonceOf);
+        } catch (err) {
+          if (!(err instanceof PoolError)) throw err;
+          refused = true;
+        }
+        // The same input is refused by both or by neither, so the two pools hold the same entries.
+        if (refused) assert.throws(() => single.add(input, nonceOf), (err: unknown) => err instanceof PoolError);
+        else single.add(input, nonceOf);
+      }
+      // A block: runs of some senders' lowest nonces, plus random entries, an unknown hash and a repeat.
+      const included: string[] = [];
+      for (const s of senders) {
+        if (r(2) === 0) continue;
+        const own = batch.entries().filter((e) => e.sender === s).sort((a, b) => Number(a.nonce - b.nonce));
+        for (const e of own.slice(0, r(own.length + 1))) included.push(e.hash);
+      }
+      const all = batch.entries();
+      for (let i = r(4); i > 0 && all.length > 0; i--) included.push(all[r(all.length)]!.hash);
+      included.push('0xnot-pooled');
+      if (included.length > 1) included.push(included[0]!);
+      const expected = included.flatMap((h) => single.remove(h) ?? []);
+      assert.equal(batch.removeMany(included).map((e) => e.hash), expected.map((e) => e.hash), `seed ${seed} round ${round}: removed`);
+      // The block moved account nonces (maybe past entries from elsewhere): as the node does after an import.
+      for (const s of senders) {
+        if (r(3) === 0) accountNonce.set(s, nonceOf(s) + BigInt(r(3)));
+        assert.equal(batch.dropStale(s, nonceOf(s)).map((e) => e.hash), single.dropStale(s, nonceOf(s)).map((e) => e.hash));
+      }
+      const at = `seed ${seed} round ${round}`;
+      assert.equal(batch.entries().map((e) => e.hash), single.entries().map((e) => e.hash), `${at}: entries`);
+      assert.equal(batch.counts(nonceOf), bruteCounts(batch, nonceOf), `${at}: counts`);
+      assert.equal(batch.counts(nonceOf), single.counts(nonceOf), `${at}: counts of both`);
+      for (const s of senders) assert.is(batch.pendingNonce(s, nonceOf(s)), brutePending(batch, s, nonceOf(s)), `${at}: pending nonce`);
+      for (const e of batch.entries()) assert.is(batch.status(e, nonceOf(e.sender)), single.status(e, nonceOf(e.sender)), `${at}: status`);
+      assert.equal(batch.buildOrder(nonceOf, 30_000_000n).map((e) => e.hash), bruteBuild(batch, nonceOf, 30_000_000n).map((e) => e.hash), `${at}: build order`);
+      // The tails heap: at capacity both evict the entry a scan of the tails picks.
+      if (batch.size >= opts.capacity) {
+        const victim = bruteVictim(batch)!;
+        // A sender of its own, a new nonce each round: an addition, never a replacement.
+        const rich = entry(A, round, 1_000);
+        assert.equal(batch.add(rich).evicted.map((e) => e.hash), [victim.hash], `${at}: victim`);
+        assert.equal(single.add(rich).evicted.map((e) => e.hash), [victim.hash], `${at}: victim of both`);
+      }
+    }
+  }
+});
+
 pool('page: a window of the entries in submission order', () => {
   const p = new TxPool();
   for (let n = 0; n < 5; n++) p.add(entry(A, n, 10));
