@@ -38,3 +38,13 @@ export async function writeFileAtomic(path: string, contents: string | Uint8Arra
     await rm(tmp, { force: true });
   }
 }
+
+/** Syncs the directory holding `path`, so a file created in it (or renamed into it) is durable. */
+export async function syncDir(path: string): Promise<void> {
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}

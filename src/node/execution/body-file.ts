@@ -16,8 +16,8 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { dirname } from 'node:path';
 import { SvcError } from '../../core/errors.js';
+import { syncDir } from '../../util/fs.js';
 
 /** The body file's name in the execution data directory (beside `chain/`). */
 export const BLOCK_BODIES_FILE = 'blocks.bodies';
@@ -259,14 +259,4 @@ function advance(parts: readonly Uint8Array[], n: number): readonly Uint8Array[]
   const rest = parts.slice(i);
   if (left > 0) rest[0] = rest[0]!.subarray(left);
   return rest;
-}
-
-/** Syncs the directory holding `path`, so a file created in it is durable. */
-async function syncDir(path: string): Promise<void> {
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
 }

@@ -13,8 +13,8 @@
  * beside the old one, in chunks, and swapped in by an atomic rename between two appends.
  */
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { SvcError } from '../../core/errors.js';
+import { syncDir } from '../../util/fs.js';
 import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
@@ -473,14 +473,4 @@ async function readLive(fh: FileHandle, size: number, path: string): Promise<{ l
     }
   });
   return { live, ...result };
-}
-
-/** Syncs the directory holding `path`, so a rename into it is durable. */
-async function syncDir(path: string): Promise<void> {
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
 }
