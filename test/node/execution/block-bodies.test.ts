@@ -16,7 +16,7 @@ import { packEntries } from '../../../src/node/execution/blocks.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Keys, EXECUTION_DB_OPTIONS } from '../../../src/node/execution/store.js';
 import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
-import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, mempoolHashes, post, startNode, submitOk, TOKEN, transfer, withTempDir } from './fixture.js';
+import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, mempoolHashes, post, startNode, submitOk, TOKEN, transfer, waitFor, withTempDir } from './fixture.js';
 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
@@ -61,7 +61,8 @@ t('bodies go to the file, serve every read and a reorg, and survive a restart', 
       // B2 on B1 and a reorg onto it: A1's bodies are read back to re-pool its transactions.
       const b2 = await importOk(node, makeBlock(b1.ref, { txs: [] }));
       expectOk(await post(node, '/api/v1/engine/forkchoiceUpdated', { head_block_hash: b2.ref.hash }));
-      assert.ok((await mempoolHashes(node)).includes(hashOf(t1)), 'the reverted block’s transaction is pooled again');
+      // Re-pooling goes through admission after the answer: wait for it, as forkchoice.test.ts does.
+      await waitFor('the reverted block’s transaction pooled again', async () => (await mempoolHashes(node)).includes(hashOf(t1)));
       assert.equal(await receiptOf(node, hashOf(u1)), b1.result.receipts[0]);
     } finally {
       await node.stop();
