@@ -54,7 +54,8 @@ export class ChainStore {
 
   constructor(readonly db: Db) {}
 
-  private counted(size: number): void {
+  /** Counts one value of `size` bytes read (also for reads beside the database, such as the block body file). */
+  counted(size: number): void {
     this.reads.values++;
     this.reads.bytes += size;
   }
