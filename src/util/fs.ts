@@ -13,7 +13,9 @@ export function assertAbsent(paths: readonly string[]): void {
 
 /**
  * Writes `contents` to `path` atomically (mode 0600 unless given): a temporary file in the same directory,
- * fsync, then rename. An existing file is kept unless `force`.
+ * fsync, then rename, then fsync of the directory (until then a power loss could undo the rename,
+ * and a caller that goes on, say signing with a key it just saved, would find the old file).
+ * An existing file is kept unless `force`.
  */
 export async function writeFileAtomic(path: string, contents: string | Uint8Array, opts: { force?: boolean; mode?: number } = {}): Promise<void> {
   if (!opts.force) assertAbsent([path]);
@@ -37,6 +39,7 @@ export async function writeFileAtomic(path: string, contents: string | Uint8Arra
   } finally {
     await rm(tmp, { force: true });
   }
+  await syncDir(path);
 }
 
 /** Syncs the directory holding `path`, so a file created in it (or renamed into it) is durable. */
