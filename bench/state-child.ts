@@ -2,12 +2,13 @@
  * One size of the state bench (state.ts), in two processes: `build` writes `accounts` accounts
  * into a fresh LevelDB trie, pruning each chunk's replaced nodes as finality does on a running
  * node; `blocks` reopens it like a restarted node, waits for the start-up warm-up of the account
- * trie's upper levels (StateDb.warm, as the node runs it; its time is reported), applies blocks
- * that each touch `touched` accounts (distinct existing ones drawn uniformly at random, a new draw
- * per block, plus a few new ones) exactly as import does (prefetch, view, commit, synced batch),
- * and reports the median and 90th-percentile block time, the median CPU time per block (main
- * thread and others apart) and its own resident memory. Many blocks are timed so that one garbage
- * collection or LevelDB compaction does not decide a size's figure.
+ * trie's upper levels (StateDb.warm, as the node runs it; its time is reported), then applies, in
+ * the turns the parent asks for, blocks that each touch `touched` accounts (distinct existing ones
+ * drawn uniformly at random, a new draw per block, plus a few new ones) exactly as import does
+ * (prefetch, view, commit, synced batch), and finally reports the median and 90th-percentile block
+ * time, the median CPU time per block (main thread and others apart) and its own resident memory.
+ * Many blocks are timed so that one garbage collection or LevelDB compaction does not decide a
+ * size's figure.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -75,10 +76,6 @@ export interface StateChildResult {
 
 /** Accounts per bulk commit: large enough to build 1,000,000 in about a minute, small enough to keep the builder's memory low. */
 const BUILD_CHUNK = 20_000;
-/** Blocks applied before timing starts: the first blocks after a restart compile the hot paths. */
-const WARM_BLOCKS = 3;
-/** Blocks timed per size: enough for a median and a 90th percentile that one slow block does not move. */
-const BLOCKS = 20;
 /** New accounts per block, beside the touched existing ones (a block's fresh recipients). */
 const NEW_PER_BLOCK = 28;
 
@@ -204,7 +201,47 @@ async function build(dir: string, accounts: number): Promise<void> {
   }
 }
 
-/** Phase 2, in a fresh process (as a restarted node: nothing loaded): applies the blocks and reports. */
+/** What the parent sends a `blocks` child once it is warm: a turn of blocks, or the end. */
+export type StateChildCommand = { turn: { lead: number; timed: number } } | { finish: true };
+
+/** What a `blocks` child sends back: warm, a turn done, or (after `finish`) its result. */
+export type StateChildMessage = { ready: true } | { turnDone: true } | { result: StateChildResult };
+
+/** Polling interval, quiet span and patience of `quiesce`. */
+const QUIET_POLL_MS = 5;
+const QUIET_SPAN_MS = 40;
+const QUIET_MAX_MS = 3_000;
+
+/**
+ * Waits until this process's other threads (LevelDB's compaction, libuv's reads and writes, V8's
+ * collector helpers) have used no CPU for QUIET_SPAN_MS, at most QUIET_MAX_MS: the end of a turn,
+ * so that the block work of one size never runs while another size's blocks are timed.
+ */
+async function quiesce(): Promise<void> {
+  const until = performance.now() + QUIET_MAX_MS;
+  let quietSince = performance.now();
+  let last = otherThreadsNs();
+  while (performance.now() < until && performance.now() - quietSince < QUIET_SPAN_MS) {
+    await new Promise((r) => setTimeout(r, QUIET_POLL_MS));
+    const now = otherThreadsNs();
+    // Under 0.2 ms of CPU per poll is idle threads waking, not work.
+    if (now - last > 200_000) quietSince = performance.now();
+    last = now;
+  }
+}
+
+/** CPU nanoseconds of every thread but the main one. */
+function otherThreadsNs(): number {
+  let ns = 0;
+  for (const [tid, t] of threadNs()) if (tid !== process.pid) ns += t;
+  return ns;
+}
+
+/**
+ * Phase 2, in a fresh process (as a restarted node: nothing loaded): warms up, then applies blocks
+ * in the turns the parent asks for (the parent alternates the sizes' turns, so every size is
+ * measured over the same minutes of the machine's life), and reports when told to finish.
+ */
 async function blocks(dir: string, accounts: number, touched: number, built: BuiltState): Promise<void> {
   const { db, store, state } = await open(dir);
   try {
@@ -220,7 +257,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
     const otherCpu: number[] = [];
     const written: number[] = [];
     const writtenBytes: number[] = [];
-    for (let b = 0; b < WARM_BLOCKS + BLOCKS; b++) {
+    const block = async (timed: boolean): Promise<void> => {
       // The draw is not timed: it stands for the block's transactions, which the row leaves out.
       const touchedNow = distinct(next, accounts, touched - NEW_PER_BLOCK).map(addr);
       for (let k = 0; k < NEW_PER_BLOCK; k++) touchedNow.push(addr(fresh++));
@@ -232,21 +269,33 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       for (const a of touchedNow) view.addBalance(a, 1n);
       const done = await commit(state, store, view, ++version);
       root = done.root;
-      if (b >= WARM_BLOCKS) {
-        times.push(performance.now() - t);
-        const c = process.cpuUsage(c0);
-        const split = splitCpu(th0, threadNs());
-        cpu.push((c.user + c.system) / 1000);
-        mainCpu.push(split.main);
-        otherCpu.push(split.other);
-        written.push(done.nodes);
-        writtenBytes.push(done.bytes);
-      }
-    }
+      if (!timed) return;
+      times.push(performance.now() - t);
+      const c = process.cpuUsage(c0);
+      const split = splitCpu(th0, threadNs());
+      cpu.push((c.user + c.system) / 1000);
+      mainCpu.push(split.main);
+      otherCpu.push(split.other);
+      written.push(done.nodes);
+      writtenBytes.push(done.bytes);
+    };
+    const finished = new Promise<void>((resolve) => {
+      let queue = Promise.resolve();
+      process.on('message', (m: StateChildCommand) => {
+        queue = queue.then(async () => {
+          if ('finish' in m) return resolve();
+          for (let b = 0; b < m.turn.lead + m.turn.timed; b++) await block(b >= m.turn.lead);
+          await quiesce();
+          process.send!({ turnDone: true } satisfies StateChildMessage);
+        });
+      });
+    });
+    process.send!({ ready: true } satisfies StateChildMessage);
+    await finished;
     global.gc?.();
     const mem = process.memoryUsage();
     const status = procStatus();
-    process.send!({
+    const result: StateChildResult = {
       accounts,
       blockMs: quantile(times, 0.5),
       blockP90Ms: quantile(times, 0.9),
@@ -272,10 +321,13 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       warmNodes: warm.nodes,
       warmMb: warm.bytes / 1e6,
       warmLevels: warm.levels,
-    } satisfies StateChildResult);
+    };
+    process.send!({ result } satisfies StateChildMessage);
   } finally {
     await state.close();
     await db.close();
+    // The parent's channel is all that keeps this process alive now.
+    process.disconnect?.();
   }
 }
 

@@ -3,8 +3,8 @@
  *  1. per-block state update (prefetch of the touched paths, the view's changes, the new root,
  *     the synced batch, the cache update) for 1,428 touched accounts (1,400 distinct existing ones
  *     drawn uniformly at random, a new draw per block, and 28 new ones) at 10,000, 100,000 and
- *     1,000,000 accounts: the median of 20 blocks after 3 untimed ones, with the 90th percentile
- *     beside it; goal: the 1,000,000 median within 2× of the 10,000 median (each row also prints
+ *     1,000,000 accounts: the median of 20 timed blocks, with the 90th percentile beside it, the
+ *     sizes taking turns of 4 (see measureSizes); goal: the 1,000,000 median within 2× of the 10,000 median (each row also prints
  *     the median CPU time per block, all threads, and its ratio: on a loaded machine that holds
  *     where the wall time does not);
  *  2. resident memory of the process holding the 1,000,000-account state after those blocks;
@@ -14,45 +14,134 @@
  * signatures), each chunk's replaced nodes pruned as finality would, and measured by another that
  * reopens it, so no size's memory or cache helps another's. The measured process is a restarted
  * node once its start-up warm-up (the account trie's upper levels, read in the background) is
- * done; the warm-up's time is printed beside the block time.
+ * done; the warm-up's time is printed beside the block time. The measuring processes of all sizes
+ * are alive together (about 0.9 GB), each idle while another's turn runs.
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchResult, formatTable } from './harness.js';
-import type { BuiltState, StateChildResult } from './state-child.js';
+import type { BuiltState, StateChildCommand, StateChildMessage, StateChildResult } from './state-child.js';
 
 /** Accounts a block touches in the issue's measurement. */
 export const TOUCHED = 1_428;
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 const GROWTH_LIMIT = 2;
 const RSS_LIMIT_MB = 500;
+const CHILD = fileURLToPath(new URL('./state-child.js', import.meta.url));
 
-function child<T>(args: string[]): Promise<T> {
+/** Timed blocks per size: 5 turns of 4, enough for a median and a 90th percentile that one slow block does not move. */
+const TURNS = 5;
+const TIMED_PER_TURN = 4;
+/** Untimed blocks before a size's first turn (the first blocks after a restart compile the hot paths) and before each later one. */
+const FIRST_LEAD = 3;
+const LEAD = 1;
+
+/** Runs a `build` child; resolves with the root it wrote. */
+function build(dir: string, accounts: number): Promise<BuiltState> {
   return new Promise((resolve, reject) => {
-    const c = fork(fileURLToPath(new URL('./state-child.js', import.meta.url)), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    let result: T | undefined;
-    c.once('message', (m: T) => (result = m));
-    c.once('exit', (code) => (result ? resolve(result) : reject(new Error(`state bench child (${args.join(' ')}) exited with code ${code}`))));
+    const c = fork(CHILD, ['build', dir, String(accounts)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let result: BuiltState | undefined;
+    c.once('message', (m: BuiltState) => (result = m));
+    c.once('exit', (code) => (result ? resolve(result) : reject(new Error(`state bench build child (${accounts}) exited with code ${code}`))));
   });
 }
 
-async function runSize(accounts: number): Promise<StateChildResult> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-state-'));
+/** A warm `blocks` child and the way to drive it: one message out, the next message back. */
+class BlocksChild {
+  private readonly inbox: StateChildMessage[] = [];
+  private waiter?: { resolve: (m: StateChildMessage) => void; reject: (e: Error) => void };
+  private exited?: Error;
+  private readonly exit: Promise<void>;
+
+  private constructor(
+    readonly accounts: number,
+    private readonly proc: ChildProcess,
+  ) {
+    proc.on('message', (m: StateChildMessage) => {
+      if (this.waiter) this.waiter.resolve(m);
+      else this.inbox.push(m);
+      this.waiter = undefined;
+    });
+    this.exit = new Promise((resolve) =>
+      proc.once('exit', (code) => {
+        this.exited = new Error(`state bench blocks child (${accounts}) exited with code ${code}`);
+        this.waiter?.reject(this.exited);
+        resolve();
+      }),
+    );
+  }
+
+  /** Starts the child on `dir` and resolves once its warm-up is done. */
+  static async start(dir: string, accounts: number, built: BuiltState): Promise<BlocksChild> {
+    const c = new BlocksChild(accounts, fork(CHILD, ['blocks', dir, String(accounts), String(TOUCHED), JSON.stringify(built)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    await c.next();
+    return c;
+  }
+
+  /** Runs one turn: `lead` untimed blocks, then `timed` timed ones; resolves once the child's threads are idle again. */
+  async turn(lead: number, timed: number): Promise<void> {
+    this.proc.send({ turn: { lead, timed } } satisfies StateChildCommand);
+    await this.next();
+  }
+
+  /** Ends the child; resolves with its figures once it has closed its database and exited. */
+  async finish(): Promise<StateChildResult> {
+    this.proc.send({ finish: true } satisfies StateChildCommand);
+    const m = await this.next();
+    if (!('result' in m)) throw new Error(`state bench blocks child (${this.accounts}) answered finish with ${JSON.stringify(m)}`);
+    await this.exit;
+    return m.result;
+  }
+
+  /** Stops the child if it is still running; resolves once it has exited. */
+  async kill(): Promise<void> {
+    if (!this.exited) this.proc.kill();
+    await this.exit;
+  }
+
+  private next(): Promise<StateChildMessage> {
+    const m = this.inbox.shift();
+    if (m) return Promise.resolve(m);
+    if (this.exited) return Promise.reject(this.exited);
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+}
+
+/**
+ * Builds every size, then warms one `blocks` child per size (one at a time, so each warm-up's time
+ * is its own) and alternates their turns, rotating the order every round: each size's blocks are
+ * spread over the same minutes, so a slower spell of this shared machine weighs on every size
+ * alike instead of on whichever size ran then. A turn ends only once its child's background
+ * threads are idle, so no size's work runs while another's blocks are timed.
+ */
+async function measureSizes(): Promise<StateChildResult[]> {
+  const dirs: string[] = [];
+  const children: BlocksChild[] = [];
   try {
-    const built = await child<BuiltState>(['build', dir, String(accounts)]);
-    return await child<StateChildResult>(['blocks', dir, String(accounts), String(TOUCHED), JSON.stringify(built)]);
+    const built: BuiltState[] = [];
+    for (const n of SIZES) {
+      dirs.push(await mkdtemp(join(tmpdir(), 'svc-bench-state-')));
+      built.push(await build(dirs.at(-1)!, n));
+    }
+    for (let i = 0; i < SIZES.length; i++) children.push(await BlocksChild.start(dirs[i]!, SIZES[i]!, built[i]!));
+    for (let t = 0; t < TURNS; t++) {
+      for (let k = 0; k < children.length; k++) await children[(t + k) % children.length]!.turn(t === 0 ? FIRST_LEAD : LEAD, TIMED_PER_TURN);
+    }
+    const results: StateChildResult[] = [];
+    for (const c of children) results.push(await c.finish());
+    return results;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    for (const c of children) await c.kill();
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
   }
 }
 
 /** Runs the state rows. */
 export async function runStateBench(opts: { print: boolean }): Promise<{ results: BenchResult[]; details: StateChildResult[] }> {
-  const details: StateChildResult[] = [];
-  for (const n of SIZES) details.push(await runSize(n));
+  const details = await measureSizes();
   const base = details[0]!.blockMs;
   const baseCpu = details[0]!.blockCpuMs;
   const results: BenchResult[] = details.map((d) => ({
