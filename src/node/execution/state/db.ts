@@ -18,6 +18,7 @@ import {
 import { parseHex } from '../../../core/codec/bytes.js';
 import type { ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
+import { detached } from '../../../util/byte-arena.js';
 import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
 import { HASHLESS_MAX_DEPTH, type HashlessNode, storedForm } from './hashless.js';
@@ -285,9 +286,12 @@ export class StateDb implements StateSource {
    */
   queue(batch: WriteBatch, c: StateCommit, owner: string): number {
     let bytes = 0;
+    // A database in memory keeps the very bytes it is given: there, a node built in the commit
+    // arena (trie.ts) is copied, or each one stored would keep its whole arena chunk alive.
+    const inMemory = this.nodes.reader instanceof MemorySyncReader;
     for (const [k, v] of c.puts) {
       const stored = storedForm(k, v);
-      batch.putBytes(k, stored);
+      batch.putBytes(k, inMemory ? detached(stored) : stored);
       bytes += stored.length;
     }
     if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);

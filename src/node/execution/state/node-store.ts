@@ -12,6 +12,7 @@ import type { SyncReader } from './sync-reader.js';
 import { TopLevels } from './top-levels.js';
 import { ACCOUNT_VALUE_BYTES, nodeHash } from '../../../core/state/trie.js';
 import { HASHLESS_MAX_DEPTH, HashlessNode } from './hashless.js';
+import { detached } from '../../../util/byte-arena.js';
 import { ACCOUNT_TREE, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
 
 const HEX = '0123456789abcdef';
@@ -190,7 +191,12 @@ export class NodeStore {
     const n = hashless ? this.expand(key, hashless) : decodeStored(bytes, valueBytes);
     if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
     if (fresh) {
-      if (!this.top.offer(key, n)) this.cache.setFresh(key, n);
+      // A node the commit built in its arena (trie.ts) is kept as a copy of its own, so the
+      // cache never holds a whole arena chunk for one node (the upper levels copy into slabs).
+      if (!this.top.offer(key, n)) {
+        const own = detached(n.bytes);
+        this.cache.setFresh(key, own === n.bytes ? n : decodeStored(own, valueBytes)!);
+      }
     } else this.place(key, n);
     return n;
   }

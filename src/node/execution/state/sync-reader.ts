@@ -8,6 +8,7 @@
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { SvcError } from '../../../core/errors.js';
+import { detached } from '../../../util/byte-arena.js';
 
 /** A synchronous key → bytes reader. */
 export interface SyncReader {
@@ -128,7 +129,8 @@ export class MemorySyncReader implements SyncReader {
   }
 
   written(puts: ReadonlyMap<string, Uint8Array>, dels: readonly string[]): void {
-    for (const [k, v] of puts) this.values.set(k, v);
+    // A commit's internal nodes are views of its arena (trie.ts): a copy each, not the chunk.
+    for (const [k, v] of puts) this.values.set(k, detached(v));
     for (const k of dels) this.values.delete(k);
   }
 

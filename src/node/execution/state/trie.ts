@@ -13,6 +13,7 @@ import { bytesEqual } from '../../../core/codec/bytes.js';
 import { HASH_BYTES } from '../../../core/constants.js';
 import { ACCOUNT_VALUE_BYTES, EMPTY_TRIE_ROOT, INTERNAL_TAG, LEAF_TAG, STORAGE_VALUE_BYTES, nibble, nodeHash } from '../../../core/state/trie.js';
 import type { NodeStore } from './node-store.js';
+import { ByteArena } from '../../../util/byte-arena.js';
 
 /** Where a trie's root node is: its hash and the version that wrote it. */
 export interface NodeRef {
@@ -128,7 +129,7 @@ export class InternalNode {
       }
     }
     const hashedLength = 3 + count * HASH_BYTES;
-    const bytes = new Uint8Array(hashedLength + count * CHILD_INFO_BYTES);
+    const bytes = NODE_ARENA.alloc(hashedLength + count * CHILD_INFO_BYTES);
     if (base !== undefined && bitmap === base.bitmap) {
       // Same children present (a block changing existing accounts): the layout is the base's, so
       // one copy carries every untouched child and only the changed ones are written over it.
@@ -246,6 +247,12 @@ export interface TrieWrite {
 export const VERSION_BYTES = 6;
 /** Stored bookkeeping per present child of an internal node: its version and leaf flag. */
 export const CHILD_INFO_BYTES = VERSION_BYTES + 1;
+/**
+ * Where commits build internal nodes (util/byte-arena.ts): a chunk holds about 400 full nodes, and
+ * a node outlives its block only as a copy (the held upper levels' slabs, LevelDB's batch, the
+ * node cache: node-store.ts `decode`).
+ */
+const NODE_ARENA = new ByteArena(256 * 1024);
 const HEX = '0123456789abcdef';
 /** Hex digits of the version in a node key. */
 const VERSION_HEX = 12;
