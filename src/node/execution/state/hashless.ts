@@ -5,7 +5,7 @@
  */
 import { HASH_BYTES } from '../../../core/constants.js';
 import { INTERNAL_TAG } from '../../../core/state/trie.js';
-import { CHILD_INFO_BYTES, InternalNode, VERSION_BYTES, accountNodeAt, popcount, readU48 } from './trie.js';
+import { CHILD_INFO_BYTES, InternalNode, VERSION_BYTES, accountNodeAt, commitBytes, popcount, readU48 } from './trie.js';
 
 /**
  * First byte of an upper account-trie node stored without its internal children's hashes (see
@@ -100,7 +100,8 @@ export function storedForm(key: string, bytes: Uint8Array): Uint8Array {
   const hashedLength = 3 + count * HASH_BYTES;
   let leaves = 0;
   for (let j = 0; j < count; j++) leaves += bytes[hashedLength + j * CHILD_INFO_BYTES + VERSION_BYTES] === 1 ? 1 : 0;
-  const out = new Uint8Array(3 + count * CHILD_INFO_BYTES + leaves * HASH_BYTES);
+  // Only LevelDB's batch reads it (which copies it), so it is carved from the commit arena.
+  const out = commitBytes(3 + count * CHILD_INFO_BYTES + leaves * HASH_BYTES);
   out[0] = HASHLESS_TAG;
   out[1] = bytes[1]!;
   out[2] = bytes[2]!;

@@ -129,7 +129,7 @@ export class InternalNode {
       }
     }
     const hashedLength = 3 + count * HASH_BYTES;
-    const bytes = NODE_ARENA.alloc(hashedLength + count * CHILD_INFO_BYTES);
+    const bytes = commitBytes(hashedLength + count * CHILD_INFO_BYTES);
     if (base !== undefined && bitmap === base.bitmap) {
       // Same children present (a block changing existing accounts): the layout is the base's, so
       // one copy carries every untouched child and only the changed ones are written over it.
@@ -248,11 +248,16 @@ export const VERSION_BYTES = 6;
 /** Stored bookkeeping per present child of an internal node: its version and leaf flag. */
 export const CHILD_INFO_BYTES = VERSION_BYTES + 1;
 /**
- * Where commits build internal nodes (util/byte-arena.ts): a chunk holds about 400 full nodes, and
- * a node outlives its block only as a copy (the held upper levels' slabs, LevelDB's batch, the
- * node cache: node-store.ts `decode`).
+ * Where commits build internal nodes and their stored forms (util/byte-arena.ts): a chunk holds
+ * about 400 full nodes, and a node outlives its block only as a copy (the held upper levels'
+ * slabs, LevelDB's batch, the node cache: node-store.ts `decode`; db.ts `queue`).
  */
 const NODE_ARENA = new ByteArena(256 * 1024);
+
+/** `n` zeroed bytes from the commit arena, for a node built or encoded during a commit. */
+export function commitBytes(n: number): Uint8Array {
+  return NODE_ARENA.alloc(n);
+}
 const HEX = '0123456789abcdef';
 /** Hex digits of the version in a node key. */
 const VERSION_HEX = 12;
