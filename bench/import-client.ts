@@ -9,7 +9,8 @@
  * and bridge do; a JSON block takes the JSON answer.
  */
 import http from 'node:http';
-import { decodeImportAnswer } from '../src/api/import-answer.js';
+import { decodeImportAnswer, receiptsWhere } from '../src/api/import-answer.js';
+import { isBridgeOutcome } from '../src/node/beacon/bridge.js';
 
 /** The bodies the child keeps for the runs of block `block` (its height): SSZ bytes and the spec's JSON. */
 export interface ImportClientInit {
@@ -60,8 +61,9 @@ async function run(r: ImportRequest): Promise<ImportReply> {
     const { status, type, bytes } = await post(new URL(r.url), body, r.kind === 'ssz' ? 'application/octet-stream' : 'application/json');
     if (status === 200 && type === 'application/octet-stream') {
       const answer = decodeImportAnswer(bytes);
-      // The beacon reads every receipt (its bridge looks for bridge events in them): so does this.
-      if (answer.receipts.some((r) => r.status !== 1)) return { ok: false, error: 'a receipt failed', cpuSeconds: cpuSeconds() };
+      // As the beacon does: every receipt's outcome is read, and the bridge's receipts are parsed.
+      receiptsWhere(answer, isBridgeOutcome);
+      if (answer.outcomes.some((o) => o.status !== 1)) return { ok: false, error: 'a receipt failed', cpuSeconds: cpuSeconds() };
       return { ok: true, gasUsed: answer.gas_used, stateRoot: answer.state_root, canonical: answer.canonical, seconds: (performance.now() - t) / 1000, cpuSeconds: cpuSeconds() };
     }
     const json = JSON.parse(bytes.toString('utf8')) as { success: boolean; data?: { gas_used: number; state_root: string; canonical: boolean }; error?: { code: string; message: string } };
