@@ -82,11 +82,16 @@ export function encodeImportAnswer(r: ImportResult, receiptsJson: readonly strin
   const lengths = new Array<number>(n);
   const kinds = new Array<string>(n);
   const kindLengths = new Array<number>(n);
+  // A block has a few distinct kinds: each one's byte length is measured once.
+  const kindByteLength = new Map<string, number>();
   let receiptBytes = 4 * n;
   let kindBytes = 4 * n;
   for (let i = 0; i < n; i++) {
     receiptBytes += lengths[i] = Buffer.byteLength(receiptsJson[i]!, 'utf8');
-    kindBytes += kindLengths[i] = Buffer.byteLength((kinds[i] = r.receipts[i]!.kind), 'utf8');
+    const kind = (kinds[i] = r.receipts[i]!.kind);
+    let len = kindByteLength.get(kind);
+    if (len === undefined) kindByteLength.set(kind, (len = Buffer.byteLength(kind, 'utf8')));
+    kindBytes += kindLengths[i] = len;
   }
   const b = Buffer.alloc(FIXED_BYTES + receiptBytes + n + kindBytes);
   hexToBuffer(r.block_hash).copy(b, 0);
@@ -154,21 +159,27 @@ export function decodeImportAnswer(bytes: Uint8Array): DecodedImportAnswer {
   const kindBounds = byteListBounds(kindList, bad, 'kinds');
   if (kindBounds.ends.length !== n) bad(`${kindBounds.ends.length} kinds for ${n} receipts`);
   const outcomes = new Array<ReceiptOutcome>(n);
-  // A block's kinds repeat (a full block of transfers has one): each distinct name is one string.
-  const names = new Map<string, ReceiptKind>();
+  // A block's kinds repeat (a full block of transfers has one): a kind whose bytes equal the
+  // previous receipt's reuses its string instead of decoding another.
+  let prevStart = 0;
+  let prevEnd = 0;
+  let prevKind: ReceiptKind | undefined;
   for (let i = 0; i < n; i++) {
     const status = statuses[i]!;
     if (status > 1) bad(`receipt ${i} status ${status}`);
     const s = kindBounds.starts[i]!;
     const e = kindBounds.ends[i]!;
     if (e - s > MAX_KIND_BYTES) bad(`receipt ${i} kind longer than ${MAX_KIND_BYTES} bytes`);
-    const raw = kindList.toString('latin1', s, e);
-    let kind = names.get(raw);
-    if (kind === undefined) {
+    let same = prevKind !== undefined && e - s === prevEnd - prevStart;
+    for (let j = 0; same && j < e - s; j++) same = kindList[s + j] === kindList[prevStart + j];
+    if (!same) {
+      const raw = kindList.toString('latin1', s, e);
       if (!/^[a-z0-9_]+$/.test(raw)) bad(`receipt ${i} kind is not a kind name`);
-      names.set(raw, (kind = raw as ReceiptKind));
+      prevKind = raw as ReceiptKind;
     }
-    outcomes[i] = { status: status as 0 | 1, kind };
+    prevStart = s;
+    prevEnd = e;
+    outcomes[i] = { status: status as 0 | 1, kind: prevKind! };
   }
   const parsed = new Array<Receipt | undefined>(n);
   const receipt = (i: number): Receipt => {
