@@ -30,7 +30,9 @@ const receipt = (i: number, extra: Partial<Receipt> = {}): Receipt => ({
 const result = (receipts: Receipt[]): ImportResult => ({ status: 'VALID', block_hash: '0x' + 'ab'.repeat(32), block_number: 7, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000 * receipts.length, receipts, canonical: true, already_known: false });
 
 test('the encoder writes ImportAnswerSsz exactly, and the decoder returns the JSON answer', () => {
-  for (const receipts of [[], [receipt(0)], [receipt(0), receipt(1, { error: 'ünïcode “quoted” \\ error', status: 0 }), receipt(2)]]) {
+  // The last list: kinds of one length that differ (contract_call, bridge_refund), repeats and changes.
+  const mixed = [receipt(0, { kind: 'contract_call' }), receipt(1, { kind: 'bridge_refund' }), receipt(2, { kind: 'bridge_refund' }), receipt(3), receipt(4, { kind: 'contract_call' })];
+  for (const receipts of [[], [receipt(0)], [receipt(0), receipt(1, { error: 'ünïcode “quoted” \\ error', status: 0 }), receipt(2)], mixed]) {
     const r = result(receipts);
     const json = receipts.map((x) => JSON.stringify(x));
     const bytes = encodeImportAnswer(r, json);
@@ -61,6 +63,7 @@ test('receiptsWhere parses only the receipts whose outcome it keeps, and filters
   const decoded = decodeImportAnswer(encodeImportAnswer(result(receipts), json));
   const keep = (o: { status: number; kind: string }) => o.status === 1 && o.kind === 'bridge_lock';
   assert.equal(receiptsWhere(decoded, keep), [receipts[1]]);
+  assert.equal(decoded.outcomes, receipts.map((x) => ({ status: x.status, kind: x.kind })));
   assert.equal(receiptsWhere(result(receipts), keep), [receipts[1]]);
   assert.throws(() => decoded.receipt(0), (err: unknown) => err instanceof MalformedError);
   assert.throws(() => decoded.receipt(4), (err: unknown) => err instanceof RangeError);
