@@ -19,7 +19,8 @@
  * extra warm import row runs on the memory DB (memory-level, a store nobody ships) for comparison
  * with runs before the import rows moved to disk. The engine REST client of the import rows is a
  * child process (import-client.ts), as a beacon node is (an SSZ block asks for the compact SSZ
- * answer and parses its receipts, as the beacon does), and each import starts after a minor
+ * answer, reads every receipt's status and kind and parses the bridge's receipts, as the beacon
+ * does), and each import starts after a minor
  * collection (the pre-admission's young objects are admission's to promote). Each phase
  * also reports CPU per transaction by thread role and what other processes used meanwhile. With
  * `profileDir`, the main thread is CPU-profiled during admission and the block imports.
@@ -339,7 +340,7 @@ interface ImportRun {
 /**
  * Starts the import client and hands it the bodies once, untimed. It runs in a process of its own,
  * as a beacon node does: the node's main thread does only server work, and the client's CPU
- * (writing 7.6 MB, parsing the answer's receipts) is counted as the load generator's.
+ * (writing 7.6 MB, reading the answer) is counted as the load generator's.
  */
 async function startImportClient(): Promise<ImportClient> {
   // Advanced serialisation moves the bodies as a structured clone instead of JSON.

@@ -5,8 +5,9 @@
  * apart. Receives each block's bodies before its runs (`ImportClientInit`, untimed), then for each
  * `ImportRequest` POSTs one body over node:http and answers with an `ImportReply`; exits when the
  * parent disconnects. An SSZ
- * block asks for the compact SSZ answer and parses its receipts, as the beacon's engine client
- * and bridge do; a JSON block takes the JSON answer.
+ * block asks for the compact SSZ answer, reads every receipt's status and kind and parses the
+ * receipts a bridge applies, as the beacon's engine client and bridge do; a JSON block takes the
+ * JSON answer.
  */
 import http from 'node:http';
 import { decodeImportAnswer, receiptsWhere } from '../src/api/import-answer.js';
