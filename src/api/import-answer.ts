@@ -47,6 +47,12 @@ export interface DecodedImportAnswer extends ImportResult {
   receipt(i: number): Receipt;
 }
 
+/** Receipts already encoded: their UTF-8 JSON back to back, and each one's byte length. */
+export interface EncodedReceipts {
+  bytes: Uint8Array;
+  lengths: Uint32Array;
+}
+
 /** Bytes before the variable part: two hashes, two uint64, two booleans and three offsets. */
 const FIXED_BYTES = 32 + 32 + 8 + 8 + 1 + 1 + 3 * 4;
 /** Where the offsets of receipts, statuses and kinds sit. */
@@ -59,27 +65,34 @@ function hexToBuffer(hex: string): Buffer {
 }
 
 /**
- * Writes an SSZ list of byte lists at `at`: an offset per item, then the items, as one joined
- * string (a native call per item cost ~3 ms for a full block's receipts). Returns its end.
+ * Writes an SSZ list of byte lists at `at`: an offset per item (`lengths` are their byte
+ * lengths), then the items, as one joined string (a native call per item cost ~3 ms for a full
+ * block's receipts) or as bytes already joined. Returns its end.
  */
-function writeByteLists(b: Buffer, at: number, items: readonly string[], lengths: readonly number[]): number {
-  let end = 4 * items.length;
-  for (let i = 0; i < items.length; i++) {
+function writeByteLists(b: Buffer, at: number, lengths: ArrayLike<number>, items: readonly string[] | Uint8Array): number {
+  const n = lengths.length;
+  let end = 4 * n;
+  for (let i = 0; i < n; i++) {
     b.writeUInt32LE(end, at + 4 * i);
     end += lengths[i]!;
   }
-  b.write(items.join(''), at + 4 * items.length, 'utf8');
+  if (items instanceof Uint8Array) {
+    if (items.length !== end - 4 * n) throw new RangeError(`${items.length} encoded receipt bytes, lengths sum to ${end - 4 * n}`);
+    b.set(items, at + 4 * n);
+  } else b.write(items.join(''), at + 4 * n, 'utf8');
   return at + end;
 }
 
 /**
  * Encodes a VALID import result whose receipts are `receiptsJson` (the strings the JSON answer
- * carries, in `r.receipts`' order), straight into one buffer: no per-receipt byte arrays.
+ * carries, in `r.receipts`' order, or those strings already encoded), straight into one buffer:
+ * no per-receipt byte arrays.
  */
-export function encodeImportAnswer(r: ImportResult, receiptsJson: readonly string[]): Uint8Array {
-  const n = receiptsJson.length;
+export function encodeImportAnswer(r: ImportResult, receiptsJson: readonly string[] | EncodedReceipts): Uint8Array {
+  const encoded = 'bytes' in receiptsJson ? receiptsJson : undefined;
+  const n = encoded ? encoded.lengths.length : (receiptsJson as readonly string[]).length;
   if (r.receipts.length !== n) throw new RangeError(`${r.receipts.length} receipts, ${n} JSON strings`);
-  const lengths = new Array<number>(n);
+  const lengths = encoded ? encoded.lengths : (receiptsJson as readonly string[]).map((j) => Buffer.byteLength(j, 'utf8'));
   const kinds = new Array<string>(n);
   const kindLengths = new Array<number>(n);
   // A block has a few distinct kinds: each one's byte length is measured once.
@@ -87,23 +100,24 @@ export function encodeImportAnswer(r: ImportResult, receiptsJson: readonly strin
   let receiptBytes = 4 * n;
   let kindBytes = 4 * n;
   for (let i = 0; i < n; i++) {
-    receiptBytes += lengths[i] = Buffer.byteLength(receiptsJson[i]!, 'utf8');
+    receiptBytes += lengths[i]!;
     const kind = (kinds[i] = r.receipts[i]!.kind);
     let len = kindByteLength.get(kind);
     if (len === undefined) kindByteLength.set(kind, (len = Buffer.byteLength(kind, 'utf8')));
     kindBytes += kindLengths[i] = len;
   }
-  const b = Buffer.alloc(FIXED_BYTES + receiptBytes + n + kindBytes);
+  // Every byte is written below.
+  const b = Buffer.allocUnsafe(FIXED_BYTES + receiptBytes + n + kindBytes);
   hexToBuffer(r.block_hash).copy(b, 0);
   hexToBuffer(r.state_root).copy(b, 32);
   b.writeBigUInt64LE(BigInt(r.block_number), 64);
   b.writeBigUInt64LE(BigInt(r.gas_used), 72);
   b[80] = r.canonical ? 1 : 0;
   b[81] = r.already_known ? 1 : 0;
-  const statusesAt = writeByteLists(b, FIXED_BYTES, receiptsJson, lengths);
+  const statusesAt = writeByteLists(b, FIXED_BYTES, lengths, encoded ? encoded.bytes : (receiptsJson as readonly string[]));
   for (let i = 0; i < n; i++) b[statusesAt + i] = r.receipts[i]!.status;
   const kindsAt = statusesAt + n;
-  writeByteLists(b, kindsAt, kinds, kindLengths);
+  writeByteLists(b, kindsAt, kindLengths, kinds);
   b.writeUInt32LE(FIXED_BYTES, RECEIPTS_OFFSET_AT);
   b.writeUInt32LE(statusesAt, STATUSES_OFFSET_AT);
   b.writeUInt32LE(kindsAt, KINDS_OFFSET_AT);

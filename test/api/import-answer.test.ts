@@ -48,6 +48,10 @@ test('the encoder writes ImportAnswerSsz exactly, and the decoder returns the JS
       kinds: receipts.map((x) => new Uint8Array(Buffer.from(x.kind, 'latin1'))),
     });
     assert.equal(new Uint8Array(bytes), new Uint8Array(viaLibrary));
+    // The receipts' bytes as the body file encoded them give the same answer.
+    const encoded = { bytes: new Uint8Array(Buffer.from(json.join(''), 'utf8')), lengths: Uint32Array.from(json, (j) => Buffer.byteLength(j, 'utf8')) };
+    assert.equal(new Uint8Array(encodeImportAnswer(r, encoded)), new Uint8Array(bytes), 'pre-encoded receipts');
+    if (receipts.length > 0) assert.throws(() => encodeImportAnswer(r, { bytes: encoded.bytes.subarray(1), lengths: encoded.lengths }), (err: unknown) => err instanceof RangeError);
     const decoded = decodeImportAnswer(bytes);
     assert.equal(JSON.parse(JSON.stringify(decoded)), r, 'the same JSON as the JSON answer');
     assert.equal(decoded.receipts, receipts);
