@@ -7,7 +7,9 @@
  *     in-process `node.submit`, as a share of (1);
  *  3. import of a full 30M-gas block of transfers, through the engine API and in process, cold
  *     (every signature verified during import) and warm (the transactions were admitted first,
- *     so the verified-transaction cache answers), as a multiple of (1);
+ *     so the verified-transaction cache answers), as a multiple of (1); each warm row imports
+ *     WARM_BLOCKS consecutive blocks on one node (each block's transactions admitted first) and
+ *     counts the median block, printing every block's time beside it;
  *  4. transaction pool memory at 10,000 and 50,000 pending, and the event-loop cost of the
  *     pool's whole-pool operations on the full pool.
  * Every node is a fresh in-process ExecutionNode with no submission rate limit. REST admission and
@@ -17,7 +19,8 @@
  * extra warm import row runs on the memory DB (memory-level, a store nobody ships) for comparison
  * with runs before the import rows moved to disk. The engine REST client of the import rows is a
  * child process (import-client.ts), as a beacon node is (an SSZ block asks for the compact SSZ
- * answer and parses its receipts, as the beacon does), and each import starts after a minor
+ * answer, reads every receipt's status and kind and parses the bridge's receipts, as the beacon
+ * does), and each import starts after a minor
  * collection (the pre-admission's young objects are admission's to promote). Each phase
  * also reports CPU per transaction by thread role and what other processes used meanwhile. With
  * `profileDir`, the main thread is CPU-profiled during admission and the block imports.
@@ -37,7 +40,7 @@ import { genesisMix } from '../src/core/consensus/randao.js';
 import { randaoReveal } from '../src/core/crypto/randao.js';
 import { vrfSeed } from '../src/core/crypto/vrf.js';
 import { type Genesis, genesisHash } from '../src/core/genesis/genesis.js';
-import { type Block, blockToJson, buildSignedBlock, decodeBlockWithEnvelopes, encodeBlock } from '../src/core/types/block.js';
+import { type Block, blockHash, blockToJson, buildSignedBlock, decodeBlockWithEnvelopes, encodeBlock } from '../src/core/types/block.js';
 import { decodeTxViews, encodeEnvelopeList, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
@@ -50,7 +53,7 @@ import type { ImportClientInit, ImportReply, ImportRequest } from './import-clie
 import type { LoadBodyKind, LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump, type PumpResult } from './pump.js';
-import { type CpuSplit, formatCpu, startCpu, threadIds } from './threads.js';
+import { type CpuSplit, formatCpu, startCpu, sumCpu, threadIds } from './threads.js';
 import { type Signed, verifyOnAllCores, type VerifyWorkerReport } from './verify-cores.js';
 
 const CHAIN_ID = 'svc-bench';
@@ -67,6 +70,13 @@ const IN_PROCESS_RUNS = 3;
 const TRANSFER_GAS = 21_000n;
 const GWEI = 1_000_000_000n;
 const POOL_SIZES = [10_000, 50_000] as const;
+/**
+ * Consecutive full blocks each warm import row imports on its node (each block's transactions
+ * admitted first); the row is their median. One block's time moves by ±15% between quiet runs.
+ */
+const WARM_BLOCKS = 5;
+/** Epoch 0 holds the warm rows' blocks (see buildBenchBlock); the devnet preset's epoch has 2 slots. */
+const SLOTS_PER_EPOCH = 8;
 /** Pool rows: transactions per synthetic sender. */
 const POOL_NONCES_PER_SENDER = 50;
 const MB = 1e6;
@@ -78,6 +88,13 @@ interface Timed {
   seconds: number;
   txPerSecond: number;
   cpu: CpuSplit;
+}
+
+/** An import row: `seconds` is the median block's, `blockSeconds` each block's in import order, `cpu` all blocks' together. */
+interface ImportTimed extends Timed {
+  blockSeconds: number[];
+  /** Verified-transaction cache hits over all its blocks. */
+  cacheHits: number;
 }
 
 /** Detailed figures behind the table (the JSON output). */
@@ -100,15 +117,16 @@ export interface ExecutionDetails {
     transactions: number;
     gasUsed: number;
     bodyBytes: number;
-    coldRest: Timed;
-    coldInProcess: Timed;
-    warmRest: Timed & { cacheHits: number };
+    coldRest: ImportTimed;
+    coldInProcess: ImportTimed;
+    /** Warm rows: WARM_BLOCKS consecutive blocks on one node, the median block's time. */
+    warmRest: ImportTimed;
     /** The same warm import with the JSON block (the before/after comparison). */
-    warmRestJson: Timed & { cacheHits: number };
+    warmRestJson: ImportTimed;
     sszBytes: number;
-    warmInProcess: Timed & { cacheHits: number };
+    warmInProcess: ImportTimed;
     /** The warm REST SSZ import on the memory DB (the rows above run on LevelDB on disk). */
-    warmRestMemory: Timed & { cacheHits: number };
+    warmRestMemory: ImportTimed;
   };
   pool: Array<{ pending: number; heapUsedBytes: number; arrayBufferBytes: number; heapBytesPerTx: number; totalBytesPerTx: number; gcExposed: boolean }>;
   poolOperations?: PoolOperations;
@@ -290,16 +308,30 @@ export const submitter = (node: ExecutionNode) => async (item: StandardTx | Rece
   return undefined;
 };
 
-/** The engine client of the REST import rows: a child process (bench/import-client.ts) holding the block's bodies. */
+/** The engine client of the REST import rows: a child process (bench/import-client.ts) holding the blocks' bodies. */
 interface ImportClient {
-  /** POSTs the block to `node`'s newPayload as SSZ or JSON; the answer's gas, the client's wall time and its CPU. */
-  post(node: ExecutionNode, kind: ImportRequest['kind']): Promise<ImportRun>;
+  /** Hands the child block `b`'s bodies (once per block, before any timing). */
+  load(b: ChainBlock): Promise<void>;
+  /** POSTs block `height` to `node`'s newPayload as SSZ or JSON; the answer's gas, the client's wall time and its CPU. */
+  post(node: ExecutionNode, kind: ImportRequest['kind'], height: number): Promise<ImportRun>;
   close(): void;
 }
 
-/** What one import run hands its row: the gas the answer reports and, through REST, the client's time and CPU. */
+/** A block of the import rows' chain, with its bodies and transactions. */
+interface ChainBlock {
+  height: number;
+  block: Block;
+  /** The block's hash, 0x hex. */
+  hash: string;
+  ssz: Uint8Array;
+  json: string;
+  txs: StandardTx[];
+}
+
+/** What one import run hands its row: the gas and post-state root the answer reports and, through REST, the client's time and CPU. */
 interface ImportRun {
   gas: number;
+  stateRoot: string;
   /** Request start to parsed answer, as the client saw it (REST rows). */
   seconds?: number;
   clientCpuSeconds?: number;
@@ -308,9 +340,9 @@ interface ImportRun {
 /**
  * Starts the import client and hands it the bodies once, untimed. It runs in a process of its own,
  * as a beacon node does: the node's main thread does only server work, and the client's CPU
- * (writing 7.6 MB, parsing the answer's receipts) is counted as the load generator's.
+ * (writing 7.6 MB, reading the answer) is counted as the load generator's.
  */
-async function startImportClient(init: ImportClientInit): Promise<ImportClient> {
+async function startImportClient(): Promise<ImportClient> {
   // Advanced serialisation moves the bodies as a structured clone instead of JSON.
   const child = fork(fileURLToPath(new URL('./import-client.js', import.meta.url)), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = <T>(): Promise<T> =>
@@ -322,16 +354,21 @@ async function startImportClient(init: ImportClientInit): Promise<ImportClient> 
         resolve(m);
       });
     });
-  const ready = next<string>();
-  child.send(init);
-  check((await ready) === 'ready', 'import client ready');
+  const loaded = new Set<number>();
   return {
-    async post(node, kind) {
+    async load(b) {
+      if (loaded.has(b.height)) return;
+      const ready = next<string>();
+      child.send({ block: b.height, ssz: b.ssz, json: b.json } satisfies ImportClientInit);
+      check((await ready) === 'ready', 'import client ready');
+      loaded.add(b.height);
+    },
+    async post(node, kind, height) {
       const answer = next<ImportReply>();
-      child.send({ url: `${node.restUrl}/api/v1/engine/newPayload`, kind } satisfies ImportRequest);
+      child.send({ url: `${node.restUrl}/api/v1/engine/newPayload`, kind, block: height } satisfies ImportRequest);
       const r = await answer;
       check(r.ok && r.canonical, `newPayload (${kind}): ${r.ok ? 'not canonical' : r.error}`);
-      return r.ok ? { gas: r.gasUsed, seconds: r.seconds, clientCpuSeconds: r.cpuSeconds } : { gas: 0 };
+      return r.ok ? { gas: r.gasUsed, stateRoot: r.stateRoot, seconds: r.seconds, clientCpuSeconds: r.cpuSeconds } : { gas: 0, stateRoot: '' };
     },
     close() {
       if (child.connected) child.disconnect();
@@ -342,7 +379,7 @@ async function startImportClient(init: ImportClientInit): Promise<ImportClient> 
 async function importInProcess(node: ExecutionNode, block: Block, envelopes: Uint8Array[]): Promise<ImportRun> {
   const r = await node.chain.importBlock(block, envelopes);
   check(r.canonical && !r.already_known, 'in-process import extends the head');
-  return { gas: r.gas_used };
+  return { gas: r.gas_used, stateRoot: r.state_root };
 }
 
 /** Verified-transaction cache hits counted by the node's metrics. */
@@ -501,7 +538,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     <T>(fn: () => Promise<T>): Promise<T> =>
       maybeProfiled(opts.profileDir, name, fn, profiles, summaries, label);
 
-  const { genesis, accounts, validator } = benchGenesis(SENDERS);
+  const { genesis, accounts, validator } = benchGenesis(SENDERS, SLOTS_PER_EPOCH);
 
   // (1) Raw verification on every core.
   const liboqs = await loadLiboqsBackend();
@@ -623,72 +660,118 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   results.push({ name: 'admission, in-process node.submit', backend: `${CONCURRENCY} in flight, median of ${IN_PROCESS_RUNS}`, unit: 'tx/s', value: direct.txPerSecond, ...vsRaw(direct.txPerSecond, '>= 0.8') });
 
   // (3) A full block: 1,428 transfers (30M gas / 21,000 each), nonce-major from every sender.
-  const blockTxs = txs.slice(0, Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS));
+  const perBlock = Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS);
+  check(WARM_BLOCKS * perBlock <= txs.length, `${WARM_BLOCKS} blocks of ${perBlock} need more than the ${txs.length} signed transfers`);
+  const blockTxs = txs.slice(0, perBlock);
   const block = buildBenchBlock(genesis, validator, 1, genesisHash(genesis), blockTxs, genesisStateRoot(genesis));
   const blockBody = JSON.stringify(blockToJson(block));
   const blockSsz = encodeBlock(block);
-  // What the engine route hands to importBlock for an SSZ body: the in-process rows start from here.
-  const parsedBlock = () => decodeBlockWithEnvelopes(blockSsz);
   const expectedGas = blockTxs.length * Number(TRANSFER_GAS);
-  say(`block import: ${blockTxs.length} transfers, ${(blockSsz.length / MB).toFixed(1)} MB of SSZ (${(blockBody.length / MB).toFixed(1)} MB as JSON); cold and warm, engine REST and in-process, each on a fresh node with LevelDB in a temp directory (and warm REST once on the memory DB)`);
+  // The warm rows' chain: block h carries the next 1,428 pre-signed transfers (nonces continue
+  // from block h - 1) on block h - 1's post-state. Built once, on the first node that reaches it
+  // (every node computes the same post-states), and shared by every row.
+  const chain: ChainBlock[] = [{ height: 1, block, hash: toHex(blockHash(block.header)), ssz: blockSsz, json: blockBody, txs: blockTxs }];
+  const chainBlock = (height: number, parentStateRoot: string): ChainBlock => {
+    const known = chain[height - 1];
+    if (known) {
+      check(toHex(known.block.header.stateRoot) === parentStateRoot, `block ${height} was built on another post-state`);
+      return known;
+    }
+    const parent = chain[height - 2]!;
+    const t = txs.slice((height - 1) * perBlock, height * perBlock);
+    const b = buildBenchBlock(genesis, validator, height, parseHex(parent.hash, 'block hash', 32), t, parseHex(parentStateRoot, 'state root', 32));
+    const made = { height, block: b, hash: toHex(blockHash(b.header)), ssz: encodeBlock(b), json: JSON.stringify(blockToJson(b)), txs: t };
+    chain.push(made);
+    return made;
+  };
+  say(`block import: ${blockTxs.length} transfers, ${(blockSsz.length / MB).toFixed(1)} MB of SSZ (${(blockBody.length / MB).toFixed(1)} MB as JSON); cold and warm, engine REST and in-process, each on a fresh node with LevelDB in a temp directory (and warm REST once on the memory DB); each warm row imports ${WARM_BLOCKS} consecutive blocks on its node and counts the median`);
 
-  const client = await startImportClient({ ssz: blockSsz, json: blockBody });
+  const client = await startImportClient();
   const collect = getGc().gc as (options?: { type: 'minor' | 'major' }) => void;
   // On disk unless `memory`: the production store, whose synced batch is part of every import.
+  // `prepare` does a block's untimed work (the in-process rows parse the SSZ body, as the engine
+  // route does before importBlock) and returns the timed import.
   const importRun = async (
     name: string,
     warm: boolean,
-    run: (node: ExecutionNode) => Promise<ImportRun>,
+    prepare: (b: ChainBlock) => (node: ExecutionNode) => Promise<ImportRun>,
     memory = false,
-  ): Promise<Timed & { cacheHits: number }> => {
+  ): Promise<ImportTimed> => {
     const dir = memory ? undefined : await mkdtemp(join(os.tmpdir(), 'svc-bench-import-'));
     const { node, threads } = await startNode(genesis, dir);
     try {
       check(node.chain.head().hash === toHex(block.header.parentHash) && node.chain.head().index === block.header.index - 1, 'the block extends the genesis head');
-      if (warm) {
-        const admitted = await pump(blockTxs, CONCURRENCY, submitter(node));
-        check(admitted.failed === 0 && node.admission.pool.size === blockTxs.length, `warm pre-admission failed: ${admitted.firstError}`);
+      const blockSeconds: number[] = [];
+      const splits: CpuSplit[] = [];
+      let hits = 0;
+      let parentStateRoot = toHex(genesisStateRoot(genesis));
+      for (let height = 1; height <= (warm ? WARM_BLOCKS : 1); height++) {
+        const b = chainBlock(height, parentStateRoot);
+        await client.load(b);
+        const run = prepare(b);
+        if (warm) {
+          const admitted = await pump(b.txs, CONCURRENCY, submitter(node));
+          check(admitted.failed === 0 && node.admission.pool.size === b.txs.length, `warm pre-admission of block ${height} failed: ${admitted.firstError}`);
+        }
+        const hits0 = await cacheHits(node);
+        // The pre-admission's young objects (pool entries) are promoted by admission's own collection,
+        // not by the import's: a node admits over the slot and collects meanwhile. A minor collection
+        // only: a full one sets the old generation's limit to the heap just collected, and the
+        // import's own allocations then start marking within it.
+        collect({ type: 'minor' });
+        const cpu = startCpu();
+        const t = performance.now();
+        const r = await profile(warm ? `${name}-${height}` : name)(() => run(node));
+        const seconds = r.seconds ?? (performance.now() - t) / 1000;
+        splits.push(cpu.finish(seconds, { verifiers: threads }, r.clientCpuSeconds));
+        check(r.gas === expectedGas, `${name} block ${height} used ${r.gas} gas, expected ${expectedGas}`);
+        check(node.chain.head().hash === b.hash && node.chain.head().index === height, `${name}: block ${height} is the head`);
+        const blockHits = (await cacheHits(node)) - hits0;
+        // Every signature of a warm block was checked at admission: the import must find each in the cache.
+        if (warm) check(blockHits === b.txs.length && node.admission.pool.size === 0, `${name} block ${height}: ${blockHits} of ${b.txs.length} cache hits, ${node.admission.pool.size} left in the pool`);
+        hits += blockHits;
+        blockSeconds.push(seconds);
+        parentStateRoot = r.stateRoot;
       }
-      const hits0 = await cacheHits(node);
-      // The pre-admission's young objects (pool entries) are promoted by admission's own collection,
-      // not by the import's: a node admits over the slot and collects meanwhile. A minor collection
-      // only: a full one sets the old generation's limit to the heap just collected, and the
-      // import's own allocations then start marking within it.
-      collect({ type: 'minor' });
-      const cpu = startCpu();
-      const t = performance.now();
-      const r = await profile(name)(() => run(node));
-      const seconds = r.seconds ?? (performance.now() - t) / 1000;
-      const split = cpu.finish(seconds, { verifiers: threads }, r.clientCpuSeconds);
-      check(r.gas === expectedGas, `${name} used ${r.gas} gas, expected ${expectedGas}`);
-      if (warm) check(node.admission.pool.size === 0, `pool still holds ${node.admission.pool.size} after the import`);
-      return { seconds, txPerSecond: blockTxs.length / seconds, cpu: split, cacheHits: (await cacheHits(node)) - hits0 };
+      const sorted = [...blockSeconds].sort((a, c) => a - c);
+      const median = sorted[Math.floor(sorted.length / 2)]!;
+      return { seconds: median, txPerSecond: blockTxs.length / median, blockSeconds, cpu: sumCpu(splits), cacheHits: hits };
     } finally {
       await node.stop();
       if (dir) await rm(dir, { recursive: true, force: true });
     }
   };
+  const engine = (kind: ImportRequest['kind']) => (b: ChainBlock) => (n: ExecutionNode) => client.post(n, kind, b.height);
+  // What the engine route hands to importBlock for an SSZ body: the in-process rows start from here.
+  const inProcess = (b: ChainBlock) => {
+    const parsed = decodeBlockWithEnvelopes(b.ssz);
+    return (n: ExecutionNode) => importInProcess(n, parsed.block, parsed.envelopes);
+  };
   let coldRest, coldInProcess, warmRest, warmRestJson, warmInProcess, warmRestMemory;
   try {
-    coldRest = await importRun('import-cold-rest', false, (n) => client.post(n, 'ssz'));
-    let parsed = parsedBlock();
-    coldInProcess = await importRun('import-cold-inprocess', false, (n) => importInProcess(n, parsed.block, parsed.envelopes));
-    warmRest = await importRun('import-warm-rest', true, (n) => client.post(n, 'ssz'));
-    warmRestJson = await importRun('import-warm-rest-json', true, (n) => client.post(n, 'json'));
-    parsed = parsedBlock();
-    warmInProcess = await importRun('import-warm-inprocess', true, (n) => importInProcess(n, parsed.block, parsed.envelopes));
-    warmRestMemory = await importRun('import-warm-rest-memory', true, (n) => client.post(n, 'ssz'), true);
+    coldRest = await importRun('import-cold-rest', false, engine('ssz'));
+    coldInProcess = await importRun('import-cold-inprocess', false, inProcess);
+    warmRest = await importRun('import-warm-rest', true, engine('ssz'));
+    warmRestJson = await importRun('import-warm-rest-json', true, engine('json'));
+    warmInProcess = await importRun('import-warm-inprocess', true, inProcess);
+    warmRestMemory = await importRun('import-warm-rest-memory', true, engine('ssz'), true);
   } finally {
     client.close();
   }
-  check([warmRest, warmRestJson, warmInProcess, warmRestMemory].every((r) => r.cacheHits === blockTxs.length), 'warm imports are answered by the verified-transaction cache');
+  check([warmRest, warmRestJson, warmInProcess, warmRestMemory].every((r) => r.cacheHits === WARM_BLOCKS * blockTxs.length), 'warm imports are answered by the verified-transaction cache');
   const blockLabel = `${blockTxs.length} transfers, 30M gas`;
+  const ms = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
+  // A warm row's note names its blocks, so a median is never read as one block's time.
+  const warmNote = (r: ImportTimed, goal: string): { ratio: number; note: string } => {
+    const v = vsRaw(r.txPerSecond, goal);
+    return { ratio: v.ratio, note: `${v.note}; median of ${r.blockSeconds.length} blocks (${ms(r.seconds)}; ${ms(Math.min(...r.blockSeconds))}-${ms(Math.max(...r.blockSeconds))})` };
+  };
   results.push({ name: `block import, cold (${blockLabel})`, backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: coldRest.txPerSecond, ...vsRaw(coldRest.txPerSecond, '>= 0.8') });
   results.push({ name: 'block import, cold', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: coldInProcess.txPerSecond, ...vsRaw(coldInProcess.txPerSecond, '>= 0.8') });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: warmRest.txPerSecond, ...vsRaw(warmRest.txPerSecond, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, JSON, LevelDB on disk', unit: 'tx/s', value: warmRestJson.txPerSecond, ...vsRaw(warmRestJson.txPerSecond, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: warmInProcess.txPerSecond, ...vsRaw(warmInProcess.txPerSecond, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first), memory DB', backend: 'engine REST newPayload, SSZ, memory-level', unit: 'tx/s', value: warmRestMemory.txPerSecond, ...vsRaw(warmRestMemory.txPerSecond, '>= 2') });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: warmRest.txPerSecond, ...warmNote(warmRest, '>= 2') });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, JSON, LevelDB on disk', unit: 'tx/s', value: warmRestJson.txPerSecond, ...warmNote(warmRestJson, '>= 2') });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: warmInProcess.txPerSecond, ...warmNote(warmInProcess, '>= 2') });
+  results.push({ name: 'block import, warm (txs admitted first), memory DB', backend: 'engine REST newPayload, SSZ, memory-level', unit: 'tx/s', value: warmRestMemory.txPerSecond, ...warmNote(warmRestMemory, '>= 2') });
 
   // (4) Pool memory, then whole-pool operations on the full pool.
   const { gc, exposed } = getGc();
@@ -723,8 +806,8 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     ...(opts.profileDir ? { profiles } : {}),
   };
   if (opts.print !== false) {
+    const warmLine = (r: ImportTimed): string => `${ms(r.seconds)} [${r.blockSeconds.map((x) => (x * 1000).toFixed(0)).join(', ')}] (${formatCpu(r.cpu, r.blockSeconds.length * blockTxs.length)})`;
     const elapsed = (performance.now() - t0) / 1000;
-    const ms = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
     console.log(formatTable(`execution (${cores} cores shared by the node's main thread, its ${cores} verifier workers and the load generator; ${elapsed.toFixed(0)} s)`, results));
     const others = [rawSplit, restBatch.cpu, restSsz.cpu, restJson.cpu, direct.cpu, coldRest.cpu, coldInProcess.cpu, warmRest.cpu, warmRestJson.cpu, warmInProcess.cpu, warmRestMemory.cpu].map((c) => c.otherProcessesCores ?? 0);
     if (Math.max(...others) > 0.1) {
@@ -737,9 +820,11 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
         `  in-process admission: ${directRuns.map((r) => r.txPerSecond.toFixed(0)).join(', ')} tx/s; median run ${direct.ok} in ${direct.seconds.toFixed(2)} s, p50 ${direct.p50Ms.toFixed(1)} ms; ${formatCpu(direct.cpu, direct.ok)}`,
         `  block: ${blockTxs.length} txs, ${expectedGas.toLocaleString('en-US')} gas, ${(blockSsz.length / MB).toFixed(1)} MB SSZ, ${(blockBody.length / MB).toFixed(1)} MB JSON`,
         `    cold REST SSZ ${ms(coldRest.seconds)} (${formatCpu(coldRest.cpu, blockTxs.length)}); cold in-process ${ms(coldInProcess.seconds)} (${formatCpu(coldInProcess.cpu, blockTxs.length)})`,
-        `    warm REST SSZ ${ms(warmRest.seconds)} (${formatCpu(warmRest.cpu, blockTxs.length)}); warm REST JSON ${ms(warmRestJson.seconds)} (${formatCpu(warmRestJson.cpu, blockTxs.length)})`,
-        `    warm in-process ${ms(warmInProcess.seconds)} (${formatCpu(warmInProcess.cpu, blockTxs.length)}); ${warmRest.cacheHits} cache hits each`,
-        `    warm REST SSZ on the memory DB ${ms(warmRestMemory.seconds)} (${formatCpu(warmRestMemory.cpu, blockTxs.length)}); the rows above run on LevelDB on disk`,
+        `    warm rows: ${WARM_BLOCKS} consecutive blocks on one node each (heights 1-${WARM_BLOCKS}, each block's ${blockTxs.length} txs admitted first, ${blockTxs.length} cache hits and an empty pool checked per block); median, then each block in order; CPU over all blocks`,
+        `    warm REST SSZ ${warmLine(warmRest)}`,
+        `    warm REST JSON ${warmLine(warmRestJson)}`,
+        `    warm in-process ${warmLine(warmInProcess)}`,
+        `    warm REST SSZ on the memory DB ${warmLine(warmRestMemory)}; the rows above run on LevelDB on disk`,
         `  pool memory: ${exposed ? 'global.gc (--expose-gc)' : 'gc through v8.setFlagsFromString (node was started without --expose-gc)'} before each reading; ${POOL_NONCES_PER_SENDER} entries per sender`,
       ].join('\n'),
     );

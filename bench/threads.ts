@@ -95,6 +95,27 @@ export function startCpu(): { finish(wallSeconds: number, roles: Record<string, 
   };
 }
 
+/**
+ * Several measured spans as one: CPU seconds per role add up, and the process's and the rest of
+ * the machine's cores are weighted by each span's wall time (so a short disturbed span counts for
+ * its share, not more).
+ */
+export function sumCpu(splits: readonly CpuSplit[]): CpuSplit {
+  const seconds: Record<string, number> = {};
+  let wallSeconds = 0;
+  let coreSeconds = 0;
+  let otherCoreSeconds: number | undefined;
+  for (const s of splits) {
+    wallSeconds += s.wallSeconds;
+    coreSeconds += s.cores * s.wallSeconds;
+    for (const [role, v] of Object.entries(s.seconds)) seconds[role] = (seconds[role] ?? 0) + v;
+    if (s.otherProcessesCores !== undefined) otherCoreSeconds = (otherCoreSeconds ?? 0) + s.otherProcessesCores * s.wallSeconds;
+  }
+  const split: CpuSplit = { wallSeconds, cores: wallSeconds > 0 ? coreSeconds / wallSeconds : 0, seconds };
+  if (otherCoreSeconds !== undefined && wallSeconds > 0) split.otherProcessesCores = otherCoreSeconds / wallSeconds;
+  return split;
+}
+
 /** `CPU µs/tx: main 228, verifiers 233, …; other processes 0.02 cores` (largest first). */
 export function formatCpu(c: CpuSplit, txs: number): string {
   const parts = Object.entries(c.seconds)

@@ -34,6 +34,11 @@ const EXPIRE_PER_TICK = 1_000;
 /** Receipt kinds of the five bridge operations. */
 const BRIDGE_KINDS: ReadonlySet<string> = new Set(Object.values(BRIDGE_OP_KIND));
 
+/** Whether a receipt with this outcome is one the bridge applies (a successful bridge operation). */
+export function isBridgeOutcome(o: Pick<Receipt, 'status' | 'kind'>): boolean {
+  return o.status === 1 && BRIDGE_KINDS.has(o.kind);
+}
+
 /** A block as the finality walk needs it (the beacon's block records). */
 export interface BridgeBlockRef {
   root: string;
@@ -115,7 +120,7 @@ export class BridgeStore {
    */
   importBlock(receipts: readonly Receipt[], block: { hash: string; index: number }, batch = new WriteBatch(), write: (b: WriteBatch) => Promise<void> = (b) => this.c.store.write(b)): Promise<void> {
     return this.mutex.run(async () => {
-      const bridgeReceipts = receipts.filter((r) => r.status === 1 && BRIDGE_KINDS.has(r.kind));
+      const bridgeReceipts = receipts.filter(isBridgeOutcome);
       if (bridgeReceipts.length === 0) return write(batch);
       const ch = new Change(this.counts);
       try {

@@ -34,7 +34,8 @@ import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../c
 import { genesisStateRoot } from '../../core/state/genesis-root.js';
 import { type SlashingErrorCode, type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
-import { BridgeStore } from './bridge.js';
+import { BridgeStore, isBridgeOutcome } from './bridge.js';
+import { receiptsWhere } from '../../api/import-answer.js';
 import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
 import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
 
@@ -500,6 +501,15 @@ export class BeaconChain {
       throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
     });
     this.rejectedInRow = 0;
+    // Only the bridge's receipts are parsed (a compact answer says every receipt's status and
+    // kind in binary). Read before the block is recorded: an answer whose receipts cannot be read
+    // leaves the beacon as it was.
+    let bridgeReceipts;
+    try {
+      bridgeReceipts = receiptsWhere(result, isBridgeOutcome);
+    } catch (err) {
+      throw new BeaconError('EXECUTION_ERROR', `execution's answer for the block is malformed: ${(err as Error).message}`, 502);
+    }
     const record: BeaconBlockRecord = {
       root,
       parent: parent.root,
@@ -520,7 +530,7 @@ export class BeaconChain {
     this.remember(record);
     // What the block's bridge receipts did to BIDs is written in the same atomic batch: a crash
     // cannot keep the block and lose a lock it holds (a stored block is never imported again).
-    await this.bridge.importBlock(result.receipts, { hash: root, index: h.index }, new WriteBatch().put(K.record(root), record).putBytes(K.body(root), ssz).put(K.bySlot(slot), root), (b) => this.writeWithSnapshot(b));
+    await this.bridge.importBlock(bridgeReceipts, { hash: root, index: h.index }, new WriteBatch().put(K.record(root), record).putBytes(K.body(root), ssz).put(K.bySlot(slot), root), (b) => this.writeWithSnapshot(b));
     this.metrics.blocksProposed.inc();
     if (recommits.applied.length > 0) {
       this.metrics.randaoRecommits.inc(recommits.applied.length);

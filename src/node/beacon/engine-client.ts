@@ -119,7 +119,8 @@ export class EngineClient {
 
   /**
    * Validates and applies a block given as its SSZ bytes (`encodeBlock`); execution re-verifies
-   * everything. Asks for the compact answer: a full block's receipts are parsed only if read.
+   * everything. Asks for the compact answer: receipts are parsed only if read, and its receipts'
+   * outcomes say which are worth reading (`receiptsWhere`).
    */
   newPayload(ssz: Uint8Array): Promise<ImportResult> {
     return this.checked('/api/v1/engine/newPayload', ssz, decodeImportAnswer);

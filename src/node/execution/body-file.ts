@@ -89,9 +89,10 @@ export function bodyBytes(ix: BodyIndex): number {
 export interface BodyWrite {
   /**
    * Appends the receipts after the envelopes and syncs the file: returns the body's index at once
-   * (its end is `offset` + `bodyBytes`) and `synced`, which the indexing batch must wait for.
+   * (its end is `offset` + `bodyBytes`), `synced`, which the indexing batch must wait for, and
+   * the receipts' joined UTF-8 bytes (read-only: the write may still be reading them).
    */
-  finish(receiptsJson: readonly string[]): { index: BodyIndex; synced: Promise<void> };
+  finish(receiptsJson: readonly string[]): { index: BodyIndex; synced: Promise<void>; receiptBytes: Uint8Array };
   /** Waits for the writes in flight (whether or not they succeeded), so an abandoned body cannot land after the next one. */
   settle(): Promise<void>;
 }
@@ -174,7 +175,9 @@ export class BodyFile {
         const synced = Promise.all([early, receipts]).then(() => this.sync());
         synced.catch(() => undefined);
         all = Promise.allSettled([early, receipts, synced]);
-        return { index: { offset, envelopeLengths, receiptLengths }, synced };
+        // The receipts' UTF-8 bytes (lengths in the index) also go to the engine route's answer,
+        // which would otherwise encode the same 0.7 MB again: it only reads them.
+        return { index: { offset, envelopeLengths, receiptLengths }, synced, receiptBytes: buf };
       },
       settle: () => all.then(
         () => undefined,

@@ -44,9 +44,21 @@ import { LogIndex } from './logs.js';
 import { runContractTx } from './vm/executor.js';
 import { type BridgeDocs, BridgeExecution, bridgeData, bridgeKind } from './bridge.js';
 import type { BlockRef, ImportResult } from '../../api/execution.js';
+import type { EncodedReceipts } from '../../api/import-answer.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
 export { DEFAULT_CHAIN_CACHE } from './blocks.js';
+
+/**
+ * An import's result with its receipts as stored, so the engine route answers without
+ * serialising them again: the JSON strings (absent for a block already known) and, when the
+ * block went to the body file, their UTF-8 bytes.
+ */
+export interface ImportWithJson {
+  result: ImportResult;
+  receiptsJson?: string[];
+  receiptsEncoded?: EncodedReceipts;
+}
 
 /** A block that joined the canonical chain, with what the pool needs to forget its transactions. */
 export interface AppliedBlock {
@@ -308,7 +320,7 @@ export class ExecutionChain {
    * importBlock, also returning each receipt as the JSON string stored for it (absent for a block
    * already known), so the engine route answers without serialising 1,428 receipts a second time.
    */
-  importBlockWithJson(block: Block, envelopes?: Uint8Array[]): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
+  importBlockWithJson(block: Block, envelopes?: Uint8Array[]): Promise<ImportWithJson> {
     return this.mutex.run(async () => {
       try {
         return await this.importLocked(block, envelopes ?? block.transactions.map(encodeTx));
@@ -323,7 +335,7 @@ export class ExecutionChain {
     return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already };
   }
 
-  private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
+  private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<ImportWithJson> {
     const h = block.header;
     const hash = toHex(blockHash(h));
     const known = await this.record(hash);
@@ -346,7 +358,7 @@ export class ExecutionChain {
   }
 
   /** importLocked for a block not stored yet whose parent is (`body`: its envelopes' write in the body file, if any). */
-  private async importNew(block: Block, envelopes: Uint8Array[], hash: string, parent: BlockRecord, body: BodyWrite | undefined): Promise<{ result: ImportResult; receiptsJson?: string[] }> {
+  private async importNew(block: Block, envelopes: Uint8Array[], hash: string, parent: BlockRecord, body: BodyWrite | undefined): Promise<ImportWithJson> {
     const h = block.header;
     const slot = this.consensus.slotOf(h.timestampMs, parent);
 
@@ -466,7 +478,7 @@ export class ExecutionChain {
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders, slashed: slashed.length }], reverted: [] });
-    return { result: this.summary(record, exec.receipts, extendsHead, false), receiptsJson };
+    return { result: this.summary(record, exec.receipts, extendsHead, false), receiptsJson, ...(stored ? { receiptsEncoded: { bytes: stored.receiptBytes, lengths: stored.index.receiptLengths } } : {}) };
   }
 
   // The block hash covers neither the signature nor the transaction list: a copy that differs

@@ -11,7 +11,9 @@ import { parseHex } from '../../../src/core/codec/bytes.js';
 import { type Block, buildSignedBlock, encodeBlock } from '../../../src/core/types/block.js';
 import { EngineClient, EngineError } from '../../../src/node/beacon/engine-client.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
-import { encodeImportAnswer } from '../../../src/api/import-answer.js';
+import { encodeImportAnswer, receiptsWhere } from '../../../src/api/import-answer.js';
+import { isBridgeOutcome } from '../../../src/node/beacon/bridge.js';
+import type { Receipt } from '../../../src/api/execution.js';
 import { filled } from '../../helpers/assert.js';
 import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
 
@@ -73,7 +75,7 @@ test('newPayload posts the given SSZ bytes as application/octet-stream and retur
 });
 
 test('newPayload asks for the compact SSZ answer and decodes it; a malformed one is EXECUTION_ERROR', async () => {
-  const receipts = [{ transactionHash: '0x' + '01'.repeat(32), transactionIndex: 0, blockHash: '0x' + 'ab'.repeat(32), blockNumber: 1, from: '0x' + '11'.repeat(20), to: null, kind: 'transfer', status: 1, gasUsed: 21000, cumulativeGasUsed: 21000, effectiveGasPrice: '1', fee: '21000', contractAddress: null, logs: [] }];
+  const receipts: Receipt[] = [{ transactionHash: '0x' + '01'.repeat(32), transactionIndex: 0, blockHash: '0x' + 'ab'.repeat(32), blockNumber: 1, from: '0x' + '11'.repeat(20), to: null, kind: 'transfer', status: 1, gasUsed: 21000, cumulativeGasUsed: 21000, effectiveGasPrice: '1', fee: '21000', contractAddress: null, logs: [] }];
   const result = { status: 'VALID' as const, block_hash: '0x' + 'ab'.repeat(32), block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000, receipts, canonical: true, already_known: false };
   let answer: Uint8Array = encodeImportAnswer(result, receipts.map((r) => JSON.stringify(r)));
   const exec = await standIn(() => ({ status: 200, body: answer }));
@@ -85,6 +87,28 @@ test('newPayload asks for the compact SSZ answer and decodes it; a malformed one
     const err = await client.newPayload(encodeBlock(fullishBlock())).then(() => undefined, (e: unknown) => e);
     assert.instance(err, EngineError);
     assert.is((err as EngineError).code, 'EXECUTION_ERROR');
+  } finally {
+    await exec.close();
+  }
+});
+
+test('the beacon parses only the bridge receipts of a compact answer: their status and kind come from its binary columns', async () => {
+  const base = { blockHash: '0x' + 'ab'.repeat(32), blockNumber: 1, from: '0x' + '11'.repeat(20), to: null, gasUsed: 21000, cumulativeGasUsed: 21000, effectiveGasPrice: '1', fee: '21000', contractAddress: null, logs: [] };
+  const receipts: Receipt[] = [
+    { ...base, transactionHash: '0x' + '01'.repeat(32), transactionIndex: 0, kind: 'transfer', status: 1 },
+    { ...base, transactionHash: '0x' + '02'.repeat(32), transactionIndex: 1, kind: 'bridge_lock', status: 1 },
+    { ...base, transactionHash: '0x' + '03'.repeat(32), transactionIndex: 2, kind: 'bridge_lock', status: 0, error: 'revert: locked' },
+  ];
+  const result = { status: 'VALID' as const, block_hash: base.blockHash, block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 63000, receipts, canonical: true, already_known: false };
+  const json = receipts.map((r) => JSON.stringify(r));
+  // The transfer's and the failed lock's JSON are cut short: parsing either would throw.
+  json[0] = json[0]!.slice(0, 10);
+  json[2] = json[2]!.slice(0, 10);
+  const exec = await standIn(() => ({ status: 200, body: encodeImportAnswer(result, json) }));
+  try {
+    const answer = await new EngineClient(exec.url, EXPECTED).newPayload(encodeBlock(fullishBlock()));
+    assert.equal(receiptsWhere(answer, isBridgeOutcome), [receipts[1]]);
+    assert.is(answer.state_root, result.state_root);
   } finally {
     await exec.close();
   }

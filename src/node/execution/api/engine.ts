@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
-import type { ImportResult } from '../../../api/execution.js';
 import { encodeImportAnswer } from '../../../api/import-answer.js';
 import { receiptJson } from '../blocks.js';
 import { acceptsSsz, SSZ_MEDIA_TYPE } from '../../../api/media.js';
@@ -15,6 +14,7 @@ import { blockFromJson, decodeBlockWithEnvelopes } from '../../../core/types/blo
 import { encodeEnvelopeList } from '../../../core/types/transaction.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { ExecutionNode } from '../node.js';
+import type { ImportWithJson } from '../chain.js';
 import { clientIp, errorBody, isLoopback, ok, okSsz, sszBody } from '../../shared/http.js';
 import { verifyEngineJwt } from '../../shared/jwt.js';
 import { parseHashParam } from './rest.js';
@@ -73,9 +73,10 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
 /**
  * The `ok` envelope of an import result whose receipts are already JSON (the strings the chain
  * stored): byte for byte what `ok(reply, result)` sends, without serialising the receipts again.
+ * The compact answer takes their UTF-8 bytes from the body file's write when there was one.
  */
-function sendImport(reply: FastifyReply, result: ImportResult, receiptsJson: readonly string[] | undefined, ssz: boolean): FastifyReply {
-  if (ssz) return okSsz(reply, encodeImportAnswer(result, receiptsJson ?? result.receipts.map(receiptJson)));
+function sendImport(reply: FastifyReply, { result, receiptsJson, receiptsEncoded }: ImportWithJson, ssz: boolean): FastifyReply {
+  if (ssz) return okSsz(reply, encodeImportAnswer(result, receiptsEncoded ?? receiptsJson ?? result.receipts.map(receiptJson)));
   if (receiptsJson === undefined) return ok(reply, result);
   const { receipts: _receipts, canonical, already_known, ...head } = result;
   const front = JSON.stringify({ success: true, data: head });
@@ -104,8 +105,8 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
   // The answer is JSON, or the compact SSZ answer (api/import-answer.ts) when Accept asks for it.
   const newPayload = async (req: FastifyRequest, reply: FastifyReply) => {
     const bytes = sszBody(req);
-    const { result, receiptsJson } = bytes ? await importSsz(bytes) : await node.chain.importBlockWithJson(blockFromJson(req.body, { deferMissing: true }));
-    return sendImport(reply, result, receiptsJson, acceptsSsz(req.headers.accept));
+    const imported = bytes ? await importSsz(bytes) : await node.chain.importBlockWithJson(blockFromJson(req.body, { deferMissing: true }));
+    return sendImport(reply, imported, acceptsSsz(req.headers.accept));
   };
   const importSsz = (bytes: Uint8Array) => {
     const { block, envelopes } = decodeBlockWithEnvelopes(bytes);

@@ -17,7 +17,7 @@ import { blockToJson, encodeBlock } from '../../../../src/core/types/block.js';
 import { decodeEnvelopeList, encodeTx } from '../../../../src/core/types/transaction.js';
 import { decodeImportAnswer } from '../../../../src/api/import-answer.js';
 import type { ExecutionNode } from '../../../../src/node/execution/node.js';
-import { devnet, expectEnvelope, expectOk, genesisRef, get, hashOf, http, makeBlock, post, submitOk, transfer, withNode } from '../fixture.js';
+import { devnet, expectEnvelope, expectOk, genesisRef, get, hashOf, http, makeBlock, post, submitOk, transfer, withNode, withTempDir } from '../fixture.js';
 
 const { keys } = devnet();
 const SSZ = { 'content-type': 'application/octet-stream' };
@@ -185,7 +185,8 @@ newPayload('with Accept: application/octet-stream the answer is the compact SSZ 
   const txs = [transfer(keys.accounts[0]!, { nonce: 0, gasPrice: 3n * GWEI }), transfer(keys.accounts[1]!, { nonce: 0, gasPrice: 3n * GWEI })];
   const asked = { ...SSZ, accept: 'application/octet-stream' };
   const json = await withNode(async (node) => expectOk(await postBytes(node, '/api/v1/engine/newPayload', encodeBlock(makeBlock(await genesisRef(node), { txs })))));
-  await withNode(async (node) => {
+  // On the memory DB and on disk, where the answer's receipts are the bytes the body file wrote.
+  for (const onDisk of [false, true]) await withTempDir((dir) => withNode(async (node) => {
     const bytes = encodeBlock(makeBlock(await genesisRef(node), { txs }));
     const answer = async () => {
       const res = await fetch(`${node.restUrl}/api/v1/engine/newPayload`, { method: 'POST', headers: asked, body: bytes });
@@ -200,7 +201,7 @@ newPayload('with Accept: application/octet-stream the answer is the compact SSZ 
     assert.equal(again.receipts, json.receipts);
     const bad = await http(node.restUrl, '/api/v1/engine/newPayload', { body: bytes.subarray(0, 500), headers: asked });
     expectEnvelope(bad, 400, 'MALFORMED_INPUT');
-  });
+  }, onDisk ? { dataDir: dir } : {}));
 });
 
 newPayload.run();
