@@ -3,18 +3,29 @@
  * at a time as chain.ts drives it (not a test file itself): a fresh View of the head state per
  * block, committed as the next version into a write batch, written, then cached.
  */
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { toHex } from '../../src/core/codec/bytes.js';
 import { StateDb } from '../../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../../src/node/execution/state/trie.js';
 import type { View } from '../../src/node/execution/state/view.js';
 import { ChainStore, type Db, WriteBatch } from '../../src/node/shared/store.js';
+import { EXECUTION_DB_OPTIONS } from '../../src/node/execution/store.js';
 
 /** An empty in-memory LevelDB behind a ChainStore, opened. */
 export async function memoryChainStore(): Promise<ChainStore> {
   const level = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
   await level.open();
   return new ChainStore(level);
+}
+
+/** The state in `dir`'s LevelDB, opened as the execution node opens it (close `state`, then `db`). */
+export async function openStateDir(dir: string): Promise<{ db: Db; chain: ChainStore; state: StateDb }> {
+  const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+  await db.open();
+  const chain = new ChainStore(db);
+  return { db, chain, state: await StateDb.open(chain) };
 }
 
 /** Commits a view as `version` (stale nodes indexed under `owner`), writes it, and returns the new root. */

@@ -8,13 +8,11 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClassicLevel } from 'classic-level';
 import { ByteArena, detached } from '../../src/util/byte-arena.js';
 import { StateDb } from '../../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../../src/node/execution/state/trie.js';
-import { ChainStore, type Db } from '../../src/node/shared/store.js';
-import { EXECUTION_DB_OPTIONS } from '../../src/node/execution/store.js';
-import { commitView, memoryChainStore } from '../helpers/trie-state.js';
+import type { ChainStore } from '../../src/node/shared/store.js';
+import { commitView, memoryChainStore, openStateDir } from '../helpers/trie-state.js';
 
 const arena = suite('util/byte-arena');
 
@@ -94,12 +92,7 @@ arena('nodes a commit built are cached and stored in memory as copies, and later
 
 arena('on disk: a cold reopen proves the same states the arena-built commits wrote', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-arena-'));
-  const open = async (): Promise<{ db: Db; chain: ChainStore; state: StateDb }> => {
-    const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
-    await db.open();
-    const chain = new ChainStore(db);
-    return { db, chain, state: await StateDb.open(chain) };
-  };
+  const open = () => openStateDir(dir);
   try {
     let roots: NodeRef[];
     const proofs: unknown[] = [];

@@ -9,13 +9,11 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClassicLevel } from 'classic-level';
 import { toHex } from '../../../../src/core/codec/bytes.js';
-import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
+import { ChainStore, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { EMPTY_REF, nodeKey } from '../../../../src/node/execution/state/trie.js';
-import { EXECUTION_DB_OPTIONS } from '../../../../src/node/execution/store.js';
-import { commitView, memoryChainStore } from '../../../helpers/trie-state.js';
+import { commitView, memoryChainStore, openStateDir } from '../../../helpers/trie-state.js';
 
 const store = suite('state: node store reads');
 
@@ -23,12 +21,7 @@ const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0'
 
 store('a prefetch of thousands of leaves, read in parallel runs, caches each under its own key', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-node-store-'));
-  const open = async (): Promise<{ db: Db; chain: ChainStore; state: StateDb }> => {
-    const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
-    await db.open();
-    const chain = new ChainStore(db);
-    return { db, chain, state: await StateDb.open(chain) };
-  };
+  const open = () => openStateDir(dir);
   try {
     const n = 3000;
     let root = EMPTY_REF;
