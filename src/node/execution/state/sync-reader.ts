@@ -69,7 +69,12 @@ export class WorkerSyncReader implements SyncReader {
   read(key: string): Uint8Array | undefined {
     if (this.dead) throw new SvcError('STATE_READER_DEAD', `state read of ${key} failed: ${this.dead}`, 500);
     const id = ++this.next;
-    Atomics.store(this.flag, 0, IDLE);
+    // Only an answered flag is reset: a thread that died since the last read (its exit handler set
+    // DEAD while nothing waited) must not be overwritten, or this read would wait for the timeout.
+    if (Atomics.compareExchange(this.flag, 0, DONE, IDLE) === DEAD) {
+      this.dead = 'reader thread stopped';
+      throw new SvcError('STATE_READER_DEAD', `state read of ${key} failed: the reader thread stopped`, 500);
+    }
     this.port.postMessage({ id, key });
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {

@@ -75,4 +75,21 @@ reader('a reader thread that dies while the main thread waits wakes it with a ty
   });
 });
 
+reader('a read after the thread died unobserved (its exit not yet seen by the event loop) fails at once with a typed error', async () => {
+  await withDb(async (db, location) => {
+    await db.put('n:one', Uint8Array.of(1));
+    const r = await WorkerSyncReader.start(location);
+    assert.equal(r.read('n:one'), Uint8Array.of(1));
+    const internals = r as unknown as { port: { postMessage(m: unknown): void }; flag: Int32Array };
+    internals.port.postMessage({ id: -1, key: '', exit: true });
+    // Blocks this thread until the reader's exit handler has flagged it: no event turn runs, so
+    // only the flag tells read() the thread is gone (it used to be reset and waited on until the timeout).
+    while (Atomics.load(internals.flag, 0) !== 2) Atomics.wait(internals.flag, 0, Atomics.load(internals.flag, 0), 100);
+    const t = Date.now();
+    assert.throws(() => r.read('n:one'), (e: SvcError) => e instanceof SvcError && e.code === 'STATE_READER_DEAD');
+    assert.ok(Date.now() - t < 1_000, `failed in ${Date.now() - t} ms, not after the read timeout`);
+    await r.close();
+  });
+});
+
 reader.run();
