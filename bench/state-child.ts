@@ -19,7 +19,7 @@ import { StateDb } from '../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
 import type { View } from '../src/node/execution/state/view.js';
 import { DEFAULT_CHAIN_CACHE } from '../src/node/execution/blocks.js';
-import { EXECUTION_DB_OPTIONS } from '../src/node/execution/store.js';
+import { EXECUTION_DB_OPTIONS, STATE_DB_DIR } from '../src/node/execution/store.js';
 
 /** What one child reports. */
 export interface StateChildResult {
@@ -143,20 +143,20 @@ function splitCpu(before: Map<number, number>, after: Map<number, number>): { ma
   return { main, other };
 }
 
-async function commit(state: StateDb, store: ChainStore, view: View, version: number): Promise<{ root: NodeRef; nodes: number; bytes: number }> {
+async function commit(state: StateDb, view: View, version: number): Promise<{ root: NodeRef; nodes: number; bytes: number }> {
   const c = state.commit(view, version);
   const batch = new WriteBatch();
-  const bytes = state.queue(batch, c, `block${version}`);
-  await store.write(batch);
+  const bytes = state.queue(batch, c);
+  await state.write(batch);
   state.committed(c);
   return { root: c.root, nodes: c.puts.size, bytes };
 }
 
 /** Finalises the build chunk written as `version`: deletes the nodes it replaced, as a running node's finality does. */
-async function finalise(state: StateDb, store: ChainStore, version: number): Promise<void> {
+async function finalise(state: StateDb, version: number): Promise<void> {
   const batch = new WriteBatch();
-  const deleted = await state.pruneTo(batch, [`block${version}`], []);
-  await store.write(batch);
+  const deleted = await state.pruneTo(batch, [version], []);
+  await state.write(batch);
   state.pruned(deleted);
 }
 
@@ -176,7 +176,7 @@ function procStatus(): { RssAnon: number; RssFile: number } {
 
 /** Phase 1: writes the accounts; prints the root (version and hash) to the parent. */
 async function build(dir: string, accounts: number): Promise<void> {
-  const { db, store, state } = await open(dir);
+  const { db, state } = await open(dir);
   try {
     const t0 = performance.now();
     let root = EMPTY_REF;
@@ -186,10 +186,10 @@ async function build(dir: string, accounts: number): Promise<void> {
       await state.prefetch(root, chunk.map(addr));
       const view = state.view(root);
       for (const i of chunk) view.addBalance(addr(i), BigInt(i + 1) * 1_000_000_000n);
-      root = (await commit(state, store, view, ++version)).root;
+      root = (await commit(state, view, ++version)).root;
       // Without this the database would hold every chunk's replaced upper levels (about half its
       // size at a million accounts), which no running node keeps past finality.
-      await finalise(state, store, version);
+      await finalise(state, version);
     }
     // A node that has run for a while has compacted its LevelDB; a fresh bulk load has not yet,
     // and its compaction would otherwise run during (and be counted in) the measured blocks.
@@ -243,7 +243,7 @@ function otherThreadsNs(): number {
  * measured over the same minutes of the machine's life), and reports when told to finish.
  */
 async function blocks(dir: string, accounts: number, touched: number, built: BuiltState): Promise<void> {
-  const { db, store, state } = await open(dir);
+  const { db, state } = await open(dir);
   try {
     let root: NodeRef = { version: built.version, hash: parseHex(built.hash, 'root', 32) };
     let version = built.lastVersion;
@@ -267,7 +267,7 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       await state.prefetch(root, touchedNow);
       const view = state.view(root);
       for (const a of touchedNow) view.addBalance(a, 1n);
-      const done = await commit(state, store, view, ++version);
+      const done = await commit(state, view, ++version);
       root = done.root;
       if (!timed) return;
       times.push(performance.now() - t);
@@ -331,11 +331,10 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
   }
 }
 
-async function open(dir: string): Promise<{ db: Db; store: ChainStore; state: StateDb }> {
-  const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+async function open(dir: string): Promise<{ db: Db; state: StateDb }> {
+  const db = new ClassicLevel<string, string>(join(dir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
   await db.open();
-  const store = new ChainStore(db);
-  return { db, store, state: await StateDb.open(store, DEFAULT_CHAIN_CACHE.stateBytes) };
+  return { db, state: await StateDb.open(new ChainStore(db), DEFAULT_CHAIN_CACHE.stateBytes) };
 }
 
 /** The root phase 1 wrote. */

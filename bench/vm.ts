@@ -222,8 +222,8 @@ async function openMemoryState(): Promise<{ db: StateDb; commit(view: View, vers
     async commit(view, version) {
       const c = db.commit(view, version);
       const batch = new WriteBatch();
-      db.queue(batch, c, `bench${version}`);
-      await store.write(batch);
+      db.queue(batch, c);
+      await db.write(batch);
       db.committed(c);
       return c.root;
     },

@@ -11,7 +11,7 @@ import { StateDb } from '../../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../../src/node/execution/state/trie.js';
 import type { View } from '../../src/node/execution/state/view.js';
 import { ChainStore, type Db, WriteBatch } from '../../src/node/shared/store.js';
-import { EXECUTION_DB_OPTIONS } from '../../src/node/execution/store.js';
+import { EXECUTION_DB_OPTIONS, STATE_DB_DIR } from '../../src/node/execution/store.js';
 
 /** An empty in-memory LevelDB behind a ChainStore, opened. */
 export async function memoryChainStore(): Promise<ChainStore> {
@@ -20,19 +20,19 @@ export async function memoryChainStore(): Promise<ChainStore> {
   return new ChainStore(level);
 }
 
-/** The state in `dir`'s LevelDB, opened as the execution node opens it (close `state`, then `db`). */
+/** The state's LevelDB in `dir`, opened as the execution node opens it (close `state`, then `db`). */
 export async function openStateDir(dir: string): Promise<{ db: Db; chain: ChainStore; state: StateDb }> {
-  const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+  const db = new ClassicLevel<string, string>(join(dir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
   await db.open();
   const chain = new ChainStore(db);
   return { db, chain, state: await StateDb.open(chain) };
 }
 
-/** Commits a view as `version` (stale nodes indexed under `owner`), writes it, and returns the new root. */
-export async function commitView(state: StateDb, store: ChainStore, view: View, version: number, owner = `block${version}`): Promise<NodeRef> {
+/** Commits a view as `version` (stale nodes listed under it) into `store` (the state's database), writes it, and returns the new root. */
+export async function commitView(state: StateDb, store: ChainStore, view: View, version: number): Promise<NodeRef> {
   const c = state.commit(view, version);
   const batch = new WriteBatch();
-  state.queue(batch, c, owner);
+  state.queue(batch, c);
   await store.write(batch);
   state.committed(c);
   return c.root;

@@ -37,7 +37,8 @@ import type { View } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { BodyFile, type BodyWrite } from './body-file.js';
-import { Keys, SCHEMA_VERSION, UPGRADABLE_SCHEMA_VERSION } from './store.js';
+import { Keys, SCHEMA_VERSION, UPGRADABLE_SCHEMA_VERSIONS } from './store.js';
+import { moveStateKeys } from './state/migrate.js';
 import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting, type IncludedVote, type VotePath } from './rewards.js';
 import { LogIndex } from './logs.js';
@@ -146,17 +147,19 @@ export class ExecutionChain {
   }
 
   /**
-   * Opens the chain in `store`, initialising it from genesis on first use. With `bodiesPath` (a node
-   * with a data directory) block bodies go to that append-only file (body-file.ts), cut back to
-   * the end the database indexes; without it they are database entries.
+   * Opens the chain in `store` and its state in `stateStore` (a database of its own), initialising
+   * both from genesis on first use. With `bodiesPath` (a node with a data directory) block bodies go
+   * to that append-only file (body-file.ts), cut back to the end the database indexes; without it
+   * they are database entries.
    */
-  static async open(genesis: Genesis, store: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string): Promise<ExecutionChain> {
+  static async open(genesis: Genesis, store: ChainStore, stateStore: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string): Promise<ExecutionChain> {
     // Before anything touches the directory: a refused one is left exactly as it was.
-    await checkLayout(store, toHex(genesisHash(genesis)), log);
+    const schema = await checkLayout(store, toHex(genesisHash(genesis)));
+    if (schema !== undefined && schema !== SCHEMA_VERSION) await upgradeLayout(store, stateStore, schema, log);
     const bodies = bodiesPath === undefined ? undefined : await BodyFile.open(bodiesPath, (await store.get<number>(Keys.meta('body_end'))) ?? 0);
     const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache, bodies);
     try {
-      chain.state = await StateDb.open(store, cache.stateBytes);
+      chain.state = await StateDb.open(stateStore, cache.stateBytes);
     } catch (err) {
       await chain.blocks.close();
       throw err;
@@ -181,6 +184,11 @@ export class ExecutionChain {
     const chain = this;
     const store = this.store;
     const stored = await store.get<string>(Keys.meta('genesis'));
+    // The state batch of an import (or of genesis) is durable before the chain batch naming its
+    // version: a crash between the two leaves versions the chain does not know, which go first.
+    const version = stored === undefined ? -1 : ((await store.get<number>(Keys.meta('state_version'))) ?? 0);
+    const dropped = await chain.state.recover(version);
+    if (dropped > 0) this.log.warn('deleted state written by an import that did not complete', { above_version: version, keys: dropped });
     if (stored === undefined) await chain.initGenesis();
     // The layout and genesis were checked by `open` (checkLayout).
     chain.registry.load((await store.scan<RegistryEntry>('v:')).map((e) => e.value));
@@ -228,8 +236,10 @@ export class ExecutionChain {
       accounts: committed.accountsDelta,
     };
     const ref: BlockRef = { hash: record.hash, index: 0 };
+    const stateBatch = new WriteBatch();
+    this.state.queue(stateBatch, committed);
+    await this.state.write(stateBatch);
     const batch = new WriteBatch();
-    this.state.queue(batch, committed, record.hash);
     for (const v of validators) batch.put(Keys.validator(v.index), v);
     // Genesis has no body: only its record and state changes are stored.
     this.blocks.put(batch, { record, changes: { senders: [], registry: { added: validators, exited: [] }, authorizations: [], votes: [] }, shell: new Uint8Array(0), envelopes: [], txHashes: [], receipts: [] });
@@ -452,13 +462,15 @@ export class ExecutionChain {
     const batch = new WriteBatch();
     this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts, receiptsJson, ...(stored ? { body: stored.index } : {}) });
     docs.queue(batch);
-    // The block's trie nodes travel with its record (and, when it extends the head, the head pointer).
-    this.state.queue(batch, committed, hash);
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
     // Only queued, so it goes before the wait for the body's sync below.
     if (extendsHead) this.putCanonical(batch, record, hashes, exec.receipts);
-    // The body is durable before the batch that indexes it, and before anything in memory moves.
-    await stored?.synced;
+    // The block's trie nodes go to the state's database while the body file syncs; both are
+    // durable before the chain batch that names them, and before anything in memory moves.
+    const stateBatch = new WriteBatch();
+    this.state.queue(stateBatch, committed);
+    await Promise.all([stored?.synced, this.state.write(stateBatch)]);
+    // Taken even if the chain batch below fails: its nodes are on disk under this version.
     this.version = version;
     if (extendsHead) {
       this.persistRegistry(batch, exec.registry, 1);
@@ -883,19 +895,19 @@ export class ExecutionChain {
    * blocks finalised and the nodes pruned, never the size of the state.
    */
   private async prune(batch: WriteBatch, from: BlockRef, to: BlockRef): Promise<string[]> {
-    const canonical: string[] = [];
+    const canonical: BlockRecord[] = [];
     let r = await this.record(to.hash);
     while (r && r.index > from.index) {
-      canonical.push(r.hash);
+      canonical.push(r);
       r = await this.parentOf(r);
     }
-    const keep = new Set(canonical);
+    const keep = new Set(canonical.map((c) => c.hash));
     // Pruning runs one block behind finality: the stale nodes of block B are nodes B's parent
     // state used, so deleting those of `to` itself would lose the state `to`'s header names.
     // Those of `from` (held back last time) go now; those of `to` wait for the next move.
-    const previous = from.index > 0 ? from.hash : undefined;
+    const previous = from.index > 0 ? await this.record(from.hash) : undefined;
     canonical.shift();
-    const orphans: Array<{ hash: string; version: number }> = [];
+    const orphans: number[] = [];
     for (let h = from.index + 1; h <= to.index; h++) {
       const prefix = Keys.blockAtHeightPrefix(h);
       for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {
@@ -903,10 +915,17 @@ export class ExecutionChain {
         const hash = key.slice(prefix.length);
         if (keep.has(hash)) continue;
         const o = await this.record(hash);
-        if (o) orphans.push({ hash, version: o.state_version });
+        if (o) orphans.push(o.state_version);
       }
     }
-    return this.state.pruneTo(batch, [...(previous ? [previous] : []), ...canonical.reverse()], orphans);
+    const versions = [...(previous ? [previous] : []), ...canonical.reverse()].map((c) => c.state_version);
+    // Written before the chain batch moves finality: a crash between the two leaves the finalised
+    // pointer behind states already pruned, which only a reorg below finality (refused by the
+    // beacon's rules) would read; the next move prunes again, and deleting twice deletes nothing.
+    const stateBatch = new WriteBatch();
+    const pruned = await this.state.pruneTo(stateBatch, versions, orphans);
+    await this.state.write(stateBatch);
+    return pruned;
   }
 
   /** The ancestor of `from` at height `index`. */
@@ -949,14 +968,13 @@ function rootOf(r: BlockRecord): NodeRef {
 
 /**
  * Refuses a data directory of another storage layout or genesis (an older layout stores blocks
- * under the same keys in another shape), and upgrades layout 5 in place: this node reads all of
- * it, so only the schema key changes, after which an svc that reads only layout 5 refuses it.
+ * under the same keys in another shape); returns the layout found (undefined: a fresh directory).
  */
-async function checkLayout(store: ChainStore, genesisHashHex: string, log: Logger): Promise<void> {
+async function checkLayout(store: ChainStore, genesisHashHex: string): Promise<number | undefined> {
   const stored = await store.get<string>(Keys.meta('genesis'));
-  if (stored === undefined) return;
+  if (stored === undefined) return undefined;
   const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
-  if (schema !== SCHEMA_VERSION && schema !== UPGRADABLE_SCHEMA_VERSION) {
+  if (schema !== SCHEMA_VERSION && !UPGRADABLE_SCHEMA_VERSIONS.includes(schema)) {
     throw new SvcError(
       'DB_SCHEMA_MISMATCH',
       `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
@@ -964,8 +982,16 @@ async function checkLayout(store: ChainStore, genesisHashHex: string, log: Logge
     );
   }
   if (stored !== genesisHashHex) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${genesisHashHex}`, 409);
-  if (schema === UPGRADABLE_SCHEMA_VERSION) {
-    await store.write(new WriteBatch().put(Keys.meta('schema'), SCHEMA_VERSION));
-    log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION });
-  }
+  return schema;
+}
+
+/**
+ * Upgrades an older layout this node reads (UPGRADABLE_SCHEMA_VERSIONS) in place: the state moves
+ * into its own database (state/migrate.ts), then the schema key changes, after which an svc that
+ * reads only the older layout refuses the directory.
+ */
+async function upgradeLayout(store: ChainStore, stateStore: ChainStore, schema: number, log: Logger): Promise<void> {
+  const moved = await moveStateKeys(store, stateStore);
+  await store.write(new WriteBatch().put(Keys.meta('schema'), SCHEMA_VERSION));
+  log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION, state_keys_moved: moved });
 }

@@ -23,7 +23,7 @@ import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
 import { ChainStore, type Db } from '../shared/store.js';
-import { EXECUTION_DB_OPTIONS } from './store.js';
+import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
 import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
@@ -75,7 +75,8 @@ export class ExecutionNode {
     readonly faucet: Faucet,
     readonly metrics: ExecutionMetrics,
     private readonly verifier: SignatureVerifier,
-    private readonly db: Db,
+    /** The chain's database, then the state's. */
+    private readonly dbs: readonly Db[],
     private readonly journal: PoolJournal,
     readonly rest: FastifyInstance,
     readonly rpc: FastifyInstance,
@@ -92,32 +93,40 @@ export class ExecutionNode {
     const backend = await initSignatureBackend(backendFromEnv(), (msg) => log.warn(msg));
     log.info('signature backend', { backend: backend.name });
     const metrics = new ExecutionMetrics();
+    // The chain's database and the state's (store.ts): apart, so that the state's writes, one key
+    // range per block, are not merged by LevelDB with the chain's keys (docs/execution.md).
     let db: Db;
+    let stateDb: Db;
     if (opts.dataDir) {
       await mkdir(opts.dataDir, { recursive: true });
       // multithreading shares one LevelDB handle per directory within this process, so LevelDB's
       // own lock no longer stops a second node here; this does, as the lock does across processes.
-      const location = resolve(`${opts.dataDir}/chain`);
+      const location = resolve(join(opts.dataDir, CHAIN_DB_DIR));
       if (openDirs.has(location)) throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`, 500);
       // The options bound LevelDB's memory-mapped tables and share the handle with the state's reader thread (store.ts).
-      db = new ClassicLevel<string, string>(`${opts.dataDir}/chain`, EXECUTION_DB_OPTIONS as never) as unknown as Db;
+      db = new ClassicLevel<string, string>(join(opts.dataDir, CHAIN_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+      stateDb = new ClassicLevel<string, string>(join(opts.dataDir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
       openDirs.set(location, db);
     } else {
       // memory-level is a development dependency (tests): loaded only when asked for, so a
       // production install (`npm ci --omit=dev`, the container image) can start a node.
       const { MemoryLevel } = await import('memory-level');
       db = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
+      stateDb = new MemoryLevel<string, string>({ keyEncoding: 'utf8', valueEncoding: 'utf8' }) as unknown as Db;
     }
+    const dbs = [db, stateDb] as const;
     try {
       await db.open();
+      await stateDb.open();
     } catch (err) {
       unlockDir(db);
+      for (const d of dbs) if (d.status === 'open') await d.close();
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
       throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
     }
     // Until the node exists, a failure (GENESIS_MISMATCH, FAUCET_KEY_MISMATCH, ...) must release the
-    // database and the worker threads, or they keep the process alive after the error.
-    const release: Array<() => Promise<unknown>> = [async () => unlockDir(db), () => db.close()];
+    // databases and the worker threads, or they keep the process alive after the error.
+    const release: Array<() => Promise<unknown>> = [async () => unlockDir(db), () => db.close(), () => stateDb.close()];
     const failed = async (err: unknown): Promise<never> => {
       for (const r of release.reverse()) await r().catch(() => undefined);
       throw err;
@@ -128,7 +137,7 @@ export class ExecutionNode {
     }).catch(failed);
     release.push(() => verifier.close());
     let admission: Admission | undefined;
-    const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), verifier, log, {
+    const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), new ChainStore(stateDb), verifier, log, {
       canonicalChanged: (change) => admission && ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log),
       blockRejected: (code, message) => {
         metrics.blocksRejected.inc({ reason: code });
@@ -168,7 +177,7 @@ export class ExecutionNode {
     }
     const rest = createServer(log, ENGINE_BODY_LIMIT);
     const rpc = createServer(log);
-    const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, db, journal, rest, rpc, log);
+    const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, dbs, journal, rest, rpc, log);
     const submitRatePerIp = opts.submitRatePerIp ?? 200;
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
@@ -346,8 +355,8 @@ export class ExecutionNode {
     await this.verifier.close();
     await this.journal.close();
     await this.chain.close();
-    if (this.db.status === 'open') await this.db.close();
-    unlockDir(this.db);
+    for (const db of this.dbs) if (db.status === 'open') await db.close();
+    unlockDir(this.dbs[0]!);
     this.log.info('execution node stopped');
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The execution layer's LevelDB key layout (the store itself is src/node/shared/store.ts). Every
- * block or reorg is one batch, so a process killed at any instant restarts with
- * all of it or none of it.
+ * The execution layer's LevelDB key layouts (the store itself is src/node/shared/store.ts): the
+ * chain's database (`chain/`) and the state's (`state/`: trie nodes, stale lists and code, see
+ * state/trie.ts). Every block or reorg is one chain batch, so a process killed at any instant
+ * restarts with all of it or none of it; a block's state batch is durable before it (state/db.ts).
  */
 
 
@@ -27,16 +28,21 @@
  * Everything layout 5 wrote stays readable, so a layout-5 directory is upgraded in place on open
  * (UPGRADABLE_SCHEMA_VERSION: only its schema key changes); the new number is there so that an
  * svc reading layout 5 refuses a directory it would misread (blocks with no `u:` entries, nodes
- * in a form it does not know) instead of serving it.
+ * in a form it does not know) instead of serving it. Version 7: the state (`n:` nodes, `c:`/`i:`
+ * code) lives in a database of its own beside the chain's, and each version's stale-node list is
+ * under `n:<version>:~` (state/trie.ts `staleKey`) instead of `z:<block hash>`: a block's state
+ * write is then one key range above all older ones, which LevelDB moves down its levels without
+ * rewriting (docs/execution.md, "State database"). Layouts 5 and 6 are upgraded on open by moving
+ * their state keys (state/migrate.ts).
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
-/** The one older layout this node reads as it is, upgraded on open by rewriting the schema key. */
-export const UPGRADABLE_SCHEMA_VERSION = 5;
+/** Older layouts this node reads, upgraded on open (state/migrate.ts, then the schema key). */
+export const UPGRADABLE_SCHEMA_VERSIONS: readonly number[] = [5, 6];
 
 /**
- * classic-level open options of the execution database (the node and the state bench open it the
- * same way). LevelDB memory-maps every table file it holds open, and the pages reads touch stay
+ * classic-level open options of the execution databases (the node and the state bench open the
+ * state's the same way). LevelDB memory-maps every table file it holds open, and the pages reads touch stay
  * resident: with the default 1,000 open files a 1,000,000-account state kept about 410 MB of its
  * tables resident, growing with the database. 128 open files (118 tables after LevelDB's 10
  * other files) bound that to the tables in use: the state bench's resident memory fell from about
@@ -46,18 +52,21 @@ export const UPGRADABLE_SCHEMA_VERSION = 5;
  */
 export const EXECUTION_DB_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'utf8', multithreading: true, maxOpenFiles: 128 } as const;
 
+/** Directory of the chain's database inside a data directory. */
+export const CHAIN_DB_DIR = 'chain';
+/** Directory of the state's database inside a data directory. */
+export const STATE_DB_DIR = 'state';
+
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Key layout. Heights and indexes are zero-padded so lexicographic order is numeric order. */
 export const Keys = {
   /** `body_end`: the end of the bytes of blocks.bodies that `j:` indexes (see body-file.ts). */
   meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version' | 'body_end') => `m:${name}`,
-  /** Deployed (original) code by its SHA3-256, binary. Content-addressed, so shared and never pruned. */
+  /** Deployed (original) code by its SHA3-256, binary, in the state's database. Content-addressed, so shared and never pruned. */
   code: (codeHashHex: string) => `c:${codeHashHex}`,
-  /** The instrumented module of the code with this hash, binary. */
+  /** The instrumented module of the code with this hash, binary, in the state's database. */
   instrumentedCode: (codeHashHex: string) => `i:${codeHashHex}`,
-  /** JSON list of the trie node keys (`n:...`, see state/trie.ts) block `block` replaced: deleted when the block is finalised. */
-  staleNodes: (block: string) => `z:${block}`,
   /** Every imported block by height (any branch), so finality can find the orphans to prune. */
   blockAtHeight: (height: number, hash: string) => `y:${pad(height, 16)}:${hash}`,
   /** Prefix of the blocks imported at `height`. */

@@ -1,8 +1,10 @@
 /**
  * The execution state on disk: the account trie, one storage trie per contract, and code by hash,
- * all in the execution LevelDB (keys in ../store.ts). Commits turn a view's changes into trie
- * updates queued into the block's own write batch, so a block's nodes and its head pointer land
- * together. Pruning follows finality: see `pruneTo`.
+ * in the state's own LevelDB (keys in ./trie.ts and ../store.ts), apart from the chain's. Commits
+ * turn a view's changes into trie updates queued into a state batch, written (synced) before the
+ * chain batch that names the new version, so a chain record never names a state that is not
+ * durable; versions a crash left above the chain's are deleted on open (`recover`). Pruning follows
+ * finality: see `pruneTo`.
  */
 import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
 import {
@@ -16,13 +18,13 @@ import {
   storageKey,
 } from '../../../core/state/trie.js';
 import { parseHex } from '../../../core/codec/bytes.js';
-import type { ChainStore, WriteBatch } from '../../shared/store.js';
+import { type ChainStore, WriteBatch } from '../../shared/store.js';
 import { Keys } from '../store.js';
 import { detached } from '../../../util/byte-arena.js';
 import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
 import { HASHLESS_MAX_DEPTH, type HashlessNode, storedForm } from './hashless.js';
-import { ACCOUNT_TREE, EMPTY_REF, type NodeRef, Trie, type TrieUpdate, accountNodeAt, decodeVersion, encodeVersion, nodeKey, versionPrefix } from './trie.js';
+import { ACCOUNT_TREE, EMPTY_REF, NODES_END, type NodeRef, STATE_PREFIXES, Trie, type TrieUpdate, aboveVersion, accountNodeAt, decodeVersion, encodeVersion, nodeKey, staleKey, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
 
@@ -35,6 +37,8 @@ const ZERO_ENTRY: AccountEntry = Object.freeze({
 
 /** A view's changes as trie writes, ready to go into a batch. */
 export interface StateCommit {
+  /** The version it writes as (the import's sequence number). */
+  version: number;
   root: NodeRef;
   /** Accounts created minus accounts removed. */
   accountsDelta: number;
@@ -60,6 +64,9 @@ export interface WarmResult {
  */
 const ACCOUNT_KEY_MEMO = 16_384;
 
+/** Deletes per batch of `recover`: a crash leaves at most one import's keys, but nothing bounds a damaged directory's. */
+const RECOVER_BATCH = 10_000;
+
 /** Keys per batched read of a warm-up: small enough that a block import waiting behind it is not held up for long. */
 const WARM_CHUNK = 2048;
 
@@ -78,8 +85,9 @@ export class StateDb implements StateSource {
   }
 
   /**
-   * Opens the state on `store`. A classic-level database (one with a location on disk) is read
-   * synchronously through a reader thread; an in-memory one through a map of its state keys.
+   * Opens the state on `store` (the state's own database). A classic-level database (one with a
+   * location on disk) is read synchronously through a reader thread; an in-memory one through a
+   * map of its state keys.
    */
   static async open(store: ChainStore, cacheBytes = DEFAULT_NODE_CACHE_BYTES, topBytes = DEFAULT_TOP_LEVEL_BYTES): Promise<StateDb> {
     const location = (store.db as unknown as { location?: unknown }).location;
@@ -87,7 +95,7 @@ export class StateDb implements StateSource {
     if (typeof location === 'string') reader = await WorkerSyncReader.start(location);
     else {
       const mem = new MemorySyncReader();
-      for (const prefix of ['n:', 'c:', 'i:']) {
+      for (const prefix of STATE_PREFIXES) {
         for await (const [k, v] of store.db.iterator<string, Uint8Array>({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'view' })) mem.load([[k, v as Uint8Array]]);
       }
       reader = mem;
@@ -245,7 +253,7 @@ export class StateDb implements StateSource {
    * result into a batch and `committed` caches it once the batch is durable.
    */
   commit(view: View, version: number): StateCommit {
-    const out: StateCommit = { root: view.root, accountsDelta: 0, puts: new Map(), stale: [], evict: [] };
+    const out: StateCommit = { version, root: view.root, accountsDelta: 0, puts: new Map(), stale: [], evict: [] };
     const updates: TrieUpdate[] = [];
     for (const address of view.touched()) {
       const base = view.baseEntry(address);
@@ -280,11 +288,11 @@ export class StateDb implements StateSource {
   }
 
   /**
-   * Queues a commit into `batch` (upper account-trie nodes in their hashless stored form); its
-   * replaced nodes are indexed under `owner` (the block) for pruning at finality. Returns the
-   * bytes of the nodes and code queued.
+   * Queues a commit into `batch`, a batch of the state's database (upper account-trie nodes in
+   * their hashless stored form); its replaced nodes are listed under its version for pruning at
+   * finality. Returns the bytes of the nodes and code queued.
    */
-  queue(batch: WriteBatch, c: StateCommit, owner: string): number {
+  queue(batch: WriteBatch, c: StateCommit): number {
     let bytes = 0;
     // A database in memory keeps the very bytes it is given: there, a node built in the commit
     // arena (trie.ts) is copied, or each one stored would keep its whole arena chunk alive.
@@ -294,8 +302,34 @@ export class StateDb implements StateSource {
       batch.putBytes(k, inMemory ? detached(stored) : stored);
       bytes += stored.length;
     }
-    if (c.stale.length > 0) batch.put(Keys.staleNodes(owner), c.stale);
+    if (c.stale.length > 0) batch.put(staleKey(c.version), c.stale);
     return bytes;
+  }
+
+  /** Writes a batch of queued commits or prunings to the state's database, synced. */
+  write(batch: WriteBatch): Promise<void> {
+    return this.store.write(batch);
+  }
+
+  /**
+   * Deletes what versions above `version` wrote (nodes, stale lists): a crash between a state
+   * batch and the chain batch naming its version leaves them, and the next import reuses the
+   * version numbers. Call before reading the state; reads only the keys it deletes.
+   */
+  async recover(version: number): Promise<number> {
+    let batch = new WriteBatch();
+    const deleted: string[] = [];
+    for await (const key of this.store.db.keys({ gte: aboveVersion(version), lt: NODES_END })) {
+      batch.del(key);
+      deleted.push(key);
+      if (batch.ops.length >= RECOVER_BATCH) {
+        await this.store.write(batch);
+        batch = new WriteBatch();
+      }
+    }
+    if (batch.ops.length > 0) await this.store.write(batch);
+    this.nodes.committed(new Map(), deleted);
+    return deleted.length;
   }
 
   /** Caches a commit whose batch is durable, and drops from the cache the nodes it replaced. */
@@ -328,27 +362,26 @@ export class StateDb implements StateSource {
   }
 
   /**
-   * Queues the pruning that finalising `canonical` (the newly finalised blocks, oldest first) and
-   * orphaning `orphans` (blocks at those heights off the finalised chain) allows: the nodes each
-   * finalised block replaced (no state from the finalised block on uses them) and every node an
-   * orphan wrote (only its own branch could use them). Reads only the pruned keys. Returns the
-   * deleted node keys, to drop from the cache once the batch is durable.
+   * Queues into `batch` (of the state's database) the pruning that finalising the blocks that
+   * wrote versions `canonical` (oldest first) and orphaning those that wrote `orphans` (blocks at
+   * those heights off the finalised chain) allows: the nodes each finalised block replaced (no
+   * state from the finalised block on uses them) and every key an orphan wrote (only its own branch
+   * could use them; its stale list, which names its parent's nodes, goes with them). Reads only
+   * the pruned keys. Returns the deleted node keys, to drop from the cache once the batch is durable.
    */
-  async pruneTo(batch: WriteBatch, canonical: readonly string[], orphans: ReadonlyArray<{ hash: string; version: number }>): Promise<string[]> {
+  async pruneTo(batch: WriteBatch, canonical: readonly number[], orphans: readonly number[]): Promise<string[]> {
     const deleted: string[] = [];
-    const stale = await Promise.all(canonical.map((hash) => this.store.get<string[]>(Keys.staleNodes(hash))));
-    canonical.forEach((hash, i) => {
-      batch.del(Keys.staleNodes(hash));
+    const stale = await Promise.all(canonical.map((v) => this.store.get<string[]>(staleKey(v))));
+    canonical.forEach((v, i) => {
+      batch.del(staleKey(v));
       for (const node of stale[i] ?? []) {
         batch.del(node);
         deleted.push(node);
       }
     });
-    for (const o of orphans) {
-      // An orphan's stale index names its parent's nodes, which the finalised chain may still use.
-      batch.del(Keys.staleNodes(o.hash));
-      if (o.version === 0) continue;
-      const prefix = versionPrefix(o.version);
+    for (const version of orphans) {
+      if (version === 0) continue;
+      const prefix = versionPrefix(version);
       for await (const key of this.store.db.keys({ gte: prefix, lt: prefix + '\xff' })) {
         batch.del(key);
         deleted.push(key);

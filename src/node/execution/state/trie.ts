@@ -294,10 +294,32 @@ export function valueBytesOf(key: string): number {
   return key.charAt(3 + VERSION_HEX) === 'a' ? ACCOUNT_VALUE_BYTES : STORAGE_VALUE_BYTES;
 }
 
-/** Prefix of every node a version wrote (any tree). */
+/** Prefix of every node a version wrote (any tree), and of its stale list. */
 export function versionPrefix(version: number): string {
   return `n:${version.toString(16).padStart(VERSION_HEX, '0')}:`;
 }
+
+/** Where every state key sorts: nodes and stale lists (`n:`), code (`c:`, `i:`). */
+export const STATE_PREFIXES = ['n:', 'c:', 'i:'] as const;
+
+/**
+ * Key of the JSON list of node keys the state `version` no longer uses (its parent state still
+ * does), deleted with them when the version's block is finalised. It sorts after the version's
+ * nodes (`~` follows every tree name), inside the version's own key range: a block's whole write
+ * is one contiguous range above every earlier version, so LevelDB moves its flushed tables down
+ * the levels whole instead of merging them with older ones (docs/execution.md, "State database").
+ */
+export function staleKey(version: number): string {
+  return versionPrefix(version) + '~';
+}
+
+/** The first key above every node and stale list of versions up to `version`. */
+export function aboveVersion(version: number): string {
+  return versionPrefix(version + 1);
+}
+
+/** The first key above every node key of every version. */
+export const NODES_END = 'n:\xff';
 
 function u48(n: number): Uint8Array {
   const out = new Uint8Array(VERSION_BYTES);

@@ -11,7 +11,7 @@ import { toHex } from '../../../../src/core/codec/bytes.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { EMPTY_REF, type NodeRef } from '../../../../src/node/execution/state/trie.js';
 import type { AccountProofJson } from '../../../../src/node/execution/state/types.js';
-import { EXECUTION_DB_OPTIONS } from '../../../../src/node/execution/store.js';
+import { EXECUTION_DB_OPTIONS, STATE_DB_DIR } from '../../../../src/node/execution/store.js';
 import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
 
 /** What the writer reports after each durable write. */
@@ -26,7 +26,7 @@ const TOUCHED = 300;
 const addr = (i: number): string => '0x' + (i + 1).toString(16).padStart(40, '0');
 
 async function main(dir: string): Promise<void> {
-  const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+  const db = new ClassicLevel<string, string>(join(dir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
   await db.open();
   const store = new ChainStore(db);
   const state = await StateDb.open(store);
@@ -46,7 +46,7 @@ async function main(dir: string): Promise<void> {
     }
     const c = state.commit(view, ++version);
     const batch = new WriteBatch();
-    state.queue(batch, c, owner);
+    state.queue(batch, c);
     await store.write(batch);
     state.committed(c);
     const sample = [touched[0]!, touched[1]!, addr(7), addr(WRITER_ACCOUNTS + 5000)];
@@ -55,20 +55,22 @@ async function main(dir: string): Promise<void> {
     return c.root;
   };
   let head = await block(EMPTY_REF, 'b0', WRITER_ACCOUNTS);
-  const main: Array<{ owner: string; sides: Array<{ owner: string; version: number }> }> = [{ owner: 'b0', sides: [] }];
+  // Each block's version, and those of the side branches beside it.
+  const main: Array<{ owner: string; version: number; sides: number[] }> = [{ owner: 'b0', version, sides: [] }];
   for (let h = 1; ; h++) {
     const parent = head;
     head = await block(parent, `b${h}`, TOUCHED);
-    const sides: Array<{ owner: string; version: number }> = [];
+    const own = version;
+    const sides: number[] = [];
     if (h % 3 === 0) {
       await block(parent, `s${h}`, TOUCHED);
-      sides.push({ owner: `s${h}`, version });
+      sides.push(version);
     }
-    main.push({ owner: `b${h}`, sides });
+    main.push({ owner: `b${h}`, version: own, sides });
     if (h >= 6) {
       const f = main[h - 6]!;
       const batch = new WriteBatch();
-      const deleted = await state.pruneTo(batch, [f.owner], f.sides.map((s) => ({ hash: s.owner, version: s.version })));
+      const deleted = await state.pruneTo(batch, [f.version], f.sides);
       await store.write(batch);
       state.pruned(deleted);
       await send({ kind: 'final', owner: f.owner });

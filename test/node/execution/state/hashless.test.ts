@@ -18,9 +18,9 @@ import { parseHex, toHex } from '../../../../src/core/codec/bytes.js';
 import { SvcError } from '../../../../src/core/errors.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
 import { HASHLESS_MAX_DEPTH, HashlessNode, storedForm } from '../../../../src/node/execution/state/hashless.js';
-import { EMPTY_REF, type NodeRef, accountNodeAt } from '../../../../src/node/execution/state/trie.js';
+import { EMPTY_REF, type NodeRef, accountNodeAt, staleKey } from '../../../../src/node/execution/state/trie.js';
 import type { View } from '../../../../src/node/execution/state/view.js';
-import { EXECUTION_DB_OPTIONS } from '../../../../src/node/execution/store.js';
+import { EXECUTION_DB_OPTIONS, STATE_DB_DIR } from '../../../../src/node/execution/store.js';
 import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
 import { commitView, memoryChainStore } from '../../../helpers/trie-state.js';
 import type { WriterMessage } from './hashless-writer.js';
@@ -32,7 +32,7 @@ async function commitFull(state: StateDb, store: ChainStore, view: View, version
   const c = state.commit(view, version);
   const batch = new WriteBatch();
   for (const [k, v] of c.puts) batch.putBytes(k, v);
-  if (c.stale.length > 0) batch.put(`z:block${version}`, c.stale);
+  if (c.stale.length > 0) batch.put(staleKey(version), c.stale);
   await store.write(batch);
   state.committed(c);
   return c.root;
@@ -195,7 +195,7 @@ hashless('a writer SIGKILLed at an arbitrary point leaves every acknowledged non
       (g): g is Extract<WriterMessage, { kind: 'block' }> => g.kind === 'block' && (g.owner.startsWith('b') ? height(g.owner) > finalised + 1 : height(g.owner) > finalised + 2),
     );
     assert.ok(kept.some((g) => g.owner.startsWith('s')) && kept.length >= 4, `kept ${kept.map((g) => g.owner).join(', ')}`);
-    const db = new ClassicLevel<string, string>(join(dir, 'chain'), EXECUTION_DB_OPTIONS as never) as unknown as Db;
+    const db = new ClassicLevel<string, string>(join(dir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
     await db.open();
     try {
       const store = new ChainStore(db);

@@ -79,7 +79,7 @@ store('a commit drops the nodes it replaced from the cache, whether or not the u
     for (const a of touched) next.addBalance(a, 1n);
     const c = state.commit(next, 2);
     const batch = new WriteBatch();
-    state.queue(batch, c, 'block2');
+    state.queue(batch, c);
     await chain.write(batch);
     assert.ok(c.stale.length > 300 && c.evict.length >= 300 && c.evict.length <= c.stale.length);
     assert.is(c.evict.length === c.stale.length, !warm, 'only nodes the upper levels do not hold are looked up to evict');

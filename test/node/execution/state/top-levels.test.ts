@@ -115,7 +115,7 @@ top('commits keep one version per path current; side branches, older states and 
   assert.ok([...held.values()].some((k) => k.startsWith(`n:${(4).toString(16).padStart(12, '0')}:a:`) && accountNodeAt(k, 0)?.path === ''));
   // Finalise A2 (B2 orphaned): every held node is still stored, and the kept states read exactly.
   const batch = new WriteBatch();
-  const deleted = await state.pruneTo(batch, ['block2'], [{ hash: 'block3', version: 3 }]);
+  const deleted = await state.pruneTo(batch, [2], [3]);
   await store.write(batch);
   state.pruned(deleted);
   for (const key of state.nodes.top.held().values()) assert.ok((await store.getBytes(key)) !== undefined, `${key} is stored`);

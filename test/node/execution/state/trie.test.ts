@@ -24,7 +24,7 @@ import {
 } from '../../../../src/core/state/trie.js';
 import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
 import { StateDb } from '../../../../src/node/execution/state/db.js';
-import { EMPTY_REF, type NodeRef, nodeKey } from '../../../../src/node/execution/state/trie.js';
+import { EMPTY_REF, type NodeRef, nodeKey, staleKey } from '../../../../src/node/execution/state/trie.js';
 import type { View } from '../../../../src/node/execution/state/view.js';
 
 const addr = (i: number): string => '0x' + i.toString(16).padStart(40, '0');
@@ -209,20 +209,18 @@ trie('finality prunes exactly the nodes no kept state uses; kept states stay who
     v.setStorage(addr(0xc0 + (next() % 3)), word(next() % 50), word(1 + (next() % 50)));
     return v;
   };
-  const g = await commit(state, store, random(EMPTY_REF, 400), 0, 'G');
-  const a1 = await commit(state, store, random(g, 40), 1, 'A1');
-  const b1 = await commit(state, store, random(g, 40), 2, 'B1');
-  const a2 = await commit(state, store, random(a1, 40), 3, 'A2');
-  const b2 = await commit(state, store, random(b1, 40), 4, 'B2');
-  const a3 = await commit(state, store, random(a2, 40), 5, 'A3');
+  // Versions: G 0, A1 1, B1 2, A2 3, B2 4, A3 5.
+  const g = await commit(state, store, random(EMPTY_REF, 400), 0);
+  const a1 = await commit(state, store, random(g, 40), 1);
+  const b1 = await commit(state, store, random(g, 40), 2);
+  const a2 = await commit(state, store, random(a1, 40), 3);
+  const b2 = await commit(state, store, random(b1, 40), 4);
+  const a3 = await commit(state, store, random(a2, 40), 5);
   const accountsAt = (root: NodeRef) => Array.from({ length: 500 }, (_, i) => state.view(root).account(addr(i)).balance);
   const before = { a2: accountsAt(a2), a3: accountsAt(a3) };
   // Finalise A2: A1 and A2 finalised; B1 and B2 orphaned (B2 once finality passes height 2).
   const batch = new WriteBatch();
-  const deleted = await state.pruneTo(batch, ['A1', 'A2'], [
-    { hash: 'B1', version: 2 },
-    { hash: 'B2', version: 4 },
-  ]);
+  const deleted = await state.pruneTo(batch, [1, 3], [2, 4]);
   await store.write(batch);
   state.pruned(deleted);
   const kept = reachable(state, a2, reachable(state, a3));
@@ -238,9 +236,9 @@ trie('finality prunes exactly the nodes no kept state uses; kept states stay who
   // The pruned states are gone: reading them is a typed error, not a wrong answer.
   assert.throws(() => accountsAt(b2), (e: Error & { code?: string }) => e.code === 'STATE_NODE_MISSING');
   assert.throws(() => accountsAt(g), (e: Error & { code?: string }) => e.code === 'STATE_NODE_MISSING');
-  const staleOf = async (block: string): Promise<number> => (await store.get<string[]>(`z:${block}`))?.length ?? 0;
-  for (const b of ['A1', 'A2', 'B1', 'B2']) assert.is(await staleOf(b), 0, `${b}’s stale index is gone`);
-  assert.ok((await staleOf('A3')) > 0, 'the unfinalised block keeps its stale index');
+  const staleOf = async (version: number): Promise<number> => (await store.get<string[]>(staleKey(version)))?.length ?? 0;
+  for (const [b, v] of [['A1', 1], ['A2', 3], ['B1', 2], ['B2', 4]] as const) assert.is(await staleOf(v), 0, `${b}’s stale index is gone`);
+  assert.ok((await staleOf(5)) > 0, 'the unfinalised block keeps its stale index');
 });
 
 trie('a commit drops the nodes it replaced from the cache; the parent state still reads them, from disk', async () => {
@@ -249,7 +247,7 @@ trie('a commit drops the nodes it replaced from the cache; the parent state stil
   const v = withBalances(state, r1, new Map([[7, 700n]]));
   const c = state.commit(v, 2);
   const batch = new WriteBatch();
-  state.queue(batch, c, 'block2');
+  state.queue(batch, c);
   await store.write(batch);
   const replaced = c.stale.filter((k) => state.nodes.cached(k) !== undefined && state.nodes.cached(k)!.kind === 'leaf');
   assert.ok(replaced.length === 1, 'the replaced leaf was cached: the view read it');
