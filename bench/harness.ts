@@ -99,3 +99,9 @@ export function onNdjson<T>(stream: NodeJS.ReadableStream, onEvent: (event: T) =
     for (const line of lines) onEvent(JSON.parse(line) as T);
   });
 }
+
+/** The value at quantile `q` of `xs` (nearest rank). */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}

@@ -20,6 +20,7 @@ import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
 import type { View } from '../src/node/execution/state/view.js';
 import { DEFAULT_CHAIN_CACHE } from '../src/node/execution/blocks.js';
 import { EXECUTION_DB_OPTIONS, STATE_DB_DIR } from '../src/node/execution/store.js';
+import { quantile } from './harness.js';
 
 /** What one child reports. */
 export interface StateChildResult {
@@ -44,6 +45,8 @@ export interface StateChildResult {
    */
   blockMainCpuMs: number;
   blockOtherCpuMs: number;
+  blocksMainCpuMs: number[];
+  blocksOtherCpuMs: number[];
   /** Distinct existing accounts each block touched, and the new ones it created. */
   touchedExisting: number;
   createdPerBlock: number;
@@ -103,12 +106,6 @@ function distinct(next: () => number, n: number, count: number): number[] {
   const seen = new Set<number>();
   while (seen.size < Math.min(count, n)) seen.add(next() % n);
   return [...seen];
-}
-
-/** The value at quantile `q` of `xs` (nearest rank). */
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 }
 
 /** Nanoseconds each thread of this process has run (Linux schedstat: exact, where stat counts 10 ms ticks); empty elsewhere. */
@@ -305,6 +302,8 @@ async function blocks(dir: string, accounts: number, touched: number, built: Bui
       blocksCpuMs: cpu,
       blockMainCpuMs: quantile(mainCpu, 0.5),
       blockOtherCpuMs: quantile(otherCpu, 0.5),
+      blocksMainCpuMs: mainCpu,
+      blocksOtherCpuMs: otherCpu,
       touchedExisting: touched - NEW_PER_BLOCK,
       createdPerBlock: NEW_PER_BLOCK,
       nodesWritten: quantile(written, 0.5),

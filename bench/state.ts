@@ -15,14 +15,14 @@
  * reopens it, so no size's memory or cache helps another's. The measured process is a restarted
  * node once its start-up warm-up (the account trie's upper levels, read in the background) is
  * done; the warm-up's time is printed beside the block time. The measuring processes of all sizes
- * are alive together (about 0.9 GB), each idle while another's turn runs.
+ * are alive together (about 1.8 GB: two per size, see REPLICAS), each idle while another's turn runs.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchResult, formatTable } from './harness.js';
+import { type BenchResult, formatTable, quantile } from './harness.js';
 import type { BuiltState, StateChildCommand, StateChildMessage, StateChildResult } from './state-child.js';
 
 /** Accounts a block touches in the issue's measurement. */
@@ -38,6 +38,13 @@ const TIMED_PER_TURN = 4;
 /** Untimed blocks before a size's first turn (the first blocks after a restart compile the hot paths) and before each later one. */
 const FIRST_LEAD = 3;
 const LEAD = 1;
+/**
+ * Measuring processes per size, each on its own copy of the built state, their blocks pooled into
+ * one median: a process's median moves by up to a quarter between processes minutes apart (its
+ * compiled code, where its collections fall), for every size alike, and one process per size let
+ * that decide the ratio.
+ */
+const REPLICAS = 2;
 
 /** Runs a `build` child; resolves with the root it wrote. */
 function build(dir: string, accounts: number): Promise<BuiltState> {
@@ -117,7 +124,7 @@ class BlocksChild {
  * alike instead of on whichever size ran then. A turn ends only once its child's background
  * threads are idle, so no size's work runs while another's blocks are timed.
  */
-async function measureSizes(): Promise<StateChildResult[]> {
+async function measureSizes(): Promise<Array<{ merged: StateChildResult; replicas: StateChildResult[] }>> {
   const dirs: string[] = [];
   const children: BlocksChild[] = [];
   try {
@@ -126,22 +133,56 @@ async function measureSizes(): Promise<StateChildResult[]> {
       dirs.push(await mkdtemp(join(tmpdir(), 'svc-bench-state-')));
       built.push(await build(dirs.at(-1)!, n));
     }
-    for (let i = 0; i < SIZES.length; i++) children.push(await BlocksChild.start(dirs[i]!, SIZES[i]!, built[i]!));
+    // Replica r of size i is children[r * SIZES.length + i], on its own copy of the built state.
+    for (let r = 0; r < REPLICAS; r++) {
+      for (let i = 0; i < SIZES.length; i++) {
+        let dir = dirs[i]!;
+        if (r > 0) {
+          dirs.push((dir = await mkdtemp(join(tmpdir(), 'svc-bench-state-'))));
+          await cp(dirs[i]!, dir, { recursive: true });
+        }
+        children.push(await BlocksChild.start(dir, SIZES[i]!, built[i]!));
+      }
+    }
     for (let t = 0; t < TURNS; t++) {
       for (let k = 0; k < children.length; k++) await children[(t + k) % children.length]!.turn(t === 0 ? FIRST_LEAD : LEAD, TIMED_PER_TURN);
     }
     const results: StateChildResult[] = [];
     for (const c of children) results.push(await c.finish());
-    return results;
+    return SIZES.map((_, i) => {
+      const replicas = results.filter((_, k) => k % SIZES.length === i);
+      return { merged: pool(replicas), replicas };
+    });
   } finally {
     for (const c of children) await c.kill();
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   }
 }
 
+/** One size's figures from its replicas: medians and p90s over all their blocks, the largest resident memory. */
+function pool(replicas: StateChildResult[]): StateChildResult {
+  const all = (f: (r: StateChildResult) => number[]) => replicas.flatMap(f);
+  const largest = replicas.reduce((a, b) => (b.rssMb > a.rssMb ? b : a));
+  return {
+    ...largest,
+    blockMs: quantile(all((r) => r.blocksMs), 0.5),
+    blockP90Ms: quantile(all((r) => r.blocksMs), 0.9),
+    blocksMs: all((r) => r.blocksMs),
+    blockCpuMs: quantile(all((r) => r.blocksCpuMs), 0.5),
+    blockCpuP90Ms: quantile(all((r) => r.blocksCpuMs), 0.9),
+    blocksCpuMs: all((r) => r.blocksCpuMs),
+    blockMainCpuMs: quantile(all((r) => r.blocksMainCpuMs), 0.5),
+    blockOtherCpuMs: quantile(all((r) => r.blocksOtherCpuMs), 0.5),
+    blocksMainCpuMs: all((r) => r.blocksMainCpuMs),
+    blocksOtherCpuMs: all((r) => r.blocksOtherCpuMs),
+    warmMs: Math.max(...replicas.map((r) => r.warmMs)),
+  };
+}
+
 /** Runs the state rows. */
 export async function runStateBench(opts: { print: boolean }): Promise<{ results: BenchResult[]; details: StateChildResult[] }> {
-  const details = await measureSizes();
+  const sizes = await measureSizes();
+  const details = sizes.map((s) => s.merged);
   const base = details[0]!.blockMs;
   const baseCpu = details[0]!.blockCpuMs;
   const results: BenchResult[] = details.map((d) => ({
@@ -150,7 +191,7 @@ export async function runStateBench(opts: { print: boolean }): Promise<{ results
     unit: 'ms',
     value: d.blockMs,
     ratio: d.blockMs / base,
-    note: `median of ${d.blocksMs.length} blocks, ${d.accounts === SIZES[0] ? 'reference' : `${(d.blockMs / base).toFixed(2)}× the 10,000 median (limit ${GROWTH_LIMIT}×)`}, p90 ${d.blockP90Ms.toFixed(0)} ms; CPU ${d.blockCpuMs.toFixed(0)} ms per block (median, all threads${d.accounts === SIZES[0] ? '' : `, ${(d.blockCpuMs / baseCpu).toFixed(2)}×`}; p90 ${d.blockCpuP90Ms.toFixed(0)} ms${d.blockMainCpuMs < 0 ? '' : `; main thread ${d.blockMainCpuMs.toFixed(0)}, other threads ${d.blockOtherCpuMs.toFixed(0)}`}); ${d.nodesWritten.toLocaleString('en-US')} nodes (${(d.bytesWritten / 1e3).toFixed(0)} kB) written per block; after a ${Math.round(d.warmMs)} ms start-up warm-up (${d.warmNodes.toLocaleString('en-US')} nodes, ${d.warmLevels} whole levels, ${d.warmMb.toFixed(0)} MB); build ${d.buildSeconds.toFixed(0)} s`,
+    note: `median of ${d.blocksMs.length} blocks in ${REPLICAS} processes (their own medians ${sizes.find((s) => s.merged === d)!.replicas.map((r) => r.blockMs.toFixed(1)).join(' and ')} ms), ${d.accounts === SIZES[0] ? 'reference' : `${(d.blockMs / base).toFixed(2)}× the 10,000 median (limit ${GROWTH_LIMIT}×)`}, p90 ${d.blockP90Ms.toFixed(0)} ms; CPU ${d.blockCpuMs.toFixed(0)} ms per block (median, all threads${d.accounts === SIZES[0] ? '' : `, ${(d.blockCpuMs / baseCpu).toFixed(2)}×`}; p90 ${d.blockCpuP90Ms.toFixed(0)} ms${d.blockMainCpuMs < 0 ? '' : `; main thread ${d.blockMainCpuMs.toFixed(0)}, other threads ${d.blockOtherCpuMs.toFixed(0)}`}); ${d.nodesWritten.toLocaleString('en-US')} nodes (${(d.bytesWritten / 1e3).toFixed(0)} kB) written per block; after a ${Math.round(d.warmMs)} ms start-up warm-up (${d.warmNodes.toLocaleString('en-US')} nodes, ${d.warmLevels} whole levels, ${d.warmMb.toFixed(0)} MB); build ${d.buildSeconds.toFixed(0)} s`,
   }));
   const big = details[details.length - 1]!;
   results.push({
