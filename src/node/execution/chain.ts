@@ -469,9 +469,10 @@ export class ExecutionChain {
     // durable before the chain batch that names them, and before anything in memory moves.
     const stateBatch = new WriteBatch();
     this.state.queue(stateBatch, committed);
-    await Promise.all([stored?.synced, this.state.write(stateBatch)]);
-    // Taken even if the chain batch below fails: its nodes are on disk under this version.
-    this.version = version;
+    // The version is taken once its nodes are on disk, even if the body's sync or the chain batch
+    // fails: the next import must not write under it again.
+    const stateWritten = this.state.write(stateBatch).then(() => void (this.version = version));
+    await Promise.all([stored?.synced, stateWritten]);
     if (extendsHead) {
       this.persistRegistry(batch, exec.registry, 1);
       this.auth.apply(exec.authorizations, 1, batch);
