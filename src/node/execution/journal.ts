@@ -20,7 +20,7 @@ import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
 import { toHex } from '../../core/codec/bytes.js';
 import { sha3 } from '../../core/crypto/hash.js';
-import { encodeAdd, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
+import { addRecordBytes, encodeAdd, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
 import { Keys } from './store.js';
 
 /** The journal's file name in the execution data directory (beside `chain/`). */
@@ -34,6 +34,8 @@ const COMPACT_DEAD_RATIO = 2;
 const COMPACT_CHUNK_BYTES = 1 << 20;
 /** Deferred removals are written within this long when no admission carries them sooner. */
 const LAZY_FLUSH_MS = 1000;
+/** Largest write buffer the writer keeps for the next write; a larger write gets a buffer of its own. */
+const KEPT_WRITE_BUFFER_BYTES = 8 << 20;
 
 /** A journaled transaction as read back on start. */
 export interface JournalEntry {
@@ -80,9 +82,13 @@ export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Ui
   return out;
 }
 
-/** One queued write: journal records (as the byte ranges to write in order), and chain-database writes that must be durable before them. */
+/**
+ * One queued write: journal records in order (encoded bytes, or a transaction whose add record
+ * the writer encodes straight into its write buffer), and chain-database writes that must be
+ * durable before them.
+ */
 interface JournalOp {
-  records: Uint8Array[];
+  records: Array<Uint8Array | JournalEntry>;
   /** Journal writes it carries, for the metrics: its admissions, or 1 for a removal. */
   writes: number;
   extra?: readonly BatchOp[];
@@ -119,6 +125,8 @@ export class PoolJournal {
   /** Records written to the old file since the running compaction took its snapshot. */
   private tail: Uint8Array[] | undefined;
   private swapReady: Compacted | undefined;
+  /** The writer's buffer, reused by each write (one runs at a time) up to KEPT_WRITE_BUFFER_BYTES. */
+  private writeBuffer: Buffer | undefined;
   private lazyTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly compactMinBytes: number;
@@ -177,13 +185,15 @@ export class PoolJournal {
         throw new JournalError(err);
       });
     }
-    const records: Uint8Array[] = [];
+    const records: Array<Uint8Array | JournalEntry> = [];
     const added = new Array<LiveEntry>(items.length);
     for (let i = 0; i < items.length; i++) {
       const { tx, displaced } = items[i]!;
-      const [head, envelope] = encodeAdd(tx.hash, tx.receivedAt, tx.envelope);
-      records.push(head, envelope);
-      const entry: LiveEntry = { envelope, receivedAt: tx.receivedAt, bytes: head.length + envelope.length };
+      // Checked here, so a bad hash refuses this call alone rather than the whole group-commit write.
+      if (!isRecordableHash(tx.hash)) throw new RangeError(`not a 32-byte hash: ${tx.hash}`);
+      // The record is encoded by the writer, from the entry itself (its fields never change).
+      records.push(tx);
+      const entry: LiveEntry = { envelope: tx.envelope, receivedAt: tx.receivedAt, bytes: addRecordBytes(tx.envelope.length) };
       this.forgetLive(tx.hash);
       this.live.set(tx.hash, entry);
       this.liveBytes += entry.bytes;
@@ -335,12 +345,23 @@ export class PoolJournal {
     if (this.fh === undefined) return;
     if (this.swapReady) await this.swap(this.swapReady);
     const fh = this.fh;
-    const records = ops.flatMap((op) => op.records);
-    if (records.length === 0) return;
     let bytes = 0;
-    for (const r of records) bytes += r.length;
+    for (const op of ops) for (const r of op.records) bytes += r instanceof Uint8Array ? r.length : addRecordBytes(r.envelope.length);
+    if (bytes === 0) return;
+    const buf = this.bufferFor(bytes);
+    let at = 0;
+    for (const op of ops) {
+      for (const r of op.records) {
+        if (r instanceof Uint8Array) {
+          buf.set(r, at);
+          at += r.length;
+        } else {
+          at = encodeAddInto(buf, at, r.hash, r.receivedAt, r.envelope);
+        }
+      }
+    }
     try {
-      const { bytesWritten } = await fh.writev(records, this.size);
+      const { bytesWritten } = await fh.write(buf, 0, bytes, this.size);
       if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes`);
       await fh.datasync();
     } catch (err) {
@@ -350,11 +371,21 @@ export class PoolJournal {
       throw err;
     }
     this.size += bytes;
-    if (this.tail) for (const r of records) this.tail.push(r);
+    // A copy (Buffer's slice would be a view): the buffer is the next write's.
+    if (this.tail) this.tail.push(new Uint8Array(buf.subarray(0, bytes)));
     let writes = 0;
     for (const op of ops) if (op.records.length > 0) writes += op.writes;
     this.opts.synced?.(writes);
     this.maybeCompact();
+  }
+
+  /** A buffer of at least `bytes` for one write: the kept one, grown when needed, unless the write is unusually large. */
+  private bufferFor(bytes: number): Buffer {
+    if (this.writeBuffer !== undefined && this.writeBuffer.length >= bytes) return this.writeBuffer;
+    // Slow (unpooled) allocation: a pooled slice would pin Node's shared 8 KB pool for no use.
+    const buf = Buffer.allocUnsafeSlow(Math.max(bytes, this.writeBuffer?.length ?? 0));
+    if (buf.length <= KEPT_WRITE_BUFFER_BYTES) this.writeBuffer = buf;
+    return buf;
   }
 
   /** Starts a compaction when the file is large and mostly dead, unless one runs. */

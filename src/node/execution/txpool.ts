@@ -86,6 +86,15 @@ interface Build {
   take: ((e: PoolEntry) => boolean) | undefined;
 }
 
+/**
+ * `input` as a pool entry with its sequence number, built field by field: a spread copies
+ * through a generic path per admission, and every entry gets the same shape whatever the
+ * caller's object looked like, so the pool's code sees one kind of entry.
+ */
+function pooledEntry(input: Omit<PoolEntry, 'seq'>, seq: number): PoolEntry {
+  return { tx: input.tx, envelope: input.envelope, hash: input.hash, sender: input.sender, nonce: input.nonce, gasPrice: input.gasPrice, gasLimit: input.gasLimit, size: input.size, seq, receivedAt: input.receivedAt };
+}
+
 /** Eviction order of sender tails: cheapest first, the newest on equal prices. */
 const cheaperTail = (a: PoolEntry, b: PoolEntry): boolean => a.gasPrice < b.gasPrice || (a.gasPrice === b.gasPrice && a.seq > b.seq);
 /** Build order across senders (spec): gas price descending, submission order on ties. */
@@ -223,11 +232,11 @@ export class TxPool {
       if (input.gasPrice < min) {
         throw new PoolError('REPLACEMENT_UNDERPRICED', `replacement transaction underpriced: needs a gas price of at least ${min} wei (+${this.options.replaceBumpPercent}%)`, 409);
       }
-      const entry: PoolEntry = { ...input, seq: this.seq++ };
+      const entry = pooledEntry(input, this.seq++);
       this.swap(existing, entry);
       return { entry, replaced: existing, evicted: [] };
     }
-    const entry: PoolEntry = { ...input, seq: this.seq++ };
+    const entry = pooledEntry(input, this.seq++);
     const evicted: PoolEntry[] = [];
     if (this.byHash.size >= this.options.capacity) {
       const victim = this.tails.peek();

@@ -15,7 +15,7 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { SvcError } from '../../../src/core/errors.js';
 import { encodeJournalValue, type JournalEntry, PoolJournal, readJournalFile } from '../../../src/node/execution/journal.js';
-import { encodeAdd, encodeRemove, JOURNAL_MAGIC, MAX_REMOVALS_PER_RECORD } from '../../../src/node/execution/journal-file.js';
+import { addRecordBytes, encodeAdd, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, MAX_REMOVALS_PER_RECORD } from '../../../src/node/execution/journal-file.js';
 import { Keys } from '../../../src/node/execution/store.js';
 import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
 import { createLogger } from '../../../src/util/log.js';
@@ -131,6 +131,47 @@ file('a torn tail is cut on open, every record before it is kept, and appends re
       await journal.close();
       same(await readJournalFile(path), [...kept, extra]);
     }
+  });
+});
+
+file('a group write is the records byte for byte: adds encoded in place, removals after their replacement, in submission order', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'pool.journal');
+    const { journal } = await openJournal(path);
+    const [a, b, c] = [entry(1), entry(2, 300), entry(3, 7000)];
+    // One turn: a and b, then c displacing a, share one write.
+    await Promise.all([journal.add(a!), journal.add(b!), journal.add(c!, [a!.hash])]);
+    await journal.close();
+    const expected = Buffer.concat([JOURNAL_MAGIC, ...encodeAdd(a!.hash, a!.receivedAt, a!.envelope), ...encodeAdd(b!.hash, b!.receivedAt, b!.envelope), ...encodeAdd(c!.hash, c!.receivedAt, c!.envelope), ...encodeRemove([a!.hash])]);
+    assert.ok((await readFile(path)).equals(expected), 'the file holds exactly the encoded records');
+    same(await readJournalFile(path), [b!, c!]);
+  });
+  // In place at an offset, the same bytes as the parts, and nothing around them touched.
+  const e = entry(9, 1000);
+  const out = Buffer.alloc(addRecordBytes(e.envelope.length) + 10, 0xee);
+  assert.is(encodeAddInto(out, 5, e.hash, e.receivedAt, e.envelope), 5 + addRecordBytes(e.envelope.length));
+  assert.ok(out.subarray(5, out.length - 5).equals(Buffer.concat(encodeAdd(e.hash, e.receivedAt, e.envelope))));
+  assert.ok(out.subarray(0, 5).equals(Buffer.alloc(5, 0xee)) && out.subarray(out.length - 5).equals(Buffer.alloc(5, 0xee)));
+});
+
+file('a recordable hash is exactly 0x and 64 lowercase hex digits', () => {
+  const h = entry(1).hash;
+  assert.ok(isRecordableHash(h));
+  assert.ok(isRecordableHash('0x' + '0123456789abcdef'.repeat(4)));
+  // Every character just outside the accepted ranges ('/' ':' '`' 'g'), uppercase, and bad framing.
+  for (const c of ['/', ':', '`', 'g', 'A', 'F', ' ']) assert.is(isRecordableHash(h.slice(0, 40) + c + h.slice(41)), false, `refuses ${JSON.stringify(c)}`);
+  for (const bad of [h.slice(0, 65), h + '0', '0X' + h.slice(2), '00' + h.slice(2), h.slice(2) + '00', '', '0x']) assert.is(isRecordableHash(bad), false, `refuses ${bad}`);
+});
+
+file('an add whose hash no record can hold is refused alone, before anything is queued', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'pool.journal');
+    const { journal } = await openJournal(path);
+    const good = entry(1);
+    assert.throws(() => journal.addMany([{ tx: { ...good, hash: '0x1234' }, displaced: [] }]), /not a 32-byte hash/);
+    await journal.add(good);
+    await journal.close();
+    same(await readJournalFile(path), [good]);
   });
 });
 
