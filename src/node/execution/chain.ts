@@ -61,6 +61,28 @@ export interface ImportWithJson {
   receiptsEncoded?: EncodedReceipts;
 }
 
+/** One block's execution in progress (ExecutionChain.execute): its inputs, and what its transactions have added up to so far. */
+interface BlockRun {
+  readonly block: Block;
+  readonly blockHashHex: string;
+  readonly proposer: string;
+  readonly state: View;
+  readonly recommits: BlockRecommitments;
+  readonly docs: BridgeDocs;
+  readonly senders: Set<string>;
+  readonly receipts: Receipt[];
+  readonly registry: RegistryChanges;
+  readonly auth: AuthOverlay;
+  /** Gas used by the transactions so far. */
+  cumulative: bigint;
+  fees: bigint;
+  /** Fees not yet credited to the proposer (see payProposer), and whether any were charged since the last credit. */
+  owedFees: bigint;
+  owed: boolean;
+  /** Logs emitted so far: they are numbered across the block, as eth_getLogs reports them. */
+  logCount: number;
+}
+
 /** A block that joined the canonical chain, with what the pool needs to forget its transactions. */
 export interface AppliedBlock {
   record: BlockRecord;
@@ -566,12 +588,14 @@ export class ExecutionChain {
   /** Accounts a block certainly reads: proposer, senders, recipients, rewarded attesters. */
   private touchedBy(block: Block, verified: Array<{ signer: string | null }>, recipients: ReadonlyArray<string | null>, votes: readonly IncludedVote[], proposer: string): string[] {
     const out = [proposer];
-    block.transactions.forEach((tx, i) => {
+    const txs = block.transactions;
+    for (let i = 0; i < txs.length; i++) {
+      const tx = txs[i]!;
       out.push(verified[i]!.signer!);
       if (tx.type === TxType.EcdsaAuthorized) out.push(toHex(tx.from));
       const to = recipients[i];
       if (to) out.push(to);
-    });
+    }
     for (const v of votes) {
       const e = this.registry.all()[v.validator];
       if (e) out.push(e.address);
@@ -618,109 +642,126 @@ export class ExecutionChain {
     recommits: BlockRecommitments,
     docs: BridgeDocs,
   ): { senders: string[]; receipts: Receipt[]; gasUsed: number; fees: bigint; registry: RegistryChanges; authorizations: AuthChanges } {
-    const senders = new Set<string>();
     const proposer = toHex(block.header.validatorId);
-    const receipts: Receipt[] = [];
-    const registry: RegistryChanges = { added: [], exited: [] };
-    const auth = new AuthOverlay(this.auth);
-    let cumulative = 0n;
-    let fees = 0n;
-    // The proposer's fees are credited in one write rather than one per transaction: nothing reads
-    // the proposer's balance between plain transfers by others, and every transaction that could
-    // (the proposer's own, contracts, bridge and registry operations) finds them credited first.
-    // `owed` keeps the proposer touched exactly when a fee-paying transaction ran, as before.
-    let owedFees = 0n;
-    let owed = false;
-    const payProposer = (): void => {
-      if (!owed) return;
-      state.addBalance(proposer, owedFees);
-      owedFees = 0n;
-      owed = false;
+    const run: BlockRun = {
+      block,
+      blockHashHex,
+      proposer,
+      state,
+      recommits,
+      docs,
+      senders: new Set<string>(),
+      receipts: [],
+      registry: { added: [], exited: [] },
+      auth: new AuthOverlay(this.auth),
+      cumulative: 0n,
+      fees: 0n,
+      owedFees: 0n,
+      owed: false,
+      logCount: 0,
     };
-    // Logs are numbered across the block, as eth_getLogs reports them.
-    let logCount = 0;
-    block.transactions.forEach((raw: Transaction, i) => {
-      const hash = verified[i]!.hash;
-      const signer = verified[i]!.signer!;
-      if (isAuthorization(raw)) {
-        if (signer === proposer) payProposer();
-        senders.add(signer);
-        receipts.push(this.authorize(raw, signer, state, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative }));
-        return;
-      }
-      const tx: StandardTx | EcdsaAuthorizedTx = raw;
-      // Type 3 acts for `from`; its signature only proves the ECDSA key, which `from` must have authorised.
-      const sender = tx.type === 3 ? toHex(tx.from) : signer;
-      senders.add(sender);
-      if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
-      const to = recipients[i] ?? null;
-      const kind = to === BRIDGE_ADDRESS ? bridgeKind(tx.data) : to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
-      if (sender === proposer || kind !== 'transfer') payProposer();
-      try {
-        checkGasLimit(tx, this.maxGas);
-      } catch (err) {
-        throw txFail(hash, (err as Error).message);
-      }
-      if (cumulative + tx.gasLimit > this.maxGas) throw txFail(hash, `block gas limit ${this.maxGas} exceeded`);
-      if (tx.gasPrice < this.minGasPrice) throw txFail(hash, new TxError('ErrGasPriceTooLow').message);
-      const acc = state.account(sender);
-      if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
-      if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
-      let outcome: { status: 0 | 1; gasUsed: bigint; contractAddress: string | null; logs: LogJson[]; error?: string | undefined };
-      // A plain transfer's value leaves the sender with its fee, in one write.
-      let debit = 0n;
-      if (kind === 'contract_deploy' || kind === 'contract_call') {
-        // The VM moves the value and reverts its own changes on failure; nothing but the value
-        // leaves the sender's balance during the run, so the fee charged afterwards is covered.
-        const r = runContractTx(state, { from: sender, to, value: tx.value, data: tx.data, gasLimit: tx.gasLimit, nonce: tx.nonce, blockNumber: block.header.index, timestampMs: block.header.timestampMs });
-        const logs = r.logs.map((l, j) => ({ address: l.address, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount + j }));
-        logCount += logs.length;
-        outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: r.status === 1 ? r.contractAddress : null, logs, error: r.error };
-      } else if (to === BRIDGE_ADDRESS) {
-        // The operation moves its own value (a lock's), and only when it succeeds.
-        const r = this.bridge.execute({ sender, hash, value: tx.value, data: tx.data }, state, docs, block.header.timestampMs);
-        const logs = r.log ? [{ ...r.log, blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: logCount++ }] : [];
-        outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: null, logs, error: r.error };
-      } else {
-        let error: string | undefined;
-        if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
-        else if (kind === 'exit') error = this.exit(tx, sender, registry);
-        else if (kind === 'randao_commit') error = this.recommit(i, recommits, registry);
-        if (error === undefined && tx.value > 0n) {
-          state.addBalance(to!, tx.value);
-          debit = tx.value;
-        }
-        outcome = { status: error === undefined ? 1 : 0, gasUsed: TX_BASE_GAS, contractAddress: null, logs: [], error };
-      }
-      const fee = outcome.gasUsed * tx.gasPrice;
-      state.addBalance(sender, -(fee + debit));
-      owedFees += fee;
-      owed = true;
-      state.incrementNonce(sender);
-      cumulative += outcome.gasUsed;
-      fees += fee;
-      receipts.push({
-        transactionHash: hash,
-        transactionIndex: i,
-        blockHash: blockHashHex,
-        blockNumber: block.header.index,
-        from: sender,
-        to,
-        kind,
-        status: outcome.status,
-        gasUsed: Number(outcome.gasUsed),
-        cumulativeGasUsed: Number(cumulative),
-        effectiveGasPrice: tx.gasPrice.toString(),
-        fee: fee.toString(),
-        contractAddress: outcome.contractAddress,
-        logs: outcome.logs,
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      });
-    });
-    payProposer();
+    // One method call per transaction, not a callback made per block: a closure made per block
+    // starts without optimised code once a full collection has dropped the last block's (V8
+    // keeps it only weakly), so many blocks ran the body unoptimised while TurboFan compiled it
+    // again (tens of ms on a worker thread). A method keeps its code, and is hot within a block.
+    const txs = block.transactions;
+    for (let i = 0; i < txs.length; i++) this.executeTx(run, txs[i]!, i, verified[i]!.hash, verified[i]!.signer!, recipients[i] ?? null);
+    this.payProposer(run);
     // After the transactions, so a reward never funds a transaction of the block that earns it.
     this.accounting.credit(state, proposer, votes);
-    return { senders: [...senders], receipts, gasUsed: Number(cumulative), fees, registry, authorizations: auth.changes };
+    return { senders: [...run.senders], receipts: run.receipts, gasUsed: Number(run.cumulative), fees: run.fees, registry: run.registry, authorizations: run.auth.changes };
+  }
+
+  /**
+   * Credits the proposer's fees owed so far in one write rather than one per transaction: nothing
+   * reads the proposer's balance between plain transfers by others, and every transaction that
+   * could (the proposer's own, contracts, bridge and registry operations) finds them credited
+   * first. `owed` keeps the proposer touched exactly when a fee-paying transaction ran.
+   */
+  private payProposer(run: BlockRun): void {
+    if (!run.owed) return;
+    run.state.addBalance(run.proposer, run.owedFees);
+    run.owedFees = 0n;
+    run.owed = false;
+  }
+
+  /** Executes transaction `i` of `run`'s block (`to`: its recipient's hex, null for none) and appends its receipt; throws if it is invalid. */
+  private executeTx(run: BlockRun, raw: Transaction, i: number, hash: string, signer: string, to: string | null): void {
+    const { block, blockHashHex, state, auth, registry } = run;
+    if (isAuthorization(raw)) {
+      if (signer === run.proposer) this.payProposer(run);
+      run.senders.add(signer);
+      run.receipts.push(this.authorize(raw, signer, state, auth, { hash, index: i, blockHash: blockHashHex, blockNumber: block.header.index, cumulative: run.cumulative }));
+      return;
+    }
+    const tx: StandardTx | EcdsaAuthorizedTx = raw;
+    // Type 3 acts for `from`; its signature only proves the ECDSA key, which `from` must have authorised.
+    const sender = tx.type === 3 ? toHex(tx.from) : signer;
+    run.senders.add(sender);
+    if (tx.type === 3 && !auth.has(sender, signer)) throw txFail(hash, `${new TxError('ErrInvalidSignature').message}: ECDSA key ${signer} is not authorised for ${sender}`);
+    const kind = to === BRIDGE_ADDRESS ? bridgeKind(tx.data) : to === DEPOSIT_ADDRESS ? 'deposit' : to === EXIT_ADDRESS ? 'exit' : to === RANDAO_COMMIT_ADDRESS ? 'randao_commit' : txKind(tx);
+    if (sender === run.proposer || kind !== 'transfer') this.payProposer(run);
+    try {
+      checkGasLimit(tx, this.maxGas);
+    } catch (err) {
+      throw txFail(hash, (err as Error).message);
+    }
+    if (run.cumulative + tx.gasLimit > this.maxGas) throw txFail(hash, `block gas limit ${this.maxGas} exceeded`);
+    if (tx.gasPrice < this.minGasPrice) throw txFail(hash, new TxError('ErrGasPriceTooLow').message);
+    const acc = state.account(sender);
+    if (tx.nonce !== acc.nonce) throw txFail(hash, `invalid nonce: transaction nonce ${tx.nonce}, account nonce ${acc.nonce}`);
+    if (acc.balance < maxCost(tx)) throw txFail(hash, new TxError('ErrInsufficientFunds').message);
+    let outcome: { status: 0 | 1; gasUsed: bigint; contractAddress: string | null; logs: LogJson[]; error?: string | undefined };
+    // A plain transfer's value leaves the sender with its fee, in one write.
+    let debit = 0n;
+    if (kind === 'contract_deploy' || kind === 'contract_call') {
+      // The VM moves the value and reverts its own changes on failure; nothing but the value
+      // leaves the sender's balance during the run, so the fee charged afterwards is covered.
+      const r = runContractTx(state, { from: sender, to, value: tx.value, data: tx.data, gasLimit: tx.gasLimit, nonce: tx.nonce, blockNumber: block.header.index, timestampMs: block.header.timestampMs });
+      const first = run.logCount;
+      const logs = r.logs.map((l, j) => ({ address: l.address, topics: l.topics.map((t) => toHex(t)), data: toHex(l.data), blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: first + j }));
+      run.logCount += logs.length;
+      outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: r.status === 1 ? r.contractAddress : null, logs, error: r.error };
+    } else if (to === BRIDGE_ADDRESS) {
+      // The operation moves its own value (a lock's), and only when it succeeds.
+      const r = this.bridge.execute({ sender, hash, value: tx.value, data: tx.data }, state, run.docs, block.header.timestampMs);
+      const logs = r.log ? [{ ...r.log, blockNumber: block.header.index, blockHash: blockHashHex, transactionHash: hash, transactionIndex: i, logIndex: run.logCount++ }] : [];
+      outcome = { status: r.status, gasUsed: r.gasUsed, contractAddress: null, logs, error: r.error };
+    } else {
+      let error: string | undefined;
+      if (kind === 'deposit') error = tx.type === 0 ? this.deposit(tx, sender, registry) : 'a deposit must be signed by the ML-DSA key it registers';
+      else if (kind === 'exit') error = this.exit(tx, sender, registry);
+      else if (kind === 'randao_commit') error = this.recommit(i, run.recommits, registry);
+      if (error === undefined && tx.value > 0n) {
+        state.addBalance(to!, tx.value);
+        debit = tx.value;
+      }
+      outcome = { status: error === undefined ? 1 : 0, gasUsed: TX_BASE_GAS, contractAddress: null, logs: [], error };
+    }
+    const fee = outcome.gasUsed * tx.gasPrice;
+    state.addBalance(sender, -(fee + debit));
+    run.owedFees += fee;
+    run.owed = true;
+    state.incrementNonce(sender);
+    run.cumulative += outcome.gasUsed;
+    run.fees += fee;
+    run.receipts.push({
+      transactionHash: hash,
+      transactionIndex: i,
+      blockHash: blockHashHex,
+      blockNumber: block.header.index,
+      from: sender,
+      to,
+      kind,
+      status: outcome.status,
+      gasUsed: Number(outcome.gasUsed),
+      cumulativeGasUsed: Number(run.cumulative),
+      effectiveGasPrice: tx.gasPrice.toString(),
+      fee: fee.toString(),
+      contractAddress: outcome.contractAddress,
+      logs: outcome.logs,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    });
   }
 
   /** Executes a gas-free ECDSA authorisation or revocation (nonce consumed, no fee). */
