@@ -273,6 +273,12 @@ interface RequestRun {
   identities: number;
   /** Identities the node disconnected before they had sent their share. */
   cutOff: number;
+  /**
+   * Of those, the ones cut off while opening a request's stream (a `dial` fault): the node may
+   * already have taken the stream and counted an outcome for it (the protocol negotiation lost
+   * its answer as the connection closed), or not; the request is sent again by another identity.
+   */
+  dialCut: number;
   /** Identities that never got connected (the node refused or throttled the dial). */
   noConnection: number;
   ids: string[];
@@ -287,7 +293,7 @@ const LOOSE: ProtocolLimits = { maxRequestBytes: 64 * 1024 * 1024, maxResponseCh
  * goes back in the queue for the next identity.
  */
 async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[]): Promise<RequestRun> {
-  const run: RequestRun = { answered: 0, empty: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, noConnection: 0, ids: [] };
+  const run: RequestRun = { answered: 0, empty: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, dialCut: 0, noConnection: 0, ids: [] };
   const deadline = Date.now() + PHASE_BUDGET_MS;
   const queue = corpus.map((_, k) => k).reverse();
   const lane = async (): Promise<void> => {
@@ -317,6 +323,7 @@ async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[]): P
             if (err instanceof RequestError && err.fault === 'dial') {
               queue.push(k);
               run.cutOff++;
+              run.dialCut++;
               break;
             }
             run.refused++;
@@ -532,7 +539,10 @@ async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: num
   const after = await settle('beacon', `${protocol} outcomes`, (s) => diff(requestCounts(s, protocol), before), (d) => total(d) >= served);
   const counts = `node outcomes ${JSON.stringify(after)}; requester ${label}`;
   assert.ok(served > 0, `no request reached the node: ${counts}`);
-  assert.is(total(after), served, `one outcome per request stream: ${counts}`);
+  // Every stream served has its one outcome; a stream cut off while it opened may have one too,
+  // and then only one of a request that never fully arrived (the requester sent nothing more).
+  const unfinished = (after.timeout ?? 0) + (after.truncated ?? 0) + (after.reset ?? 0);
+  assert.ok(total(after) >= served && total(after) - served <= Math.min(run.dialCut, unfinished), `one outcome per request stream: ${counts}`);
   // A refusal racing the node's hang-up can reach the requester as a clean end with no chunk,
   // so an answer is only known good when it is not empty.
   assert.ok((after.ok ?? 0) <= run.answered && (after.ok ?? 0) >= run.answered - run.empty, `answered (less empty answers) = served ok: ${counts}`);
