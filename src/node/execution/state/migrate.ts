@@ -14,6 +14,7 @@ import { STATE_PREFIXES, staleKey } from './trie.js';
 const OLD_STALE_PREFIX = 'z:';
 /** Keys per batch: bounds the memory of moving a large state. */
 const MOVE_BATCH = 10_000;
+const UTF8 = new TextEncoder();
 
 /** Moves the state keys of `chain` (an older layout's database) into `state`; returns how many moved. */
 export async function moveStateKeys(chain: ChainStore, state: ChainStore): Promise<number> {
@@ -36,7 +37,7 @@ export async function moveStateKeys(chain: ChainStore, state: ChainStore): Promi
     // A list whose block has no record (none is written without one) names nothing a state uses.
     const record = await chain.get<BlockRecord>(Keys.block(key.slice(OLD_STALE_PREFIX.length)));
     if (record === undefined) continue;
-    batch.putBytes(staleKey(record.state_version), new TextEncoder().encode(value as string));
+    batch.putBytes(staleKey(record.state_version), UTF8.encode(value as string));
     await flush(false);
   }
   await flush(true);
