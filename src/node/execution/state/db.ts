@@ -24,7 +24,7 @@ import { detached } from '../../../util/byte-arena.js';
 import { DEFAULT_NODE_CACHE_BYTES, DEFAULT_TOP_LEVEL_BYTES, NodeStore } from './node-store.js';
 import { MemorySyncReader, type SyncReader, WorkerSyncReader } from './sync-reader.js';
 import { HASHLESS_MAX_DEPTH, type HashlessNode, storedForm } from './hashless.js';
-import { ACCOUNT_TREE, EMPTY_REF, NODES_END, type NodeRef, STATE_PREFIXES, Trie, type TrieUpdate, aboveVersion, accountNodeAt, decodeVersion, encodeVersion, nodeKey, staleKey, versionPrefix } from './trie.js';
+import { ACCOUNT_TREE, EMPTY_REF, NODES_END, type NodeRef, type PathCursor, STATE_PREFIXES, Trie, type TrieUpdate, aboveVersion, accountNodeAt, decodeVersion, encodeVersion, nodeKey, staleKey, versionPrefix } from './trie.js';
 import type { AccountProofJson } from './types.js';
 import { type AccountEntry, type StateSource, View, isEmptyAccount } from './view.js';
 
@@ -66,6 +66,13 @@ const ACCOUNT_KEY_MEMO = 16_384;
 
 /** Deletes per batch of `recover`: a crash leaves at most one import's keys, but nothing bounds a damaged directory's. */
 const RECOVER_BATCH = 10_000;
+
+/**
+ * Cursors a prefetch walks before it starts their chunk's batched read: at 256, a block of 1,428
+ * has its first read under way after a sixth of the walk, and each read is still long enough
+ * (about 250 keys) that handing it to the thread pool costs little beside it.
+ */
+const PREFETCH_CHUNK = 256;
 
 /** Keys per batched read of a warm-up: small enough that a block import waiting behind it is not held up for long. */
 const WARM_CHUNK = 2048;
@@ -235,14 +242,32 @@ export class StateDb implements StateSource {
     return this.nodes.bytes(Keys.instrumentedCode(toHex(codeHash)));
   }
 
-  /** Reads into the cache, level by level with one batched read per level, the account-trie paths of `addresses`. */
+  /**
+   * Reads into the cache, level by level, the account-trie paths of `addresses`. Within a level the
+   * cursors walk the cached nodes PREFETCH_CHUNK at a time and each chunk's batched read starts at
+   * once, so LevelDB reads the first chunks' nodes on the thread pool while the main thread is
+   * still walking the rest: at a million accounts the walk through the held upper levels and the
+   * read of ~1,400 leaves each take about 10 ms, and one after the other they made the prefetch
+   * about twice the longer of the two.
+   */
   async prefetch(root: NodeRef, addresses: Iterable<string>): Promise<void> {
     let cursors = this.accountTrie.cursors(root, [...new Set(addresses)].map((a) => this.keyOf(a)));
     // Bounded by the key length in nibbles; a node missing from disk stops its cursor there.
     for (let level = 0; level <= 64 && cursors.length > 0; level++) {
-      const { pending, want } = this.accountTrie.advance(cursors);
-      if (want.length === 0) return;
-      await this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES);
+      const pending: PathCursor[] = [];
+      const reads: Array<Promise<unknown>> = [];
+      // Two cursors can stop at the same uncached node (a branch both paths cross): read it once.
+      const requested = new Set<string>();
+      for (let from = 0; from < cursors.length; from += PREFETCH_CHUNK) {
+        const step = this.accountTrie.advance(cursors.slice(from, from + PREFETCH_CHUNK));
+        for (const c of step.pending) pending.push(c);
+        const want = step.want.filter((k) => !requested.has(k));
+        if (want.length === 0) continue;
+        for (const k of want) requested.add(k);
+        reads.push(this.nodes.prefetch(want, ACCOUNT_VALUE_BYTES));
+      }
+      if (reads.length === 0) return;
+      await Promise.all(reads);
       cursors = pending;
     }
   }

@@ -64,6 +64,43 @@ store('a prefetch of thousands of leaves, read in parallel runs, caches each und
   }
 });
 
+store('a cold prefetch walks its cursors in chunks, each chunk reading as it goes, and reads a node that several chunks stop at once', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-node-store-'));
+  try {
+    const n = 2000;
+    let root = EMPTY_REF;
+    {
+      const { db, chain, state } = await openStateDir(dir);
+      const v = state.view(EMPTY_REF);
+      for (let i = 0; i < n; i++) v.addBalance(addr(i), BigInt(i + 1));
+      root = await commitView(state, chain, v, 1);
+      await state.close();
+      await db.close();
+    }
+    const { db, state } = await openStateDir(dir);
+    try {
+      // Not warmed: every cursor of every chunk stops at the root first, then at the upper nodes.
+      const requested: string[] = [];
+      const getMany = db.getMany.bind(db) as (keys: string[], opts: unknown) => Promise<unknown>;
+      (db as unknown as { getMany: typeof getMany }).getMany = (keys, opts) => {
+        requested.push(...keys);
+        return getMany(keys, opts);
+      };
+      await state.prefetch(root, Array.from({ length: n }, (_, i) => addr(i)));
+      assert.ok(requested.length > n, `the prefetch read the leaves and the nodes above them (${requested.length} keys)`);
+      assert.is(new Set(requested).size, requested.length, 'no node was read twice');
+      const before = state.nodes.syncReads;
+      for (let i = 0; i < n; i++) assert.is(state.view(root).account(addr(i)).balance, BigInt(i + 1), `account ${i}`);
+      assert.is(state.nodes.syncReads - before, 0, 'every node the reads needed was cached by the prefetch');
+    } finally {
+      await state.close();
+      await db.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 store('a commit drops the nodes it replaced from the cache, whether or not the upper levels hold them', async () => {
   for (const warm of [true, false]) {
     const chain = await memoryChainStore();
