@@ -3,8 +3,8 @@
  *  1. per-block state update (prefetch of the touched paths, the view's changes, the new root,
  *     the synced batch, the cache update) for 1,428 touched accounts (1,400 distinct existing ones
  *     drawn uniformly at random, a new draw per block, and 28 new ones) at 10,000, 100,000 and
- *     1,000,000 accounts: the median of 20 timed blocks, with the 90th percentile beside it, the
- *     sizes taking turns of 4 (see measureSizes); goal: the 1,000,000 median within 2× of the 10,000 median (each row also prints
+ *     1,000,000 accounts: the median of 40 timed blocks (20 from each of REPLICAS processes), with
+ *     the 90th percentile beside it, the sizes taking turns of 4 (see measureSizes); goal: the 1,000,000 median within 2× of the 10,000 median (each row also prints
  *     the median CPU time per block, all threads, and its ratio: on a loaded machine that holds
  *     where the wall time does not);
  *  2. resident memory of the process holding the 1,000,000-account state after those blocks;
