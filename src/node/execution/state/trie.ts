@@ -551,13 +551,12 @@ export class Trie {
       }
       if (s && s.kind === 'leaf') return s;
     }
-    return this.build(
-      w,
-      version,
-      path,
-      subs.map((s, i) => (s === undefined ? undefined : s ? this.place(w, version, s, path + hex(i)) : null)),
-      n,
-    );
+    const children: Array<ChildRef | null | undefined> = new Array(16);
+    for (let i = 0; i < 16; i++) {
+      const s = subs[i];
+      children[i] = s === undefined ? undefined : s ? this.place(w, version, s, path + hex(i)) : null;
+    }
+    return this.build(w, version, path, children, n);
   }
 
   /** A subtree holding exactly `items` (sorted, all non-null), below `path`. */
@@ -569,21 +568,12 @@ export class Trie {
       return { kind: 'leaf', hash: nodeHash(data.hashed()), data };
     }
     const groups = group(items, depth);
-    return this.internal(
-      w,
-      version,
-      path,
-      groups.map((g, i) => this.fresh(w, version, depth + 1, path + hex(i), g)),
-    );
-  }
-
-  private internal(w: TrieWrite, version: number, path: string, subs: Array<Sub | null>): Sub {
-    return this.build(
-      w,
-      version,
-      path,
-      subs.map((s, i) => (s ? this.place(w, version, s, path + hex(i)) : null)),
-    );
+    const children: Array<ChildRef | null> = new Array(16);
+    for (let i = 0; i < 16; i++) {
+      const s = this.fresh(w, version, depth + 1, path + hex(i), groups[i]!);
+      children[i] = s ? this.place(w, version, s, path + hex(i)) : null;
+    }
+    return this.build(w, version, path, children);
   }
 
   /** Writes the internal node at `path` with these children. */
