@@ -80,13 +80,16 @@ const WARM_BLOCKS = 5;
  * Untimed blocks each import row imports first, on its node, the way its timed ones are (warm rows
  * admit their transactions first): a node that imports every slot has its import path compiled,
  * and the first import in a process paid V8's optimising compiles of that path (10–90 ms on a
- * background thread, while the block ran unoptimised code), whichever row ran first.
+ * background thread, while the block ran unoptimised code), whichever row ran first. One was not
+ * enough for the engine route: in the five runs with one on an otherwise idle machine, the warm
+ * REST row's first two timed blocks were its two slowest in four (e.g. 71, 67, 67, 49, 45 ms and
+ * 96, 74, 66, 70, 53 ms), while the in-process row's blocks showed no such order.
  */
-const LEAD_BLOCKS = 1;
+const LEAD_BLOCKS = 3;
 /** Nonces per sender signed for the import rows: the admission rows' NONCES and enough beyond them for every row's blocks. */
-const IMPORT_NONCES = 135;
-/** Epoch 0 holds the warm rows' blocks (see buildBenchBlock); the devnet preset's epoch has 2 slots. */
-const SLOTS_PER_EPOCH = 8;
+const IMPORT_NONCES = 180;
+/** Epoch 0 holds the import rows' blocks (see buildBenchBlock: LEAD_BLOCKS + WARM_BLOCKS of them); the devnet preset's epoch has 2 slots. */
+const SLOTS_PER_EPOCH = 16;
 /** Pool rows: transactions per synthetic sender. */
 const POOL_NONCES_PER_SENDER = 50;
 const MB = 1e6;
@@ -696,7 +699,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     chain.push(made);
     return made;
   };
-  say(`block import: ${blockTxs.length} transfers, ${(blockSsz.length / MB).toFixed(1)} MB of SSZ (${(blockBody.length / MB).toFixed(1)} MB as JSON); cold and warm, engine REST and in-process, each on a fresh node with LevelDB in a temp directory (and warm REST once on the memory DB); every row first imports ${LEAD_BLOCKS} untimed block on its node as it imports its timed ones; each warm row then imports ${WARM_BLOCKS} consecutive blocks and counts the median`);
+  say(`block import: ${blockTxs.length} transfers, ${(blockSsz.length / MB).toFixed(1)} MB of SSZ (${(blockBody.length / MB).toFixed(1)} MB as JSON); cold and warm, engine REST and in-process, each on a fresh node with LevelDB in a temp directory (and warm REST once on the memory DB); every row first imports ${LEAD_BLOCKS} untimed blocks on its node as it imports its timed ones; each warm row then imports ${WARM_BLOCKS} consecutive blocks and counts the median`);
 
   const client = await startImportClient();
   const collect = getGc().gc as (options?: { type: 'minor' | 'major' }) => void;
@@ -835,7 +838,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
         `  in-process admission: ${directRuns.map((r) => r.txPerSecond.toFixed(0)).join(', ')} tx/s; median run ${direct.ok} in ${direct.seconds.toFixed(2)} s, p50 ${direct.p50Ms.toFixed(1)} ms; ${formatCpu(direct.cpu, direct.ok)}`,
         `  block: ${blockTxs.length} txs, ${expectedGas.toLocaleString('en-US')} gas, ${(blockSsz.length / MB).toFixed(1)} MB SSZ, ${(blockBody.length / MB).toFixed(1)} MB JSON`,
         `    cold REST SSZ ${ms(coldRest.seconds)} (${formatCpu(coldRest.cpu, blockTxs.length)}); cold in-process ${ms(coldInProcess.seconds)} (${formatCpu(coldInProcess.cpu, blockTxs.length)})`,
-        `    every row: ${LEAD_BLOCKS} untimed block first on its node, imported as its timed ones are (its import path compiled, as on a node that imports every slot); cold rows then time height ${LEAD_BLOCKS + 1}\n` +
+        `    every row: ${LEAD_BLOCKS} untimed blocks first on its node, imported as its timed ones are (its import path compiled, as on a node that imports every slot); cold rows then time height ${LEAD_BLOCKS + 1}\n` +
         `    warm rows: ${WARM_BLOCKS} consecutive blocks on one node each (heights ${LEAD_BLOCKS + 1}-${LEAD_BLOCKS + WARM_BLOCKS}, each block's ${blockTxs.length} txs admitted first, ${blockTxs.length} cache hits and an empty pool checked per block); median, then each block in order; CPU over all blocks`,
         `    warm REST SSZ ${warmLine(warmRest)}`,
         `    warm REST JSON ${warmLine(warmRestJson)}`,
