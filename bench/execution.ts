@@ -62,9 +62,16 @@ const CHAIN_ID = 'svc-bench';
 const GENESIS_TIME = 1_767_225_600;
 /** Prefunded senders × consecutive nonces = transfers signed for the admission rows. */
 const SENDERS = 64;
-const NONCES = 125;
-/** Leading nonce rounds submitted untimed on each node, so its HTTP path, V8 and WebAssembly are warm. */
-const WARM_NONCES = 6;
+const NONCES = 160;
+/**
+ * Leading nonce rounds submitted untimed on each node, so its HTTP path, V8 and WebAssembly are
+ * warm: 40 rounds (2,560 transfers, 20 batches of the batch row). With 6 (3 batches) V8 was still
+ * optimising the admission path in the timed second: `--trace-opt` counted 98 optimising compiles
+ * in it (749 ms of background compile on a 2-core machine whose cores the verifier threads keep
+ * busy), among them `admitBatch`, `verifyMany`, `insert` and the workers' `signer`. The timed
+ * rounds stay 120 (7,680 transfers, against 7,616 with 6 of 125).
+ */
+const WARM_NONCES = 40;
 const CONCURRENCY = 64;
 /** In-process admission is short (well under a second), so it runs on this many fresh nodes; the median counts. */
 const IN_PROCESS_RUNS = 3;
@@ -86,7 +93,7 @@ const WARM_BLOCKS = 5;
  * 96, 74, 66, 70, 53 ms), while the in-process row's blocks showed no such order.
  */
 const LEAD_BLOCKS = 3;
-/** Nonces per sender signed for the import rows: the admission rows' NONCES and enough beyond them for every row's blocks. */
+/** Nonces per sender signed: the admission rows take the first NONCES, the import rows' blocks all of them (on fresh nodes). */
 const IMPORT_NONCES = 180;
 /** Epoch 0 holds the import rows' blocks (see buildBenchBlock: LEAD_BLOCKS + WARM_BLOCKS of them); the devnet preset's epoch has 2 slots. */
 const SLOTS_PER_EPOCH = 16;
