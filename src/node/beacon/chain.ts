@@ -6,128 +6,66 @@
  * are not the beacon's business: execution credits them inside each block's state transition.
  * Records and the fork-choice store persist in LevelDB; blocks are kept as the SSZ bytes received
  * (`encodeBlock`), which is what execution, gossip and range sync are sent.
+ *
+ * This module imports blocks and ties the parts together under one lock: the proposal checks
+ * are proposal-checks.ts, attestations attestations.ts (pool: attestation-pool.ts), proposer
+ * duties proposer-duties.ts, what execution is told execution-link.ts, the database layout
+ * chain-storage.ts.
  */
-import { parseHex, toHex } from '../../core/codec/bytes.js';
-import { verify } from '../../core/crypto/mldsa.js';
-import { vrfVerify } from '../../core/crypto/vrf.js';
-import { SvcError, WrongChainError } from '../../core/errors.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { SvcError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { type Attestation, attestationHash, verifyAttestation } from '../../core/types/attestation.js';
-import { checkInclusion, InclusionError, type InclusionReason, type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
-import { MAX_BLOCK_ATTESTATIONS } from '../../core/constants.js';
-import { type Block, blockHash, blockMerkleRoot, canonicalHeaderBytes, encodeBlock, headerSigningHash, signedHeaderOf, bodyMerkleRoot } from '../../core/types/block.js';
-import { sha3 } from '../../core/crypto/hash.js';
-import { txHash } from '../../core/types/transaction.js';
-import { envelopesOfBlockBytes, headerOfBlockBytes, sameBytes, signatureOfBlockBytes } from './block-bytes.js';
+import type { Attestation } from '../../core/types/attestation.js';
+import { type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
+import { type Block, blockHash, canonicalHeaderBytes, encodeBlock, signedHeaderOf } from '../../core/types/block.js';
+import { headerOfBlockBytes, signatureOfBlockBytes } from './block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { RegistryEntry } from '../../api/execution.js';
-import type { DependentRootView } from '../../api/beacon.js';
+import type { AttestationDataView, DependentRootView } from '../../api/beacon.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
+import { AttestationPool, inclusionView } from './attestation-pool.js';
+import { Attestations } from './attestations.js';
+import { BeaconError } from './chain-errors.js';
+import { BEACON_KEYS as K, type BeaconBlockRecord, checkSchema, genesisRecord } from './chain-storage.js';
 import { LightStore } from './light.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
-import { type CheckpointHex, ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
+import { type BeaconHealth, ExecutionLink } from './execution-link.js';
+import { type CheckpointHex, ForkChoice } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';
-import { proposerDuties, proposerForSlot, type ProposerCandidate } from '../../core/consensus/proposer.js';
-import { genesisStateRoot } from '../../core/state/genesis-root.js';
-import { type SlashingErrorCode, type SlashingEvidence, SlashingError } from '../../core/consensus/slashing.js';
+import { checkKnownCopy, checkProposal, observeRefused, type ProposalContext, REFUSED_BEFORE_SIGNATURE } from './proposal-checks.js';
+import { dutiesFromSeed, type DutyView, type RandaoBlock, seedBlock } from './proposer-duties.js';
+import type { SlashingEvidence } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
 import { BridgeStore, isBridgeOutcome } from './bridge.js';
 import { receiptsWhere } from '../../api/import-answer.js';
-import { type RandaoState, applyReveal, genesisRandao, randaoFromJson, randaoToJson, registerCommitment, type RandaoJson } from '../../core/consensus/randao.js';
-import { applyRecommitments, blockRecommitments } from '../../core/consensus/recommit.js';
+import { randaoFromJson, randaoToJson } from '../../core/consensus/randao.js';
 
-/** A proposal or attestation the beacon refuses; `code` names the rule. */
-export class BeaconError extends SvcError {}
+// The chain's public vocabulary, from the modules that define it (importers keep importing chain.ts).
+export { BeaconError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
+export { BEACON_SCHEMA_VERSION, type BeaconBlockRecord } from './chain-storage.js';
+export { ATTESTATION_POOL_MAX } from './attestation-pool.js';
+export type { DutyView } from './proposer-duties.js';
+export { type BeaconHealth, UNHEALTHY_AFTER_REJECTIONS } from './execution-link.js';
 
-/** A block whose included attestations break an inclusion rule (code INVALID_ATTESTATION); `reason` names the rule. */
-export class IncludedAttestationError extends BeaconError {
-  constructor(readonly reason: InclusionReason, message: string) {
-    super('INVALID_ATTESTATION', message, 400);
-  }
-}
-
-/** A block whose slashing evidence is refused (code INVALID_SLASHING); `reason` is the SlashingError code. */
-export class IncludedSlashingError extends BeaconError {
-  constructor(readonly reason: SlashingErrorCode, message: string) {
-    super('INVALID_SLASHING', message, 400);
-  }
-}
-
-/** What the beacon keeps per block. */
-export interface BeaconBlockRecord {
-  root: string;
-  parent: string;
-  slot: number;
-  index: number;
-  proposer: string;
-  proposer_index: number;
-  state_root: string;
-  transactions: number;
-  /** RANDAO state after this block. */
-  randao: RandaoJson;
-  /** [validator index, target epoch] of each attestation the block includes (absent: none). */
-  included?: Array<[number, number]>;
-}
-
-/** Attestations the pool keeps for proposers (two epochs of 1,024 validators fit). */
-export const ATTESTATION_POOL_MAX = 4 * MAX_BLOCK_ATTESTATIONS;
-
-/** A proposer duty with the seed the proposer must use. */
-export interface DutyView {
-  slot: number;
-  validator_index: number;
-  address: string;
-  vrf_seed: string;
-}
-
-const K = {
-  record: (root: string) => `b:${root}`,
-  /** The block's SSZ bytes (layout 2; layout 1 held its wire JSON with base64 fields). */
-  body: (root: string) => `B:${root}`,
-  bySlot: (slot: number) => `s:${String(slot).padStart(16, '0')}`,
-  forkChoice: 'm:forkchoice',
-  schema: 'm:schema',
-} as const;
-
-/**
- * The beacon database's storage layout. 1 (no `m:schema` key): blocks as wire JSON; 2: blocks as
- * SSZ bytes. A data directory of another layout is refused at start (DB_SCHEMA_MISMATCH), as
- * execution refuses one: reading it would misparse every stored block.
- */
-export const BEACON_SCHEMA_VERSION = 2;
-
-/** Refusals raised before a block's signature is checked: the signature is checked afterwards for slashing detection. */
-const REFUSED_BEFORE_SIGNATURE: ReadonlySet<string> = new Set(['UNKNOWN_PARENT', 'INVALID_TIMESTAMP', 'INVALID_SLOT', 'INVALID_HEIGHT', 'INACTIVE_VALIDATOR', 'WRONG_VRF_SEED', 'WRONG_PROPOSER', 'INVALID_VRF_PROOF']);
-
-/** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */
-export const UNHEALTHY_AFTER_REJECTIONS = 3;
-
-/** The beacon's own view of whether it can make progress (GET /beacon/v1/node/health). */
-export type BeaconHealth = { healthy: true } | { healthy: false; reason: string; message: string };
-
-/** Half a slot of clock disparity tolerated for proposals from the future. */
-const CLOCK_DISPARITY_FRACTION = 0.5;
-
+/** The beacon node's chain: block import, fork choice, attestations, duties, and the link to execution. */
 export class BeaconChain {
-  private readonly records = new Map<string, BeaconBlockRecord & { randaoState: RandaoState }>();
+  private readonly records = new Map<string, RandaoBlock>();
   private registry: RegistryEntry[] = [];
   private readonly mutex = new Mutex();
-  private lastHead = '';
-  private lastFinalized = '';
-  /** The head the last `head` event named (execution may lag behind it: lastHead is what execution has). */
-  private lastPublishedHead = '';
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
-  /** Proposals in a row that passed the beacon's checks and were refused by execution. */
-  private rejectedInRow = 0;
-  private lastRejection = '';
-  private checking = false;
   private readonly journal: AttestationJournal;
-  /** Verified attestations by hash, oldest first (Map order): the proposer's candidates. */
-  private readonly pool = new Map<string, Attestation>();
+  /** Verified attestations, the proposer's candidates. */
+  private readonly pool = new AttestationPool();
+  /** What the proposal checks read of this chain. */
+  private readonly checks: ProposalContext;
+  /** What execution has been told, and whether it takes the beacon's blocks. */
+  private readonly link: ExecutionLink;
+  /** Received, included and journaled attestations. */
+  private readonly attestations: Attestations;
   /** Finalizing links' signed votes and the finality updates made of them (light clients). */
   light!: LightStore;
   /** Slashing detection and the evidence pool. */
@@ -157,6 +95,43 @@ export class BeaconChain {
       onHeadBranch: (root) => this.onHeadBranch(root),
       currentSlot: () => this.currentSlot(),
     });
+    this.checks = {
+      genesis,
+      now,
+      registry: () => this.registry,
+      metrics,
+      log,
+      slashing: this.slashing,
+      body: (root) => this.body(root),
+      seedMix: (parentRoot, epoch) => this.seedMix(parentRoot, epoch),
+      inclusionView: (parentRoot, slot) => this.inclusionView(parentRoot, slot),
+    };
+    this.attestations = new Attestations({
+      genesis,
+      forkChoice,
+      slashing: this.slashing,
+      pool: this.pool,
+      journal: this.journal,
+      metrics,
+      log,
+      registry: () => this.registry,
+      light: () => this.light,
+      currentSlot: () => this.currentSlot(),
+    });
+    this.link = new ExecutionLink({
+      engine,
+      forkChoice,
+      events,
+      metrics,
+      log,
+      record: (root) => this.records.get(root),
+      headDependentRoots: (root) => this.headDependentRoots(root),
+      refreshRegistry: () => this.refreshRegistry(),
+      onFinalized: async (fin) => {
+        await this.recordFinality(fin);
+        await this.bridgeFinalized(fin.root);
+      },
+    });
   }
 
   /** Whether `root` is the head or one of its ancestors (walks back from the head to its slot). */
@@ -184,19 +159,7 @@ export class BeaconChain {
       o.log,
       o.now ?? Date.now,
     );
-    const genesisRecord: BeaconBlockRecord = {
-      root,
-      parent: '0x' + '00'.repeat(32),
-      slot: 0,
-      index: 0,
-      proposer: '0x' + '00'.repeat(20),
-      proposer_index: -1,
-      // Block 1's header names it; execution computes the same root from the same alloc.
-      state_root: toHex(genesisStateRoot(g)),
-      transactions: 0,
-      randao: randaoToJson(genesisRandao(parseHex(root, 'genesis', 32), g.validators)),
-    };
-    chain.remember(genesisRecord);
+    chain.remember(genesisRecord(g, root));
     chain.light = await LightStore.open(o.store, o.log);
     chain.bridge = await BridgeStore.open({
       genesis: g,
@@ -214,43 +177,12 @@ export class BeaconChain {
     await chain.slashing.load();
     await chain.refreshRegistry();
     // Execution last heard of the snapshot's head; what the replay moves is sent on the first slot.
-    chain.lastHead = chain.forkChoice.head();
-    chain.lastFinalized = chain.forkChoice.finalized().root;
-    await chain.replayJournal();
+    chain.link.resume();
+    await chain.attestations.replayJournal();
     await chain.recordHeadEncoding();
     // A stop between a finality move and the bridge's write of it would otherwise leave those BIDs unfinalised until the next move.
-    await chain.bridgeFinalized(chain.lastFinalized);
+    await chain.bridgeFinalized(chain.link.finalizedRoot);
     return chain;
-  }
-
-  // The journal holds every acknowledged attestation that can still be included: re-applied in
-  // acceptance order, those after the last snapshot get their fork-choice votes back, and all go
-  // back into the proposer's pool. It holds two epochs' votes at most (see writeWithSnapshot), so
-  // this is cheap at any chain length.
-  private async replayJournal(): Promise<void> {
-    const entries = await this.journal.load();
-    let applied = 0;
-    for (const e of entries) {
-      try {
-        if ('error' in e) throw e.error;
-        const att = e.attestation;
-        const v = this.registry[att.validatorIndex];
-        if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
-        // Its signature was checked before it was journaled; only the effects are redone (the
-        // slashing index included: its entries since the last snapshot were not written yet).
-        await this.slashing.observeAttestation(att);
-        const status = this.forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
-        // A duplicate was already in the snapshot; either way it is includable again.
-        if (status === 'applied' || status === 'duplicate') {
-          this.addToPool(att);
-          this.light.observe(att, this.forkChoice.finalized().epoch);
-        }
-        if (status === 'applied') applied++;
-      } catch (err) {
-        this.log.warn('journaled attestation could not be re-applied; dropped', { key: e.key, error: (err as Error).message });
-      }
-    }
-    if (entries.length > 0) this.log.info('attestations re-applied from the journal', { journaled: entries.length, applied });
   }
 
   /**
@@ -263,12 +195,7 @@ export class BeaconChain {
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
   health(): BeaconHealth {
-    const link = this.engine.linkProblem();
-    if (link) return { healthy: false, reason: link.code, message: link.message };
-    if (this.rejectedInRow >= UNHEALTHY_AFTER_REJECTIONS) {
-      return { healthy: false, reason: 'PROPOSALS_REJECTED', message: `execution rejected the last ${this.rejectedInRow} proposals (last: ${this.lastRejection})` };
-    }
-    return { healthy: true };
+    return this.link.health();
   }
 
   // The canonical-length gauge otherwise waits for the next proposal; the alert on it
@@ -299,11 +226,6 @@ export class BeaconChain {
     this.metrics.activeValidators.set(stakes.size);
     this.metrics.totalValidators.set(this.registry.length);
     this.slashing.registryChanged(this.registry);
-  }
-
-  private candidates(): ProposerCandidate[] {
-    const min = BigInt(this.genesis.config.min_validator_stake);
-    return this.registry.map((v) => ({ index: v.index, stake: BigInt(v.stake), active: v.active && BigInt(v.stake) >= min }));
   }
 
   /** Current slot by the wall clock. */
@@ -339,16 +261,9 @@ export class BeaconChain {
     return this.store.get<string>(K.bySlot(slot));
   }
 
-  /**
-   * The block whose RANDAO mix seeds epoch `epoch` on the branch ending at `tipRoot`: the last
-   * block before epoch e-1 starts, i.e. the last block of epoch e-2 or earlier (genesis when
-   * there is none). Its root is the proposer duties' dependent root.
-   */
-  private seedBlock(tipRoot: string, epoch: number): BeaconBlockRecord & { randaoState: RandaoState } {
-    const limit = (epoch - 1) * this.genesis.config.slots_per_epoch;
-    let r = this.records.get(tipRoot)!;
-    while (r.slot >= limit && r.index > 0) r = this.records.get(r.parent)!;
-    return r;
+  // The block whose mix seeds `epoch` on `tipRoot`'s branch (proposer-duties.ts seedBlock).
+  private seedBlock(tipRoot: string, epoch: number): RandaoBlock {
+    return seedBlock(this.genesis, (r) => this.records.get(r), tipRoot, epoch);
   }
 
   /** The mix seeding epoch `epoch` on the branch ending at `parentRoot` (mix after epoch e-2). */
@@ -376,14 +291,7 @@ export class BeaconChain {
    * the dependent root they were drawn from (read from the same head, so the two always agree).
    */
   dutiesView(epoch: number): { dependent_root: string; duties: DutyView[] } {
-    const seedBlock = this.seedBlock(this.forkChoice.head(), epoch);
-    const mix = seedBlock.randaoState.mix;
-    const candidates = this.candidates();
-    const duties = proposerDuties(candidates, mix, epoch, this.genesis.config.slots_per_epoch).map((d) => {
-      const { seed } = proposerForSlot(candidates, mix, d.slot);
-      return { slot: d.slot, validator_index: d.index, address: this.registry[d.index]!.address, vrf_seed: toHex(seed) };
-    });
-    return { dependent_root: seedBlock.root, duties };
+    return dutiesFromSeed(this.genesis, this.registry, this.seedBlock(this.forkChoice.head(), epoch), epoch);
   }
 
   /** Proposer duties of `epoch` on the head's branch (see `dutiesView`). */
@@ -408,21 +316,10 @@ export class BeaconChain {
         return await this.proposeLocked(block, ssz);
       } catch (err) {
         if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
-        if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await this.observeRefused(block);
+        if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await observeRefused(this.checks, block);
         throw err;
       }
     });
-  }
-
-  // A block refused before its signature was checked may still be half of a double proposal: the
-  // signature alone decides whether it is evidence (a second block for a slot usually is refused
-  // or left on a side branch, which is the point of detecting it).
-  private async observeRefused(block: Block): Promise<void> {
-    const v = this.registry.find((x) => x.address === toHex(block.header.validatorId));
-    if (!v || block.signature.length === 0) return;
-    const sh = signedHeaderOf(block.header, this.genesis.chain_id, v.index);
-    if (!verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) return;
-    await this.slashing.observeHeader({ header: sh, signature: block.signature }).catch((err: Error) => this.log.warn('slashing detector failed on a refused block', { error: err.message }));
   }
 
   private async proposeLocked(block: Block, received: Uint8Array | undefined) {
@@ -430,77 +327,14 @@ export class BeaconChain {
     const root = toHex(blockHash(h));
     const known = this.records.get(root);
     if (known) {
-      await this.checkKnownCopy(block, received, known);
+      await checkKnownCopy(this.checks, block, received, known);
       return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
     }
-    const cfg = this.genesis.config;
     const parent = this.records.get(toHex(h.parentHash));
     if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
-    const sinceGenesis = h.timestampMs - this.genesis.genesis_time * 1000;
-    const slotMs = cfg.slot_seconds * 1000;
-    if (sinceGenesis <= 0 || sinceGenesis % slotMs !== 0) throw new BeaconError('INVALID_TIMESTAMP', `timestamp ${h.timestampMs} is not the start of a slot after genesis`, 400);
-    const slot = sinceGenesis / slotMs;
-    if (slot <= parent.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the parent's slot ${parent.slot}`, 400);
-    if (h.timestampMs > this.now() + slotMs * CLOCK_DISPARITY_FRACTION) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
-    if (h.index !== parent.index + 1) throw new BeaconError('INVALID_HEIGHT', `index ${h.index} does not follow the parent's ${parent.index}`, 400);
-    const proposer = toHex(h.validatorId);
-    const validator = this.registry.find((v) => v.address === proposer);
-    if (!validator) throw new BeaconError('UNKNOWN_VALIDATOR', `Unknown validator ${proposer}`, 400);
-    if (!validator.active || BigInt(validator.stake) < BigInt(cfg.min_validator_stake)) throw new BeaconError('INACTIVE_VALIDATOR', `validator ${validator.index} is not active and staked`, 400);
-    const epoch = epochOfSlot(this.genesis, slot);
-    const expected = proposerForSlot(this.candidates(), this.seedMix(parent.root, epoch), slot);
-    if (toHex(h.vrfSeed) !== toHex(expected.seed)) throw new BeaconError('WRONG_VRF_SEED', `vrf_seed ${toHex(h.vrfSeed)} is not the seed of slot ${slot} (${toHex(expected.seed)})`, 400);
-    if (expected.index !== validator.index) throw new BeaconError('WRONG_PROPOSER', `validator ${validator.index} is not the proposer of slot ${slot} (validator ${expected.index} is)`, 400);
-    const publicKey = parseHex(validator.public_key, 'public_key');
-    let t = performance.now();
-    const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, this.genesis.chain_id);
-    this.metrics.vrf(performance.now() - t, vrfOk);
-    if (!vrfOk) {
-      throw new BeaconError('INVALID_VRF_PROOF', 'VRF proof verification failed', 400);
-    }
-    const sh = signedHeaderOf(h, this.genesis.chain_id, validator.index);
-    t = performance.now();
-    const sigOk = verify(publicKey, headerSigningHash(sh), block.signature);
-    this.metrics.signature(performance.now() - t, sigOk);
-    this.metrics.canonicalBytes.set(canonicalHeaderBytes(sh, block.signature).length);
-    if (!sigOk) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
-    await this.slashing.observeHeader({ header: sh, signature: block.signature });
-    let randao: RandaoState;
-    try {
-      randao = applyReveal(this.withDeposits(parent.randaoState), validator.index, h.randaoReveal);
-    } catch (err) {
-      throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
-    }
-    // The signed merkle_root is what binds the included votes to the proposer: checked here, not
-    // only by execution, because the beacon acts on those votes. A transaction's hash is SHA3 of
-    // its envelope: a block that arrived as bytes is hashed from them, not encoded again.
-    const txHashes = received === undefined ? block.transactions.map(txHash) : envelopesOfBlockBytes(received).map((e) => sha3(e));
-    if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
-      throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
-    }
-    try {
-      this.slashing.checkBlock(block.slashings);
-    } catch (err) {
-      if (err instanceof SlashingError) throw new IncludedSlashingError(err.slashingCode, `Block includes invalid slashing evidence: ${err.code}: ${err.message}`);
-      throw err;
-    }
-    // Execution applies the same re-commitments (one rule, core/consensus/recommit.ts, on the registry before the block).
-    const recommits = blockRecommitments(block.transactions, proposer, (a) => this.registry.find((v) => v.address === a), () => this.candidates().filter((c) => c.active).length);
-    randao = applyRecommitments(randao, recommits.applied);
-    try {
-      checkInclusion(block.attestations, this.inclusionView(parent.root, slot));
-    } catch (err) {
-      if (err instanceof InclusionError) throw new IncludedAttestationError(err.reason, err.message);
-      throw err;
-    }
+    const { slot, proposer, validator, randao, recommits } = await checkProposal(this.checks, block, received, parent);
     const ssz = received ?? encodeBlock(block);
-    const result = await this.engine.newPayload(ssz).catch((err: SvcError) => {
-      this.rejectedInRow++;
-      this.lastRejection = `${err.code}: ${err.message}`;
-      if (err instanceof WrongChainError) throw err;
-      throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
-    });
-    this.rejectedInRow = 0;
+    const result = await this.link.newPayload(ssz);
     // Only the bridge's receipts are parsed (a compact answer says every receipt's status and
     // kind in binary). Read before the block is recorded: an answer whose receipts cannot be read
     // leaves the beacon as it was.
@@ -524,7 +358,7 @@ export class BeaconChain {
     };
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
     // A node that only sees blocks (a follower, a node syncing by range) gets the same votes.
-    this.applyIncluded(block.attestations);
+    this.attestations.applyIncluded(block.attestations);
     for (const att of block.attestations) await this.slashing.observeAttestation(att);
     await this.slashing.onIncluded(block.slashings, root);
     this.remember(record);
@@ -539,68 +373,26 @@ export class BeaconChain {
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
     await this.refreshRegistry();
-    await this.updateHead();
+    await this.link.updateHead();
     return { block_hash: root, slot, index: h.index, state_root: record.state_root, transactions: record.transactions, already_known: false };
-  }
-
-  // The block hash covers neither the signature nor the transaction list, so a copy of an
-  // accepted header can carry a corrupted signature or other transactions: it is refused rather
-  // than reported as the known block.
-  private async checkKnownCopy(block: Block, received: Uint8Array | undefined, known: BeaconBlockRecord): Promise<void> {
-    if (known.index === 0) return;
-    const stored = await this.store.getBytes(K.body(known.root));
-    // The very bytes already accepted passed every check below.
-    if (stored !== undefined && received !== undefined && sameBytes(stored, received)) return;
-    if (stored === undefined || !sameBytes(signatureOfBlockBytes(stored), block.signature)) {
-      const v = this.registry.find((x) => x.index === known.proposer_index);
-      const sh = signedHeaderOf(block.header, this.genesis.chain_id, known.proposer_index);
-      if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
-    }
-    if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
-  }
-
-  // Validators registered by deposits after the parent get their commitment added on first use.
-  private withDeposits(state: RandaoState): RandaoState {
-    let s = state;
-    for (const v of this.registry) if (!s.last.has(v.index)) s = registerCommitment(s, v.index, parseHex(v.randao_commitment, 'randao_commitment', 32));
-    return s;
   }
 
   /** Verifies and counts an attestation. */
   attest(att: Attestation): Promise<{ status: string }> {
     return this.mutex
       .run(async () => {
-        const v = this.registry[att.validatorIndex];
-        if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
-        if (att.data.slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
-        const t = performance.now();
-        const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.genesis.chain_id);
-        this.metrics.signature(performance.now() - t, ok);
-        if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
-        // The detector holds the signed votes fork choice does not: it builds (and announces) the evidence.
-        await this.slashing.observeAttestation(att);
-        const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
-        this.metrics.attestationsReceived.inc();
-        if (outcome.status === 'slashable') {
-          throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
-        }
-        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
-        if (outcome.status !== 'applied') return { status: outcome.status };
-        this.addToPool(att);
-        // Queued under the lock, so journal order is acceptance order; awaited outside it, so
-        // attestations arriving together share one synced write instead of one each.
-        const durable = this.journal.append(att);
-        await this.updateHead();
-        return { status: outcome.status, durable, validator: v.address };
+        const received = await this.attestations.receive(att);
+        if (received.status === 'applied') await this.link.updateHead();
+        return received;
       })
-      .then(async ({ status, durable, validator }) => {
+      .then(async (received) => {
         // Acknowledged (and announced) only once durable: one small synced put, not a snapshot
         // of the whole fork-choice store (that happens once per slot and retires these entries).
-        if (durable) {
-          await durable;
-          this.events?.publish('new_attestation', { slot: att.data.slot, validator, block_hash: toHex(att.data.beaconBlockRoot) });
+        if (received.status === 'applied') {
+          await received.durable;
+          this.events?.publish('new_attestation', { slot: att.data.slot, validator: received.validator, block_hash: toHex(att.data.beaconBlockRoot) });
         }
-        return { status };
+        return { status: received.status };
       });
   }
 
@@ -619,172 +411,17 @@ export class BeaconChain {
     const head = this.head();
     if (slot <= head.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`, 400);
     // Verified on the way into the pool: selection re-checks only the branch rules.
-    return selectIncludable([...this.pool.values()], { ...this.inclusionView(head.root, slot), verify: () => true });
+    return selectIncludable(this.pool.all(), { ...this.inclusionView(head.root, slot), verify: () => true });
   }
 
-  /**
-   * The inclusion rules' view of the branch ending at `parentRoot`, for a block at `slot`. Only
-   * votes with target epoch ≥ the block's epoch − 1 are includable, and a vote is included no
-   * later than the epoch after its target, so the blocks from that epoch's start on hold every
-   * inclusion that can matter: the walk is at most two epochs of blocks.
-   */
+  // The inclusion rules' view of a branch, for checking a block's votes and for packing the pool's.
   private inclusionView(parentRoot: string, slot: number): InclusionView {
-    const spe = this.genesis.config.slots_per_epoch;
-    const from = Math.max(0, (Math.floor(slot / spe) - 1) * spe);
-    const last = new Map<number, number>();
-    for (let r = this.records.get(parentRoot); r && r.index > 0 && r.slot >= from; r = this.records.get(r.parent)) {
-      for (const [v, e] of r.included ?? []) if ((last.get(v) ?? -1) < e) last.set(v, e);
-    }
-    return {
-      blockSlot: slot,
-      slotsPerEpoch: spe,
-      validator: (index) => {
-        const v = this.registry[index];
-        return v && { active: v.active, publicKey: parseHex(v.public_key, 'public_key') };
-      },
-      lastIncluded: (index) => last.get(index),
-      verify: (att, publicKey) => {
-        // A vote from the pool was verified on arrival; its hash commits to the signature.
-        if (this.pool.has(toHex(attestationHash(att)))) return true;
-        const t = performance.now();
-        const ok = verifyAttestation(att, publicKey, this.genesis.chain_id);
-        this.metrics.signature(performance.now() - t, ok);
-        return ok;
-      },
-    };
+    return inclusionView({ genesis: this.genesis, record: (root) => this.records.get(root), registry: this.registry, pool: this.pool, metrics: this.metrics }, parentRoot, slot);
   }
 
-  // Included votes count in fork choice like received ones; one that fork choice cannot use
-  // (names a block not held, conflicts with a recorded vote) is still validly included, since
-  // inclusion rules do not depend on any node's fork-choice state.
-  private applyIncluded(atts: readonly Attestation[]): void {
-    for (const att of atts) {
-      try {
-        const outcome = this.forkChoice.onAttestation(toForkChoiceAttestation(att));
-        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.light.observe(att, this.forkChoice.finalized().epoch);
-        // The detector (which holds the signed votes) turns it into evidence and announces it.
-        if (outcome.status === 'slashable') this.log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
-      } catch (err) {
-        if (!(err instanceof SvcError)) throw err;
-        this.log.debug('included attestation not counted by fork choice', { validator: att.validatorIndex, code: err.code, error: err.message });
-      }
-    }
-  }
-
-  private addToPool(att: Attestation): void {
-    this.pool.set(toHex(attestationHash(att)), att);
-    // Map order is insertion order: the oldest go first.
-    for (const key of this.pool.keys()) {
-      if (this.pool.size <= ATTESTATION_POOL_MAX) break;
-      this.pool.delete(key);
-    }
-  }
-
-  // A vote is includable up to the epoch after its target: older ones can never be packed.
-  private prunePool(epoch: number): void {
-    for (const [key, att] of this.pool) if (att.data.target.epoch + 1 < epoch) this.pool.delete(key);
-  }
-
-  /**
-   * What a validator attesting at `slot` votes for: the head as of that slot, and the FFG source
-   * and target. A validator that runs late (a loaded machine) may ask after a later slot's block
-   * arrived; a vote for a block after its own slot is invalid, so it gets the head's latest
-   * ancestor at or before `slot`, as Ethereum's produceAttestationData does.
-   */
-  attestationData(slot: number): { slot: number; beacon_block_root: string; source: CheckpointHex; target: CheckpointHex } {
-    if (slot > this.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
-    const head = this.forkChoice.blockAtSlot(this.forkChoice.head(), slot);
-    const epoch = epochOfSlot(this.genesis, slot);
-    return { slot, beacon_block_root: head, source: this.sourceFor(head, epoch), target: { epoch, root: this.forkChoice.checkpointFor(head, epoch) } };
-  }
-
-  /**
-   * FFG source for a vote with target `epoch`: the latest justified checkpoint before `epoch` on
-   * `head`'s branch. Justification takes effect as soon as the votes arrive (no epoch-boundary
-   * processing), so late in an epoch the best justified checkpoint may be that epoch itself, and a
-   * vote whose source equals its target is invalid; step back to the previous justified one (the
-   * finalized checkpoint is justified, so this ends there at the latest).
-   */
-  private sourceFor(head: string, epoch: number): CheckpointHex {
-    const best = this.forkChoice.justified();
-    if (best.epoch < epoch || epoch === 0) return best;
-    const fin = this.forkChoice.finalized();
-    for (let e = epoch - 1; e > fin.epoch; e--) {
-      const cp = { epoch: e, root: this.forkChoice.checkpointFor(head, e) };
-      if (this.forkChoice.isJustified(cp)) return cp;
-    }
-    return fin;
-  }
-
-  /**
-   * Tells execution about a new head or finalised block; emits finality once execution has it.
-   * Never throws: the block or attestation that moved fork choice is already accepted and
-   * stored, so execution refusing the update (or being unreachable) must not turn that into an
-   * error for its sender. lastHead/lastFinalized then stay behind, so the update is sent again
-   * on the next block, attestation or slot.
-   */
-  private async updateHead(): Promise<void> {
-    const head = this.forkChoice.head();
-    const fin = this.forkChoice.finalized();
-    if (head !== this.lastPublishedHead) {
-      // Validators learn here that the head changed branch, so duties drawn on the old one are
-      // refetched before their slot rather than found stale at it.
-      this.lastPublishedHead = head;
-      this.events?.publish('head', { slot: this.records.get(head)!.slot, block_hash: head, proposer_dependent_roots: this.headDependentRoots(head) });
-    }
-    if (head === this.lastHead && fin.root === this.lastFinalized) return;
-    // Execution refuses a head that does not descend from the finalized block (409). Fork choice
-    // walks from the justified checkpoint, which agrees with the finalized one, so this pair is
-    // always consistent; checked anyway so a fork-choice bug shows up here, not as a reorg.
-    let consistent: boolean;
-    try {
-      consistent = this.forkChoice.isDescendant(fin.root, head);
-    } catch {
-      consistent = false;
-    }
-    if (!consistent) {
-      this.metrics.forkchoiceUpdatesFailed.inc({ reason: 'INCONSISTENT_FORK_CHOICE' });
-      this.log.error('fork choice head does not descend from the finalized checkpoint; not sent to execution', { head, finalized: fin.root, finalized_epoch: fin.epoch });
-      return;
-    }
-    let reverted: number;
-    try {
-      ({ reverted } = await this.engine.forkchoiceUpdated(head, fin.root));
-    } catch (err) {
-      const code = err instanceof SvcError ? err.code : 'INTERNAL';
-      this.metrics.forkchoiceUpdatesFailed.inc({ reason: code });
-      this.log.warn('execution refused forkchoiceUpdated; will retry', { head, finalized: fin.root, code, error: (err as Error).message });
-      return;
-    }
-    // A reorg can revert or apply deposits and exits, and execution checks the proposer draw
-    // against its registry: the beacon's copy must follow, or the next proposals would be drawn
-    // from a registry execution no longer has and be refused.
-    if (reverted > 0) {
-      await this.refreshRegistry().catch((err: Error) => this.log.warn('registry refresh after a reorg failed; refreshed again on the next block', { error: err.message }));
-    }
-    if (fin.root !== this.lastFinalized) {
-      this.metrics.finalizedEpoch.set(fin.epoch);
-      this.metrics.blocksFinalized.inc(this.newlyFinalized(fin.root));
-      this.events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
-      this.log.info('finalized', { epoch: fin.epoch, root: fin.root });
-      await this.recordFinality(fin);
-      await this.bridgeFinalized(fin.root);
-      this.forkChoice.prune();
-    }
-    this.lastHead = head;
-    this.lastFinalized = fin.root;
-  }
-
-  /**
-   * Blocks that became final when finality moved from lastFinalized to `root`: the height
-   * difference, since the new finalised block descends from the old one. Finality can jump
-   * several epochs at once, and epochs may hold empty slots, so neither 1 nor the epoch count
-   * is the number of blocks.
-   */
-  private newlyFinalized(root: string): number {
-    const now = this.records.get(root)?.index;
-    const before = this.records.get(this.lastFinalized)?.index ?? 0;
-    return now === undefined ? 0 : Math.max(0, now - before);
+  /** What a validator attesting at `slot` votes for (see Attestations.data). */
+  attestationData(slot: number): AttestationDataView {
+    return this.attestations.data(slot);
   }
 
   // The light-client finality update of a newly finalized checkpoint. Never throws: finality is
@@ -811,39 +448,21 @@ export class BeaconChain {
   /** Per-slot work: the execution chain check, metrics, pruning the attestation pool, persisting the fork-choice store, expiring bridge BIDs. */
   async onSlot(): Promise<void> {
     // Outside the lock: a slow execution node must not hold up proposals and attestations here.
-    await this.checkExecution();
+    await this.link.checkChain();
     await this.mutex.run(async () => {
       const slot = this.currentSlot();
       const epoch = epochOfSlot(this.genesis, slot);
       this.metrics.currentSlot.set(slot);
       this.metrics.currentEpoch.set(epoch);
       // Retries a head or finality update execution refused or missed (a no-op when in sync).
-      await this.updateHead();
+      await this.link.updateHead();
       // The next block on the head's branch may lie before the wall clock's slot (a stalled or
       // syncing chain, a proposal for an earlier slot): keep what that block could still include.
-      this.prunePool(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
+      this.pool.prune(Math.min(epoch, epochOfSlot(this.genesis, this.head().slot + 1)));
       this.slashing.prune();
       await this.writeWithSnapshot(new WriteBatch());
       await this.bridge.onSlot().catch((err: Error) => this.log.error('bridge expiry failed; retried next slot', { error: err.message }));
     });
-  }
-
-  // Every slot, not only after a failed call: execution may have been restarted on other data
-  // between two calls. While the check fails, the engine client sends execution nothing that
-  // changes its state (no newPayload or forkchoiceUpdated) and health says why.
-  private async checkExecution(): Promise<void> {
-    // One check at a time: against a hung node, slot ticks must not pile up requests.
-    if (this.checking) return;
-    this.checking = true;
-    try {
-      const before = this.engine.linkProblem()?.code;
-      await this.engine.checkChain().catch(() => undefined);
-      const now = this.engine.linkProblem();
-      if (now && now.code !== before) this.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
-      else if (!now && before) this.log.info('execution link restored', { was: before });
-    } finally {
-      this.checking = false;
-    }
   }
 
   /** Starts the slot timer (aligned to slot starts). */
@@ -863,31 +482,4 @@ export class BeaconChain {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
   }
-}
-
-/**
- * Refuses a database of another storage layout; stamps an empty one with this layout. A database
- * without the stamp but with content is layout 1 (blocks as JSON), written before the stamp existed.
- */
-async function checkSchema(store: ChainStore): Promise<void> {
-  let schema = await store.get<number>(K.schema);
-  if (schema === undefined) {
-    if (!(await isEmpty(store))) schema = 1;
-    else {
-      await store.write(new WriteBatch().put(K.schema, BEACON_SCHEMA_VERSION));
-      return;
-    }
-  }
-  if (schema !== BEACON_SCHEMA_VERSION) {
-    throw new SvcError(
-      'DB_SCHEMA_MISMATCH',
-      `beacon data directory uses storage layout ${schema}, this beacon reads layout ${BEACON_SCHEMA_VERSION} (blocks stored as SSZ): start with a fresh data directory (svc devnet up --fresh, or another --data-dir) and let the beacon sync from its peers`,
-      409,
-    );
-  }
-}
-
-async function isEmpty(store: ChainStore): Promise<boolean> {
-  for await (const _key of store.db.keys({ limit: 1 })) return false;
-  return true;
 }
