@@ -38,7 +38,7 @@ import { BlockExecutor } from './block-execution.js';
 import { BlockValidator, type SignatureObserver } from './block-validation.js';
 import { type CanonicalChange, CanonicalIndex } from './canonical.js';
 import { checkLayout, initGenesis, upgradeLayout } from './chain-init.js';
-import { queuePrune } from './pruning.js';
+import { descendsFromFinalized, queuePrune, stateReadable } from './pruning.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
 export { DEFAULT_CHAIN_CACHE } from './blocks.js';
@@ -203,19 +203,8 @@ export class ExecutionChain {
   private async readableRoot(blockHash: string): Promise<NodeRef> {
     const r = await this.record(blockHash);
     if (!r) throw new SvcError('UNKNOWN_BLOCK', `unknown block ${blockHash}`, 404);
-    // The finalised block's parent's state stays readable (pruning runs one block behind): the
-    // finalised header's state_root names it, and light clients prove accounts against that header.
-    const finalizedParent = r.index === this.finalizedRef.index - 1 && (await this.record(this.finalizedRef.hash))?.parent === r.hash;
-    if (!finalizedParent && !(await this.descendsFromFinalized(r))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's parent's, its own and its descendants' states are kept`, 410);
+    if (!(await stateReadable(this.blocks, r, this.headRef, this.finalizedRef))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's parent's, its own and its descendants' states are kept`, 410);
     return rootOf(r);
-  }
-
-  // States are kept for the finalised block and its descendants; pruning removed the rest (and
-  // the finalised block's parent's, see readableRoot, which imports never build on).
-  private async descendsFromFinalized(r: BlockRecord): Promise<boolean> {
-    if (r.hash === this.headRef.hash || r.hash === this.finalizedRef.hash) return true;
-    if (r.index <= this.finalizedRef.index) return false;
-    return (await ancestorAt(this.blocks, r, this.finalizedRef.index)).hash === this.finalizedRef.hash;
   }
 
   /** Current canonical head. */
@@ -302,7 +291,7 @@ export class ExecutionChain {
     const { verified, txHashes, proposer, validator } = await this.validator.checkAuthenticity(block, envelopes, parent, slot);
 
     // Step 6: state transitions against the parent's state.
-    if (!(await this.descendsFromFinalized(parent))) throw new BlockError('PARENT_STATE_PRUNED', `parent ${parent.hash} (${parent.index}), finalized ${this.finalizedRef.hash} (${this.finalizedRef.index})`);
+    if (!(await descendsFromFinalized(this.blocks, parent, this.headRef, this.finalizedRef))) throw new BlockError('PARENT_STATE_PRUNED', `parent ${parent.hash} (${parent.index}), finalized ${this.finalizedRef.hash} (${this.finalizedRef.index})`);
     // Checked before anything is read or written: the header commits to the state it executes
     // on, which is what a light client proves accounts against.
     if (toHex(h.stateRoot) !== parent.state_root) throw new BlockError('STATE_ROOT_MISMATCH', `header state_root ${toHex(h.stateRoot)}, parent ${parent.index} post-state root ${parent.state_root}`);

@@ -1,12 +1,13 @@
 /**
- * Pruning at finality: which states a move of the finalised pointer leaves unreadable, and the
- * deletion of their trie nodes. Runs one block behind finality (see queuePrune), so the
- * finalised header's state_root stays provable.
+ * Pruning at finality: which block states stay readable (the finalised block's, its descendants',
+ * and its parent's), and the deletion of the trie nodes only the others use when finality moves.
+ * Runs one block behind finality (see queuePrune), so the finalised header's state_root stays
+ * provable.
  */
 import type { BlockRef } from '../../api/execution.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
-import { parentOf } from './ancestry.js';
-import type { BlockRecord, BlockStore } from './blocks.js';
+import { type RecordReader, ancestorAt, parentOf } from './ancestry.js';
+import type { BlockRecord } from './blocks.js';
 import type { StateDb } from './state/db.js';
 import { Keys } from './store.js';
 
@@ -16,7 +17,7 @@ import { Keys } from './store.js';
  * chain (their descendants above are found when finality passes their heights). Costs the
  * blocks finalised and the nodes pruned, never the size of the state.
  */
-export async function queuePrune(store: ChainStore, blocks: Pick<BlockStore, 'record'>, state: StateDb, batch: WriteBatch, from: BlockRef, to: BlockRef): Promise<string[]> {
+export async function queuePrune(store: ChainStore, blocks: RecordReader, state: StateDb, batch: WriteBatch, from: BlockRef, to: BlockRef): Promise<string[]> {
   const canonical: BlockRecord[] = [];
   let r = await blocks.record(to.hash);
   while (r && r.index > from.index) {
@@ -48,4 +49,21 @@ export async function queuePrune(store: ChainStore, blocks: Pick<BlockStore, 're
   const pruned = await state.pruneTo(stateBatch, versions, orphans);
   await state.write(stateBatch);
   return pruned;
+}
+
+// States are kept for the finalised block and its descendants; pruning removed the rest (and
+// the finalised block's parent's, see stateReadable, which imports never build on).
+/** Whether `r`'s state is kept for building on: the finalised block's or a descendant's (the head's always is). */
+export async function descendsFromFinalized(blocks: RecordReader, r: BlockRecord, head: BlockRef, finalized: BlockRef): Promise<boolean> {
+  if (r.hash === head.hash || r.hash === finalized.hash) return true;
+  if (r.index <= finalized.index) return false;
+  return (await ancestorAt(blocks, r, finalized.index)).hash === finalized.hash;
+}
+
+/** Whether `r`'s state is readable (reads at a block, proofs): one kept for building on, or the finalised block's parent's. */
+export async function stateReadable(blocks: RecordReader, r: BlockRecord, head: BlockRef, finalized: BlockRef): Promise<boolean> {
+  // The finalised block's parent's state stays readable (pruning runs one block behind): the
+  // finalised header's state_root names it, and light clients prove accounts against that header.
+  const finalizedParent = r.index === finalized.index - 1 && (await blocks.record(finalized.hash))?.parent === r.hash;
+  return finalizedParent || (await descendsFromFinalized(blocks, r, head, finalized));
 }
