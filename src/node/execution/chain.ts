@@ -5,6 +5,12 @@
  * persisted trie in state/: every stored, non-pruned block's state stays readable by its root, so
  * a side branch validates against its own parent and a reorg only moves the head. Every state
  * change is one LevelDB batch.
+ *
+ * This file keeps what needs the chain's pointers and lock: opening, the head and finalised
+ * pointers, queries, and the order of an import and of a forkchoiceUpdated (what is durable before
+ * what moves in memory). The steps themselves live by concern: block-validation.ts (steps 1 to 5,
+ * slashing evidence), block-execution.ts (step 6), canonical.ts (canonical indexes and what a
+ * block's membership changes), ancestry.ts, pruning.ts, chain-init.ts (layout, upgrade, genesis).
  */
 import { HASH_BYTES } from '../../core/constants.js';
 import { blockRecommitments } from '../../core/consensus/recommit.js';
@@ -61,6 +67,7 @@ export interface ChainObserver extends SignatureObserver {
   blockRejected(code: string, message: string): void;
 }
 
+/** The execution layer's chain: imports blocks, follows forkchoiceUpdated, answers reads at any kept block. */
 export class ExecutionChain {
   /** The state trie (accounts, storage, code). */
   state!: StateDb;
