@@ -201,7 +201,7 @@ export class ConsensusFields {
   private async lastValue(index: number, path: BranchPath): Promise<string | null> {
     let value = (await this.store.get<string>(revealKey(index))) ?? null;
     // Undo the head side newest first (ending at the oldest block's predecessor value), then
-    // replay the parent's side oldest first: the same walk stateAt does for accounts. Within a
+    // replay the parent's side oldest first: the same walk replayPath (ancestry.ts) does for accounts. Within a
     // block the reveal comes before the re-commitments.
     for (const r of path.reverted) {
       const c = this.of(r);
