@@ -52,9 +52,13 @@ export interface HttpClientOptions {
   maxBodyBytes?: number;
   /** Connections kept per base URL. */
   maxSockets?: number;
+  /** How long a kept connection may stay idle before this side closes it (default IDLE_MS). */
+  idleMs?: number;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
+/** How long a kept connection may stay idle (the agent destroys a free socket on its timeout). */
+const IDLE_MS = 4_000;
 
 const REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -94,21 +98,21 @@ export class HttpClient {
     this.url = url;
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.transport = url.protocol === 'https:' ? https : http;
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 16, scheduling: 'lifo' as const };
+    // An idle connection is closed by this side after IDLE_MS, before a server closes it (Node's
+    // default keep-alive timeout is 5 s): a request written on a connection the server is closing
+    // would fail with a reset, and it is never re-sent.
+    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 16, scheduling: 'lifo' as const, timeout: opts.idleMs ?? IDLE_MS };
     this.agent = url.protocol === 'https:' ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   }
 
-  /** Sends one request and reads the whole answer; rejects only with HttpClientError. */
-  async request(r: HttpRequest): Promise<HttpAnswer> {
-    try {
-      return await this.once(r);
-    } catch (err) {
-      // The server may close an idle keep-alive connection just as a request is written on it:
-      // that request never reached the application, so it is sent once more on a new connection.
-      if (err instanceof StaleSocket) return this.once(r);
-      throw err;
-    }
+  /**
+   * Sends one request and reads the whole answer; rejects only with HttpClientError. Never sends
+   * a request twice: a connection reset cannot tell a request the server never read from one it
+   * acted on (a POST of an attestation or a block must not go out again unasked).
+   */
+  request(r: HttpRequest): Promise<HttpAnswer> {
+    return this.once(r);
   }
 
   /** Ends requests in flight (HTTP_CLOSED) and the kept connections; later requests fail with HTTP_CLOSED. */
@@ -155,8 +159,6 @@ export class HttpClient {
       r.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err: Error) => {
         if (err instanceof HttpClientError) return finish(err);
-        const code = (err as NodeJS.ErrnoException).code;
-        if (!answered && req.reusedSocket && code === 'ECONNRESET') return finish(new StaleSocket());
         fail(answered ? 'HTTP_TRUNCATED' : 'HTTP_UNREACHABLE', answered ? `the answer was cut off (${reasonOf(err)})` : reasonOf(err), err);
       });
       req.on('response', (res: http.IncomingMessage) => {
@@ -189,9 +191,6 @@ export class HttpClient {
     });
   }
 }
-
-/** A kept connection the server had already closed: internal, answered by one retry. */
-class StaleSocket extends Error {}
 
 const clients = new Map<string, HttpClient>();
 

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpClient, HttpClientError, type HttpClientErrorCode } from '../../../src/node/shared/http-client.js';
+import { HttpClient, HttpClientError, type HttpClientErrorCode, type HttpClientOptions } from '../../../src/node/shared/http-client.js';
 
 interface Served {
   url: string;
@@ -25,6 +25,8 @@ async function serve(handle: (req: IncomingMessage, body: Buffer, res: ServerRes
     req.on('end', () => handle(req, Buffer.concat(chunks), res));
   });
   server.on('connection', () => connections++);
+  // Longer than any test: a connection closes only when the client (or the test) closes it.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -48,6 +50,18 @@ async function failureOf(p: Promise<unknown>): Promise<{ code: HttpClientErrorCo
   }
   assert.unreachable('the request succeeded');
   throw new Error('unreachable');
+}
+
+/** The failure code of one GET / to a fresh server answering with `handle`. */
+async function codeOfGet(handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void, timeoutMs: number, opts: HttpClientOptions = {}): Promise<HttpClientErrorCode> {
+  const s = await serve(handle);
+  const c = new HttpClient(s.url, opts);
+  try {
+    return (await failureOf(c.request({ method: 'GET', path: '/', timeoutMs }))).code;
+  } finally {
+    c.close();
+    await s.close();
+  }
 }
 
 test('sends JSON and SSZ bodies as given and returns status, media type and body bytes over one kept connection', async () => {
@@ -87,6 +101,25 @@ test('sends JSON and SSZ bodies as given and returns status, media type and body
   }
 });
 
+test('a kept connection idle past idleMs is closed by the client, and the next request opens a new one', async () => {
+  let closed!: () => void;
+  const serverSawClose = new Promise<void>((ok) => (closed = ok));
+  const s = await serve((req, _body, res) => {
+    req.socket.once('close', () => closed());
+    res.writeHead(200).end('x');
+  });
+  const c = new HttpClient(s.url, { idleMs: 100 });
+  try {
+    await c.request({ method: 'GET', path: '/', timeoutMs: 5_000 });
+    await Promise.race([serverSawClose, new Promise((_, fail) => setTimeout(() => fail(new Error('the client kept the idle connection open for 3 s')), 3_000).unref())]);
+    await c.request({ method: 'GET', path: '/', timeoutMs: 5_000 });
+    assert.is(s.connections(), 2);
+  } finally {
+    c.close();
+    await s.close();
+  }
+});
+
 test('a refused connection is HTTP_UNREACHABLE (connection refused)', async () => {
   const s = await serve((_req, _body, res) => res.end());
   const url = s.url;
@@ -115,17 +148,11 @@ test('a server that never answers is HTTP_TIMEOUT at the deadline', async () => 
 });
 
 test('a server that stalls mid-body is HTTP_TIMEOUT: the deadline covers the whole answer', async () => {
-  const s = await serve((_req, _body, res) => {
+  const code = await codeOfGet((_req, _body, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
     res.write('{"success":');
-  });
-  const c = new HttpClient(s.url);
-  try {
-    assert.is((await failureOf(c.request({ method: 'GET', path: '/', timeoutMs: 300 }))).code, 'HTTP_TIMEOUT');
-  } finally {
-    c.close();
-    await s.close();
-  }
+  }, 300);
+  assert.is(code, 'HTTP_TIMEOUT');
 });
 
 test('a connection dropped mid-body is HTTP_TRUNCATED, and the client still works afterwards', async () => {
@@ -146,28 +173,15 @@ test('a connection dropped mid-body is HTTP_TRUNCATED, and the client still work
 });
 
 test('a chunked answer cut off before its last chunk is HTTP_TRUNCATED', async () => {
-  const s = await serve((_req, _body, res) => {
+  const code = await codeOfGet((_req, _body, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"success":true', () => res.socket?.destroy());
-  });
-  const c = new HttpClient(s.url);
-  try {
-    assert.is((await failureOf(c.request({ method: 'GET', path: '/', timeoutMs: 5_000 }))).code, 'HTTP_TRUNCATED');
-  } finally {
-    c.close();
-    await s.close();
-  }
+  }, 5_000);
+  assert.is(code, 'HTTP_TRUNCATED');
 });
 
 test('an answer over maxBodyBytes is HTTP_BODY_TOO_LARGE', async () => {
-  const s = await serve((_req, _body, res) => res.writeHead(200).end(Buffer.alloc(4096)));
-  const c = new HttpClient(s.url, { maxBodyBytes: 1024 });
-  try {
-    assert.is((await failureOf(c.request({ method: 'GET', path: '/', timeoutMs: 5_000 }))).code, 'HTTP_BODY_TOO_LARGE');
-  } finally {
-    c.close();
-    await s.close();
-  }
+  assert.is(await codeOfGet((_req, _body, res) => res.writeHead(200).end(Buffer.alloc(4096)), 5_000, { maxBodyBytes: 1024 }), 'HTTP_BODY_TOO_LARGE');
 });
 
 test('an abort signal ends the request (HTTP_ABORTED); close ends those in flight and later ones (HTTP_CLOSED)', async () => {
