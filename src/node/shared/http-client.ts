@@ -112,17 +112,6 @@ export class HttpClient {
    * acted on (a POST of an attestation or a block must not go out again unasked).
    */
   request(r: HttpRequest): Promise<HttpAnswer> {
-    return this.once(r);
-  }
-
-  /** Ends requests in flight (HTTP_CLOSED) and the kept connections; later requests fail with HTTP_CLOSED. */
-  close(): void {
-    this.closed = true;
-    for (const req of this.inFlight) req.destroy(new HttpClientError('HTTP_CLOSED', `request to ${this.baseUrl} ended: the client is shutting down`, 'shutting down'));
-    this.agent.destroy();
-  }
-
-  private once(r: HttpRequest): Promise<HttpAnswer> {
     const what = `${r.method} ${this.baseUrl}${r.path}`;
     if (this.closed) return Promise.reject(new HttpClientError('HTTP_CLOSED', `${what}: the client is shut down`, 'shutting down'));
     if (r.signal?.aborted) return Promise.reject(new HttpClientError('HTTP_ABORTED', `${what} was aborted`, 'aborted'));
@@ -189,6 +178,13 @@ export class HttpClient {
       });
       req.end(body);
     });
+  }
+
+  /** Ends requests in flight (HTTP_CLOSED) and the kept connections; later requests fail with HTTP_CLOSED. */
+  close(): void {
+    this.closed = true;
+    for (const req of this.inFlight) req.destroy(new HttpClientError('HTTP_CLOSED', `request to ${this.baseUrl} ended: the client is shutting down`, 'shutting down'));
+    this.agent.destroy();
   }
 }
 
