@@ -105,7 +105,7 @@ export class BeaconNode {
     const expected = { chain_id: o.genesis.chain_id, network_id: o.genesis.network_id, genesis_hash: toHex(genesisHash(o.genesis)) };
     let engine: EngineClient;
     try {
-      // An URL other than http(s):// is refused here (INVALID_URL), before any waiting.
+      // A URL other than http(s):// is refused here (INVALID_URL), before any waiting.
       engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
     } catch (err) {
       await db.close();
@@ -128,6 +128,7 @@ export class BeaconNode {
       chain = await BeaconChain.open({ genesis: o.genesis, store: new ChainStore(db), engine, events, metrics, log: o.log });
     } catch (err) {
       events.close();
+      engine.close();
       await db.close();
       throw err;
     }
