@@ -1,6 +1,6 @@
 /**
  * A small typed client for the beacon node's REST API (`{beacon_url}`, default port 8080) as the
- * validator client uses it, on the global fetch; plus the execution engine calls a proposer
+ * validator client uses it, on node:http keep-alive connections (src/node/shared/http-client.ts); plus the execution engine calls a proposer
  * makes (getPendingTransactions, a block's state root). Blocks go to the beacon and pending
  * transactions come from execution as SSZ bytes (application/octet-stream). Every request has a deadline; every failure is a
  * BeaconClientError whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT /
@@ -14,7 +14,7 @@ import { SSZ_MEDIA_TYPE } from '../api/media.js';
 import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
 import { txFromJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
-import { type JsonExchange, envelopeError, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
+import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
 import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
@@ -130,7 +130,7 @@ export class JsonApiClient {
       x = await send(url, headers, timeoutMs);
     } catch (err) {
       if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${method} ${path} within ${timeoutMs} ms`, undefined, { cause: err });
-      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err, this.baseUrl)})${this.unreachableHint}`, undefined, { cause: err });
+      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err)})${this.unreachableHint}`, undefined, { cause: err });
     }
     const { res, json } = x;
     if (!res.ok) {
@@ -170,7 +170,7 @@ export class BeaconClient extends JsonApiClient {
       x = await exchangeJson(this.baseUrl + '/beacon/v1/node/health', 'GET', undefined, {}, timeoutMs);
     } catch (err) {
       if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${what} within ${timeoutMs} ms`, undefined, { cause: err });
-      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err, this.baseUrl)})`, undefined, { cause: err });
+      throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err)})`, undefined, { cause: err });
     }
     if (x.res.status !== 200 && x.res.status !== 503) throw new BeaconClientError('HTTP_ERROR', `${what} answered HTTP ${x.res.status}`, x.res.status);
     const o = object(x.json, what, this);
@@ -467,8 +467,7 @@ function checkUint(n: number, field: string): number {
 async function exchangeSsz(url: string, method: string, body: Uint8Array | undefined, acceptSsz: boolean, headers: Record<string, string>, timeoutMs: number): Promise<JsonExchange & { bytes?: Uint8Array }> {
   const h: Record<string, string> = { accept: acceptSsz ? `${SSZ_MEDIA_TYPE}, application/json;q=0.9` : 'application/json', ...headers };
   if (body !== undefined) h['content-type'] = SSZ_MEDIA_TYPE;
-  const res = await fetch(url, { method, headers: h, body, signal: AbortSignal.timeout(timeoutMs) });
-  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === SSZ_MEDIA_TYPE && res.ok) return { res, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
-  return readJson(res);
+  const a = await exchange(url, method, body, h, timeoutMs);
+  if (a.contentType === SSZ_MEDIA_TYPE && a.status >= 200 && a.status < 300) return { res: { status: a.status, ok: true, statusText: a.statusText }, json: undefined, bytes: a.body };
+  return readJson(a);
 }

@@ -1,6 +1,6 @@
 /**
  * A small typed client for the execution layer's REST API (`{execution_url}`, default port 8546),
- * on the global fetch. Every request has a deadline; every failure is an ExecutionClientError
+ * on node:http keep-alive connections (src/node/shared/http-client.ts). Every request has a deadline; every failure is an ExecutionClientError
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
@@ -207,7 +207,7 @@ export class ExecutionClient {
       if (isTimeout(err)) throw new ExecutionClientError('TIMEOUT', `the execution node at ${this.baseUrl} did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`, undefined, { cause: err });
       throw new ExecutionClientError(
         'UNREACHABLE',
-        `cannot reach the execution node at ${this.baseUrl} (${transportReason(err, this.baseUrl)}): start one with \`svc node execution\`, or point --execution-url (or SVC_EXECUTION_URL) at a running node`,
+        `cannot reach the execution node at ${this.baseUrl} (${transportReason(err)}): start one with \`svc node execution\`, or point --execution-url (or SVC_EXECUTION_URL) at a running node`,
         undefined,
         { cause: err },
       );

@@ -1,34 +1,53 @@
-/** Fetch plumbing shared by the HTTP clients: one exchange, the error envelope, transport faults. */
+/** Plumbing shared by the HTTP clients: one exchange (node:http keep-alive, see node/shared/http-client), the error envelope, transport faults. */
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
+import { type HttpAnswer, HttpClientError, httpClientFor } from '../node/shared/http-client.js';
+
+/** Status line of an answer. */
+export interface AnswerHead {
+  status: number;
+  /** 2xx. */
+  ok: boolean;
+  statusText: string;
+}
 
 /** The answer of one exchange: status and the body parsed as JSON (undefined when it is not JSON). */
 export interface JsonExchange {
-  res: Response;
+  res: AnswerHead;
   json: unknown;
 }
 
 /**
- * Sends one request with a deadline and parses the answer as JSON; transport failures reject as
- * fetch does. A Uint8Array body is sent as SSZ bytes (application/octet-stream), anything else as JSON.
+ * Sends one request with a deadline over the process's keep-alive connection to that origin and
+ * returns the raw answer; transport failures reject with HttpClientError.
+ */
+export function exchange(url: string, method: string, body: string | Uint8Array | undefined, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer> {
+  const u = new URL(url);
+  return httpClientFor(u.origin).request({ method, path: u.pathname + u.search, headers, body, timeoutMs });
+}
+
+/**
+ * Sends one request with a deadline and parses the answer as JSON; transport failures reject with
+ * HttpClientError. A Uint8Array body is sent as SSZ bytes (application/octet-stream), anything else as JSON.
  */
 export async function exchangeJson(url: string, method: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<JsonExchange> {
-  const init: RequestInit = { method, headers: { accept: JSON_MEDIA_TYPE, ...headers }, signal: AbortSignal.timeout(timeoutMs) };
+  const h: Record<string, string> = { accept: JSON_MEDIA_TYPE, ...headers };
+  let payload: string | Uint8Array | undefined;
   if (body instanceof Uint8Array) {
-    init.body = body;
-    (init.headers as Record<string, string>)['content-type'] = SSZ_MEDIA_TYPE;
+    payload = body;
+    h['content-type'] = SSZ_MEDIA_TYPE;
   } else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] = JSON_MEDIA_TYPE;
+    payload = JSON.stringify(body);
+    h['content-type'] = JSON_MEDIA_TYPE;
   }
-  return readJson(await fetch(url, init));
+  return readJson(await exchange(url, method, payload, h, timeoutMs));
 }
 
 /** The answer with its body parsed as JSON (undefined when it is empty or not JSON). */
-export async function readJson(res: Response): Promise<JsonExchange> {
-  const text = await res.text();
+export function readJson(a: HttpAnswer): JsonExchange {
+  const res = { status: a.status, ok: a.status >= 200 && a.status < 300, statusText: a.statusText };
   let json: unknown;
   try {
-    json = text === '' ? undefined : JSON.parse(text);
+    json = a.body.byteLength === 0 ? undefined : JSON.parse(Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength).toString('utf8'));
   } catch {
     json = undefined;
   }
@@ -45,20 +64,13 @@ export function envelopeError(v: unknown): { code: string; message: string } | u
   return { code, message };
 }
 
-/** True when fetch gave up on its deadline. */
+/** True when the exchange gave up on its deadline. */
 export function isTimeout(err: unknown): boolean {
-  const name = (err as { name?: string }).name;
-  return name === 'TimeoutError' || name === 'AbortError';
+  return err instanceof HttpClientError && err.code === 'HTTP_TIMEOUT';
 }
 
-/** A short human reason for a transport failure (connection refused, host not found, …). */
-export function transportReason(err: unknown, baseUrl: string): string {
-  const e = err as { message?: string; cause?: { code?: string; message?: string } };
-  const code = e.cause?.code;
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
-  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'host unreachable';
-  if (e.cause?.message === 'bad port') return `fetch refuses port ${new URL(baseUrl).port || 'of this URL'}: it is on the blocked-ports list`;
-  return e.cause?.message ?? e.message ?? String(err);
+/** A short human reason for a transport failure (connection refused, host not found, cut off, …). */
+export function transportReason(err: unknown): string {
+  if (err instanceof HttpClientError) return err.reason;
+  return (err as { message?: string }).message ?? String(err);
 }

@@ -4,6 +4,7 @@ import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { decodeImportAnswer } from '../../api/import-answer.js';
 import { signEngineJwt } from '../shared/jwt.js';
+import { type HttpAnswer, HttpClient } from '../shared/http-client.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
 import type { CounterpartsView } from '../../api/bridge.js';
 
@@ -24,13 +25,24 @@ export class EngineClient {
   private verified = false;
   /** Why the link to execution is down (unreachable or another chain); undefined while it works. */
   private problem: SvcError | undefined;
+  /** Keep-alive connections to execution: fetch cost about 4× the CPU per call on a 2-core devnet. */
+  private readonly http: HttpClient;
 
   constructor(
     readonly baseUrl: string,
     /** The beacon's own chain: execution must run the same one. */
     readonly expected: EngineChainConfig,
     private readonly jwtSecret?: Uint8Array,
-  ) {}
+    /** Deadline of each call, answer included. */
+    private readonly timeoutMs = TIMEOUT_MS,
+  ) {
+    this.http = new HttpClient(baseUrl, { maxSockets: 4 });
+  }
+
+  /** Ends calls in flight (EXECUTION_UNREACHABLE) and closes the connections; for shutdown. */
+  close(): void {
+    this.http.close();
+  }
 
   // A Uint8Array body goes as SSZ bytes (application/octet-stream), anything else as JSON. With
   // `decodeSsz`, the call asks for an SSZ answer and decodes it with that (errors stay JSON).
@@ -46,9 +58,9 @@ export class EngineClient {
       payload = JSON.stringify(body);
     }
     if (this.jwtSecret) headers.authorization = `Bearer ${signEngineJwt(this.jwtSecret)}`;
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(this.baseUrl + path, { method, headers, body: payload, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      res = await this.http.request({ method, path, headers, body: payload, timeoutMs: this.timeoutMs });
     } catch (err) {
       // Whatever answers on this URL next may be another node (a restart on other data): the
       // chain is checked again before anything is sent to it.
@@ -57,18 +69,23 @@ export class EngineClient {
       throw this.problem;
     }
     if (this.verified) this.problem = undefined;
-    if (decodeSsz && res.ok && res.headers.get('content-type')?.split(';')[0]?.trim() === SSZ_MEDIA_TYPE) {
-      const bytes = new Uint8Array(await res.arrayBuffer());
+    const ok = res.status >= 200 && res.status < 300;
+    if (decodeSsz && ok && res.contentType === SSZ_MEDIA_TYPE) {
       try {
-        return decodeSsz(bytes);
+        return decodeSsz(res.body);
       } catch (err) {
         throw new EngineError('EXECUTION_ERROR', `execution answered a malformed SSZ answer: ${(err as Error).message}`, 502);
       }
     }
-    const json = (await res.json().catch(() => undefined)) as { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
-    if (!json || json.success !== true) {
+    let json: { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
+    try {
+      json = JSON.parse(Buffer.from(res.body.buffer, res.body.byteOffset, res.body.byteLength).toString('utf8')) as typeof json;
+    } catch {
+      json = undefined;
+    }
+    if (!json || typeof json !== 'object' || json.success !== true) {
       const e = json?.error;
-      throw new EngineError(e?.code ?? 'EXECUTION_ERROR', e?.message ?? `execution answered HTTP ${res.status}`, res.status >= 500 ? 502 : 400);
+      throw new EngineError(typeof e?.code === 'string' ? e.code : 'EXECUTION_ERROR', typeof e?.message === 'string' ? e.message : `execution answered HTTP ${res.status}`, res.status >= 500 ? 502 : 400);
     }
     return json.data as T;
   }

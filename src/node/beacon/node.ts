@@ -79,6 +79,7 @@ export class BeaconNode {
     private readonly scheme: 'http' | 'https',
     /** The beacon on the P2P network; undefined with --no-p2p. */
     readonly net: BeaconNetwork | undefined,
+    private readonly engine: EngineClient,
   ) {}
 
   /** Starts serving once the execution node answers (its registry is read at start; waits up to 30 s for it). */
@@ -102,13 +103,21 @@ export class BeaconNode {
       throw new SvcError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`, 500);
     }
     const expected = { chain_id: o.genesis.chain_id, network_id: o.genesis.network_id, genesis_hash: toHex(genesisHash(o.genesis)) };
-    const engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
+    let engine: EngineClient;
+    try {
+      // A URL other than http(s):// is refused here (INVALID_URL), before any waiting.
+      engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
     try {
       await engine.waitUntilReachable(o.executionWaitMs ?? EXECUTION_WAIT_MS, () => o.log.info('waiting for the execution node', { url: engine.baseUrl, up_to_seconds: (o.executionWaitMs ?? EXECUTION_WAIT_MS) / 1000 }));
       // Another chain's execution would reject every block or, worse, import this chain's
       // blocks onto its own state: refuse to start rather than run beside it.
       await engine.checkChain();
     } catch (err) {
+      engine.close();
       await db.close();
       throw err;
     }
@@ -119,6 +128,7 @@ export class BeaconNode {
       chain = await BeaconChain.open({ genesis: o.genesis, store: new ChainStore(db), engine, events, metrics, log: o.log });
     } catch (err) {
       events.close();
+      engine.close();
       await db.close();
       throw err;
     }
@@ -129,6 +139,7 @@ export class BeaconNode {
     const closeAll = async (): Promise<void> => {
       events.close();
       await app.close().catch(() => undefined);
+      engine.close();
       await db.close();
     };
     try {
@@ -147,7 +158,7 @@ export class BeaconNode {
         throw err;
       }
     }
-    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http', net);
+    const node = new BeaconNode(chain, app, events, db, tokenFile, o.log, o.tls ? 'https' : 'http', net, engine);
     chain.start();
     o.log.info('beacon node started', { url: node.url, head_slot: chain.head().slot, validators: chain.validators().length, token_file: tokenFile, p2p: net ? net.host.peerId : 'off', peers: net?.peerCount() ?? 0 });
     return node;
@@ -166,6 +177,8 @@ export class BeaconNode {
     this.chain.stop();
     this.events.close();
     await this.app.close().catch(() => undefined);
+    // A call still out to execution (up to 30 s) must not hold the shutdown or touch closed storage.
+    this.engine.close();
     if (this.db.status === 'open') await this.db.close();
     this.log.info('beacon node stopped');
   }

@@ -15,6 +15,7 @@ import { encodeImportAnswer, receiptsWhere } from '../../../src/api/import-answe
 import { isBridgeOutcome } from '../../../src/node/beacon/bridge.js';
 import type { Receipt } from '../../../src/api/execution.js';
 import { filled } from '../../helpers/assert.js';
+import { waitFor } from '../../helpers/network.js';
 import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
 
 interface Seen {
@@ -25,8 +26,8 @@ interface Seen {
   body: Uint8Array;
 }
 
-/** A stand-in execution engine: config answers this chain; newPayload answers what `reply` says (bytes go as SSZ). */
-async function standIn(reply: (seen: Seen) => { status: number; body: unknown }): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+/** A stand-in execution engine: config answers this chain; other routes answer what `reply` says (bytes go as SSZ; 'drop' cuts the answer off mid-body, 'hang' never answers). */
+async function standIn(reply: (seen: Seen) => { status: number; body: unknown } | 'drop' | 'hang'): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   const { genesis } = devnet();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -36,6 +37,9 @@ async function standIn(reply: (seen: Seen) => { status: number; body: unknown })
       const s: Seen = { method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], accept: req.headers.accept, body: new Uint8Array(Buffer.concat(chunks)) };
       seen.push(s);
       const r = s.path === '/api/v1/engine/config' ? { status: 200, body: { success: true, data: { chain_id: genesis.chain_id, network_id: genesis.network_id, genesis_hash: EXPECTED.genesis_hash } } } : reply(s);
+      if (r === 'hang') return;
+      // Headers and part of the body, then the connection is dropped.
+      if (r === 'drop') return res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' }).write('{"success":tr', () => res.socket?.destroy());
       if (r.body instanceof Uint8Array) res.writeHead(r.status, { 'content-type': SSZ_MEDIA_TYPE }).end(r.body);
       else res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
     });
@@ -127,6 +131,87 @@ test('newPayload: execution\'s error envelope becomes an EngineError with its co
     assert.equal([(other as EngineError).code, (other as EngineError).status], ['EXECUTION_ERROR', 502]);
   } finally {
     await exec.close();
+  }
+});
+
+/** The EngineError `p` rejects with. */
+async function engineError(p: Promise<unknown>): Promise<EngineError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  assert.instance(err, EngineError);
+  return err as EngineError;
+}
+
+test('garbage answers: non-JSON is EXECUTION_ERROR (400 for a 2xx/4xx, 502 for a 5xx), an empty or truncated SSZ answer is EXECUTION_ERROR 502', async () => {
+  let answer: { status: number; body: unknown } = { status: 200, body: '<html>not json' };
+  const exec = await standIn(() => answer);
+  const client = new EngineClient(exec.url, EXPECTED);
+  try {
+    const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
+    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 400]);
+    answer = { status: 200, body: null };
+    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 400], 'JSON null');
+    answer = { status: 503, body: { success: false, error: 'no object' } };
+    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 502], 'an error that is not an envelope');
+    for (const bytes of [new Uint8Array(0), Uint8Array.of(1, 2, 3)]) {
+      answer = { status: 200, body: bytes };
+      const e = await engineError(client.newPayload(encodeBlock(fullishBlock())));
+      assert.equal([e.code, e.status], ['EXECUTION_ERROR', 502], `${bytes.length} SSZ bytes`);
+      assert.match(e.message, /malformed SSZ answer/);
+    }
+    assert.is(client.linkProblem(), undefined, 'an answer, even a bad one, means execution is reachable');
+  } finally {
+    client.close();
+    await exec.close();
+  }
+});
+
+test('a connection dropped mid-answer is EXECUTION_UNREACHABLE 503, and the chain is checked again before the next call', async () => {
+  let drop = true;
+  const exec = await standIn(() => (drop ? 'drop' : { status: 200, body: { success: true, data: { head: {}, finalized: {}, reverted: 0, applied: 0 } } }));
+  const client = new EngineClient(exec.url, EXPECTED);
+  try {
+    const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
+    const e = await engineError(fcu());
+    assert.equal([e.code, e.status], ['EXECUTION_UNREACHABLE', 503]);
+    assert.match(e.message, /cut off/);
+    assert.is(client.linkProblem()?.code, 'EXECUTION_UNREACHABLE');
+    drop = false;
+    const before = exec.seen.filter((s) => s.path === '/api/v1/engine/config').length;
+    await fcu();
+    const paths = exec.seen.slice(-2).map((s) => s.path);
+    assert.equal(paths, ['/api/v1/engine/config', '/api/v1/engine/forkchoiceUpdated'], 'config first, then the call');
+    assert.is(exec.seen.filter((s) => s.path === '/api/v1/engine/config').length, before + 1);
+    assert.is(client.linkProblem(), undefined);
+  } finally {
+    client.close();
+    await exec.close();
+  }
+});
+
+test('an engine that hangs past the deadline is EXECUTION_UNREACHABLE; close() ends a call in flight the same way', async () => {
+  const exec = await standIn(() => 'hang');
+  const client = new EngineClient(exec.url, EXPECTED, undefined, 300);
+  try {
+    const e = await engineError(client.registry());
+    assert.equal([e.code, e.status], ['EXECUTION_UNREACHABLE', 503]);
+    assert.match(e.message, /within 300 ms/);
+    const slow = new EngineClient(exec.url, EXPECTED);
+    const inFlight = engineError(slow.registry());
+    await waitFor('the second call to reach the engine', async () => exec.seen.length >= 2 || undefined, 5_000, 10);
+    slow.close();
+    assert.is((await inFlight).code, 'EXECUTION_UNREACHABLE');
+  } finally {
+    client.close();
+    await exec.close();
+  }
+});
+
+test('an execution URL that is not http(s) is refused at construction (INVALID_URL)', () => {
+  try {
+    new EngineClient('ftp://127.0.0.1:8546', EXPECTED);
+    assert.unreachable();
+  } catch (err) {
+    assert.is((err as { code?: string }).code, 'INVALID_URL');
   }
 });
 

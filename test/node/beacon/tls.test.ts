@@ -81,31 +81,36 @@ function getPlain(url: string): Promise<{ status: number }> {
 }
 
 /**
- * A client in its own process, as the validator client and the CLI are: global fetch of
- * /beacon/v1/node/health, then a `ws` connection to /ws (the URL's http → ws). It prints one JSON
- * line per step ({health}, {open}, {message}) or {error, message} and exits 3 on a failure. With
- * "event" as the second argument it waits for one event before closing.
+ * A client in its own process, as the validator client and the CLI are: their BeaconClient's
+ * health call (node:https through src/node/shared/http-client.ts), then a `ws` connection to /ws
+ * (the URL's http → ws). It prints one JSON line per step ({health}, {open}, {message}) or
+ * {error, message} (the innermost cause's) and exits 3 on a failure. With "event" as the second
+ * argument it waits for one event before closing.
  */
 const CLIENT_JS = `
 const { WebSocket } = require('ws');
-const [base, mode] = process.argv.slice(1);
+const [base, mode, clientModule] = process.argv.slice(1);
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 (async () => {
-  const r = await fetch(base + '/beacon/v1/node/health', { signal: AbortSignal.timeout(5000) });
-  say({ health: await r.json(), status: r.status });
+  const { BeaconClient } = await import(clientModule);
+  const health = await new BeaconClient(base, { timeoutMs: 5000 }).health();
+  say({ health, status: health.status === 'healthy' ? 200 : 503 });
   const ws = new WebSocket(base.replace(/^http/, 'ws') + '/ws');
   await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
   say({ open: true });
   if (mode !== 'event') return ws.close();
   // The beacon publishes its own events too (head, on its slot timer): wait for the test's new_block.
   ws.on('message', (m) => { const j = JSON.parse(m.toString()); if (j.type !== 'new_block') return; say({ message: j }); ws.close(); });
-})().catch((e) => { say({ error: (e.cause && e.cause.code) || e.code || 'ERROR', message: (e.cause && e.cause.message) || e.message }); process.exit(3); });
+})().catch((e) => { let r = e; while (r.cause) r = r.cause; say({ error: r.code || 'ERROR', message: r.message }); process.exit(3); });
 `;
+
+/** The compiled BeaconClient module the child imports (the validator's and the CLI's client). */
+const BEACON_CLIENT_MODULE = new URL('../../../src/client/beacon.js', import.meta.url).href;
 
 /** Runs CLIENT_JS against `base` with exactly `env`; `onLine` sees each JSON line as it arrives. */
 function runClient(base: string, env: Record<string, string>, mode: 'open' | 'event', onLine: (line: Record<string, unknown>) => void = () => undefined): Promise<{ code: number | null; lines: Record<string, unknown>[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', CLIENT_JS, base, mode], { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'], timeout: 20_000 });
+    const child = spawn(process.execPath, ['-e', CLIENT_JS, base, mode, BEACON_CLIENT_MODULE], { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'], timeout: 20_000 });
     const lines: Record<string, unknown>[] = [];
     createInterface({ input: child.stdout! }).on('line', (l) => {
       const v = JSON.parse(l) as Record<string, unknown>;
