@@ -1,6 +1,6 @@
 /**
  * A small typed client for the beacon node's REST API (`{beacon_url}`, default port 8080) as the
- * validator client uses it, on node:http keep-alive connections (src/node/shared/http-client.ts); plus the execution engine calls a proposer
+ * validator client uses it, on node:http keep-alive connections (src/util/http-client.ts); plus the execution engine calls a proposer
  * makes (getPendingTransactions, a block's state root). Blocks go to the beacon and pending
  * transactions come from execution as SSZ bytes (application/octet-stream). Every request has a deadline; every failure is a
  * BeaconClientError whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT /

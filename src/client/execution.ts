@@ -1,6 +1,6 @@
 /**
  * A small typed client for the execution layer's REST API (`{execution_url}`, default port 8546),
- * on node:http keep-alive connections (src/node/shared/http-client.ts). Every request has a deadline; every failure is an ExecutionClientError
+ * on node:http keep-alive connections (src/util/http-client.ts). Every request has a deadline; every failure is an ExecutionClientError
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';

@@ -1,6 +1,6 @@
-/** Plumbing shared by the HTTP clients: one exchange (node:http keep-alive, see node/shared/http-client), the error envelope, transport faults. */
+/** Plumbing shared by the HTTP clients: one exchange (node:http keep-alive, see util/http-client), the error envelope, transport faults. */
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
-import { type HttpAnswer, HttpClientError, httpClientFor } from '../node/shared/http-client.js';
+import { type HttpAnswer, HttpClientError, httpClientFor } from '../util/http-client.js';
 
 /** Status line of an answer. */
 export interface AnswerHead {

@@ -4,7 +4,7 @@ import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { decodeImportAnswer } from '../../api/import-answer.js';
 import { signEngineJwt } from '../shared/jwt.js';
-import { type HttpAnswer, HttpClient } from '../shared/http-client.js';
+import { type HttpAnswer, HttpClient } from '../../util/http-client.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
 import type { CounterpartsView } from '../../api/bridge.js';
 

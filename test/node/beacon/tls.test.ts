@@ -82,7 +82,7 @@ function getPlain(url: string): Promise<{ status: number }> {
 
 /**
  * A client in its own process, as the validator client and the CLI are: their BeaconClient's
- * health call (node:https through src/node/shared/http-client.ts), then a `ws` connection to /ws
+ * health call (node:https through src/util/http-client.ts), then a `ws` connection to /ws
  * (the URL's http → ws). It prints one JSON line per step ({health}, {open}, {message}) or
  * {error, message} (the innermost cause's) and exits 3 on a failure. With "event" as the second
  * argument it waits for one event before closing.

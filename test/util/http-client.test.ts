@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpClient, HttpClientError, type HttpClientErrorCode, type HttpClientOptions } from '../../../src/node/shared/http-client.js';
+import { HttpClient, HttpClientError, type HttpClientErrorCode, type HttpClientOptions } from '../../src/util/http-client.js';
 
 interface Served {
   url: string;

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { SvcError } from '../../core/errors.js';
+import { SvcError } from '../core/errors.js';
 
 /** Why no complete answer arrived. */
 export type HttpClientErrorCode = 'HTTP_TIMEOUT' | 'HTTP_UNREACHABLE' | 'HTTP_ABORTED' | 'HTTP_TRUNCATED' | 'HTTP_BODY_TOO_LARGE' | 'HTTP_CLOSED';
