@@ -468,6 +468,6 @@ async function exchangeSsz(url: string, method: string, body: Uint8Array | undef
   const h: Record<string, string> = { accept: acceptSsz ? `${SSZ_MEDIA_TYPE}, application/json;q=0.9` : 'application/json', ...headers };
   if (body !== undefined) h['content-type'] = SSZ_MEDIA_TYPE;
   const a = await exchange(url, method, body, h, timeoutMs);
-  if (a.contentType === SSZ_MEDIA_TYPE && a.status >= 200 && a.status < 300) return { res: { status: a.status, ok: true, statusText: a.statusText }, json: undefined, bytes: a.body };
+  if (a.contentType === SSZ_MEDIA_TYPE && a.ok) return { res: { status: a.status, ok: true, statusText: a.statusText }, json: undefined, bytes: a.body };
   return readJson(a);
 }

@@ -1,6 +1,6 @@
 /** Plumbing shared by the HTTP clients: one exchange (node:http keep-alive, see util/http-client), the error envelope, transport faults. */
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
-import { type HttpAnswer, HttpClientError, httpClientFor } from '../util/http-client.js';
+import { type HttpAnswer, HttpClientError, httpClientFor, jsonBody } from '../util/http-client.js';
 
 /** Status line of an answer. */
 export interface AnswerHead {
@@ -44,14 +44,7 @@ export async function exchangeJson(url: string, method: string, body: unknown, h
 
 /** The answer with its body parsed as JSON (undefined when it is empty or not JSON). */
 export function readJson(a: HttpAnswer): JsonExchange {
-  const res = { status: a.status, ok: a.status >= 200 && a.status < 300, statusText: a.statusText };
-  let json: unknown;
-  try {
-    json = a.body.byteLength === 0 ? undefined : JSON.parse(Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength).toString('utf8'));
-  } catch {
-    json = undefined;
-  }
-  return { res, json };
+  return { res: { status: a.status, ok: a.ok, statusText: a.statusText }, json: jsonBody(a) };
 }
 
 /** `{success: false, error: {code, message}}` → its code and message. */

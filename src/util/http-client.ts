@@ -29,9 +29,21 @@ export class HttpClientError extends SvcError {
 /** One complete answer. `contentType` is the media type, lowercase, without parameters ('' when absent). */
 export interface HttpAnswer {
   status: number;
+  /** A 2xx status. */
+  ok: boolean;
   statusText: string;
   contentType: string;
   body: Uint8Array;
+}
+
+/** The answer's body parsed as JSON: undefined when it is empty or not JSON. */
+export function jsonBody(a: HttpAnswer): unknown {
+  if (a.body.byteLength === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength).toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** One request: a Uint8Array body goes as given (the caller sets its content-type), a string as UTF-8. */
@@ -168,8 +180,10 @@ export class HttpClient {
         res.on('end', () => {
           if (!res.complete) return fail('HTTP_TRUNCATED', 'the answer was cut off (connection closed mid-body)');
           const type = res.headers['content-type'] ?? '';
+          const status = res.statusCode ?? 0;
           finish(undefined, {
-            status: res.statusCode ?? 0,
+            status,
+            ok: status >= 200 && status < 300,
             statusText: res.statusMessage ?? '',
             contentType: type.split(';')[0]!.trim().toLowerCase(),
             body: chunks.length === 1 ? new Uint8Array(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : new Uint8Array(Buffer.concat(chunks)),

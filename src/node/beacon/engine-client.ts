@@ -4,7 +4,7 @@ import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../../api/media.js';
 import type { RegistryEntry, BlockRef, ImportResult } from '../../api/execution.js';
 import { decodeImportAnswer } from '../../api/import-answer.js';
 import { signEngineJwt } from '../shared/jwt.js';
-import { type HttpAnswer, HttpClient } from '../../util/http-client.js';
+import { type HttpAnswer, HttpClient, jsonBody } from '../../util/http-client.js';
 import type { AccountProofWire } from '../../core/state/trie.js';
 import type { CounterpartsView } from '../../api/bridge.js';
 
@@ -69,20 +69,14 @@ export class EngineClient {
       throw this.problem;
     }
     if (this.verified) this.problem = undefined;
-    const ok = res.status >= 200 && res.status < 300;
-    if (decodeSsz && ok && res.contentType === SSZ_MEDIA_TYPE) {
+    if (decodeSsz && res.ok && res.contentType === SSZ_MEDIA_TYPE) {
       try {
         return decodeSsz(res.body);
       } catch (err) {
         throw new EngineError('EXECUTION_ERROR', `execution answered a malformed SSZ answer: ${(err as Error).message}`, 502);
       }
     }
-    let json: { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
-    try {
-      json = JSON.parse(Buffer.from(res.body.buffer, res.body.byteOffset, res.body.byteLength).toString('utf8')) as typeof json;
-    } catch {
-      json = undefined;
-    }
+    const json = jsonBody(res) as { success?: boolean; data?: T; error?: { code: string; message: string } } | undefined;
     if (!json || typeof json !== 'object' || json.success !== true) {
       const e = json?.error;
       throw new EngineError(typeof e?.code === 'string' ? e.code : 'EXECUTION_ERROR', typeof e?.message === 'string' ? e.message : `execution answered HTTP ${res.status}`, res.status >= 500 ? 502 : 400);
