@@ -4,7 +4,7 @@
 #   docker build -t svc:0.1.0 .
 #   docker run --rm svc:0.1.0 --version
 
-# Build stage: `npm ci` runs `prepare` (tsc and the contracts), which needs the dev dependencies.
+# Build stage: `npm ci` runs `prepare` (tsc, svc's WebAssembly verifier and the contracts), which needs the dev dependencies.
 FROM node:20-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json ./
@@ -12,6 +12,7 @@ COPY bin ./bin
 COPY scripts ./scripts
 COPY src ./src
 COPY contracts ./contracts
+COPY wasm ./wasm
 COPY test ./test
 COPY bench ./bench
 COPY fixtures ./fixtures
@@ -27,6 +28,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY bin ./bin
 COPY --from=build /src/dist/src ./dist/src
 COPY --from=build /src/dist/contracts ./dist/contracts
+COPY --from=build /src/dist/wasm ./dist/wasm
 # The command list, so each `svc` process imports only the command it runs (scripts/oclif-manifest.mjs).
 COPY --from=build /src/oclif.manifest.json ./
 COPY contracts ./contracts

@@ -13,8 +13,11 @@ export interface Signed {
   sig: Uint8Array;
 }
 
-/** What each worker verifies, round-robin. */
-export type VerifyWork = { kind: 'raw'; signed: Signed[] } | { kind: 'envelope'; envelopes: Uint8Array[]; chainId: string };
+/**
+ * What each worker verifies, round-robin: raw signatures (liboqs), or envelopes as a node's
+ * verifier thread does, with liboqs (every key unseen) or svc-wasm (the senders' keys cached).
+ */
+export type VerifyWork = { kind: 'raw'; signed: Signed[] } | { kind: 'envelope'; envelopes: Uint8Array[]; chainId: string; backend: 'liboqs' | 'svc-wasm' };
 
 /** One worker's figures: operations per second (wall) and its own CPU µs per operation (Linux). */
 export interface VerifyWorkerReport {

@@ -1,7 +1,7 @@
 /**
  * Worker thread of the all-core verification rows (bench/verify-cores.ts): raw ML-DSA-65 verifies
- * of pre-made signatures, or a node verifier thread's work per unknown transfer (EnvelopeVerifier
- * and the transaction hash). Loads liboqs, checks its inputs, waits for the start signal (so every
+ * of pre-made signatures, or a node verifier thread's work per transfer (EnvelopeVerifier and the
+ * transaction hash), with liboqs or with svc-wasm (whose key cache the input check fills). Loads liboqs, checks its inputs, waits for the start signal (so every
  * worker runs at the same time), runs for about `seconds`, raises its flag in `done` (which a busy
  * main thread polls) and reports its rate and its own CPU per operation.
  */
@@ -25,7 +25,7 @@ async function operation(): Promise<() => boolean> {
       return backend.verify(s.pk, s.msg, s.sig);
     };
   }
-  await initSignatureBackend('liboqs');
+  await initSignatureBackend(work.backend);
   const verifier = new EnvelopeVerifier(work.chainId);
   if (!work.envelopes.every((e) => verifier.signer(e) !== null)) throw new Error('verify worker: a pre-made envelope does not verify');
   const next = cycle(work.envelopes);

@@ -43,7 +43,7 @@ async function svc(net: Devnet, args: string[]) {
 }
 
 /** The backend the devnet's processes use, and the other one, which the replaying node uses. */
-const PRODUCER_BACKEND = 'liboqs';
+const PRODUCER_BACKEND = 'svc-wasm';
 const REPLAY_BACKEND = 'noble';
 
 /** The backend `name`'s current run reported at start-up. */

@@ -1,0 +1,166 @@
+/**
+ * svc's ML-DSA-65 verifier (wasm/mldsa65/verify.ts, compiled to dist/wasm/mldsa65.wasm) and its
+ * cache of expanded public keys. Expanding a key (tr, the matrix Â, NTT(t1·2^d)) is about two
+ * thirds of a verification; senders, validators and attesters repeat, so each thread keeps the
+ * expansions of the keys it verified most recently, as Lighthouse and Lodestar keep decompressed
+ * BLS keys. A key whose expansion is cached verifies in about a third of the time; the answer is
+ * the same either way (the slot is checked against the whole key before it is used).
+ */
+import { readFileSync } from 'node:fs';
+import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
+import { CryptoError } from '../errors.js';
+
+interface VerifierExports {
+  memory: WebAssembly.Memory;
+  publicKeyAt(): number;
+  signatureAt(): number;
+  messageAt(): number;
+  messageCapacity(): number;
+  expand(slot: number): number;
+  verifyBegin(slot: number): number;
+  absorbMessage(length: number): void;
+  verifyEnd(slot: number): number;
+  shake(rate: number, data: number, len: number, out: number, outLen: number): void;
+}
+
+/**
+ * Keys whose expansion a thread keeps: a slot is 38,912 bytes, so at most about 80 MB per
+ * verifying thread, taken as distinct keys arrive. Room for the senders of several full blocks.
+ */
+export const VERIFY_KEY_CACHE_ENTRIES = 2048;
+
+/** Where `npm run build` puts the compiled verifier (dist/wasm, beside dist/src). */
+const WASM_URL = new URL('../../../wasm/mldsa65.wasm', import.meta.url);
+
+let compiled: WebAssembly.Module | undefined;
+
+function module(): WebAssembly.Module {
+  if (compiled) return compiled;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(WASM_URL);
+  } catch (err) {
+    throw new CryptoError(`ML-DSA verifier not built (${(err as Error).message}); run npm run build`);
+  }
+  compiled = new WebAssembly.Module(bytes);
+  return compiled;
+}
+
+/** Counters of a key cache, for metrics and the benchmarks. */
+export interface KeyCacheStats {
+  hits: number;
+  misses: number;
+  entries: number;
+}
+
+/** One thread's verifier instance and its cache of expanded keys (least recently used out first). */
+export class CachedKeyVerifier {
+  private readonly x: VerifierExports;
+  private heap: Uint8Array;
+  private readonly pkAt: number;
+  private readonly sigAt: number;
+  private readonly msgAt: number;
+  private readonly msgCapacity: number;
+  /** Slot by the key's first bytes; the slot itself holds the whole key and is checked against it. */
+  private readonly slots = new Map<string, number>();
+  private nextSlot = 0;
+  private hits = 0;
+  private misses = 0;
+
+  constructor(private capacity: number = VERIFY_KEY_CACHE_ENTRIES) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new CryptoError(`key cache capacity must be a positive integer, got ${capacity}`);
+    const instance = new WebAssembly.Instance(module(), {
+      env: {
+        abort: () => {
+          throw new CryptoError('ML-DSA verifier aborted');
+        },
+      },
+    });
+    this.x = instance.exports as unknown as VerifierExports;
+    this.heap = new Uint8Array(this.x.memory.buffer);
+    this.pkAt = this.x.publicKeyAt();
+    this.sigAt = this.x.signatureAt();
+    this.msgAt = this.x.messageAt();
+    this.msgCapacity = this.x.messageCapacity();
+  }
+
+  /** True when `signature` is a valid ML-DSA-65 signature of `message` under `publicKey`; false for any malformed input. */
+  verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+    if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false;
+    const key = Buffer.from(publicKey.buffer, publicKey.byteOffset, KEY_PREFIX_BYTES).toString('latin1');
+    let slot = this.slots.get(key);
+    if (slot !== undefined) {
+      // Most recently used last: a Map iterates in insertion order, so the first key is the eviction candidate.
+      this.slots.delete(key);
+      this.slots.set(key, slot);
+    }
+    this.write(publicKey, this.pkAt);
+    this.write(signature, this.sigAt);
+    let begun = slot === undefined ? -1 : this.x.verifyBegin(slot);
+    if (begun === -1) {
+      // Not cached, or the slot holds another key with the same first bytes: expand this one there.
+      this.misses++;
+      slot ??= this.claimSlot(key);
+      if (this.x.expand(slot) !== 1) slot = this.shrinkInto(key);
+      begun = this.x.verifyBegin(slot);
+    } else {
+      this.hits++;
+    }
+    if (begun !== 1) return false;
+    // The protocol signs 32-byte digests (one call); longer messages go through in buffer-sized parts.
+    for (let at = 0; at < message.length; at += this.msgCapacity) {
+      const part = message.subarray(at, at + this.msgCapacity);
+      this.write(part, this.msgAt);
+      this.x.absorbMessage(part.length);
+    }
+    return this.x.verifyEnd(slot!) === 1;
+  }
+
+  /** SHAKE128 (`rate` 168) or SHAKE256 (136) by the verifier's own Keccak; for the tests that check it against node:crypto. */
+  shake(rate: 136 | 168, data: Uint8Array, outLength: number): Uint8Array {
+    if (data.length + outLength > this.msgCapacity) throw new CryptoError('shake: input and output must fit the message buffer');
+    this.write(data, this.msgAt);
+    this.x.shake(rate, this.msgAt, data.length, this.msgAt + data.length, outLength);
+    return this.heap.slice(this.msgAt + data.length, this.msgAt + data.length + outLength);
+  }
+
+  /** Cache counters. */
+  stats(): KeyCacheStats {
+    return { hits: this.hits, misses: this.misses, entries: this.slots.size };
+  }
+
+  private claimSlot(key: string): number {
+    let slot: number;
+    if (this.nextSlot < this.capacity) {
+      slot = this.nextSlot++;
+    } else {
+      const oldest = this.slots.keys().next().value!;
+      slot = this.slots.get(oldest)!;
+      this.slots.delete(oldest);
+    }
+    this.slots.set(key, slot);
+    return slot;
+  }
+
+  /**
+   * Memory could not grow for a new slot: the cache keeps the slots it has (its capacity drops to
+   * them) and `key` takes the least recently used one. Throws only when not one slot fits.
+   */
+  private shrinkInto(key: string): number {
+    this.slots.delete(key);
+    this.nextSlot--;
+    this.capacity = this.nextSlot;
+    if (this.capacity === 0) throw new CryptoError('ML-DSA verifier: no memory for a single key expansion');
+    const slot = this.claimSlot(key);
+    if (this.x.expand(slot) !== 1) throw new CryptoError('ML-DSA verifier: a mapped slot failed to expand');
+    return slot;
+  }
+
+  private write(bytes: Uint8Array, at: number): void {
+    if (this.heap.buffer !== this.x.memory.buffer) this.heap = new Uint8Array(this.x.memory.buffer);
+    this.heap.set(bytes, at);
+  }
+}
+
+/** Bytes of a public key that name its cache entry (ρ's first half: random per honest key). */
+const KEY_PREFIX_BYTES = 16;
