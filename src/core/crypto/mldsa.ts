@@ -140,8 +140,10 @@ export async function initSignatureBackend(
     active = liboqs!;
     return active;
   }
+  // A bad setting stops start-up; it is not a reason to fall back.
+  const keyCacheEntries = keyCacheEntriesFromEnv();
   try {
-    active = wasmVerifierBackend(liboqs ?? nobleBackend);
+    active = wasmVerifierBackend(liboqs ?? nobleBackend, keyCacheEntries);
   } catch (err) {
     if (choice === 'svc-wasm') throw new CryptoError(`svc-wasm verifier failed to load: ${(err as Error).message}`);
     warn(`svc-wasm verifier failed to load (${(err as Error).message}); verifying with ${liboqs ? 'liboqs' : 'the slower noble backend'}`);

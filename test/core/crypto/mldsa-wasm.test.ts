@@ -12,7 +12,9 @@ import { createHash } from 'node:crypto';
 import { createMLDSA65, type MLDSA65 } from '@oqs/liboqs-js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { CachedKeyVerifier } from '../../../src/core/crypto/mldsa-wasm.js';
-import { initSignatureBackend, nobleBackend, signatureBackend } from '../../../src/core/crypto/mldsa.js';
+import { backendFromEnv, initSignatureBackend, keyCacheEntriesFromEnv, nobleBackend, signatureBackend } from '../../../src/core/crypto/mldsa.js';
+import { CryptoError } from '../../../src/core/errors.js';
+import { expectError } from '../../helpers/assert.js';
 import { Rng } from '../../helpers/fuzz.js';
 
 /** Signature layout (FIPS 204, ML-DSA-65): c̃ | z (5 × 640) | hint (ω = 55 positions, then 6 counts). */
@@ -205,6 +207,37 @@ test('initSignatureBackend: svc-wasm by default, signing with liboqs, and it int
   assert.ok(b.verify(Buffer.from(kp.publicKey), Buffer.from(msg), Buffer.from(sig)));
   assert.ok(b.verify(kp.publicKey, msg, nobleBackend.sign(kp.secretKey, msg)));
   await initSignatureBackend('noble');
+});
+
+test('SVC_CRYPTO_BACKEND=svc-wasm is accepted; a bad SVC_KEY_CACHE_ENTRIES stops start-up instead of falling back', async () => {
+  const saved = { backend: process.env.SVC_CRYPTO_BACKEND, entries: process.env.SVC_KEY_CACHE_ENTRIES };
+  try {
+    process.env.SVC_CRYPTO_BACKEND = 'svc-wasm';
+    assert.is(backendFromEnv(), 'svc-wasm');
+    process.env.SVC_KEY_CACHE_ENTRIES = '16';
+    assert.is(keyCacheEntriesFromEnv(), 16);
+    assert.is((await initSignatureBackend()).name, 'svc-wasm');
+    for (const bad of ['0', '-1', '1.5', 'lots', '99999999']) {
+      process.env.SVC_KEY_CACHE_ENTRIES = bad;
+      const failure = await initSignatureBackend('auto', () => assert.unreachable('no fallback expected')).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expectError(
+        () => {
+          throw failure;
+        },
+        CryptoError,
+        { message: `SVC_KEY_CACHE_ENTRIES must be a positive integer, got ${JSON.stringify(bad)}` },
+      );
+    }
+  } finally {
+    for (const [k, v] of [['SVC_CRYPTO_BACKEND', saved.backend], ['SVC_KEY_CACHE_ENTRIES', saved.entries]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await initSignatureBackend('noble');
+  }
 });
 
 test.run();
