@@ -378,6 +378,11 @@ function expandA(rho: usize, slot: usize): void {
   }
 }
 
+/** Five bytes at `at` as a little-endian 40-bit integer: t1 packs four 10-bit, z two 20-bit coefficients in them. */
+@inline function load40(at: usize): u64 {
+  return <u64>load<u32>(at) | (<u64>load<u8>(at + 4) << 32);
+}
+
 /** Makes room for `count` slots; false when memory cannot grow. */
 function mapSlots(count: i32): bool {
   if (slotBase == 0) slotBase = (__heap_base + 63) & ~<usize>63;
@@ -408,17 +413,9 @@ export function expand(index: i32): i32 {
     const src = IN_PK + 32 + <usize>(r * 320);
     const poly = slot + SLOT_T1 + <usize>(r * POLY_BYTES);
     for (let i: i32 = 0; i < N / 4; i++) {
-      const b = src + <usize>(5 * i);
-      const b0 = <i32>load<u8>(b);
-      const b1 = <i32>load<u8>(b + 1);
-      const b2 = <i32>load<u8>(b + 2);
-      const b3 = <i32>load<u8>(b + 3);
-      const b4 = <i32>load<u8>(b + 4);
+      const v = load40(src + <usize>(5 * i));
       const out = poly + (<usize>(4 * i) << 2);
-      store<i32>(out, ((b0 | (b1 << 8)) & 0x3ff) << D);
-      store<i32>(out, (((b1 >> 2) | (b2 << 6)) & 0x3ff) << D, 4);
-      store<i32>(out, (((b2 >> 4) | (b3 << 4)) & 0x3ff) << D, 8);
-      store<i32>(out, (((b3 >> 6) | (b4 << 2)) & 0x3ff) << D, 12);
+      for (let k: i32 = 0; k < 4; k++) store<i32>(out + (<usize>k << 2), (<i32>(v >> (10 * k)) & 0x3ff) << D);
     }
     ntt(poly);
   }
@@ -456,14 +453,9 @@ function decodeZ(): bool {
     const src = IN_SIG + CTILDE_BYTES + <usize>(s * 640);
     const poly = Z + <usize>(s * POLY_BYTES);
     for (let i: i32 = 0; i < N / 2; i++) {
-      const b = src + <usize>(5 * i);
-      const b0 = <i32>load<u8>(b);
-      const b1 = <i32>load<u8>(b + 1);
-      const b2 = <i32>load<u8>(b + 2);
-      const b3 = <i32>load<u8>(b + 3);
-      const b4 = <i32>load<u8>(b + 4);
-      const z0 = GAMMA1 - ((b0 | (b1 << 8) | (b2 << 16)) & 0xfffff);
-      const z1 = GAMMA1 - ((b2 >> 4) | (b3 << 4) | (b4 << 12));
+      const v = load40(src + <usize>(5 * i));
+      const z0 = GAMMA1 - (<i32>v & 0xfffff);
+      const z1 = GAMMA1 - (<i32>(v >> 20) & 0xfffff);
       if (z0 >= bound || z0 <= -bound || z1 >= bound || z1 <= -bound) return false;
       store<i32>(poly + (<usize>(2 * i) << 2), z0);
       store<i32>(poly + (<usize>(2 * i + 1) << 2), z1);
