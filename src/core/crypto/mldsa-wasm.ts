@@ -12,6 +12,7 @@ import { CryptoError } from '../errors.js';
 
 interface VerifierExports {
   memory: WebAssembly.Memory;
+  slotBytes(): number;
   publicKeyAt(): number;
   signatureAt(): number;
   messageAt(): number;
@@ -46,11 +47,14 @@ function module(): WebAssembly.Module {
   return compiled;
 }
 
-/** Counters of a key cache, for metrics and the benchmarks. */
+/** Counters of a key cache (cumulative lookups, current size), for metrics and the benchmarks. */
 export interface KeyCacheStats {
   hits: number;
   misses: number;
   entries: number;
+  /** Bytes the entries' slots take, and the most the cache may take. */
+  bytes: number;
+  maxBytes: number;
 }
 
 /** One thread's verifier instance and its cache of expanded keys (least recently used out first). */
@@ -126,7 +130,8 @@ export class CachedKeyVerifier {
 
   /** Cache counters. */
   stats(): KeyCacheStats {
-    return { hits: this.hits, misses: this.misses, entries: this.slots.size };
+    const slot = this.x.slotBytes();
+    return { hits: this.hits, misses: this.misses, entries: this.slots.size, bytes: this.slots.size * slot, maxBytes: this.capacity * slot };
   }
 
   private claimSlot(key: string): number {

@@ -9,7 +9,7 @@
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { KEYGEN_SEED_BYTES, PUBLIC_KEY_BYTES, SECRET_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
 import { CryptoError } from '../errors.js';
-import { CachedKeyVerifier, VERIFY_KEY_CACHE_ENTRIES } from './mldsa-wasm.js';
+import { CachedKeyVerifier, type KeyCacheStats, VERIFY_KEY_CACHE_ENTRIES } from './mldsa-wasm.js';
 
 /** An ML-DSA-65 key pair. */
 export interface MlDsaKeyPair {
@@ -24,6 +24,8 @@ export interface SignatureBackend {
   sign(secretKey: Uint8Array, message: Uint8Array): Uint8Array;
   /** True when `signature` verifies; false for any malformed input, never throws. */
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  /** This thread's cache of expanded keys (svc-wasm only). */
+  keyCacheStats?(): KeyCacheStats;
 }
 
 function sizesOk(publicKey: Uint8Array, signature: Uint8Array): boolean {
@@ -90,6 +92,7 @@ export function wasmVerifierBackend(signer: SignatureBackend, keyCacheEntries: n
     verify(publicKey, message, signature) {
       return verifier.verify(publicKey, message, signature);
     },
+    keyCacheStats: () => verifier.stats(),
   };
 }
 

@@ -12,6 +12,7 @@ import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
 import { encodeTx, envelopeSignatureKey, type Transaction } from '../../core/types/transaction.js';
 import { sha3 } from '../../core/crypto/hash.js';
+import type { KeyCacheStats } from '../../core/crypto/mldsa-wasm.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
 
 /** Outcome of one verification. `signer` is null when the signature is invalid. */
@@ -27,6 +28,8 @@ export interface VerifyResult {
 export interface VerifierObserver {
   verified(ms: number, ok: boolean): void;
   cacheHit(): void;
+  /** Lookups in a worker's cache of expanded public keys since its previous answer. */
+  keyLookups?(hits: number, misses: number): void;
 }
 
 /** A worker's answer for one envelope; `hash` (0x hex) when it was asked to derive it. */
@@ -98,6 +101,8 @@ export class SignatureVerifier {
   private nextId = 0;
   private closed = false;
   private readonly queued: Array<{ envelopes: Uint8Array[]; hashIt: boolean } & Pending> = [];
+  /** Each worker's key cache as of its latest answer. */
+  private readonly keyStats = new Map<Worker, KeyCacheStats>();
   /** Messages each worker has not answered yet. */
   private readonly inFlight = new Map<Worker, number>();
   private flushScheduled = false;
@@ -124,9 +129,10 @@ export class SignatureVerifier {
   private spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
       const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { chainId: this.chainId } });
-      w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[]; buffer?: ArrayBuffer }) => {
+      w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[]; buffer?: ArrayBuffer; keys?: KeyCacheStats }) => {
         if (msg.ready) return resolve();
         if (msg.buffer) this.recycle(msg.buffer);
+        if (msg.keys) this.noteKeys(w, msg.keys);
         this.inFlight.set(w, Math.max(0, (this.inFlight.get(w) ?? 1) - 1));
         // What queued while this worker was busy goes out now, as one message.
         if (this.queued.length > 0) this.scheduleFlush();
@@ -146,6 +152,7 @@ export class SignatureVerifier {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);
         this.inFlight.delete(w);
+        this.keyStats.delete(w);
         if (this.closed) return;
         this.failPending(new SvcError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`, 500));
         this.spawn().catch(() => undefined);
@@ -274,6 +281,23 @@ export class SignatureVerifier {
     const a = this.cache.stats();
     const b = this.byEnvelope.stats();
     return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
+  }
+
+  /** The worker threads' caches of expanded public keys, together (as of each thread's latest answer). */
+  keyCacheStats(): CacheStats {
+    const total = { bytes: 0, entries: 0, maxBytes: 0 };
+    for (const k of this.keyStats.values()) {
+      total.bytes += k.bytes;
+      total.entries += k.entries;
+      total.maxBytes += k.maxBytes;
+    }
+    return total;
+  }
+
+  private noteKeys(w: Worker, keys: KeyCacheStats): void {
+    const before = this.keyStats.get(w);
+    this.keyStats.set(w, keys);
+    this.observer?.keyLookups?.(keys.hits - (before?.hits ?? 0), keys.misses - (before?.misses ?? 0));
   }
 
   /**

@@ -15,7 +15,7 @@ interface Job {
 
 const { chainId } = workerData as { chainId: string };
 // Same choice as the main thread (workers inherit its environment), so one process uses one backend.
-await initSignatureBackend(backendFromEnv(), () => undefined);
+const backend = await initSignatureBackend(backendFromEnv(), () => undefined);
 // One per thread: it reuses its preimage buffer, so a verification allocates no copy of the envelope.
 const verifier = new EnvelopeVerifier(chainId);
 parentPort!.on('message', (job: Job) => {
@@ -30,6 +30,7 @@ parentPort!.on('message', (job: Job) => {
     results[i] = hashIt?.[i] ? { signer, ms, hash: sha3Hex(env) } : { signer, ms };
   }
   // The envelopes' buffer goes back to the main thread for its next message (the results hold none of its bytes).
-  parentPort!.postMessage({ id: job.id, results, buffer: packed.buffer }, [packed.buffer]);
+  // The key cache's counters ride along (cumulative: the main thread keeps the latest of each thread).
+  parentPort!.postMessage({ id: job.id, results, buffer: packed.buffer, keys: backend.keyCacheStats?.() }, [packed.buffer]);
 });
 parentPort!.postMessage({ ready: true });

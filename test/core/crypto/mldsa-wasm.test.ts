@@ -23,6 +23,8 @@ const HINT_AT = CTILDE + 5 * 640;
 const OMEGA = 55;
 const GAMMA1 = 1 << 19;
 const BETA = 196;
+/** One cached key: the key padded to 1,984 bytes, tr (64), Â (30 × 1 KiB) and t̂1 (6 × 1 KiB). */
+const SLOT_BYTES = 1984 + 64 + 30 * 1024 + 6 * 1024;
 
 interface Case {
   pk: Uint8Array;
@@ -62,7 +64,7 @@ test('valid signatures (noble- and liboqs-made) verify, cold and from the cache'
   const v = new CachedKeyVerifier(64);
   for (const c of cases) assert.ok(v.verify(c.pk, c.msg, c.sig));
   for (const c of cases) assert.ok(v.verify(c.pk, c.msg, c.sig));
-  assert.equal(v.stats(), { hits: cases.length, misses: cases.length, entries: cases.length });
+  assert.equal(v.stats(), { hits: cases.length, misses: cases.length, entries: cases.length, bytes: cases.length * SLOT_BYTES, maxBytes: 64 * SLOT_BYTES });
 });
 
 test('random bit flips in signatures, keys and messages: the same answer as liboqs, every time', () => {
@@ -159,7 +161,7 @@ test('the key cache: least recently used out, and two keys sharing a slot name n
   assert.ok(v.verify(c.pk, c.msg, c.sig));
   assert.ok(v.verify(a.pk, a.msg, a.sig));
   assert.ok(v.verify(b.pk, b.msg, b.sig));
-  assert.equal(v.stats(), { hits: 2, misses: 4, entries: 2 });
+  assert.equal(v.stats(), { hits: 2, misses: 4, entries: 2, bytes: 2 * SLOT_BYTES, maxBytes: 2 * SLOT_BYTES });
   // A key with a's first bytes (ρ) and b's t1: it names a's slot, and is not a's key.
   const forged = a.pk.slice();
   forged.set(b.pk.subarray(32), 32);

@@ -142,6 +142,12 @@ storage('caches are bounded by bytes and reported in /metrics; evicted blocks ar
       assert.ok(metricValue(text, 'service_execution_cache_entries', 'cache="records"')! >= 1);
       assert.ok(metricValue(text, 'service_execution_cache_entries', 'cache="verified_signers"')! >= 8);
       assert.ok(metricValue(text, 'service_execution_cache_bytes', 'cache="changes"')! > 0);
+      // One sender: its key is expanded once per verifier thread that saw it, then found.
+      const keys = metricValue(text, 'service_execution_cache_entries', 'cache="signature_keys"')!;
+      const misses = metricValue(text, 'service_execution_signature_key_cache_lookups_total', 'result="miss"')!;
+      const hits = metricValue(text, 'service_execution_signature_key_cache_lookups_total', 'result="hit"')!;
+      assert.ok(keys >= 1 && misses === keys && hits + misses >= 8, `signature keys: ${keys} cached, ${hits} hits, ${misses} misses`);
+      assert.is(metricValue(text, 'service_execution_cache_bytes', 'cache="signature_keys"'), keys * 38_912);
       // The first block's record was evicted; its views still answer.
       assert.is(expectOk(await get(node, '/api/v1/blocks/1')).transactions[0], hashes[0]);
     },
