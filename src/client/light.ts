@@ -12,7 +12,7 @@ import { MAX_LIGHT_HEADERS } from '../core/constants.js';
 import { blockHash, headerFromJson } from '../core/types/block.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { requireObject } from '../core/codec/json.js';
-import { type ApiClientOptions, JsonApiClient } from './beacon.js';
+import { type ApiClientOptions, BeaconClientError, JsonApiClient } from './beacon.js';
 
 /** The beacon's light-client routes, answers returned unparsed: the verifiers parse them strictly. */
 export class LightApiClient extends JsonApiClient {
@@ -79,6 +79,23 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
     trustedIndex = header.index;
   }
 
+  // The proof is asked for at the newest finalized block, whose state execution keeps. If finality
+  // moves between the update and the proof, that block's state may be pruned: a newer update then
+  // names a block whose state is kept, so the verification starts again from it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await verifyLatest(api, o, trusted, trustedIndex);
+    } catch (err) {
+      if (!(err instanceof BeaconClientError && err.code === 'STATE_PRUNED') || attempt >= LIGHT_PROOF_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Finality updates tried when the finalized block's state is pruned before its account proof arrives. */
+const LIGHT_PROOF_ATTEMPTS = 4;
+
+/** Verifies the beacon's latest finality update, the ancestry back towards the trusted block and, with `o.account`, the account's proof. */
+async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?: string; checkpoint?: string }, trusted: TrustedState, trustedIndex: number): Promise<LightVerification> {
   const updateJson = await api.finalityUpdate();
   const update = parseServed('finality update', () => finalityUpdateFromJson(updateJson));
   const fin: VerifiedFinality = verifyFinalityUpdate(update, trusted);

@@ -148,6 +148,23 @@ test('svc light verify proves the finalized header and a balance; a tampered bea
         await proxy.close();
       }
     }
+
+    // Finality moved on between the update and the proof (the block's state pruned): the client
+    // starts again from a newer update, and gives up with the beacon's code after four tries.
+    const pruned = { status: 410, body: { success: false, error: { code: 'STATE_PRUNED', message: 'the state of that block is pruned' } } };
+    const once = await startTamperProxy(beaconUrl, (_p, d) => d, (path, seen) => (path === '/api/v1/light/proof' && seen === 0 ? pruned : undefined));
+    try {
+      const again = expectJsonOk(await verify(once.url));
+      assert.is(again.account.balance, v.account.balance);
+    } finally {
+      await once.close();
+    }
+    const always = await startTamperProxy(beaconUrl, (_p, d) => d, (path) => (path === '/api/v1/light/proof' ? pruned : undefined));
+    try {
+      expectCliError(await verify(always.url), { exit: 1, code: 'STATE_PRUNED', messageIncludes: ['pruned'], json: true });
+    } finally {
+      await always.close();
+    }
   });
 });
 

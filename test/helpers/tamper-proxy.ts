@@ -16,11 +16,22 @@ export interface TamperProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy to `target` that rewrites successful JSON answers through `tamper`. */
-export async function startTamperProxy(target: string, tamper: Tamper): Promise<TamperProxy> {
+/** Answers a request itself instead of forwarding it (`seen`: earlier requests on the same path), or undefined to forward. */
+export type Answer = (path: string, seen: number) => { status: number; body: unknown } | undefined;
+
+/** Starts a proxy to `target` that rewrites successful JSON answers through `tamper`, after `answer` had its say. */
+export async function startTamperProxy(target: string, tamper: Tamper, answer?: Answer): Promise<TamperProxy> {
   const state = { tampered: 0 };
+  const seen = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', target);
+    const n = seen.get(url.pathname) ?? 0;
+    seen.set(url.pathname, n + 1);
+    const own = answer?.(url.pathname, n);
+    if (own) {
+      res.writeHead(own.status, { 'content-type': 'application/json' }).end(JSON.stringify(own.body));
+      return;
+    }
     fetch(url, { method: req.method ?? 'GET', signal: AbortSignal.timeout(30_000) })
       .then(async (up) => {
         const text = await up.text();
