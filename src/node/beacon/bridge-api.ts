@@ -10,7 +10,8 @@ import { SIGNATURE_BYTES } from '../../core/constants.js';
 import { MalformedError, SvcError } from '../../core/errors.js';
 import { BID_STATUSES, type BidDirection, type BidListView, type BidSignaturesView, type BidStatus, type CounterpartsView } from '../../api/bridge.js';
 import { ok } from '../shared/http.js';
-import { BRIDGE_LIST_DEFAULT, BRIDGE_LIST_MAX, type BidQuery, type BridgeStore } from './bridge.js';
+import type { BridgeStore } from './bridge.js';
+import { BRIDGE_LIST_DEFAULT, BRIDGE_LIST_MAX, type BidQuery } from './bridge-queries.js';
 import { EngineError } from './engine-client.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;

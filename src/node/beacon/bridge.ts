@@ -5,10 +5,11 @@
  * signatures. Every transition is appended to the BID's history, written atomically and synced
  * before anything is announced on `/ws` or a signature POST is acknowledged.
  *
- * Storage keys: bridge-records.ts.
- * Each query walks only the keys of its answer (the address listing also those of the address's
- * other statuses); finality and expiry walk only the entries they settle; nothing is held in
- * memory beyond the counts and the counterpart names, so a restart reloads everything from here.
+ * Storage keys: bridge-records.ts; the listings' and signatures' reads: bridge-queries.ts; the
+ * signed stake and the served view: bridge-view.ts.
+ * Each query walks only the keys of its answer; finality and expiry walk only the entries they
+ * settle; nothing is held in memory beyond the counts and the counterpart names, so a restart
+ * reloads everything from here.
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../core/constants.js';
@@ -23,12 +24,10 @@ import { type ChainStore, WriteBatch } from '../shared/store.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import { HeldSignatures } from './bridge-gossip.js';
+import { type BidQuery, listBids, readSignatures } from './bridge-queries.js';
 import { type BidRecord, type Cause, Change, DIRECTIONS, K, pad, SETTLED } from './bridge-records.js';
+import { bidStake, bidView } from './bridge-view.js';
 
-/** BIDs a listing returns unless `limit` says otherwise. */
-export const BRIDGE_LIST_DEFAULT = 100;
-/** Most BIDs one listing returns. */
-export const BRIDGE_LIST_MAX = 1_000;
 /** Most BIDs one slot tick expires (the rest wait for the next tick: the batch stays small). */
 const EXPIRE_PER_TICK = 1_000;
 /** Receipt kinds of the five bridge operations. */
@@ -63,15 +62,6 @@ export interface BridgeContext {
   /** Unix ms. */
   now: () => number;
   currentSlot: () => number;
-}
-
-/** Filters of a listing (validated by the route). */
-export interface BidQuery {
-  status?: BidStatus;
-  direction?: BidDirection;
-  /** Lowercase 0x address: sender or recipient. */
-  address?: string;
-  limit: number;
 }
 
 /** The chain ids of the counterparts, by genesis hash, as execution last named them. */
@@ -284,7 +274,7 @@ export class BridgeStore {
       const added = this.sign(ch, r, s);
       if (added) await this.commit(ch);
       if (added && source !== 'gossip') this.onNew?.(bid, s);
-      const { signed, active } = this.stake(r);
+      const { signed, active } = bidStake(this.c.registry(), r.signers);
       return { added, result: { bid, added, status: r.status, signers: r.signers.length, signed_stake: signed.toString(), active_stake: active.toString() } };
     });
   }
@@ -328,7 +318,7 @@ export class BridgeStore {
     r.signers = [...r.signers, s.validatorIndex].sort((a, b) => a - b);
     ch.batch.put(K.sig(r.bid, s.validatorIndex), toHex(s.signature));
     this.touch(ch, r);
-    const { signed, active } = this.stake(r);
+    const { signed, active } = bidStake(this.c.registry(), r.signers);
     if (r.status === 'PENDING' && active > 0n && 3n * signed >= 2n * active) {
       this.transition(ch, r, 'ATTESTED', null);
       if (r.finalized) this.transition(ch, r, 'FINALIZED', null);
@@ -342,53 +332,17 @@ export class BridgeStore {
   /** One BID, or undefined. */
   async bid(bid: string): Promise<BidView | undefined> {
     const r = await this.c.store.get<BidRecord>(K.bid(bid));
-    return r && this.toView(r);
+    return r && bidView(r, this.c.registry(), this.names);
   }
 
   /** BIDs newest first, filtered; reads only the index entries of the answer. */
   async list(q: BidQuery): Promise<BidView[]> {
-    let bids: string[];
-    if (q.address !== undefined) {
-      bids = [];
-      for await (const value of this.c.store.db.values({ gte: K.addressPrefix(q.address), lt: K.addressPrefix(q.address) + '\xff', reverse: true })) {
-        const r = await this.c.store.get<BidRecord>(K.bid(JSON.parse(value) as string));
-        if (!r || (q.status && r.status !== q.status) || (q.direction && r.direction !== q.direction)) continue;
-        bids.push(r.bid);
-        if (bids.length >= q.limit) break;
-      }
-    } else if (q.status === undefined && q.direction === undefined) {
-      bids = await this.walk('Xn:', q.limit).then((xs) => xs.map((x) => x.bid));
-    } else {
-      const prefixes = (q.direction ? [q.direction] : DIRECTIONS).flatMap((d) => (q.status ? [q.status] : BID_STATUSES).map((s) => K.statusPrefix(d, s)));
-      const all = (await Promise.all(prefixes.map((p) => this.walk(p, q.limit)))).flat();
-      bids = all.sort((a, b) => b.seq - a.seq).slice(0, q.limit).map((x) => x.bid);
-    }
-    const out: BidView[] = [];
-    for (const bid of bids) {
-      const r = await this.c.store.get<BidRecord>(K.bid(bid));
-      if (r) out.push(this.toView(r));
-    }
-    return out;
-  }
-
-  // The newest `limit` entries under an index prefix whose keys end in the sequence number.
-  private async walk(prefix: string, limit: number): Promise<Array<{ seq: number; bid: string }>> {
-    const out: Array<{ seq: number; bid: string }> = [];
-    for await (const [key, value] of this.c.store.db.iterator({ gte: prefix, lt: prefix + '\xff', reverse: true, limit })) {
-      out.push({ seq: Number(String(key).slice(-16)), bid: JSON.parse(value) as string });
-    }
-    return out;
+    return (await listBids(this.c.store, q)).map((r) => bidView(r, this.c.registry(), this.names));
   }
 
   /** The BID signatures collected for a BID, by validator index; undefined for an unknown BID. */
-  async signatures(bid: string): Promise<BidSignatureJson[] | undefined> {
-    const r = await this.c.store.get<BidRecord>(K.bid(bid));
-    if (!r) return undefined;
-    const out: BidSignatureJson[] = [];
-    for await (const [key, value] of this.c.store.db.iterator({ gte: K.sigs(bid), lt: K.sigs(bid) + '\xff' })) {
-      out.push({ validator_index: Number(String(key).slice(-8)), signature: JSON.parse(value) as string });
-    }
-    return out;
+  signatures(bid: string): Promise<BidSignatureJson[] | undefined> {
+    return readSignatures(this.c.store, bid);
   }
 
   /** This chain and its counterparts, as execution names them (cached until a registration is imported). */
@@ -488,31 +442,5 @@ export class BridgeStore {
 
   private publishCounts(): void {
     for (const d of DIRECTIONS) for (const s of BID_STATUSES) this.c.metrics.bridgeBids.set({ status: s, direction: d }, this.counts.get(`${d}:${s}`) ?? 0);
-  }
-
-  private stake(r: BidRecord): { signed: bigint; active: bigint } {
-    const reg = this.c.registry();
-    const counts = (v: RegistryEntry | undefined) => v !== undefined && v.active && !v.slashed;
-    let active = 0n;
-    for (const v of reg) if (counts(v)) active += BigInt(v.stake);
-    let signed = 0n;
-    for (const i of r.signers) if (counts(reg[i])) signed += BigInt(reg[i]!.stake);
-    return { signed, active };
-  }
-
-  private toView(r: BidRecord): BidView {
-    const name = (c: BridgeChainJson): BridgeChainJson => (c.chain_id === c.genesis_hash ? { ...c, chain_id: this.names?.get(c.genesis_hash) ?? c.chain_id } : c);
-    const { signed, active } = this.stake(r);
-    return {
-      bid: r.bid,
-      direction: r.direction,
-      status: r.status,
-      fields: r.fields,
-      source: name(r.source),
-      destination: name(r.destination),
-      block: r.blocks[0] ?? null,
-      signatures: r.direction === 'outgoing' ? { signers: r.signers.length, signed_stake: signed.toString(), active_stake: active.toString() } : null,
-      history: r.history,
-    };
   }
 }

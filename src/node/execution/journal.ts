@@ -10,7 +10,9 @@
  * Removals (included, replaced, evicted, dropped) are appended without a sync of their own: one
  * lost in a crash only makes the replay drop the transaction again, or keep one still valid.
  * When the file holds far more dead records than live ones it is rewritten from the live set
- * beside the old one, in chunks, and swapped in by an atomic rename between two appends.
+ * beside the old one, in chunks, and swapped in by an atomic rename between two appends
+ * (journal-compaction.ts). Legacy `p:` keys of the chain database move into the file at open
+ * (journal-legacy.ts).
  */
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { SvcError } from '../../core/errors.js';
@@ -18,20 +20,12 @@ import { syncDir } from '../../util/fs.js';
 import { GroupCommit } from '../../util/group-commit.js';
 import type { Logger } from '../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
-import { toHex } from '../../core/codec/bytes.js';
-import { sha3 } from '../../core/crypto/hash.js';
-import { addRecordBytes, encodeAdd, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
-import { Keys } from './store.js';
+import { COMPACT_MIN_BYTES, type Compacted, compactionDue, type LiveEntry, swapInCompacted, writeCompacted } from './journal-compaction.js';
+import { addRecordBytes, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
+import { upgradeLegacyKeys } from './journal-legacy.js';
 
 /** The journal's file name in the execution data directory (beside `chain/`). */
 export const POOL_JOURNAL_FILE = 'pool.journal';
-/** Bytes before the envelope in a legacy `p:` value: the admission time, u64 little-endian Unix ms. */
-const AT_BYTES = 8;
-/** The file is compacted once it is this large and its dead records outweigh its live ones by COMPACT_DEAD_RATIO. */
-export const COMPACT_MIN_BYTES = 16 << 20;
-const COMPACT_DEAD_RATIO = 2;
-/** Bytes of records a compaction encodes between two writes: about a millisecond of the event loop. */
-const COMPACT_CHUNK_BYTES = 1 << 20;
 /** Deferred removals are written within this long when no admission carries them sooner. */
 const LAZY_FLUSH_MS = 1000;
 /** Largest write buffer the writer keeps for the next write; a larger write gets a buffer of its own. */
@@ -72,17 +66,6 @@ export interface PoolJournalOptions {
 }
 
 /**
- * Stored value of a legacy `p:` journal key (before the journal file): the admission time, then
- * the signed envelope. Kept to read data directories written by earlier versions, and for tests.
- */
-export function encodeJournalValue(envelope: Uint8Array, receivedAt: number): Uint8Array {
-  const out = new Uint8Array(AT_BYTES + envelope.length);
-  new DataView(out.buffer).setBigUint64(0, BigInt(Math.max(0, Math.trunc(receivedAt))), true);
-  out.set(envelope, AT_BYTES);
-  return out;
-}
-
-/**
  * One queued write: journal records in order (encoded bytes, or a transaction whose add record
  * the writer encodes straight into its write buffer), and chain-database writes that must be
  * durable before them.
@@ -92,24 +75,6 @@ interface JournalOp {
   /** Journal writes it carries, for the metrics: its admissions, or 1 for a removal. */
   writes: number;
   extra?: readonly BatchOp[];
-}
-
-/**
- * A live entry: what a compaction rewrites, and its share of the file. The record's head is not
- * kept (a compaction encodes it again, byte for byte): one object less per pooled transaction
- * for the garbage collector to trace.
- */
-interface LiveEntry {
-  envelope: Uint8Array;
-  receivedAt: number;
-  bytes: number;
-}
-
-/** A compaction's new file, written and synced up to `size`, waiting to be swapped in. */
-interface Compacted {
-  fh: FileHandle;
-  tmp: string;
-  size: number;
 }
 
 export class PoolJournal {
@@ -296,37 +261,9 @@ export class PoolJournal {
     if (end > JOURNAL_MAGIC.length) this.opts.log.info('pool journal read', { path, live: live.size, bytes: end });
   }
 
-  /**
-   * Moves the legacy `p:` keys into the journal (durably) and then deletes them: a crash in
-   * between only makes the next start move them again. Runs once per data directory in effect;
-   * afterwards the scan finds no key.
-   */
+  /** Moves the chain database's legacy `p:` keys into the file (journal-legacy.ts). */
   private async upgrade(): Promise<void> {
-    const prefix = Keys.poolTx('');
-    const found: Array<{ key: string; entry?: JournalEntry }> = [];
-    const rows = this.opts.store.db.iterator({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'view' } as never) as AsyncIterable<[string, Uint8Array]>;
-    for await (const [key, value] of rows) {
-      const hash = key.slice(prefix.length);
-      // A hash no record can hold was never written by admission: there is nothing to keep.
-      if (!isRecordableHash(hash)) {
-        found.push({ key });
-        continue;
-      }
-      // A value too short to hold a time keeps an empty envelope: the replay drops it as malformed, with a log line.
-      const at = value.length < AT_BYTES ? 0 : Number(new DataView(value.buffer, value.byteOffset, value.byteLength).getBigUint64(0, true));
-      found.push({ key, entry: { hash, receivedAt: at, envelope: value.length < AT_BYTES ? new Uint8Array(0) : value.slice(AT_BYTES) } });
-    }
-    if (found.length === 0) return;
-    const moved = found.flatMap((f) => (f.entry && !this.live.has(f.entry.hash) ? [f.entry] : []));
-    const whole: JournalEntry[] = [];
-    const broken: JournalEntry[] = [];
-    for (const e of moved) (toHex(sha3(e.envelope)) === e.hash ? whole : broken).push(e);
-    if (whole.length > 0) await Promise.all(whole.map((e) => this.add(e)));
-    // Not the envelope of its hash, so the file would skip it: handed to the replay alone, which
-    // drops it with a log line and a count, as it did any undecodable key.
-    this.unjournaled = broken;
-    await this.opts.store.db.batch(found.map(({ key }): BatchOp => ({ type: 'del', key })) as never, { sync: true } as never);
-    this.opts.log.info('pool journal upgraded from database keys', { keys: found.length, moved: whole.length, not_envelopes: broken.length });
+    this.unjournaled = await upgradeLegacyKeys(this.opts.store, this.opts.log, { has: (hash) => this.live.has(hash), add: (e) => this.add(e) });
   }
 
   /** Removes `hash` from the live set; whether it was there. */
@@ -391,7 +328,7 @@ export class PoolJournal {
   /** Starts a compaction when the file is large and mostly dead, unless one runs. */
   private maybeCompact(): void {
     if (this.compacting || this.closed || this.fh === undefined) return;
-    if (this.size < this.compactMinBytes || this.size - this.liveBytes <= COMPACT_DEAD_RATIO * this.liveBytes) return;
+    if (!compactionDue(this.size, this.liveBytes, this.compactMinBytes)) return;
     this.compacting = this.compact()
       .catch((err: Error) => this.opts.log.warn('pool journal compaction failed', { error: err.message }))
       .finally(() => {
@@ -400,41 +337,17 @@ export class PoolJournal {
   }
 
   /**
-   * Writes the live set, as of now, to a new file in chunks (the event loop runs between them
-   * and appends go on to the old file meanwhile), syncs it, then has the writer swap it in
-   * before its next write: the records appended since the snapshot are copied over first.
+   * Writes the live set, as of now, to a new file in chunks (journal-compaction.ts), then has the
+   * writer swap it in before its next write: the records appended since the snapshot are copied
+   * over first.
    */
   private async compact(): Promise<void> {
-    const path = this.opts.path!;
-    const tmp = `${path}.compact`;
-    const snapshot = [...this.live];
+    // Set in the same tick as writeCompacted's snapshot, so the tail holds every record written after it.
     this.tail = [];
-    const fh = await open(tmp, 'w');
     try {
-      let size = 0;
-      let chunk: Uint8Array[] = [JOURNAL_MAGIC];
-      let chunkBytes = JOURNAL_MAGIC.length;
-      const flush = async (): Promise<void> => {
-        const { bytesWritten } = await fh.writev(chunk, size);
-        if (bytesWritten !== chunkBytes) throw new Error(`compaction wrote ${bytesWritten} of ${chunkBytes} bytes`);
-        size += chunkBytes;
-        chunk = [];
-        chunkBytes = 0;
-      };
-      for (const [hash, e] of snapshot) {
-        // Gone since the snapshot: its removal is in the tail, but it need not be written at all.
-        if (this.live.get(hash) !== e) continue;
-        for (const part of encodeAdd(hash, e.receivedAt, e.envelope)) chunk.push(part);
-        chunkBytes += e.bytes;
-        if (chunkBytes >= COMPACT_CHUNK_BYTES) await flush();
-      }
-      if (chunkBytes > 0) await flush();
-      await fh.datasync();
-      this.swapReady = { fh, tmp, size };
+      this.swapReady = await writeCompacted(this.opts.path!, this.live);
     } catch (err) {
       this.tail = undefined;
-      await fh.close().catch(() => undefined);
-      await rm(tmp, { force: true });
       throw err;
     }
     // The swap runs in the writer, between two appends; this empty write makes one happen now.
@@ -446,30 +359,11 @@ export class PoolJournal {
     this.swapReady = undefined;
     const tail = this.tail ?? [];
     this.tail = undefined;
-    const old = this.fh!;
     const before = this.size;
-    try {
-      let size = c.size;
-      if (tail.length > 0) {
-        let bytes = 0;
-        for (const r of tail) bytes += r.length;
-        const { bytesWritten } = await c.fh.writev(tail, size);
-        if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes`);
-        size += bytes;
-        await c.fh.datasync();
-      }
-      await rename(c.tmp, this.opts.path!);
-      this.fh = c.fh;
-      this.size = size;
-    } catch (err) {
-      this.opts.log.warn('pool journal compaction not swapped in', { error: (err as Error).message });
-      await c.fh.close().catch(() => undefined);
-      await rm(c.tmp, { force: true });
-      return;
-    }
-    await old.close().catch(() => undefined);
-    // The rename is durable only with the directory; until then a crash finds the old file, which is still complete.
-    await syncDir(this.opts.path!).catch((err: Error) => this.opts.log.warn('pool journal directory sync failed', { error: err.message }));
+    const size = await swapInCompacted(c, this.fh!, tail, this.opts.path!, this.opts.log);
+    if (size === undefined) return;
+    this.fh = c.fh;
+    this.size = size;
     this.opts.log.info('pool journal compacted', { bytes_before: before, bytes_after: this.size, live: this.live.size });
   }
 }

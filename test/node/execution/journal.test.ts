@@ -13,7 +13,8 @@ import { encodeTx, type StandardTx } from '../../../src/core/types/transaction.j
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { appendFile } from 'node:fs/promises';
-import { encodeJournalValue, readJournalFile } from '../../../src/node/execution/journal.js';
+import { readJournalFile } from '../../../src/node/execution/journal.js';
+import { encodeJournalValue } from '../../../src/node/execution/journal-legacy.js';
 import { encodeAdd } from '../../../src/node/execution/journal-file.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { type Admitted, SubmitRefusal } from '../../../src/node/execution/admission.js';
