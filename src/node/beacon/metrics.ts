@@ -22,10 +22,11 @@
  * `service_beacon_sync_blocks_imported_total`, `service_beacon_sync_failures_total{reason}` and
  * `service_beacon_peers_refused_total{reason}`; for the bridge (docs/bridge.md)
  * `service_beacon_bridge_bids{status,direction}` and
- * `service_beacon_bridge_relay_latency_seconds` (outgoing BIDs, FINALIZED → COMPLETED).
+ * `service_beacon_bridge_relay_latency_seconds` (outgoing BIDs, FINALIZED → COMPLETED); and
+ * `service_beacon_signature_key_cache_lookups_total{result}` (svc-wasm's cache of expanded keys).
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { NodeMetrics } from '../shared/metrics.js';
+import { keyCacheLookupsCounter, NodeMetrics } from '../shared/metrics.js';
 
 /** Every metric the beacon node exports. */
 export class BeaconMetrics extends NodeMetrics {
@@ -97,6 +98,11 @@ export class BeaconMetrics extends NodeMetrics {
     registers: [this.registry],
   });
 
+  readonly keyCacheLookups = keyCacheLookupsCounter(
+    this.registry,
+    'service_beacon_signature_key_cache_lookups_total',
+    "Signature checks on the beacon's thread (blocks, VRF proofs, attestations) by whether the signer's expanded public key was cached (hit) or had to be expanded (miss)",
+  );
   readonly wsClients = new Gauge({ name: 'service_beacon_ws_clients', help: 'Open /ws event-stream connections', registers: [this.registry] });
   readonly wsEvents = new Counter({ name: 'service_beacon_ws_events_published_total', help: 'Events published on the /ws stream', labelNames: ['type'], registers: [this.registry] });
   readonly wsDropped = new Counter({

@@ -5,6 +5,7 @@
  * `quantum_canonical_bytes_len` has no sample until a layer sets it from an encoding it made.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { type SignatureBackend, signatureBackend } from '../../core/crypto/mldsa.js';
 
 /** What a process signs, the `kind` label of `quantum_canonical_sig_generated_total`. */
 export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction' | 'bridge_bid';
@@ -18,6 +19,32 @@ export function canonicalBytesGauge(registry: Registry): Gauge {
   const g = new Gauge({ name: 'quantum_canonical_bytes_len', help: 'Length of the last canonical SignedHeader encoding produced or checked (expected 3409)', registers: [registry] });
   g.remove();
   return g;
+}
+
+/**
+ * `name{result="hit|miss"}`: lookups in this thread's cache of expanded public keys (svc-wasm),
+ * brought up to date from the backend's own counts at each scrape; both series start at 0.
+ */
+export function keyCacheLookupsCounter(registry: Registry, name: string, help: string): Counter<'result'> {
+  let counted = { backend: undefined as SignatureBackend | undefined, hit: 0, miss: 0 };
+  const c = new Counter({
+    name,
+    help,
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      const backend = signatureBackend();
+      const s = backend.keyCacheStats?.();
+      if (!s) return;
+      // A backend chosen again (tests do) counts from zero.
+      if (counted.backend !== backend) counted = { backend, hit: 0, miss: 0 };
+      if (s.hits > counted.hit) this.inc({ result: 'hit' }, s.hits - counted.hit);
+      if (s.misses > counted.miss) this.inc({ result: 'miss' }, s.misses - counted.miss);
+      counted = { backend, hit: Math.max(counted.hit, s.hits), miss: Math.max(counted.miss, s.misses) };
+    },
+  });
+  for (const result of ['hit', 'miss']) c.inc({ result }, 0);
+  return c;
 }
 
 /**

@@ -350,6 +350,11 @@ proposals('attestations: a bad signature is refused (INVALID_SIGNATURE), a valid
 
   assert.equal(okData(await bpost(h, ATTEST, attestationToJson(good))), { status: 'applied' });
   assert.is(await received(), 1);
+  // Validator 0's key was checked four times above (three refusals, then the vote): expanded at most once.
+  const text = await beaconMetrics(h);
+  const hits = sample(text, 'service_beacon_signature_key_cache_lookups_total', 'result="hit"')!;
+  const misses = sample(text, 'service_beacon_signature_key_cache_lookups_total', 'result="miss"')!;
+  assert.ok(hits >= 3 && misses >= 1, `key cache: ${hits} hits, ${misses} misses`);
   assert.equal((await snapshot(h)).height, before.height);
 
   // Attestation data for a slot that has not started is refused.
