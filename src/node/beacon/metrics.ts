@@ -26,6 +26,7 @@
  * `service_beacon_signature_key_cache_lookups_total{result}` (svc-wasm's cache of expanded keys).
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { signatureBackend } from '../../core/crypto/mldsa.js';
 import { keyCacheLookupsCounter, NodeMetrics } from '../shared/metrics.js';
 
 /** Every metric the beacon node exports. */
@@ -102,6 +103,7 @@ export class BeaconMetrics extends NodeMetrics {
     this.registry,
     'service_beacon_signature_key_cache_lookups_total',
     "Signature checks on the beacon's thread (blocks, VRF proofs, attestations) by whether the signer's expanded public key was cached (hit) or had to be expanded (miss)",
+    () => signatureBackend().keyCacheStats?.(),
   );
   readonly wsClients = new Gauge({ name: 'service_beacon_ws_clients', help: 'Open /ws event-stream connections', registers: [this.registry] });
   readonly wsEvents = new Counter({ name: 'service_beacon_ws_events_published_total', help: 'Events published on the /ws stream', labelNames: ['type'], registers: [this.registry] });

@@ -6,7 +6,8 @@ import { Counter, Gauge } from 'prom-client';
 import { RECOMMIT_ERROR_CODE } from '../../core/consensus/recommit.js';
 import { TX_ERRORS } from '../../core/errors.js';
 import type { CacheStats } from '../../util/byte-cache.js';
-import { NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
+import type { KeyCacheStats } from '../../core/crypto/mldsa-wasm.js';
+import { keyCacheLookupsCounter, NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
 import { POOL_ERROR_CODES } from './txpool.js';
 import { CONTRACT_ERROR_CODES } from './vm/errors.js';
 import { BRIDGE_ERROR_CODES } from '../../core/bridge/types.js';
@@ -76,13 +77,14 @@ export class ExecutionMetrics extends NodeMetrics {
   // Execution signs only the faucet's transfers.
   readonly sigGenerated = sigGeneratedCounter(this.registry, ['transaction']);
   readonly cacheHits = new Counter({ name: 'quantum_domain_hash_cache_hits', help: 'Signature checks answered by the verified-transaction cache', registers: [this.registry] });
-  readonly keyCacheLookups = new Counter({
-    name: 'service_execution_signature_key_cache_lookups_total',
-    help: "Signature checks on the verifier threads by whether the signer's expanded public key was cached (hit) or had to be expanded (miss)",
-    labelNames: ['result'],
-    registers: [this.registry],
-  });
   private cacheSource: CacheSource = () => ({});
+  private keySource: () => KeyCacheStats | undefined = () => undefined;
+  readonly keyCacheLookups = keyCacheLookupsCounter(
+    this.registry,
+    'service_execution_signature_key_cache_lookups_total',
+    "Signature checks on the verifier threads by whether the signer's expanded public key was cached (hit) or had to be expanded (miss)",
+    () => this.keySource(),
+  );
   readonly cacheBytes = this.cacheGauge('service_execution_cache_bytes', 'Estimated resident bytes of each in-memory cache', (s) => s.bytes);
   readonly cacheMaxBytes = this.cacheGauge('service_execution_cache_max_bytes', 'Byte bound of each in-memory cache', (s) => s.maxBytes);
   readonly cacheEntries = this.cacheGauge('service_execution_cache_entries', 'Entries in each in-memory cache', (s) => s.entries);
@@ -91,18 +93,12 @@ export class ExecutionMetrics extends NodeMetrics {
     super();
     for (const reason of TX_REJECTION_REASONS) this.txRejected.inc({ reason }, 0);
     for (const op of BRIDGE_OP_NAMES) for (const result of ['ok', 'failed']) this.bridgeOperations.inc({ op, result }, 0);
-    for (const result of ['hit', 'miss']) this.keyCacheLookups.inc({ result }, 0);
-  }
-
-  /** Counts a verifier thread's key-cache lookups since its previous answer. */
-  keyLookups(hits: number, misses: number): void {
-    if (hits > 0) this.keyCacheLookups.inc({ result: 'hit' }, hits);
-    if (misses > 0) this.keyCacheLookups.inc({ result: 'miss' }, misses);
   }
 
   /** Reads cache sizes from `source` at each scrape (caches change on every lookup; no event to count). */
-  watchCaches(source: CacheSource): void {
+  watchCaches(source: CacheSource, keys?: () => KeyCacheStats): void {
     this.cacheSource = source;
+    if (keys) this.keySource = keys;
   }
 
   private cacheGauge(name: string, help: string, pick: (s: CacheStats) => number): Gauge<'cache'> {

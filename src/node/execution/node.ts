@@ -133,7 +133,7 @@ export class ExecutionNode {
     };
     const verifier = await SignatureVerifier.start(opts.genesis.chain_id, {
       threads: opts.verifierThreads,
-      observer: { verified: (ms, okv) => metrics.signature(ms, okv), cacheHit: () => metrics.cacheHits.inc(), keyLookups: (hits, misses) => metrics.keyLookups(hits, misses) },
+      observer: { verified: (ms, okv) => metrics.signature(ms, okv), cacheHit: () => metrics.cacheHits.inc() },
     }).catch(failed);
     release.push(() => verifier.close());
     let admission: Admission | undefined;
@@ -182,7 +182,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
-    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats() }));
+    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats() }), () => verifier.keyCacheStats());
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });

@@ -28,8 +28,6 @@ export interface VerifyResult {
 export interface VerifierObserver {
   verified(ms: number, ok: boolean): void;
   cacheHit(): void;
-  /** Lookups in a worker's cache of expanded public keys since its previous answer. */
-  keyLookups?(hits: number, misses: number): void;
 }
 
 /** A worker's answer for one envelope; `hash` (0x hex) when it was asked to derive it. */
@@ -103,6 +101,8 @@ export class SignatureVerifier {
   private readonly queued: Array<{ envelopes: Uint8Array[]; hashIt: boolean } & Pending> = [];
   /** Each worker's key cache as of its latest answer. */
   private readonly keyStats = new Map<Worker, KeyCacheStats>();
+  /** Key-cache lookups of workers that exited (their caches went with them). */
+  private readonly retiredLookups = { hits: 0, misses: 0 };
   /** Messages each worker has not answered yet. */
   private readonly inFlight = new Map<Worker, number>();
   private flushScheduled = false;
@@ -132,7 +132,7 @@ export class SignatureVerifier {
       w.on('message', (msg: { ready?: boolean; id?: number; results?: WorkerResult[]; buffer?: ArrayBuffer; keys?: KeyCacheStats }) => {
         if (msg.ready) return resolve();
         if (msg.buffer) this.recycle(msg.buffer);
-        if (msg.keys) this.noteKeys(w, msg.keys);
+        if (msg.keys) this.keyStats.set(w, msg.keys);
         this.inFlight.set(w, Math.max(0, (this.inFlight.get(w) ?? 1) - 1));
         // What queued while this worker was busy goes out now, as one message.
         if (this.queued.length > 0) this.scheduleFlush();
@@ -152,7 +152,7 @@ export class SignatureVerifier {
         const i = this.workers.indexOf(w);
         if (i >= 0) this.workers.splice(i, 1);
         this.inFlight.delete(w);
-        this.keyStats.delete(w);
+        this.retireKeys(w);
         if (this.closed) return;
         this.failPending(new SvcError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`, 500));
         this.spawn().catch(() => undefined);
@@ -283,10 +283,15 @@ export class SignatureVerifier {
     return { bytes: a.bytes + b.bytes, entries: a.entries + b.entries, maxBytes: a.maxBytes + b.maxBytes };
   }
 
-  /** The worker threads' caches of expanded public keys, together (as of each thread's latest answer). */
-  keyCacheStats(): CacheStats {
-    const total = { bytes: 0, entries: 0, maxBytes: 0 };
+  /**
+   * The worker threads' caches of expanded public keys, together, as of each thread's latest
+   * answer; the lookups of threads that exited stay counted.
+   */
+  keyCacheStats(): KeyCacheStats {
+    const total = { ...this.retiredLookups, bytes: 0, entries: 0, maxBytes: 0 };
     for (const k of this.keyStats.values()) {
+      total.hits += k.hits;
+      total.misses += k.misses;
       total.bytes += k.bytes;
       total.entries += k.entries;
       total.maxBytes += k.maxBytes;
@@ -294,10 +299,12 @@ export class SignatureVerifier {
     return total;
   }
 
-  private noteKeys(w: Worker, keys: KeyCacheStats): void {
-    const before = this.keyStats.get(w);
-    this.keyStats.set(w, keys);
-    this.observer?.keyLookups?.(keys.hits - (before?.hits ?? 0), keys.misses - (before?.misses ?? 0));
+  private retireKeys(w: Worker): void {
+    const k = this.keyStats.get(w);
+    if (!k) return;
+    this.retiredLookups.hits += k.hits;
+    this.retiredLookups.misses += k.misses;
+    this.keyStats.delete(w);
   }
 
   /**

@@ -5,7 +5,6 @@
  * `quantum_canonical_bytes_len` has no sample until a layer sets it from an encoding it made.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { type SignatureBackend, signatureBackend } from '../../core/crypto/mldsa.js';
 
 /** What a process signs, the `kind` label of `quantum_canonical_sig_generated_total`. */
 export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction' | 'bridge_bid';
@@ -22,25 +21,26 @@ export function canonicalBytesGauge(registry: Registry): Gauge {
 }
 
 /**
- * `name{result="hit|miss"}`: lookups in this thread's cache of expanded public keys (svc-wasm),
- * brought up to date from the backend's own counts at each scrape; both series start at 0.
+ * `name{result="hit|miss"}`: lookups in a cache of expanded public keys (svc-wasm), brought up to
+ * date at each scrape from `source`'s cumulative counts (undefined: no such cache); a count that
+ * went down started again (a new backend), as Prometheus treats a counter reset. Both series
+ * start at 0.
  */
-export function keyCacheLookupsCounter(registry: Registry, name: string, help: string): Counter<'result'> {
-  let counted = { backend: undefined as SignatureBackend | undefined, hit: 0, miss: 0 };
+export function keyCacheLookupsCounter(registry: Registry, name: string, help: string, source: () => { hits: number; misses: number } | undefined): Counter<'result'> {
+  const counted = { hit: 0, miss: 0 };
   const c = new Counter({
     name,
     help,
     labelNames: ['result'],
     registers: [registry],
     collect() {
-      const backend = signatureBackend();
-      const s = backend.keyCacheStats?.();
+      const s = source();
       if (!s) return;
-      // A backend chosen again (tests do) counts from zero.
-      if (counted.backend !== backend) counted = { backend, hit: 0, miss: 0 };
-      if (s.hits > counted.hit) this.inc({ result: 'hit' }, s.hits - counted.hit);
-      if (s.misses > counted.miss) this.inc({ result: 'miss' }, s.misses - counted.miss);
-      counted = { backend, hit: Math.max(counted.hit, s.hits), miss: Math.max(counted.miss, s.misses) };
+      for (const [result, now] of [['hit', s.hits], ['miss', s.misses]] as const) {
+        const delta = now >= counted[result] ? now - counted[result] : now;
+        if (delta > 0) this.inc({ result }, delta);
+        counted[result] = now;
+      }
     },
   });
   for (const result of ['hit', 'miss']) c.inc({ result }, 0);
