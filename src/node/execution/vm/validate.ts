@@ -19,8 +19,12 @@ import {
 } from './schedule.js';
 import { countData, countElements, FUNCREF, type FuncType, I32, I64, parseModule, type WasmModule } from './wasm.js';
 
-/** The host ABI (version 1): every import a contract may have, with its exact signature. */
-export const HOST_SIGNATURES: Readonly<Record<string, FuncType>> = {
+/**
+ * The host ABI (version 1): every import a contract may have, with its exact signature. A Map, not
+ * an object literal: import names are the deployer's choice, and `constructor`, `__proto__` or
+ * `toString` looked up on an object would find Object.prototype's members instead of nothing.
+ */
+export const HOST_SIGNATURES: ReadonlyMap<string, FuncType> = new Map(Object.entries({
   input_size: { params: [], results: [I32] },
   input_copy: { params: [I32], results: [] },
   storage_read: { params: [I32, I32], results: [I32] },
@@ -42,7 +46,7 @@ export const HOST_SIGNATURES: Readonly<Record<string, FuncType>> = {
   sha3: { params: [I32, I32, I32], results: [] },
   mldsa_verify: { params: [I32, I32, I32, I32], results: [I32] },
   gas_left: { params: [], results: [I64] },
-};
+} satisfies Record<string, FuncType>));
 
 /** The only import module. */
 export const HOST_MODULE = 'svc';
@@ -79,7 +83,7 @@ export function validateModule(code: Uint8Array): ValidatedModule {
     for (const v of [...t.params, ...t.results]) checkValType(v, `type ${i}`);
   });
   for (const imp of m.imports) {
-    const expected = imp.module === HOST_MODULE ? HOST_SIGNATURES[imp.name] : undefined;
+    const expected = imp.module === HOST_MODULE ? HOST_SIGNATURES.get(imp.name) : undefined;
     if (!expected) throw new ContractModuleError('CONTRACT_FORBIDDEN_IMPORT', `import ${imp.module}.${imp.name} is not allowed: only the host functions of module "${HOST_MODULE}" (docs/contracts.md) may be imported`);
     const got = m.types[imp.typeIndex];
     if (!got) throw new ContractModuleError('CONTRACT_MODULE_MALFORMED', `malformed module: import ${imp.name} has unknown type ${imp.typeIndex}`);

@@ -54,6 +54,46 @@ test('imports: only svc host functions with their exact signatures', () => {
   refused(wat(`(module (import "svc" "g" (global i32)) ${MEM})`), 'CONTRACT_FORBIDDEN_IMPORT');
 });
 
+/**
+ * Every name an object literal answers without defining it (Object.prototype's own members, and
+ * those of Function.prototype, which a host function table could inherit): a deployer chooses
+ * import and export names, so each must be refused as an unknown import (400), never reach a
+ * prototype member (a TypeError, once answered 500 at admission).
+ */
+const PROTOTYPE_NAMES = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype), '__proto__', 'prototype'])].filter((n) => !HOST_SIGNATURES.has(n)); // `caller` is both
+
+test('imports named after prototype members are refused like any unknown import', () => {
+  assert.ok(PROTOTYPE_NAMES.includes('constructor') && PROTOTYPE_NAMES.includes('hasOwnProperty') && PROTOTYPE_NAMES.includes('toString'));
+  for (const name of PROTOTYPE_NAMES) {
+    refused(wat(`(module (import "svc" "${name}" (func)) ${MEM})`), 'CONTRACT_FORBIDDEN_IMPORT', new RegExp(`svc\\.${name.replace(/[$]/g, '\\$')} is not allowed`));
+    refused(wat(`(module (import "svc" "${name}" (func (param i32 i32) (result i32))) ${MEM})`), 'CONTRACT_FORBIDDEN_IMPORT');
+    refused(wat(`(module (import "${name}" "caller" (func (param i32))) ${MEM})`), 'CONTRACT_FORBIDDEN_IMPORT');
+  }
+});
+
+test('exports named after prototype members deploy, and calls by those names run the export or revert cleanly', async () => {
+  const exportsAll = PROTOTYPE_NAMES.filter((n) => !n.startsWith('_')).map((n) => `(func (export "${n}"))`).join(' ');
+  const code = wat(`(module ${MEM} ${exportsAll})`);
+  validateDeploy(deployData(code));
+  const state = await TrieState.open({ [ALICE]: 10n ** 20n });
+  const ctx = (over: Partial<ContractTxContext>): ContractTxContext => ({ from: ALICE, to: null, value: 0n, data: new Uint8Array(0), gasLimit: 2_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 1_700_000_000_000, ...over });
+  const deployed = runContractTx(state.view, ctx({ data: deployData(code), gasLimit: 30_000_000n }));
+  assert.is(deployed.status, 1, deployed.error);
+  for (const name of PROTOTYPE_NAMES.filter((n) => !n.startsWith('_'))) {
+    const r = runContractTx(state.view, ctx({ to: deployed.contractAddress!, data: callData(name), nonce: 1n }));
+    assert.is(r.status, 1, `${name}: ${r.error}`);
+  }
+  // A module without those exports: every such name is "no callable method", a clean revert.
+  const plain = wat(`(module ${MEM} (func (export "f")))`);
+  const other = runContractTx(state.view, ctx({ data: deployData(plain), gasLimit: 30_000_000n, nonce: 2n }));
+  assert.is(other.status, 1, other.error);
+  for (const name of PROTOTYPE_NAMES.filter((n) => n.length <= 64 && !n.startsWith('_'))) {
+    const r = runContractTx(state.view, ctx({ to: other.contractAddress!, data: callData(name), nonce: 3n }));
+    assert.is(r.status, 0, name);
+    assert.match(r.error ?? '', /no callable method/, name);
+  }
+});
+
 test('size limit', () => {
   const big = wat(`(module ${MEM} (data (i32.const 0) "${'a'.repeat(MAX_CODE_BYTES)}"))`);
   refused(big, 'CONTRACT_MODULE_TOO_LARGE', new RegExp(`over the ${MAX_CODE_BYTES}-byte limit`));
@@ -131,7 +171,7 @@ test('the start function is moved out of instantiation and run by the VM once ga
   assert.is(m.start, undefined);
   assert.ok(m.exports.some((e) => e.name === START_EXPORT));
   // Instantiating the stored form runs nothing: the start function would have traced into gas.
-  const inst = new WebAssembly.Instance(new WebAssembly.Module(stored), { svc: Object.fromEntries(Object.keys(HOST_SIGNATURES).map((k) => [k, () => 0])) });
+  const inst = new WebAssembly.Instance(new WebAssembly.Module(stored), { svc: Object.fromEntries([...HOST_SIGNATURES.keys()].map((k) => [k, () => 0])) });
   assert.is((inst.exports[GAS_EXPORT] as WebAssembly.Global).value, 0n);
   const state = (await TrieState.open({ [ALICE]: 10n ** 20n })).view;
   const d = runContractTx(state, { from: ALICE, to: null, value: 0n, data: deployData(START), gasLimit: 1_000_000n, nonce: 0n, blockNumber: 1, timestampMs: 0 });
