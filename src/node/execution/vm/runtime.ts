@@ -23,6 +23,7 @@ import {
   MAX_LOG_DATA_BYTES,
   MAX_LOG_TOPICS,
   MAX_RETURN_BYTES,
+  MAX_REVERT_REASON_BYTES,
   MLDSA_VERIFY_GAS,
   SHA3_GAS,
   SHA3_WORD_GAS,
@@ -179,12 +180,29 @@ export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Arra
   }
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A revert reason as receipt text: the UTF-8 string when it is printable text, otherwise `0x` hex
+ * of the bytes (a binary or control-laden reason would otherwise grow sixfold as JSON escapes and
+ * lose bytes to replacement characters). Either way at most 2 characters per reason byte.
+ */
+export function reasonText(reason: Uint8Array): string {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(reason);
+  } catch {
+    return toHex(reason);
+  }
+  // C0 controls but tab and newline, DEL, and C1 controls: JSON escapes them as \u00XX.
+  return /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text) ? toHex(reason) : text;
+}
+
 function failure(err: unknown, f: FrameState): FrameResult {
   const empty = new Uint8Array(0);
   if (err instanceof VmResourceError) throw err;
   if (err instanceof Revert) {
-    const reason = new TextDecoder().decode(err.reason);
-    return { outcome: 'revert', gasLeft: (f.gas?.value as bigint | undefined) ?? 0n, returnData: err.reason, error: `revert: ${reason}` };
+    return { outcome: 'revert', gasLeft: (f.gas?.value as bigint | undefined) ?? 0n, returnData: err.reason, error: `revert: ${reasonText(err.reason)}` };
   }
   if (err instanceof OutOfGas || f.gas?.value === -1n) return { outcome: 'out-of-gas', gasLeft: 0n, returnData: empty, error: 'out of gas' };
   if (f.depth?.value === -1) return { outcome: 'depth', gasLeft: 0n, returnData: empty, error: 'call depth exceeded' };
@@ -335,7 +353,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: (codeHash: Uint8Array) =
       f.returnData = read(ptr, n);
     },
     revert: (ptr: number, len: number) => {
-      const n = Math.min(len >>> 0, MAX_RETURN_BYTES);
+      const n = Math.min(len >>> 0, MAX_REVERT_REASON_BYTES);
       charge(HOST_BASE_GAS + copyGas(n));
       throw new Revert(read(ptr, n));
     },

@@ -77,6 +77,11 @@ export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
 export const MAX_LOG_TOPICS = 4;
 export const MAX_LOG_DATA_BYTES = 65_536;
 export const MAX_RETURN_BYTES = 65_536;
+/**
+ * Most bytes of a revert reason (also the return data a caller reads after it): longer reasons are
+ * cut to this, so a receipt's `error` stays a few KB however much memory a contract hands `revert`.
+ */
+export const MAX_REVERT_REASON_BYTES = 1_024;
 
 /** Gas of copying `bytes` bytes (rounded up to whole words). */
 export function copyGas(bytes: number): bigint {

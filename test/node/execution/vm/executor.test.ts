@@ -5,7 +5,7 @@ import { contractAddress } from '../../../../src/core/crypto/address.js';
 import { sha3 } from '../../../../src/core/crypto/hash.js';
 import { initSignatureBackend, keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
 import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { MAX_MEMORY_PAGES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
+import { MAX_MEMORY_PAGES, MAX_REVERT_REASON_BYTES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
 import type { StateView } from '../../../../src/node/execution/state/types.js';
 import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
@@ -117,6 +117,29 @@ test('revert: status 0 with the reason, gas used so far charged, every change an
   assert.is(r.logs.length, 0);
   assert.is(chain.digest(), before);
   assert.is(counterValue(call(state, c, 'get')), 1n);
+});
+
+test('revert reasons are capped at MAX_REVERT_REASON_BYTES and binary reasons are shown as hex, so a receipt stays small', async () => {
+  const chain = await funded();
+  const state = chain.view;
+  // Page 0 is zeros (NUL bytes); 1024.. holds printable text longer than the cap.
+  const text = 'no! '.repeat(MAX_REVERT_REASON_BYTES / 2);
+  const c = deploy(state, wat(`(module ${HOST_IMPORTS} (memory (export "memory") 1)
+    (data (i32.const 8192) "${text}")
+    (data (i32.const 4096) "caf\\c3\\a9")
+    (func (export "nuls") (call $revert (i32.const 0) (i32.const 65536)))
+    (func (export "long") (call $revert (i32.const 8192) (i32.const ${text.length})))
+    (func (export "utf8") (call $revert (i32.const 4096) (i32.const 5)))
+    (func (export "badutf8") (call $revert (i32.const 4099) (i32.const 1))))`));
+  const nuls = call(state, c, 'nuls');
+  assert.is(nuls.status, 0);
+  assert.is(nuls.returnData.length, MAX_REVERT_REASON_BYTES, 'the reason (and the return data) is cut to the cap');
+  assert.is(nuls.error, `revert: 0x${'00'.repeat(MAX_REVERT_REASON_BYTES)}`, 'NUL bytes are hex, not JSON-escaped text');
+  assert.ok(JSON.stringify({ error: nuls.error }).length < 2 * MAX_REVERT_REASON_BYTES + 32);
+  const long = call(state, c, 'long');
+  assert.is(long.error, `revert: ${text.slice(0, MAX_REVERT_REASON_BYTES)}`);
+  assert.is(call(state, c, 'utf8').error, 'revert: café', 'printable UTF-8 stays text');
+  assert.is(call(state, c, 'badutf8').error, 'revert: 0xc3', 'invalid UTF-8 (a lone lead byte) is hex');
 });
 
 test('out of gas in an infinite loop: status 0, the whole gas limit used, state untouched, bounded by the budget', async () => {
