@@ -40,6 +40,20 @@ export class CallFailedError extends SvcError {
 
 const REVERT_PREFIX = 'revert: ';
 
+/**
+ * Most VM runs one eth_estimateGas makes (the run at the cap included): enough for the search to
+ * reach the tolerance from a 30M cap down to a 21,000-gas answer (2 + 17 runs).
+ */
+export const ESTIMATE_MAX_RUNS = 24;
+/**
+ * Most gas all runs of one eth_estimateGas may use together, in multiples of the cap: the search
+ * stops (answering a limit that succeeded) before a run could take it past this, so the VM work
+ * of one estimate is bounded by gas, like a block's, whatever the contract does with less gas.
+ */
+export const ESTIMATE_GAS_BUDGET_CAPS = 4n;
+/** The binary search stops once the range is within this fraction of its upper end (geth's 1.5%). */
+export const ESTIMATE_TOLERANCE = { num: 15n, den: 1_000n } as const;
+
 /** The revert reason of a failed run, from its error (`revert: <reason>`). */
 export function revertReason(r: ContractTxResult): string {
   return r.error?.startsWith(REVERT_PREFIX) ? r.error.slice(REVERT_PREFIX.length) : (r.error ?? '');
@@ -108,10 +122,14 @@ export class ContractReader {
   }
 
   /**
-   * The least gas limit under which `req` succeeds: a run at the cap proves it can; its gas used
-   * is then tried first (it is the answer unless the call behaves differently with less gas left,
-   * e.g. by forwarding gas to a nested call), and only then a binary search between the two. Each
-   * run starts from the same state (checkpoint and revert on one view).
+   * The least gas limit under which `req` succeeds, to within ESTIMATE_TOLERANCE: a run at the cap
+   * proves it can; its gas used is then tried (the answer unless the call behaves differently
+   * with less gas left, e.g. by forwarding gas to a nested call), and only then a binary search
+   * between the two. The search answers its upper end (a limit that succeeded) once the range is
+   * within the tolerance, as geth's does, or once ESTIMATE_MAX_RUNS runs are made or the next could
+   * take the gas used by all runs past ESTIMATE_GAS_BUDGET_CAPS × the cap: one read is never a
+   * search of log2(cap) runs that each burn the cap. Each run starts from the same state
+   * (checkpoint and revert on one view).
    */
   async estimateGas(block: BlockRecord, req: CallRequest): Promise<bigint> {
     const backend = this.backend;
@@ -122,10 +140,15 @@ export class ContractReader {
     checkValue(view, req);
     // A value transfer, or a call to an address without code, runs nothing.
     if (req.to !== null && (req.data.length === 0 || view.code(req.to) === undefined)) return intrinsic;
+    let runs = 0;
+    let spent = 0n;
     const attempt = (gas: bigint): ContractTxResult => {
+      runs++;
       const mark = view.checkpoint();
       try {
-        return this.runOn(backend, view, block, req, gas);
+        const r = this.runOn(backend, view, block, req, gas);
+        spent += r.gasUsed;
+        return r;
       } finally {
         view.revertTo(mark);
       }
@@ -135,8 +158,10 @@ export class ContractReader {
     let lo = full.gasUsed > intrinsic ? full.gasUsed : intrinsic;
     if (attempt(lo).status === 1) return lo;
     let hi = cap;
-    while (hi - lo > 1n) {
+    const budget = ESTIMATE_GAS_BUDGET_CAPS * cap;
+    while (hi - lo > 1n && runs < ESTIMATE_MAX_RUNS && (hi - lo) * ESTIMATE_TOLERANCE.den > hi * ESTIMATE_TOLERANCE.num) {
       const mid = (lo + hi) / 2n;
+      if (spent + mid > budget) break;
       if (attempt(mid).status === 1) hi = mid;
       else lo = mid;
     }
