@@ -29,6 +29,7 @@ import type { RegistryEntry, Receipt } from '../../api/execution.js';
 import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
 import type { AccountProofJson, StateView } from './state/types.js';
+import type { StateSource } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
 import { BodyFile, type BodyWrite } from './body-file.js';
@@ -200,6 +201,11 @@ export class ExecutionChain {
   /** A throwaway view of the state after a stored block whose state is not pruned (for eth_call and reads at a block). */
   async stateView(blockHash: string): Promise<StateView> {
     return this.state.view(await this.readableRoot(blockHash));
+  }
+
+  /** The committed state of a stored, non-pruned block as a source and root (what a View reads; the call threads read through it). */
+  async stateSource(blockHash: string): Promise<{ source: StateSource; root: NodeRef }> {
+    return { source: this.state, root: await this.readableRoot(blockHash) };
   }
 
   /** Account and storage proofs (existence or absence) against the state root of a stored, non-pruned block. */

@@ -27,6 +27,7 @@ import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
 import { SignatureVerifier } from './verifier.js';
 import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
+import { CallPool } from './reads/call-pool.js';
 import { registerRestRoutes } from './api/rest.js';
 import { registerEngineRoutes } from './api/engine.js';
 import { registerRpcMethods } from './api/rpc.js';
@@ -67,6 +68,8 @@ export class ExecutionNode {
    * slot), so public read load cannot delay block import or forkchoiceUpdated.
    */
   readonly enginePriority: PriorityGate;
+  /** eth_call and eth_estimateGas run here, off the main thread (reads/call-pool.ts). */
+  readonly calls: CallPool;
   private gossip: TxGossip | undefined;
 
   private constructor(
@@ -83,6 +86,7 @@ export class ExecutionNode {
     private readonly log: Logger,
   ) {
     this.enginePriority = new PriorityGate(chain.genesis.config.slot_seconds * 1000);
+    this.calls = new CallPool(chain, BigInt(chain.genesis.config.max_gas_per_block));
   }
 
   /** Opens storage, replays the pool journal through admission (state itself is on disk), and starts serving. */
@@ -352,6 +356,7 @@ export class ExecutionNode {
     // The host first: no gossiped transaction starts admission while storage closes.
     await this.gossip?.stop().catch((err: Error) => this.log.warn('p2p stop failed', { error: err.message }));
     await Promise.allSettled([this.rest.close(), this.rpc.close()]);
+    await this.calls.close();
     await this.verifier.close();
     await this.journal.close();
     await this.chain.close();

@@ -59,6 +59,15 @@ export function revertReason(r: ContractTxResult): string {
   return r.error?.startsWith(REVERT_PREFIX) ? r.error.slice(REVERT_PREFIX.length) : (r.error ?? '');
 }
 
+/** The block a read-only call runs in: its state and its context. */
+export type CallBlockRef = Pick<BlockRecord, 'hash' | 'index' | 'timestamp'>;
+
+/** Runs calls and estimates elsewhere (reads/call-pool.ts: off the main thread); `client` is who asked, for per-client limits. */
+export interface CallOffload {
+  call(block: CallBlockRef, req: CallRequest, client?: string): Promise<ContractTxResult>;
+  estimateGas(block: CallBlockRef, req: CallRequest, client?: string): Promise<bigint>;
+}
+
 /** A read-only call as the APIs accept it (validated). */
 export interface CallRequest {
   from: string;
@@ -75,6 +84,8 @@ export class ContractReader {
     private readonly backend: ContractBackend,
     /** The block gas limit: the default and the cap of a call's gas. */
     private readonly maxGas: bigint,
+    /** Where call and estimateGas run when not here (the node's call threads). */
+    private readonly offload?: CallOffload,
   ) {}
 
   /** A view of the state after `block`. */
@@ -108,7 +119,8 @@ export class ContractReader {
    * number and timestamp), and returns the result; a status-0 result throws CallFailedError.
    * A call to an address without code returns empty data, as on Ethereum.
    */
-  async call(block: BlockRecord, req: CallRequest): Promise<ContractTxResult> {
+  async call(block: CallBlockRef, req: CallRequest, client?: string): Promise<ContractTxResult> {
+    if (this.offload) return this.offload.call(block, req, client);
     const backend = this.backend;
     const view = await backend.stateView(block.hash);
     const gas = this.gasOf(req);
@@ -131,7 +143,8 @@ export class ContractReader {
    * search of log2(cap) runs that each burn the cap. Each run starts from the same state
    * (checkpoint and revert on one view).
    */
-  async estimateGas(block: BlockRecord, req: CallRequest): Promise<bigint> {
+  async estimateGas(block: CallBlockRef, req: CallRequest, client?: string): Promise<bigint> {
+    if (this.offload) return this.offload.estimateGas(block, req, client);
     const backend = this.backend;
     const view = await backend.stateView(block.hash);
     const intrinsic = backend.intrinsicGas(req.to, req.data);
@@ -174,7 +187,7 @@ export class ContractReader {
     return gas;
   }
 
-  private runOn(backend: ContractBackend, view: StateView, block: BlockRecord, req: CallRequest, gas: bigint): ContractTxResult {
+  private runOn(backend: ContractBackend, view: StateView, block: CallBlockRef, req: CallRequest, gas: bigint): ContractTxResult {
     return backend.run(view, { from: req.from, to: req.to, value: req.value, data: req.data, gasLimit: gas, nonce: view.account(req.from).nonce, blockNumber: block.index, timestampMs: block.timestamp });
   }
 }

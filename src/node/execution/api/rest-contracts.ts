@@ -12,7 +12,7 @@ import { MalformedError, SvcError } from '../../../core/errors.js';
 import type { BlockRecord } from '../blocks.js';
 import { type LogIndex, topicsMatch } from '../logs.js';
 import type { ExecutionNode } from '../node.js';
-import { DEFAULT_BODY_LIMIT, ok } from '../../shared/http.js';
+import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
 import { type CallRequest, type ContractReader } from './contracts.js';
 import { ZERO_ADDRESS } from './rpc-params.js';
 
@@ -94,14 +94,14 @@ export function registerContractRoutes(app: FastifyInstance, node: ExecutionNode
   app.post('/api/v1/execution/call', small, async (req, reply) => {
     const { block: id, ...call } = callBody(req.body);
     const block = await blockOf(node, id);
-    const r = await reader.call(block, call);
+    const r = await reader.call(block, call, clientIp(req));
     return ok(reply, { return_data: toHex(r.returnData), gas_used: Number(r.gasUsed), block_number: block.index, block_hash: block.hash } satisfies CallView);
   });
 
   app.post('/api/v1/execution/estimate-gas', small, async (req, reply) => {
     const { block: id, ...call } = callBody(req.body);
     const block = await blockOf(node, id);
-    return ok(reply, { gas: Number(await reader.estimateGas(block, call)), block_number: block.index } satisfies EstimateGasView);
+    return ok(reply, { gas: Number(await reader.estimateGas(block, call, clientIp(req))), block_number: block.index } satisfies EstimateGasView);
   });
 
   app.get<{ Querystring: LogsQuery }>('/api/v1/execution/logs', async (req, reply) => {

@@ -155,7 +155,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   // Read at the head: the counterparts whose registration is in the canonical state.
   app.get('/api/v1/bridge/counterparts', async (_req, reply) => ok(reply, await node.chain.bridge.counterparts(node.chain.headState())));
 
-  registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), new LogIndex(node.chain.store));
+  registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), new LogIndex(node.chain.store));
 
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
 }

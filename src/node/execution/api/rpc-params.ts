@@ -180,6 +180,8 @@ export function logFilter(v: unknown): RpcLogFilter {
 
 /** Per-request context: the submission limits bound to the caller. */
 export interface RpcContext {
+  /** Who asked (the client IP), for per-client limits. */
+  client: string;
   limitIp(): void;
   limitSender(sender: string): void;
 }

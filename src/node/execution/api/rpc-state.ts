@@ -119,15 +119,15 @@ export const STATE_METHODS: Record<string, Method> = {
       blockNumber: qty(block.index),
     };
   },
-  eth_call: async (p, n, _c, env) => {
+  eth_call: async (p, n, c, env) => {
     const req = param(p, 0, callRequest, 'call object')!;
     const block = await resolveSelector(n, param(p, 1, selector(), 'block', true) ?? { tag: 'latest' });
-    return toHex((await env.reader.call(block, req)).returnData);
+    return toHex((await env.reader.call(block, req, c.client)).returnData);
   },
-  eth_estimateGas: async (p, n, _c, env) => {
+  eth_estimateGas: async (p, n, c, env) => {
     const req = param(p, 0, callRequest, 'call object')!;
     const block = await resolveSelector(n, param(p, 1, selector(), 'block', true) ?? { tag: 'latest' });
-    return qty(await env.reader.estimateGas(block, req));
+    return qty(await env.reader.estimateGas(block, req, c.client));
   },
   eth_getLogs: async (p, n, _c, env) => {
     const f = param(p, 0, logFilter, 'filter')!;

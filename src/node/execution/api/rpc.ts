@@ -3,6 +3,7 @@
  * Ethereum's conventions where the svc transaction format allows (rpc-format.ts), so viem's and
  * ethers' standard reads work; state, contract, log and fee methods are in rpc-state.ts.
  */
+import { CallLimitError } from '../reads/call-pool.js';
 import type { FastifyInstance } from 'fastify';
 import { toHex } from '../../../core/codec/bytes.js';
 import { SvcError, TxError, MalformedError } from '../../../core/errors.js';
@@ -28,7 +29,7 @@ export type { RpcContext } from './rpc-params.js';
 const MAX_BATCH = 100;
 const ZERO_HASH = '0x' + '00'.repeat(32);
 
-const UNLIMITED: RpcContext = { limitIp() {}, limitSender() {} };
+const UNLIMITED: RpcContext = { client: '', limitIp() {}, limitSender() {} };
 
 async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecord | undefined> {
   if (typeof tag !== 'string') throw new RpcError(RpcCode.InvalidParams, 'block tag must be a string');
@@ -182,7 +183,8 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
     // Ethereum nodes answer a reverted call with code 3 and the revert data; tooling decodes both.
     if (err instanceof CallFailedError && err.reverted) return errorResponse(id, RpcCode.Reverted, err.message, toHex(err.result.returnData));
     if (err instanceof TxError || err instanceof PoolError || err instanceof MalformedError || err instanceof SvcError) {
-      return errorResponse(id, err.status >= 500 ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
+      // A call refused or ended by the call threads' limits is the server's answer (as geth's "execution aborted (timeout)"), not an internal fault.
+      return errorResponse(id, err.status >= 500 && !(err instanceof CallLimitError) ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
     }
     return errorResponse(id, RpcCode.Internal, 'internal error');
   }
@@ -190,14 +192,14 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
 
 /** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
 export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
-  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block)), logs: new LogIndex(node.chain.store) };
+  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), logs: new LogIndex(node.chain.store) };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
   app.post('/', async (req, reply) => {
     const ip = clientIp(req);
-    const ctx: RpcContext = { limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) };
+    const ctx: RpcContext = { client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) };
     let parsed: unknown;
     try {
       parsed = JSON.parse(String(req.body ?? ''));

@@ -1,0 +1,64 @@
+/**
+ * A call thread (call-pool.ts): runs eth_call and eth_estimateGas jobs with the VM, off the
+ * execution node's main thread. The state comes from the main thread one StateSource read at a
+ * time (protocol.ts): the thread posts the read on its read port, blocks in Atomics.wait until the
+ * main thread has posted the answer, and takes it with receiveMessageOnPort. A View over that
+ * source journals the call's own writes exactly as the main thread's would.
+ */
+import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { SvcError } from '../../../core/errors.js';
+import { backendFromEnv, initSignatureBackend } from '../../../core/crypto/mldsa.js';
+import { CallFailedError, ContractReader } from '../api/contracts.js';
+import type { NodeRef } from '../state/trie.js';
+import { type AccountEntry, type StateSource, View } from '../state/view.js';
+import { intrinsicGas, runContractTx } from '../vm/executor.js';
+import { type CallAnswer, type CallJob, READ_DONE, READ_IDLE, type ReadAnswer, type ReadRequest, type WireError } from './protocol.js';
+
+const { flag, readPort } = workerData as { flag: Int32Array; readPort: MessagePort };
+
+/** An error as it crosses to the main thread (call-pool.ts rebuilds the typed error). */
+function toWire(err: unknown): WireError {
+  if (err instanceof CallFailedError) return { name: err.name, code: err.code, message: err.message, status: err.status, failed: { result: err.result, reverted: err.reverted } };
+  if (err instanceof SvcError) return { name: err.name, code: err.code, message: err.message, status: err.status };
+  return { name: 'Error', code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), status: 500 };
+}
+
+/** One synchronous read from the main thread. */
+function ask(req: ReadRequest): AccountEntry | Uint8Array | undefined {
+  Atomics.store(flag, 0, READ_IDLE);
+  readPort.postMessage(req);
+  // The main thread answers between its own tasks; a block import in progress only delays it.
+  while (Atomics.load(flag, 0) !== READ_DONE) Atomics.wait(flag, 0, READ_IDLE, 1_000);
+  // The flag is set after the answer was posted; the message may take a moment longer to arrive.
+  let answer: ReadAnswer | undefined;
+  while (!(answer = receiveMessageOnPort(readPort)?.message as ReadAnswer | undefined));
+  if ('error' in answer) throw new SvcError(answer.error.code, answer.error.message, answer.error.status);
+  return answer.value;
+}
+
+/** The committed state, read through the main thread. */
+const remote: StateSource = {
+  account: (root: NodeRef, address: string) => ask({ op: 'account', root, address }) as AccountEntry,
+  storage: (address: string, storageRoot: NodeRef, key: Uint8Array) => ask({ op: 'storage', address, storageRoot, key }) as Uint8Array | undefined,
+  code: (codeHash: Uint8Array) => ask({ op: 'code', codeHash }) as Uint8Array | undefined,
+  instrumented: (codeHash: Uint8Array) => ask({ op: 'instrumented', codeHash }) as Uint8Array | undefined,
+};
+
+// The ML-DSA host function verifies in this thread, with the backend the main thread chose.
+await initSignatureBackend(backendFromEnv(), () => undefined);
+
+parentPort!.on('message', (job: CallJob) => {
+  const reader = new ContractReader(
+    {
+      stateView: () => Promise.resolve(new View(remote, job.root)),
+      proof: () => Promise.reject(new SvcError('INTERNAL', 'a call thread serves no proofs', 500)),
+      run: runContractTx,
+      intrinsicGas,
+    },
+    job.maxGas,
+  );
+  const done = (answer: CallAnswer): void => parentPort!.postMessage(answer);
+  const run = job.op === 'call' ? reader.call(job.block, job.req).then((call) => done({ id: job.id, call })) : reader.estimateGas(job.block, job.req).then((estimate) => done({ id: job.id, estimate }));
+  run.catch((err: unknown) => done({ id: job.id, error: toWire(err) }));
+});
+parentPort!.postMessage({ ready: true });
