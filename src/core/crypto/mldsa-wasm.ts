@@ -103,7 +103,7 @@ export class CachedKeyVerifier {
     this.write(signature, this.sigAt);
     let begun = slot === undefined ? -1 : this.x.verifyBegin(slot);
     if (begun === -1) {
-      // Not cached, or (a SHA3-256 collision, never seen) the slot holds another key: expand this one there.
+      // Not cached, or (a SHA-256 collision, never seen) the slot holds another key: expand this one there.
       this.misses++;
       slot ??= this.claimSlot(key);
       if (this.x.expand(slot) !== 1) slot = this.shrinkInto(key);
@@ -169,10 +169,13 @@ export class CachedKeyVerifier {
 }
 
 /**
- * The name of a key's cache slot: SHA3-256 of the whole key (as a latin1 string, a cheap Map key;
- * about 4 µs against ~0.5 ms for a verification). Not a prefix of the key: keys anyone can make
- * with a target key's first bytes would share its slot and evict its expansion at each use.
+ * The name of a key's cache slot: SHA-256 of the whole key, as a latin1 string (a cheap Map key).
+ * Not a prefix of the key: keys anyone can make with a target key's first bytes would share its
+ * slot and evict its expansion at each use. A collision-resistant hash, so no one can make keys
+ * that share a name either; SHA-256 rather than the protocol's SHA3-256 because this is no protocol
+ * hash and OpenSSL's SHA-256 is about 3.5× faster here (6 µs against 21 µs for 1,952 bytes on a
+ * loaded 2-core machine, next to 0.2–0.5 ms for a verification).
  */
 function slotName(publicKey: Uint8Array): string {
-  return hash('sha3-256', publicKey, 'binary');
+  return hash('sha256', publicKey, 'binary');
 }
