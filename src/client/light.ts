@@ -6,7 +6,7 @@
  */
 import { bytesEqual, parseHex, toHex } from '../core/codec/bytes.js';
 import { type Genesis, genesisHash } from '../core/genesis/genesis.js';
-import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, type TrustedState, trustedFromGenesis, validatorsFromJson } from '../core/light/types.js';
+import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, sameValidatorSet, type TrustedState, type TrustedValidator, trustedFromGenesis, validatorsFromJson } from '../core/light/types.js';
 import { verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate, type VerifiedAccount, type VerifiedFinality } from '../core/light/verify.js';
 import { MAX_LIGHT_HEADERS } from '../core/constants.js';
 import { blockHash, headerFromJson } from '../core/types/block.js';
@@ -45,7 +45,8 @@ export class LightApiClient extends JsonApiClient {
 export interface LightVerification {
   chainId: string;
   /** Where trust started: genesis or the user's checkpoint. */
-  trusted: { root: string; index: number; source: 'genesis' | 'checkpoint' };
+  /** `set`: whose validator set the votes were counted against (the genesis file's or the user's --validators). */
+  trusted: { root: string; index: number; source: 'genesis' | 'checkpoint'; set: 'genesis' | 'pinned' };
   finalized: { epoch: number; index: number; hash: string; stateRoot: string; signers: number; signedStake: string; activeStake: string; updateBytes: number };
   /** Headers whose hash links were checked back from the finalized header, and the lowest height reached. */
   ancestry: { headers: number; lowest: number; reachesTrusted: boolean };
@@ -56,8 +57,13 @@ export interface LightVerification {
  * Bootstraps (genesis from the file, or the user's finalized checkpoint), verifies the latest
  * finality update, the header chain back towards the trusted block (up to MAX_LIGHT_HEADERS),
  * and with `account` that account's proof against the finalized header's state_root.
+ *
+ * The validator set is never the server's: from genesis it is the file's; from a checkpoint it is
+ * `validators` (a set the user pinned) or else the genesis file's, and when the beacon says the set
+ * at the checkpoint is another one, the check is refused (LIGHT_CHECKPOINT_SET_UNKNOWN) since set
+ * changes are not followed from genesis.
  */
-export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; account?: string; checkpoint?: string; timeoutMs?: number }): Promise<LightVerification> {
+export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; account?: string; checkpoint?: string; validators?: ReadonlyMap<number, TrustedValidator>; timeoutMs?: number }): Promise<LightVerification> {
   const api = new LightApiClient(o.beaconUrl, o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs });
   const genesisRoot = genesisHash(o.genesis);
   const boot = await api.bootstrap(o.checkpoint);
@@ -68,14 +74,26 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
   let trusted: TrustedState;
   let trustedIndex = 0;
   if (o.checkpoint === undefined) {
-    // Genesis: the validator set comes from the file, never from the server.
     trusted = trustedFromGenesis(o.genesis, genesisRoot);
   } else {
     const root = parseHex(o.checkpoint, 'checkpoint', 32);
     const header = parseServed('bootstrap header', () => headerFromJson(boot.header, 'bootstrap.header'));
     if (!bytesEqual(blockHash(header), root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the bootstrap header hashes to ${toHex(blockHash(header))}, not the checkpoint ${o.checkpoint}`);
-    // Weak subjectivity: with the root, the user trusts the set served at it (docs/light-client.md).
-    trusted = { ...trustedFromGenesis(o.genesis, root), header, validators: parseServed('bootstrap validators', () => validatorsFromJson(boot.validators, 'bootstrap.validators')) };
+    const fromGenesis = trustedFromGenesis(o.genesis, root);
+    let validators = o.validators;
+    if (validators === undefined) {
+      // The served set is only evidence that the genesis set no longer holds at the checkpoint:
+      // it is never counted, so a beacon lying about it can only make the check fail.
+      const served = parseServed('bootstrap validators', () => validatorsFromJson(boot.validators, 'bootstrap.validators'));
+      if (!sameValidatorSet(served, fromGenesis.validators)) {
+        throw new LightClientError(
+          'LIGHT_CHECKPOINT_SET_UNKNOWN',
+          `the beacon says the validator set at checkpoint ${o.checkpoint} (block ${header.index}, ${served.size} validators) is not the genesis file's (${fromGenesis.validators.size}); the set cannot be established from genesis (validator-set changes are not followed): pass --validators FILE with the set at the checkpoint from a source you trust`,
+        );
+      }
+      validators = fromGenesis.validators;
+    }
+    trusted = { ...fromGenesis, header, validators };
     trustedIndex = header.index;
   }
 
@@ -95,7 +113,7 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
 const LIGHT_PROOF_ATTEMPTS = 4;
 
 /** Verifies the beacon's latest finality update, the ancestry back towards the trusted block and, with `o.account`, the account's proof. */
-async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?: string; checkpoint?: string }, trusted: TrustedState, trustedIndex: number): Promise<LightVerification> {
+async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?: string; checkpoint?: string; validators?: unknown }, trusted: TrustedState, trustedIndex: number): Promise<LightVerification> {
   const updateJson = await api.finalityUpdate();
   const update = parseServed('finality update', () => finalityUpdateFromJson(updateJson));
   const fin: VerifiedFinality = verifyFinalityUpdate(update, trusted);
@@ -123,7 +141,7 @@ async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?
 
   const out: LightVerification = {
     chainId: o.genesis.chain_id,
-    trusted: { root: toHex(trusted.root), index: trustedIndex, source: o.checkpoint === undefined ? 'genesis' : 'checkpoint' },
+    trusted: { root: toHex(trusted.root), index: trustedIndex, source: o.checkpoint === undefined ? 'genesis' : 'checkpoint', set: o.checkpoint !== undefined && o.validators !== undefined ? 'pinned' : 'genesis' },
     finalized: {
       epoch: fin.epoch,
       index: fin.header.index,

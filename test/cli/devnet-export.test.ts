@@ -11,7 +11,7 @@ import { cliEnv, expectCliError, expectJsonOk, runCli, withTempDir } from '../he
 
 const BASE = ['devnet', 'export', '--validators', '2', '--genesis-time', '1767225600'];
 
-test('export writes the files it lists, secrets mode 0600, and keeps existing secrets on a second export', async () => {
+test('export writes the files it lists, secrets mode 0444 in a 0700 directory, and keeps existing secrets on a second export', async () => {
   await withTempDir(async (dir) => {
     const env = cliEnv(dir);
     const out = join(dir, 'net');
@@ -19,7 +19,8 @@ test('export writes the files it lists, secrets mode 0600, and keeps existing se
     assert.ok(r.files.includes('compose.yaml'));
     assert.equal(r.secrets_created.sort(), ['engine-jwt', 'keystore-password', 'validator-token']);
     for (const f of r.files as string[]) await stat(join(out, f));
-    assert.is((await stat(join(out, 'secrets', 'validator-token'))).mode & 0o777, 0o600);
+    assert.is((await stat(join(out, 'secrets', 'validator-token'))).mode & 0o777, 0o444);
+    assert.is((await stat(join(out, 'secrets'))).mode & 0o777, 0o700);
     const token = await readFile(join(out, 'secrets', 'validator-token'), 'utf8');
     assert.not.ok((await readFile(join(out, 'compose.yaml'), 'utf8')).includes(token.trim()));
     const again = expectJsonOk(await runCli([...BASE, '--format', 'k8s', '--out', out, '--json'], env));

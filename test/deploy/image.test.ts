@@ -1,8 +1,8 @@
 /**
  * The container image (Dockerfile at the repository root): where a container engine answers
  * (docker, else podman), the image builds and `svc --version` runs in it. Where none answers (a
- * CLI without a daemon counts as none) the test prints why it was skipped and passes: it cannot
- * check anything there.
+ * CLI without a daemon counts as none), or where the engine has no base image and cannot pull it
+ * (offline), the test prints why it was skipped and passes: it cannot check anything there.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -27,13 +27,34 @@ function findEngine(): { engine: string } | { reasons: string[] } {
   return { reasons };
 }
 
-test('the image builds and runs svc --version (skipped without a container engine)', () => {
+/** The Dockerfile's base image (every FROM line names it). */
+function baseImage(): string {
+  const from = /^FROM\s+(\S+)/m.exec(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'));
+  if (!from) throw new Error('the Dockerfile has no FROM line');
+  return from[1]!;
+}
+
+/** Why `engine` cannot get the base image (not present and the pull fails), or undefined when it has it. */
+function baseImageMissing(engine: string, image: string): string | undefined {
+  if (spawnSync(engine, ['image', 'inspect', image], { encoding: 'utf8', timeout: 60_000 }).status === 0) return undefined;
+  const pull = spawnSync(engine, ['pull', image], { encoding: 'utf8', timeout: 5 * 60_000 });
+  if (pull.status === 0) return undefined;
+  const why = pull.error ? pull.error.message : (pull.stderr || pull.stdout).trim().split('\n').pop();
+  return `${engine} cannot pull the base image ${image} (${why})`;
+}
+
+test('the image builds and runs svc --version (skipped without a container engine or its base image)', () => {
   const found = findEngine();
   if ('reasons' in found) {
     console.log(`  skipped: no container engine on this machine; ${found.reasons.join('; ')}`);
     return;
   }
   const { engine } = found;
+  const missing = baseImageMissing(engine, baseImage());
+  if (missing) {
+    console.log(`  skipped: ${missing}`);
+    return;
+  }
   const tag = `svc-image-test:${randomBytes(4).toString('hex')}`;
   try {
     const build = spawnSync(engine, ['build', '-t', tag, REPO_ROOT], { encoding: 'utf8', timeout: 15 * 60_000 });

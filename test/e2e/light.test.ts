@@ -3,14 +3,19 @@
  * the latest finality update from the genesis file alone, the header chain and a prefunded
  * account's balance; against a lying beacon (test/helpers/tamper-proxy.ts in front of the real
  * one) that drops signatures, forges a signature, a header or an ancestor, or alters a proof, it
- * fails naming the check that failed.
+ * fails naming the check that failed. From a checkpoint, the validator set is the genesis file's
+ * or a pinned --validators file: a beacon serving the real checkpoint header with its own one-key
+ * set and a forged balance is refused.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { expectCliError, expectJsonOk, runCli } from '../helpers/cli.js';
 import { getJson, waitFor, withDevnet } from '../helpers/network.js';
 import { startTamperProxy, type Tamper } from '../helpers/tamper-proxy.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { participationBits } from '../../src/core/light/verify.js';
+import { checkpointForgery } from '../helpers/light-forgery.js';
 
 const VALIDATORS = 4;
 
@@ -56,9 +61,29 @@ test('svc light verify proves the finalized header and a balance; a tampered bea
     assert.match(text.stdout, /^Finalized {7}epoch \d+, block \d+ 0x[0-9a-f]{64}$/m);
     assert.match(text.stdout, new RegExp(`^Balance .*\\(${funded} wei\\), verified$`, 'm'));
 
-    // From a finalized checkpoint instead of genesis (weak subjectivity: the served set is trusted with the root).
+    // From a finalized checkpoint instead of genesis: the votes are counted against the genesis set.
     const cp = expectJsonOk(await runCli(['light', 'verify', '--genesis', genesisPath, '--beacon', beaconUrl, '--checkpoint', v.finalized.hash, '--account', account, '--json'], env));
     assert.is(cp.trusted.source, 'checkpoint');
+    assert.is(cp.trusted.set, 'genesis');
+    // Or against a pinned set: the bootstrap's own format, saved from a beacon the user trusts.
+    const pinnedPath = join(devnet.dir, 'pinned-validators.json');
+    await writeFile(pinnedPath, JSON.stringify((await getJson(`${beaconUrl}/api/v1/light/bootstrap?root=${v.finalized.hash}`)).data.validators));
+    const withPinned = (url: string) => runCli(['light', 'verify', '--genesis', genesisPath, '--beacon', url, '--checkpoint', v.finalized.hash, '--validators', pinnedPath, '--account', account, '--json'], env);
+    const pinned = expectJsonOk(await withPinned(beaconUrl));
+    assert.is(pinned.trusted.set, 'pinned');
+    assert.is(pinned.account.balance, funded);
+    // The liar: the real checkpoint header, its own one-key set, a child "finalized" by that key and a forged balance.
+    const forgery = checkpointForgery({ chainId: g.chain_id, slotsPerEpoch: devnet.slotsPerEpoch, account });
+    const liar = await startTamperProxy(beaconUrl, forgery.tamper, forgery.answer);
+    try {
+      const r = await runCli(['light', 'verify', '--genesis', genesisPath, '--beacon', liar.url, '--checkpoint', v.finalized.hash, '--account', account, '--json'], env);
+      assert.ok(liar.tampered >= 1, 'the liar served its set');
+      expectCliError(r, { exit: 1, code: 'LIGHT_CHECKPOINT_SET_UNKNOWN', messageIncludes: ['is not the genesis file', '--validators FILE'], json: true });
+      // With the set pinned, the liar's votes are checked against the real keys.
+      expectCliError(await withPinned(liar.url), { exit: 1, code: 'LIGHT_BAD_SIGNATURE', messageIncludes: ['attestation of validator 0'], json: true });
+    } finally {
+      await liar.close();
+    }
     assert.is(cp.trusted.root, v.finalized.hash);
     assert.is(cp.trusted.index, v.finalized.index);
     assert.ok(cp.finalized.index >= v.finalized.index);

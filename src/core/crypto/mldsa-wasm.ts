@@ -6,6 +6,7 @@
  * BLS keys. A key whose expansion is cached verifies in about a third of the time; the answer is
  * the same either way (the slot is checked against the whole key before it is used).
  */
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
 import { CryptoError } from '../errors.js';
@@ -65,7 +66,7 @@ export class CachedKeyVerifier {
   private readonly sigAt: number;
   private readonly msgAt: number;
   private readonly msgCapacity: number;
-  /** Slot by the key's first bytes; the slot itself holds the whole key and is checked against it. */
+  /** Slot by slotName(key); the slot itself holds the whole key and is checked against it. */
   private readonly slots = new Map<string, number>();
   private nextSlot = 0;
   private hits = 0;
@@ -91,7 +92,7 @@ export class CachedKeyVerifier {
   /** True when `signature` is a valid ML-DSA-65 signature of `message` under `publicKey`; false for any malformed input. */
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
     if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false;
-    const key = Buffer.from(publicKey.buffer, publicKey.byteOffset, KEY_PREFIX_BYTES).toString('latin1');
+    const key = slotName(publicKey);
     let slot = this.slots.get(key);
     if (slot !== undefined) {
       // Most recently used last: a Map iterates in insertion order, so the first key is the eviction candidate.
@@ -102,7 +103,7 @@ export class CachedKeyVerifier {
     this.write(signature, this.sigAt);
     let begun = slot === undefined ? -1 : this.x.verifyBegin(slot);
     if (begun === -1) {
-      // Not cached, or the slot holds another key with the same first bytes: expand this one there.
+      // Not cached, or (a SHA-256 collision, never seen) the slot holds another key: expand this one there.
       this.misses++;
       slot ??= this.claimSlot(key);
       if (this.x.expand(slot) !== 1) slot = this.shrinkInto(key);
@@ -167,5 +168,14 @@ export class CachedKeyVerifier {
   }
 }
 
-/** Bytes of a public key that name its cache entry (ρ's first half: random per honest key). */
-const KEY_PREFIX_BYTES = 16;
+/**
+ * The name of a key's cache slot: SHA-256 of the whole key, as a latin1 string (a cheap Map key).
+ * Not a prefix of the key: keys anyone can make with a target key's first bytes would share its
+ * slot and evict its expansion at each use. A collision-resistant hash, so no one can make keys
+ * that share a name either; SHA-256 rather than the protocol's SHA3-256 because this is no protocol
+ * hash and OpenSSL's SHA-256 is about 3.5× faster here (6 µs against 21 µs for 1,952 bytes on a
+ * loaded 2-core machine, next to 0.2–0.5 ms for a verification).
+ */
+function slotName(publicKey: Uint8Array): string {
+  return hash('sha256', publicKey, 'binary');
+}

@@ -4,7 +4,7 @@
  * every verifier works on typed bytes. Pure: no I/O.
  */
 import { HASH_BYTES, PUBLIC_KEY_BYTES } from '../constants.js';
-import { parseHex } from '../codec/bytes.js';
+import { bytesEqual, parseHex } from '../codec/bytes.js';
 import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
 import { MalformedError, SvcError } from '../errors.js';
 import type { Genesis } from '../genesis/genesis.js';
@@ -23,6 +23,8 @@ export type LightErrorCode =
   | 'LIGHT_MALFORMED'
   | 'LIGHT_WRONG_CHAIN'
   | 'LIGHT_CHECKPOINT_MISMATCH'
+  | 'LIGHT_CHECKPOINT_SET_UNKNOWN'
+  | 'LIGHT_NONCANONICAL'
   | 'LIGHT_HEADER_MISMATCH'
   | 'LIGHT_NOT_FINALIZING_LINK'
   | 'LIGHT_DUPLICATE_SIGNER'
@@ -76,6 +78,35 @@ export function trustedFromGenesis(genesis: Genesis, root: Uint8Array): TrustedS
     root,
     validators: new Map(genesis.validators.map((v) => [v.index, { index: v.index, publicKey: parseHex(v.public_key, `genesis.validators[${v.index}].public_key`, PUBLIC_KEY_BYTES), stake: BigInt(v.stake), active: true }])),
   };
+}
+
+/** Bits of a finality update's participation bitfield over `validators`: one per index 0 … highest index. */
+export function bitfieldSize(validators: ReadonlyMap<number, TrustedValidator>): number {
+  let n = 0;
+  for (const i of validators.keys()) n = Math.max(n, i + 1);
+  return n;
+}
+
+/** Whether two validator sets are the same: the same indices, each with the same key, stake and activity. */
+export function sameValidatorSet(a: ReadonlyMap<number, TrustedValidator>, b: ReadonlyMap<number, TrustedValidator>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [i, v] of a) {
+    const w = b.get(i);
+    if (!w || w.stake !== v.stake || w.active !== v.active || !bytesEqual(w.publicKey, v.publicKey)) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses a pinned validator set (`svc light verify --validators FILE`, docs/light-client.md): the
+ * array a bootstrap answer's `validators` holds, bare or as the `validators` of an object (so a
+ * saved bootstrap `data` object serves as well). At least one validator.
+ */
+export function pinnedValidatorsFromJson(input: unknown, field = 'validators'): Map<number, TrustedValidator> {
+  const list = Array.isArray(input) ? input : requireObject(input, field).validators;
+  const set = validatorsFromJson(list, field);
+  if (set.size === 0) throw new MalformedError(field, 'the set is empty');
+  return set;
 }
 
 /** Parses a served validator set (a non-genesis bootstrap); duplicates are malformed. */

@@ -9,7 +9,7 @@ import { bytesEqual, parseHex, toHex } from '../codec/bytes.js';
 import { verifyAttestation } from '../types/attestation.js';
 import { type BlockHeader, blockHash } from '../types/block.js';
 import { type AccountProofWire, verifyAccountProof, verifyStorageProof } from '../state/trie.js';
-import { type FinalityUpdate, LightClientError, type TrustedState } from './types.js';
+import { bitfieldSize, type FinalityUpdate, LightClientError, type TrustedState } from './types.js';
 
 /** The participation bitfield of `indices`: ceil(size / 8) bytes, bit i = byte i >> 3, bit i & 7. */
 export function participationBits(indices: Iterable<number>, size: number): Uint8Array {
@@ -30,6 +30,17 @@ export function participants(bits: Uint8Array): number[] {
   return out;
 }
 
+/**
+ * Refuses a participation bitfield that is not the canonical one over `size` validators: exactly
+ * ceil(size / 8) bytes (no trailing zero byte, none missing) with the bits above `size` zero.
+ */
+export function checkCanonicalBitfield(bits: Uint8Array, size: number): void {
+  const want = Math.ceil(size / 8);
+  if (bits.length !== want) throw new LightClientError('LIGHT_NONCANONICAL', `participation bitfield is ${bits.length} bytes, the trusted set of ${size} validators needs exactly ${want}${bits.length > want ? ' (if the chain\'s validator set grew after the trusted one, bootstrap again from a newer finalized checkpoint with its set)' : ''}`);
+  const spare = size & 7;
+  if (spare !== 0 && bits[want - 1]! >> spare !== 0) throw new LightClientError('LIGHT_NONCANONICAL', `participation bitfield sets bits above validator ${size - 1}, the trusted set's last`);
+}
+
 /** What a verified finality update establishes. */
 export interface VerifiedFinality {
   header: BlockHeader;
@@ -44,7 +55,8 @@ export interface VerifiedFinality {
  * Verifies a finality update against the trusted set: the header hashes to the finalised root;
  * every attestation votes the finalising link (source = the finalised checkpoint, target = one
  * epoch later, one target root, slot inside the target epoch); signers are distinct, known,
- * active and their signatures valid; the bitfield is exactly the signers; and their stake is at
+ * active and their signatures valid, listed by ascending index; the bitfield is canonical
+ * (checkCanonicalBitfield) and names exactly the signers; and their stake is at
  * least 2/3 of the trusted set's active stake (3 × signed ≥ 2 × active, as fork choice counts).
  * Signers outside the trusted set (validators registered after the checkpoint) fail the update:
  * the client does not follow validator-set changes, so it must be bootstrapped again from a newer
@@ -61,8 +73,10 @@ export function verifyFinalityUpdate(u: FinalityUpdate, trusted: TrustedState, o
   if (u.target.epoch !== u.finalized.epoch + 1) {
     throw new LightClientError('LIGHT_NOT_FINALIZING_LINK', `target epoch ${u.target.epoch} is not the epoch after the finalized epoch ${u.finalized.epoch}`);
   }
+  checkCanonicalBitfield(u.participation, bitfieldSize(trusted.validators));
   const seen = new Set<number>();
   let signed = 0n;
+  let previous = -1;
   for (const att of u.attestations) {
     const d = att.data;
     const who = `attestation of validator ${att.validatorIndex}`;
@@ -73,6 +87,10 @@ export function verifyFinalityUpdate(u: FinalityUpdate, trusted: TrustedState, o
       throw new LightClientError('LIGHT_NOT_FINALIZING_LINK', `${who}: slot ${d.slot} is not in its target epoch ${d.target.epoch}`);
     }
     if (seen.has(att.validatorIndex)) throw new LightClientError('LIGHT_DUPLICATE_SIGNER', `validator ${att.validatorIndex} signs the finality update twice`);
+    // One canonical form: a reordered update is another encoding of the same votes, refused so
+    // that every valid update has exactly one byte form (and duplicates cannot hide out of order).
+    if (att.validatorIndex < previous) throw new LightClientError('LIGHT_NONCANONICAL', `attestations are not sorted by validator index: ${att.validatorIndex} follows ${previous}`);
+    previous = att.validatorIndex;
     seen.add(att.validatorIndex);
     const v = trusted.validators.get(att.validatorIndex);
     if (!v || !v.active) {

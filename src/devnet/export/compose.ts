@@ -1,7 +1,8 @@
 /**
  * The Docker Compose form of an exported network: one service per process of `svc devnet up`
  * (execution-I, beacon-I, and validators-I holding node I's keys, or validator-V per validator
- * with `--validator-processes per-validator`) plus the genesis step, Prometheus and Grafana. Start
+ * with `--validator-processes per-validator`) plus the genesis step, and Prometheus and Grafana
+ * in the `monitoring` profile. Start
  * order is depends_on with `service_completed_successfully` (genesis) and `service_healthy`
  * (execution before its beacon, a beacon before its validators), each health check probing the
  * same URL the devnet supervisor waits on.
@@ -22,6 +23,8 @@ export interface ComposeService {
   depends_on?: Record<string, { condition: 'service_completed_successfully' | 'service_healthy' | 'service_started' }>;
   healthcheck?: { test: string[]; interval: string; timeout: string; retries: number; start_period: string };
   restart?: 'no' | 'unless-stopped' | 'on-failure';
+  /** Started only when one of them is enabled (`docker compose --profile NAME up`). */
+  profiles?: string[];
 }
 
 /** A Compose file. */
@@ -42,6 +45,12 @@ export const composeNames = {
   prometheus: 'prometheus',
   grafana: 'grafana',
 } as const;
+
+/**
+ * The profile of Prometheus and Grafana: a plain `docker compose up` needs only the svc image;
+ * `docker compose --profile monitoring up` adds them.
+ */
+export const COMPOSE_MONITORING_PROFILE = 'monitoring';
 
 /** Every service is reached by its name on the Compose network; a beacon reaches its execution by that service's name. */
 export const composeAddressing: Addressing = {
@@ -131,6 +140,7 @@ export function composeFile(net: ExportNetwork): ComposeFile {
     command: ['--config.file=/etc/prometheus/prometheus.yml', '--storage.tsdb.path=/prometheus', '--web.listen-address=0.0.0.0:9090'],
     volumes: [`${m}/prometheus.yml:/etc/prometheus/prometheus.yml:ro`, `${m}/alerts.yml:/etc/prometheus/alerts.yml:ro`, 'prometheus:/prometheus'],
     ports: ['127.0.0.1:9090:9090'],
+    profiles: [COMPOSE_MONITORING_PROFILE],
     depends_on: Object.fromEntries(scrapeTargetsFor(net, composeAddressing, composeValidatorHost(net)).map((t) => [t.target.split(':')[0]!, { condition: 'service_started' as const }])),
     restart: 'unless-stopped',
   };
@@ -139,6 +149,7 @@ export function composeFile(net: ExportNetwork): ComposeFile {
     environment: { GF_AUTH_ANONYMOUS_ENABLED: 'true', GF_AUTH_ANONYMOUS_ORG_ROLE: 'Viewer' },
     volumes: [`${m}/grafana/provisioning:/etc/grafana/provisioning:ro`, `${m}/grafana/dashboards:/var/lib/grafana/dashboards:ro`],
     ports: ['127.0.0.1:3000:3000'],
+    profiles: [COMPOSE_MONITORING_PROFILE],
     depends_on: { [composeNames.prometheus]: { condition: 'service_started' } },
     restart: 'unless-stopped',
   };

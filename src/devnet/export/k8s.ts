@@ -9,7 +9,7 @@
  * supervisor waits on; memory requests come from the devnet's measured RSS (model.ts).
  */
 import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../monitoring.js';
-import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, type ExportNode, HEALTH_PATHS, LIGHT_ENV, SECRET_NAMES, exportPacking, genesisStepArgs, memoryRequestMib, nodeCommands, nodeKeystoreDir, nodeKeystoreFile, secretPath, validatorCommand } from './model.js';
+import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, type ExportNode, HEALTH_PATHS, IMAGE_USER, LIGHT_ENV, SECRET_NAMES, exportPacking, genesisStepArgs, memoryRequestMib, nodeCommands, nodeKeystoreDir, nodeKeystoreFile, secretPath, validatorCommand } from './model.js';
 import { GRAFANA_DASHBOARDS_DIR, GRAFANA_IMAGE, PROMETHEUS_IMAGE, exportPrometheusConfig, grafanaDashboardProvider, grafanaDatasource, scrapeTargetsFor } from './monitoring.js';
 
 /** A Kubernetes object as plain data (kubernetes-models validates the same shape in the tests). */
@@ -79,15 +79,19 @@ function resources(kind: 'execution' | 'beacon' | 'validator', keys = 1): Record
   return { requests: { memory: `${mib}Mi`, cpu: '100m' }, limits: { memory: `${mib * 2}Mi` } };
 }
 
+/** Mode of the mounted Secret's files: owner and group read (the group is the pod's fsGroup). */
+export const SECRET_VOLUME_MODE = 0o440;
+
 const genesisMount = (readOnly: boolean) => ({ name: 'genesis', mountPath: CONTAINER_PATHS.genesisDir, readOnly });
 const secretsMount = { name: 'secrets', mountPath: CONTAINER_PATHS.secretsDir, readOnly: true };
 const dataMount = { name: 'data', mountPath: CONTAINER_PATHS.dataDir };
 const podVolumes = [
   { name: 'genesis', persistentVolumeClaim: { claimName: k8sNames.genesis } },
-  { name: 'secrets', secret: { secretName: k8sNames.secret, defaultMode: 0o440 } },
+  // Owned by root and the pod's fsGroup (the image's group): readable by the image's user, no one else's.
+  { name: 'secrets', secret: { secretName: k8sNames.secret, defaultMode: SECRET_VOLUME_MODE } },
 ];
 /** The image's `node` user: files on the volumes belong to it. */
-const podSecurity = { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 };
+const podSecurity = { runAsNonRoot: true, runAsUser: IMAGE_USER.uid, runAsGroup: IMAGE_USER.gid, fsGroup: IMAGE_USER.gid };
 
 function claim(size: string): Record<string, unknown> {
   return { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } } };

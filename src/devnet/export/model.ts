@@ -40,6 +40,20 @@ export const CONTAINER_PATHS = {
   app: '/app',
 } as const;
 
+/** The image's `node` user (Dockerfile `USER node`): every svc container runs as it. */
+export const IMAGE_USER = { uid: 1000, gid: 1000 } as const;
+
+/**
+ * Host modes of the exported secret files and their directory. Compose mounts a file secret as a
+ * bind mount, which keeps the host file's owner and mode (a secret's uid/gid/mode attributes are
+ * not applied to file sources), and the exporter may be root or anyone else: so the files are
+ * readable by every user (the image's among them), and the directory, which no container sees, is
+ * the exporter's alone, so no other user of the host reaches them.
+ */
+export const SECRET_FILE_MODE = 0o444;
+/** See SECRET_FILE_MODE. */
+export const SECRETS_DIR_MODE = 0o700;
+
 /** The secrets of an exported network: files under `secrets/`, never inline in a command or environment value. */
 export const SECRET_NAMES = ['keystore-password', 'validator-token', 'engine-jwt'] as const;
 /** One of SECRET_NAMES. */

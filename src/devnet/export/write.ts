@@ -4,14 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEVNET_PASSWORD } from '../../genesis/build.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../monitoring.js';
 import { COMPOSE_FILES, composeAddressing, composeFile, composeValidatorHost } from './compose.js';
 import { k8sManifests } from './k8s.js';
-import { type ExportFormat, type ExportNetwork, type ExportOptions, SECRET_NAMES, type SecretName, planExport } from './model.js';
+import { type ExportFormat, type ExportNetwork, type ExportOptions, SECRET_FILE_MODE, SECRET_NAMES, SECRETS_DIR_MODE, type SecretName, planExport } from './model.js';
 import { exportPrometheusConfig, grafanaDashboardProvider, grafanaDatasource, scrapeTargetsFor } from './monitoring.js';
 
 /** What an export wrote. */
@@ -34,19 +34,28 @@ function newSecret(name: SecretName, password: string | undefined): string {
   return randomBytes(32).toString('hex');
 }
 
-/** Reads `out/secrets/*`, creating the missing ones (mode 0600). */
+/**
+ * Reads `out/secrets/*`, creating the missing ones; every secret file gets SECRET_FILE_MODE and the
+ * directory SECRETS_DIR_MODE, existing ones too (so exporting again repairs an older export's 0600
+ * files, which the image's user could not read).
+ */
 async function ensureSecrets(out: string, password: string | undefined): Promise<{ values: Record<SecretName, string>; created: SecretName[] }> {
   const values = {} as Record<SecretName, string>;
   const created: SecretName[] = [];
+  const dir = join(out, 'secrets');
+  await mkdir(dir, { recursive: true, mode: SECRETS_DIR_MODE });
+  await chmod(dir, SECRETS_DIR_MODE);
   for (const name of SECRET_NAMES) {
-    const path = join(out, 'secrets', name);
+    const path = join(dir, name);
     if (existsSync(path)) {
       values[name] = (await readFile(path, 'utf8')).replace(/\r?\n$/, '');
-      continue;
+    } else {
+      values[name] = newSecret(name, password);
+      await writeFileAtomic(path, values[name] + '\n', { mode: SECRET_FILE_MODE });
+      created.push(name);
     }
-    values[name] = newSecret(name, password);
-    await writeFileAtomic(path, values[name] + '\n', { mode: 0o600 });
-    created.push(name);
+    // Explicitly: the creation mode is masked by the umask.
+    await chmod(path, SECRET_FILE_MODE);
   }
   return { values, created };
 }
@@ -77,7 +86,7 @@ export async function exportNetwork(o: ExportOptions & { format: ExportFormat; o
   const { values, created } = await ensureSecrets(o.out, o.password);
   const files = await renderExport(net, o.format, values);
   for (const [rel, text] of files) {
-    // The Secret manifest carries the secrets' values: as private as the secret files.
+    // The Secret manifest carries the secrets' values and no container mounts it: the exporter's alone.
     const secret = rel.includes('-secret-');
     // Readable directories: Prometheus and Grafana read the bind-mounted monitoring files as their own users.
     await mkdir(dirname(join(o.out, rel)), { recursive: true, mode: 0o755 });

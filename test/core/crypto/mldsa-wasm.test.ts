@@ -3,7 +3,7 @@
  * liboqs (called directly, not through the project's wrapper) decides every case, noble signs
  * half the keys. Valid signatures, seeded random mutations of signatures, keys and messages,
  * hand-made malformed hint encodings and out-of-bound z, long messages, and the key cache
- * (hits, evictions, two keys sharing the bytes that name a slot). A failing mutation prints its
+ * (hits, evictions, keys sharing a prefix never share a slot). A failing mutation prints its
  * seed and position.
  */
 import { test } from 'uvu';
@@ -152,7 +152,7 @@ test('messages of any length, including longer than the verifier buffer (1,024 b
   }
 });
 
-test('the key cache: least recently used out, and two keys sharing a slot name never mix', () => {
+test('the key cache: least recently used out, and two keys sharing their first bytes never mix', () => {
   const v = new CachedKeyVerifier(2);
   const [a, b, c] = cases as [Case, Case, Case];
   assert.ok(v.verify(a.pk, a.msg, a.sig));
@@ -169,6 +169,24 @@ test('the key cache: least recently used out, and two keys sharing a slot name n
   assert.is(oqsSays({ ...a, pk: forged }), false);
   assert.ok(v.verify(a.pk, a.msg, a.sig));
   assert.is(v.verify(forged, a.msg, a.sig), false);
+});
+
+test('the key cache names slots by the whole key: junk keys sharing a key\'s first 16 bytes do not evict its expansion', () => {
+  const v = new CachedKeyVerifier(64);
+  const target = cases[0]!;
+  assert.ok(v.verify(target.pk, target.msg, target.sig));
+  const junk = (i: number) => {
+    const pk = rng.bytes(1952);
+    pk.set(target.pk.subarray(0, 16));
+    pk[16 + (i % 32)]! ^= 1 + (i >> 5);
+    return pk;
+  };
+  for (let i = 0; i < 20; i++) {
+    assert.is(v.verify(junk(i), target.msg, target.sig), false);
+    assert.ok(v.verify(target.pk, target.msg, target.sig), `target after junk key ${i}`);
+  }
+  // One miss for the target (its first verification) and one per junk key; every later target check hits.
+  assert.equal({ hits: v.stats().hits, misses: v.stats().misses, entries: v.stats().entries }, { hits: 20, misses: 21, entries: 21 });
 });
 
 test('a cache larger than the verifier memory (128 MiB) keeps the slots that fit and goes on verifying', () => {

@@ -12,7 +12,7 @@ import { keygenFromSeed } from '../../../src/core/crypto/mldsa.js';
 import { type Attestation, type AttestationData, signAttestation } from '../../../src/core/types/attestation.js';
 import { type BlockHeader, blockHash } from '../../../src/core/types/block.js';
 import { type AccountProofWire, EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, accountKey, encodeAccountValue, trieProof, trieRoot } from '../../../src/core/state/trie.js';
-import { type FinalityUpdate, LightClientError, type TrustedState, type TrustedValidator, finalityUpdateFromJson, parseServed } from '../../../src/core/light/types.js';
+import { type FinalityUpdate, LightClientError, type TrustedState, type TrustedValidator, bitfieldSize, finalityUpdateFromJson, parseServed, pinnedValidatorsFromJson, sameValidatorSet } from '../../../src/core/light/types.js';
 import { participants, participationBits, verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate } from '../../../src/core/light/verify.js';
 import { expectError, filled, flipByte } from '../../helpers/assert.js';
 
@@ -94,12 +94,48 @@ test('a bad signature, a duplicated signer, an unknown signer each fail by name'
   fails(() => verifyFinalityUpdate(dup, trusted), 'LIGHT_DUPLICATE_SIGNER', 'validator 1 signs the finality update twice');
   const stranger = keygenFromSeed(filled(32, 9));
   const five = signAttestation(5, data(), stranger, CHAIN);
-  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 8) }), trusted), 'LIGHT_UNKNOWN_SIGNER', 'bootstrap from a newer finalized checkpoint');
+  // Outside the trusted set's bitfield: a registry that grew since shows as a longer bitfield.
+  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 8) }), trusted), 'LIGHT_NONCANONICAL', 'sets bits above validator 3');
+  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 9) }), trusted), 'LIGHT_NONCANONICAL', 'bootstrap again from a newer finalized checkpoint');
+  const withFive = new Map([...validators, [4, { index: 4, publicKey: keys[3]!.publicKey, stake: STAKE, active: false }], [5, { index: 5, publicKey: keys[3]!.publicKey, stake: STAKE, active: false }]]);
+  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 6) }), { ...trusted, validators: withFive }), 'LIGHT_UNKNOWN_SIGNER', 'bootstrap from a newer finalized checkpoint');
 });
 
 test('a bitfield that does not match the signers fails', () => {
   fails(() => verifyFinalityUpdate(update(votes, { participation: participationBits([0, 1, 2, 3], 4) }), trusted), 'LIGHT_BITFIELD_MISMATCH', 'names validators [0, 1, 2, 3]');
   fails(() => verifyFinalityUpdate(update(votes.slice(1), { participation: participationBits([0, 1, 2], 4) }), trusted), 'LIGHT_BITFIELD_MISMATCH', 'signed by [1, 2]');
+});
+
+test('one canonical form: exactly ceil(n / 8) bitfield bytes, no bits above the set, attestations by ascending index', () => {
+  assert.is(bitfieldSize(validators), 4);
+  const bits = participationBits([0, 1, 2], 4);
+  assert.is(toHex(bits), '0x07');
+  fails(() => verifyFinalityUpdate(update(votes, { participation: Uint8Array.of(0x07, 0x00) }), trusted), 'LIGHT_NONCANONICAL', 'is 2 bytes, the trusted set of 4 validators needs exactly 1');
+  fails(() => verifyFinalityUpdate(update(votes, { participation: new Uint8Array(0) }), trusted), 'LIGHT_NONCANONICAL', 'is 0 bytes');
+  fails(() => verifyFinalityUpdate(update(votes, { participation: Uint8Array.of(0x17) }), trusted), 'LIGHT_NONCANONICAL', 'sets bits above validator 3');
+  fails(() => verifyFinalityUpdate(update([votes[1]!, votes[0]!, votes[2]!]), trusted), 'LIGHT_NONCANONICAL', 'not sorted by validator index: 0 follows 1');
+  // A duplicate is named as such, in or out of order.
+  fails(() => verifyFinalityUpdate(update([votes[0]!, votes[1]!, votes[1]!, votes[2]!]), trusted), 'LIGHT_DUPLICATE_SIGNER', 'validator 1 signs');
+  // A set of 9 takes two bytes; only bit 0 of the second may be used.
+  const nine = new Map([...validators, ...[4, 5, 6, 7, 8].map((i) => [i, { index: i, publicKey: keys[0]!.publicKey, stake: 0n, active: false }] as const)]);
+  assert.is(verifyFinalityUpdate(update(votes, { participation: Uint8Array.of(0x07, 0x00) }), { ...trusted, validators: nine }).signers, 3);
+  fails(() => verifyFinalityUpdate(update(votes, { participation: Uint8Array.of(0x07, 0x02) }), { ...trusted, validators: nine }), 'LIGHT_NONCANONICAL', 'above validator 8');
+});
+
+test('a pinned validator set parses from the bootstrap format, bare or in an object; sets compare by index, key, stake, activity', () => {
+  const json = [...validators.values()].map((v) => ({ index: v.index, public_key: toHex(v.publicKey), stake: v.stake.toString(), active: v.active }));
+  const pinned = pinnedValidatorsFromJson(json);
+  assert.ok(sameValidatorSet(pinned, validators));
+  assert.ok(sameValidatorSet(pinnedValidatorsFromJson({ validators: json }), validators));
+  assert.not.ok(sameValidatorSet(pinnedValidatorsFromJson(json.slice(1)), validators));
+  assert.not.ok(sameValidatorSet(pinnedValidatorsFromJson([{ ...json[0]!, stake: '1' }, ...json.slice(1)]), validators));
+  assert.not.ok(sameValidatorSet(pinnedValidatorsFromJson([{ ...json[0]!, public_key: json[1]!.public_key }, ...json.slice(1)]), validators));
+  assert.not.ok(sameValidatorSet(pinnedValidatorsFromJson([{ ...json[0]!, active: false }, ...json.slice(1)]), validators));
+  assert.throws(() => pinnedValidatorsFromJson([]), /empty/);
+  assert.throws(() => pinnedValidatorsFromJson({ nodes: json }), /expected an array/);
+  assert.throws(() => pinnedValidatorsFromJson([json[0], json[0]]), /listed twice/);
+  assert.throws(() => pinnedValidatorsFromJson([{ ...json[0]!, public_key: '0x12' }]), /public_key/);
+  assert.throws(() => pinnedValidatorsFromJson([{ ...json[0]!, extra: 1 }]), /extra/);
 });
 
 test('votes for another link, or from outside the target epoch, are not the finalizing link', () => {
