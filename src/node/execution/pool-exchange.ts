@@ -183,6 +183,7 @@ export class PoolExchange {
   private async poll(peer: string, st: PeerState): Promise<void> {
     const { metrics, log } = this.deps;
     st.polling = true;
+    const started = Date.now();
     try {
       for (let page = 0; page < MAX_PAGES_PER_POLL && !this.stopped; page++) {
         let chunks: Uint8Array[];
@@ -211,7 +212,8 @@ export class PoolExchange {
       }
     } finally {
       st.polling = false;
-      st.nextPollAt = Date.now() + this.pollMs;
+      // Due again at the next tick but one after it started: a tick that fires a hair early must not skip a period.
+      st.nextPollAt = started + this.pollMs / 2;
     }
   }
 

@@ -462,3 +462,14 @@ export function metricValue(text: string, name: string, labels = ''): number | u
   const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
+
+/** Sum of the samples of `name` whose labels include every `key="value"` of `labels`. */
+export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}

@@ -19,7 +19,7 @@ import { type P2pHost, Topics } from '../../../src/node/p2p/types.js';
 import { MalformedError, SvcError, TxError } from '../../../src/core/errors.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { flipByte } from '../../helpers/assert.js';
-import { devnet, get, hashOf, startNode, submitOk, transfer, waitFor } from './fixture.js';
+import { devnet, get, hashOf, metricSum as sample, startNode, submitOk, transfer, waitFor } from './fixture.js';
 
 const { genesis, keys } = devnet();
 const [acc0, acc1] = keys.accounts as [(typeof keys.accounts)[0], (typeof keys.accounts)[0]];
@@ -50,17 +50,6 @@ function addrOf(node: ExecutionNode): string {
   const addr = node.p2p?.multiaddrs().find((a) => a.startsWith('/ip4/127.0.0.1/'));
   assert.ok(addr, 'the node listens on loopback');
   return addr!;
-}
-
-/** Sum of the samples of `name` whose labels include every `key="value"` of `labels`. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
 }
 
 const metricsOf = (node: ExecutionNode) => node.metrics.text();
