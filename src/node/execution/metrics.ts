@@ -62,7 +62,7 @@ export class ExecutionMetrics extends NodeMetrics {
   });
   readonly gossipPublished = new Counter({
     name: 'service_execution_gossip_published_total',
-    help: 'Publications of locally admitted transactions on /service/txs/v1, by result: sent, no_peers (kept for a retry), refused (the host had seen it), dropped (left the retry queue unsent)',
+    help: 'Publications of locally admitted transactions on /service/txs/v1, by result: sent, no_peers (kept for a retry), refused (the host had seen it), dropped (left the retry queue unsent), peer_has (left the retry queue: a peer sent it back, having fetched it through the pool exchange)',
     labelNames: ['result'],
     registers: [this.registry],
   });

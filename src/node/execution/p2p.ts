@@ -5,7 +5,9 @@
  * The pool exchange (pool-exchange.ts) recovers what gossip lost. The host (src/node/p2p/) does
  * scoring, message ids, deduplication, size limits and per-peer queues.
  */
+import { toHex } from '../../core/codec/bytes.js';
 import { MAX_TX_BYTES } from '../../core/constants.js';
+import { sha3 } from '../../core/crypto/hash.js';
 import type { Logger } from '../../util/log.js';
 import type { PriorityGate } from '../../util/priority-gate.js';
 import { startP2p } from '../p2p/host.js';
@@ -93,6 +95,9 @@ export class TxGossip {
   async validate(data: Uint8Array, from: string): Promise<GossipVerdict> {
     const { verdict, reason } = await admitFromPeer(this.deps, data, from, 'p2p');
     this.deps.metrics.gossipTxs.inc({ verdict, reason });
+    // A peer sent what this node still meant to publish (it fetched it from our pool): publishing
+    // it now would reach nobody (gossipsub has seen it), so the retry would never end.
+    if (reason === 'ALREADY_KNOWN' && this.unsent.size > 0 && this.unsent.delete(toHex(sha3(data)))) this.deps.metrics.gossipPublished.inc({ result: 'peer_has' });
     return verdict;
   }
 

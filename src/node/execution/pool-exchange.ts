@@ -212,7 +212,7 @@ export class PoolExchange {
       }
     } finally {
       st.polling = false;
-      // Due again at the next tick but one after it started: a tick that fires a hair early must not skip a period.
+      // Due at the next tick after the one that started it, even if that tick fires a hair early.
       st.nextPollAt = started + this.pollMs / 2;
     }
   }
