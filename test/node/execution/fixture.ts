@@ -24,6 +24,7 @@ import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/exec
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
+import { metricSum as sumSamples, parseMetrics } from '../../helpers/fuzz.js';
 
 export const TOKEN = WEI_PER_TOKEN;
 export const CHAIN_ID = 'svc-exectest';
@@ -463,13 +464,7 @@ export function metricValue(text: string, name: string, labels = ''): number | u
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-/** Sum of the samples of `name` whose labels include every `key="value"` of `labels`. */
+/** Sum of the samples of `name` in a Prometheus text exposition whose labels include every `key="value"` of `labels`. */
 export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
+  return sumSamples(parseMetrics(text), name, labels);
 }
