@@ -20,8 +20,8 @@ import type { SignatureVerifier, VerifyResult } from './verifier.js';
 import type { StateView } from './state/types.js';
 import type { MempoolEntryJson } from '../../api/execution.js';
 
-/** Where a transaction came from (for logs and metrics); `journal` is the start-up replay. */
-export type TxSource = 'rest' | 'rpc' | 'faucet' | 'p2p' | 'reorg' | 'journal';
+/** Where a transaction came from (for logs and metrics); `journal` is the start-up replay, `pool` a peer's pool (the pool exchange). */
+export type TxSource = 'rest' | 'rpc' | 'faucet' | 'p2p' | 'pool' | 'reorg' | 'journal';
 
 /** A transaction admitted and durable, as the admission listeners see it. */
 export interface AdmittedTx {
@@ -184,8 +184,8 @@ export class Admission {
   private refuse(item: Submission, err: unknown): SubmitRefusal {
     const reason = err instanceof SvcError ? err.code : 'INTERNAL';
     this.metrics.txRejected.inc({ reason });
-    // Gossip refusals are counted by reason; a line each would let any peer flood the log.
-    this.log[item.source === 'p2p' ? 'debug' : 'info']('tx rejected', { source: item.source, reason, error: (err as Error).message });
+    // Peers' refusals are counted by reason; a line each would let any peer flood the log.
+    this.log[item.source === 'p2p' || item.source === 'pool' ? 'debug' : 'info']('tx rejected', { source: item.source, reason, error: (err as Error).message });
     return new SubmitRefusal(err);
   }
 

@@ -62,8 +62,26 @@ export class ExecutionMetrics extends NodeMetrics {
   });
   readonly gossipPublished = new Counter({
     name: 'service_execution_gossip_published_total',
-    help: 'Publications of locally admitted transactions on /service/txs/v1, by result: sent, no_peers (kept for a retry), refused (the host had seen it), dropped (left the retry queue unsent)',
+    help: 'Publications of locally admitted transactions on /service/txs/v1, by result: sent, no_peers (kept for a retry), refused (the host had seen it), dropped (left the retry queue unsent), peer_has (left the retry queue: a peer sent it back, having fetched it through the pool exchange)',
     labelNames: ['result'],
+    registers: [this.registry],
+  });
+  readonly poolExchangeHashes = new Counter({
+    name: 'service_execution_pool_exchange_hashes_total',
+    help: 'Transaction hashes peers announced through the pool exchange (/service/pool/hashes/1), by result: wanted (to fetch), known (pooled, wanted already or refused lately), dropped (the wanted set was full)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  readonly poolExchangeTxs = new Counter({
+    name: 'service_execution_pool_exchange_transactions_total',
+    help: 'Transactions fetched through the pool exchange (/service/pool/txs/1), by verdict (accept, ignore, reject) and reason (ADMITTED, the refusal code, UNREQUESTED for one not asked for, NOT_SERVED for one asked for and not sent)',
+    labelNames: ['verdict', 'reason'],
+    registers: [this.registry],
+  });
+  readonly poolExchangeServed = new Counter({
+    name: 'service_execution_pool_exchange_served_bytes_total',
+    help: 'Bytes of pool-exchange answers this node served, by protocol',
+    labelNames: ['protocol'],
     registers: [this.registry],
   });
   readonly validatorsSlashed = new Counter({ name: 'service_execution_validators_slashed_total', help: 'Validators slashed by evidence in blocks that joined the canonical chain (a reorg that re-applies a slashing counts it again)', registers: [this.registry] });

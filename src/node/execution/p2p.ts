@@ -2,25 +2,32 @@
  * Execution's P2P: transactions on `/service/txs/v1`. Every gossiped envelope runs the whole
  * admission pipeline (the `p2p` ingress: same checks, verifier and cache, same journal) before the
  * host re-gossips it, and every transaction admitted locally (REST, JSON-RPC, faucet) is published.
- * The host (src/node/p2p/) does scoring, message ids, deduplication, size limits and per-peer queues.
+ * The pool exchange (pool-exchange.ts) recovers what gossip lost. The host (src/node/p2p/) does
+ * scoring, message ids, deduplication, size limits and per-peer queues.
  */
 import { toHex } from '../../core/codec/bytes.js';
 import { MAX_TX_BYTES } from '../../core/constants.js';
 import { sha3 } from '../../core/crypto/hash.js';
-import { MalformedError, SvcError, TxError, type TxErrorName } from '../../core/errors.js';
-import { decodeTxViews, type Transaction } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
 import type { PriorityGate } from '../../util/priority-gate.js';
 import { startP2p } from '../p2p/host.js';
 import { type GossipVerdict, type P2pHost, type P2pOptions, Topics } from '../p2p/types.js';
 import type { Admission, AdmittedTx, TxSource } from './admission.js';
 import type { ExecutionMetrics } from './metrics.js';
+import { admitFromPeer } from './peer-tx.js';
+import { PoolExchange } from './pool-exchange.js';
+
+export { verdictOfRefusal } from './peer-tx.js';
 
 /** Where and to whom the execution host listens and dials (`--p2p-host`, `--p2p-port`, `--bootnodes`). */
 export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes' | 'keyFile'>;
 
-/** Ingress paths whose admissions this node announces; gossip re-gossips its own through the host. */
-const PUBLISHED_SOURCES: ReadonlySet<TxSource> = new Set(['rest', 'rpc', 'faucet']);
+/**
+ * Ingress paths whose admissions this node publishes; gossip re-gossips its own through the host.
+ * What the pool exchange fetched is published too: the peers it reached this node through may be
+ * the only ones that had it (a node that was cut off).
+ */
+const PUBLISHED_SOURCES: ReadonlySet<TxSource> = new Set(['rest', 'rpc', 'faucet', 'pool']);
 
 /**
  * Most admitted transactions waiting for a first peer to publish to. Past it the oldest are
@@ -30,22 +37,6 @@ export const MAX_UNSENT = 4096;
 
 /** Retries of the unsent per slot: often enough that a transaction reaches a proposer before the next slot. */
 const UNSENT_RETRIES_PER_SLOT = 4;
-
-/**
- * Failures the bytes alone prove, whatever the sender's view of the chain: the sender relayed (or
- * made) an invalid transaction and is penalised. Everything else (nonce already used, balance
- * spent, pool or queue bounds, already known, a feature this node lacks, its own storage failing)
- * depends on state or local policy, and an honest peer may relay it: ignored.
- */
-const REJECTED_TX_ERRORS: ReadonlySet<TxErrorName> = new Set(['ErrInvalidSignature', 'ErrInvalidSender', 'ErrGasTooLow', 'ErrGasTooHigh', 'ErrGasPriceTooLow']);
-
-/** The gossip verdict of an admission failure, and the reason it is counted under. */
-export function verdictOfRefusal(err: unknown): { verdict: Exclude<GossipVerdict, 'accept'>; reason: string } {
-  if (err instanceof MalformedError) return { verdict: 'reject', reason: err.code };
-  if (err instanceof TxError) return { verdict: REJECTED_TX_ERRORS.has(err.specName) ? 'reject' : 'ignore', reason: err.code };
-  if (err instanceof SvcError) return { verdict: 'ignore', reason: err.code };
-  return { verdict: 'ignore', reason: 'INTERNAL' };
-}
 
 /** What the transaction gossip needs from the node. */
 export interface TxGossipDeps {
@@ -65,11 +56,15 @@ export class TxGossip {
   private retryTimer: NodeJS.Timeout | undefined;
   private retrying = false;
   private stopped = false;
+  /** What the pools of peers hold and this node lacks, fetched on connection and a few times a slot. */
+  readonly exchange: PoolExchange;
 
   private constructor(
     readonly host: P2pHost,
     private readonly deps: TxGossipDeps,
-  ) {}
+  ) {
+    this.exchange = new PoolExchange(host, deps);
+  }
 
   /**
    * Starts the execution host, subscribes to the transaction topic and starts announcing
@@ -81,6 +76,7 @@ export class TxGossip {
     const gossip = new TxGossip(host, deps);
     try {
       host.subscribe(Topics.txs, (data, from) => gossip.validate(data, from), { maxBytes: MAX_TX_BYTES });
+      gossip.exchange.start();
     } catch (err) {
       await host.stop();
       throw err;
@@ -97,33 +93,12 @@ export class TxGossip {
    * journal, like a REST submission answered 202. Never throws.
    */
   async validate(data: Uint8Array, from: string): Promise<GossipVerdict> {
-    const { admission, metrics, enginePriority, log } = this.deps;
-    const count = (verdict: GossipVerdict, reason: string): GossipVerdict => {
-      metrics.gossipTxs.inc({ verdict, reason });
-      return verdict;
-    };
-    // The transaction hash is the hash of the envelope: a pooled duplicate costs one hash, no
-    // decoding and no signature check.
-    if (admission.pool.has(toHex(sha3(data)))) return count('ignore', 'ALREADY_KNOWN');
-    // A copy: the pool and the journal keep it, and the host's buffer may be a slice of a larger
-    // one. The transaction's fields are views into the copy, so the pool holds the bytes once.
-    const envelope = data.slice();
-    let tx: Transaction;
-    try {
-      tx = decodeTxViews(envelope);
-    } catch (err) {
-      log.debug('gossiped tx malformed', { from, error: (err as Error).message });
-      return count('reject', verdictOfRefusal(err).reason);
-    }
-    await enginePriority.idle();
-    try {
-      await admission.submit(tx, 'p2p', { envelope });
-      return count('accept', 'ADMITTED');
-    } catch (err) {
-      const { verdict, reason } = verdictOfRefusal(err);
-      if (reason === 'INTERNAL') log.warn('gossiped tx failed', { from, error: (err as Error).message });
-      return count(verdict, reason);
-    }
+    const { verdict, reason } = await admitFromPeer(this.deps, data, from, 'p2p');
+    this.deps.metrics.gossipTxs.inc({ verdict, reason });
+    // A peer sent what this node still meant to publish (it fetched it from our pool): publishing
+    // it now would reach nobody (gossipsub has seen it), so the retry would never end.
+    if (reason === 'ALREADY_KNOWN' && this.unsent.size > 0 && this.unsent.delete(toHex(sha3(data)))) this.deps.metrics.gossipPublished.inc({ result: 'peer_has' });
+    return verdict;
   }
 
   /** Connected peers of the execution host. */
@@ -136,6 +111,7 @@ export class TxGossip {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.exchange.stop();
     await this.host.stop();
   }
 

@@ -153,6 +153,23 @@ export class TxPool {
     return out;
   }
 
+  /**
+   * At most `limit` entries admitted at or after sequence number `from`, oldest first, and the
+   * sequence number to continue from. Entries are kept in sequence order (a replacement is
+   * re-inserted at the end with a new number), so this is a cursor over what arrived since.
+   */
+  since(from: number, limit: number): { entries: PoolEntry[]; next: number; more: boolean } {
+    const entries: PoolEntry[] = [];
+    let next = from;
+    for (const e of this.byHash.values()) {
+      if (e.seq < from) continue;
+      if (entries.length >= limit) return { entries, next, more: true };
+      entries.push(e);
+      next = e.seq + 1;
+    }
+    return { entries, next, more: false };
+  }
+
   /** The entry a sender has at `nonce`, if any. */
   atNonce(sender: string, nonce: bigint): PoolEntry | undefined {
     return this.bySender.get(sender)?.txs.get(nonce);

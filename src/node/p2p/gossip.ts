@@ -41,6 +41,11 @@ export class SeenIds {
     return false;
   }
 
+  /** Whether `id` was recorded and has not expired (without recording it). */
+  has(id: string, now = Date.now()): boolean {
+    return (this.expiry.get(id) ?? 0) > now;
+  }
+
   private prune(now: number): void {
     for (const [id, until] of this.expiry) {
       if (until > now && this.expiry.size <= this.maxIds) break;

@@ -88,7 +88,10 @@ export async function serveStream(ctx: ReqRespContext, protocol: string, stream:
     await stream.close({ signal: clock.signal });
     metrics.request(protocol, 'inbound', 'ok');
   } catch (err) {
-    if (err instanceof SvcError && err.status === 400 && !(err instanceof FrameError)) {
+    if (err instanceof SvcError && err.status === 429) {
+      // A peer over the layer's rate limit: refused (the requester sees a reset), not penalised.
+      metrics.request(protocol, 'inbound', 'rate_limited');
+    } else if (err instanceof SvcError && err.status === 400 && !(err instanceof FrameError)) {
       metrics.messageRejected(protocol, 'bad_request');
       metrics.request(protocol, 'inbound', 'bad_request');
       ctx.penalise(peer, 'req_bad_request');

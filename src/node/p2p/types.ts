@@ -51,7 +51,8 @@ export interface ProtocolLimits {
 
 /**
  * Serves one request: returns the response chunks in order (streamed to the requester). A thrown
- * `SvcError` with status 400 is a bad request: the peer is penalised and the stream reset.
+ * `SvcError` with status 400 is a bad request: the peer is penalised and the stream reset; one with
+ * status 429 (over a rate limit) resets the stream without a penalty.
  */
 export type RequestHandler = (request: Uint8Array, peer: string) => AsyncIterable<Uint8Array>;
 

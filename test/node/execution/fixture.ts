@@ -24,6 +24,7 @@ import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/exec
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
+import { metricSum as sumSamples, parseMetrics } from '../../helpers/fuzz.js';
 
 export const TOKEN = WEI_PER_TOKEN;
 export const CHAIN_ID = 'svc-exectest';
@@ -461,4 +462,9 @@ export async function mempoolHashes(node: ExecutionNode): Promise<string[]> {
 export function metricValue(text: string, name: string, labels = ''): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/** Sum of the samples of `name` in a Prometheus text exposition whose labels include every `key="value"` of `labels`. */
+export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  return sumSamples(parseMetrics(text), name, labels);
 }

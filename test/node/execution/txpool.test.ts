@@ -540,4 +540,22 @@ pool('an entry that leaves the pool during a sliced build is left out with the r
   assert.not.ok(out.some((e) => e.sender === last));
 });
 
+pool('since: a cursor over admissions in order; a replacement comes after, removals leave no gap in the walk', () => {
+  const p = new TxPool();
+  const a0 = p.add(entry(A, 0, 10)).entry;
+  const b0 = p.add(entry(B, 0, 10)).entry;
+  const c0 = p.add(entry(C, 0, 10)).entry;
+  const first = p.since(0, 2);
+  assert.equal(label(first.entries), ['a0', 'b0']);
+  assert.ok(first.more);
+  assert.is(first.next, b0.seq + 1);
+  const replaced = p.add(entry(A, 0, 20, 21_000n, 'r')).entry;
+  p.remove(c0.hash);
+  const rest = p.since(first.next, 10);
+  assert.equal(rest.entries.map((e) => e.hash), [replaced.hash], 'c0 is gone; the replacement of a0 is new');
+  assert.not.ok(rest.more);
+  assert.equal(p.since(rest.next, 10), { entries: [], next: rest.next, more: false }, 'nothing new since');
+  assert.ok(a0.seq < rest.next);
+});
+
 pool.run();

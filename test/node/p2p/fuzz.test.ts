@@ -39,6 +39,7 @@ import { decodeTx, encodeTx, signStandardTx, txHash } from '../../../src/core/ty
 import { MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES } from '../../../src/node/p2p/node.js';
 import { RequestError } from '../../../src/node/p2p/reqresp.js';
 import { type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../../../src/node/p2p/types.js';
+import { encodeHashesRequest, encodeTxsRequest, HASHES_REQUEST_BYTES, MAX_ANNOUNCE_HASHES, MAX_FETCH_HASHES, PoolProtocols } from '../../../src/node/execution/pool-exchange-codec.js';
 import { MAX_ATTESTATION_BYTES, MAX_BLOCK_BYTES, syncLimits } from '../../../src/node/beacon/p2p.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
 import { encodeStatus, STATUS_BYTES } from '../../../src/node/beacon/sync/status.js';
@@ -292,31 +293,32 @@ const LOOSE: ProtocolLimits = { maxRequestBytes: 64 * 1024 * 1024, maxResponseCh
  * once: a request that could not open a stream (the node cut the identity off and refuses it)
  * goes back in the queue for the next identity.
  */
-async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[]): Promise<RequestRun> {
+async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[], layer: 'execution' | 'beacon'): Promise<RequestRun> {
+  const nodeId = layer === 'execution' ? execPeer.id : beaconPeer.id;
   const run: RequestRun = { answered: 0, empty: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, dialCut: 0, noConnection: 0, ids: [] };
   const deadline = Date.now() + PHASE_BUDGET_MS;
   const queue = corpus.map((_, k) => k).reverse();
   const lane = async (): Promise<void> => {
     while (queue.length > 0 && Date.now() < deadline) {
-      const peer = await startPeer('beacon');
+      const peer = await startPeer(layer);
       run.identities++;
       run.ids.push(peer.peerId);
       try {
         // libp2p limits inbound connections per second from one address: a refused dial is retried by the bootnode loop.
-        const connected = await waitFor('the test peer connected to the beacon', async () => (peer.connectedTo(beaconPeer.id) ? true : undefined), net.slotMs * 30, 20).catch(() => false);
+        const connected = await waitFor(`the test peer connected to the ${layer}`, async () => (peer.connectedTo(nodeId) ? true : undefined), net.slotMs * 30, 20).catch(() => false);
         if (!connected) {
           run.noConnection++;
           continue;
         }
         for (let n = 0; n < PER_IDENTITY && queue.length > 0 && Date.now() < deadline; n++) {
           const k = queue.pop()!;
-          if (!peer.connectedTo(beaconPeer.id)) {
+          if (!peer.connectedTo(nodeId)) {
             queue.push(k);
             run.cutOff++;
             break;
           }
           try {
-            const chunks = await peer.host.request(beaconPeer.id, protocol, corpus[k]!.data, LOOSE);
+            const chunks = await peer.host.request(nodeId, protocol, corpus[k]!.data, LOOSE);
             run.answered++;
             if (chunks.length === 0) run.empty++;
           } catch (err) {
@@ -339,9 +341,9 @@ async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[]): P
   return run;
 }
 
-/** Inbound request outcomes the beacon counted for `protocol`. */
-function requestCounts(s: readonly Sample[], protocol: string): Record<string, number> {
-  return metricBy(s, 'service_p2p_requests_total', 'result', { layer: 'beacon', protocol, direction: 'inbound' });
+/** Inbound request outcomes the node's `layer` counted for `protocol`. */
+function requestCounts(s: readonly Sample[], protocol: string, layer: 'execution' | 'beacon'): Record<string, number> {
+  return metricBy(s, 'service_p2p_requests_total', 'result', { layer, protocol, direction: 'inbound' });
 }
 
 Fuzz.before(async () => {
@@ -528,15 +530,15 @@ test('attestations topic: random and mutated votes', async () => {
 });
 
 /** One request/response protocol: corpus, send, settle, then exact outcome counts. */
-async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: number, seedOffset: number): Promise<void> {
+async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: number, seedOffset: number, layer: 'execution' | 'beacon' = 'beacon'): Promise<void> {
   const rng = new Rng(SEED + seedOffset);
   const corpus = fuzzCorpus(rng, { valid, maxBytes, count: COUNT, includeValid: true });
-  const before = requestCounts(await scrape(metricsUrl('beacon')), protocol);
+  const before = requestCounts(await scrape(metricsUrl(layer)), protocol, layer);
   const t0 = Date.now();
-  const run = await fuzzRequests(protocol, corpus);
+  const run = await fuzzRequests(protocol, corpus, layer);
   const served = run.answered + run.refused;
   const label = `${protocol} ${where()}: ${JSON.stringify({ ...run, ids: run.ids.length, kinds: tally(corpus), seconds: (Date.now() - t0) / 1000 })}`;
-  const after = await settle('beacon', `${protocol} outcomes`, (s) => diff(requestCounts(s, protocol), before), (d) => total(d) >= served);
+  const after = await settle(layer, `${protocol} outcomes`, (s) => diff(requestCounts(s, protocol, layer), before), (d) => total(d) >= served);
   const counts = `node outcomes ${JSON.stringify(after)}; requester ${label}`;
   assert.ok(served > 0, `no request reached the node: ${counts}`);
   // Every stream served has its one outcome; a stream cut off while it opened may have one too,
@@ -547,8 +549,11 @@ async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: num
   // so an answer is only known good when it is not empty.
   assert.ok((after.ok ?? 0) <= run.answered && (after.ok ?? 0) >= run.answered - run.empty, `answered (less empty answers) = served ok: ${counts}`);
   assert.ok(total(after) - (after.ok ?? 0) > 0, `bad requests were refused: ${counts}`);
-  const peers = ((await getJson(`${net.beaconUrl}/api/v1/p2p/peers`)) as { peers: Array<{ peer_id: string }> }).peers.map((p) => p.peer_id);
-  assert.equal(run.ids.filter((id) => peers.includes(id)), [], `no test identity is still connected: ${counts}`);
+  // Execution lists no peers over REST; its identities were all stopped, which is what matters there.
+  if (layer === 'beacon') {
+    const peers = ((await getJson(`${net.beaconUrl}/api/v1/p2p/peers`)) as { peers: Array<{ peer_id: string }> }).peers.map((p) => p.peer_id);
+    assert.equal(run.ids.filter((id) => peers.includes(id)), [], `no test identity is still connected: ${counts}`);
+  }
   process.stdout.write(`  ${counts}\n`);
 }
 
@@ -562,6 +567,13 @@ test('blocks_by_range protocol: random and mutated ranges', async () => {
   const head = await net.head();
   const valid = [encodeRangeRequest({ startSlot: 0, count: 64 }), encodeRangeRequest({ startSlot: Math.max(0, head.slot - 4), count: 4 }), encodeRangeRequest({ startSlot: head.slot + 1000, count: 1 })];
   await requestPhase(SyncProtocols.blocksByRange, valid, 16, 5);
+  await stillFollowing();
+});
+
+test('pool exchange protocols: random and mutated hashes requests and transaction fetches', async () => {
+  const pooled = '0x' + '00'.repeat(32);
+  await requestPhase(PoolProtocols.hashes, [encodeHashesRequest({ cursor: 0n, limit: MAX_ANNOUNCE_HASHES }), encodeHashesRequest({ cursor: 5n, limit: 1 })], HASHES_REQUEST_BYTES, 6, 'execution');
+  await requestPhase(PoolProtocols.txs, [encodeTxsRequest([pooled]), encodeTxsRequest(Array.from({ length: 8 }, (_, i) => '0x' + i.toString(16).padStart(64, '0')))], MAX_FETCH_HASHES * 32, 7, 'execution');
   await stillFollowing();
 });
 
