@@ -44,7 +44,7 @@ import { receiptsWhere } from '../../api/import-answer.js';
 import { randaoFromJson, randaoToJson } from '../../core/consensus/randao.js';
 
 // The chain's public vocabulary, from the modules that define it (importers keep importing chain.ts).
-export { BeaconError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
+export { BeaconError, ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
 export { BEACON_SCHEMA_VERSION, type BeaconBlockRecord } from './chain-storage.js';
 export { ATTESTATION_POOL_MAX } from './attestation-pool.js';
 export type { DutyView } from './proposer-duties.js';
@@ -333,6 +333,9 @@ export class BeaconChain {
     const parent = this.records.get(toHex(h.parentHash));
     if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
     const { slot, proposer, validator, randao, recommits } = await checkProposal(this.checks, block, received, parent);
+    // A branch finality ruled out is refused here (FINALIZED_CONFLICT, stale rather than forged):
+    // execution has pruned the states it would build on and would refuse it as a fault.
+    this.forkChoice.checkBlock({ root, parentRoot: parent.root, slot });
     const ssz = received ?? encodeBlock(block);
     const result = await this.link.newPayload(ssz);
     // Only the bridge's receipts are parsed (a compact answer says every receipt's status and
