@@ -256,9 +256,17 @@ export class BeaconChain {
     return this.store.getBytes(K.body(root));
   }
 
-  /** Canonical block root at `slot`, if a block was proposed there. */
-  rootAtSlot(slot: number): Promise<string | undefined> {
-    return this.store.get<string>(K.bySlot(slot));
+  /**
+   * Canonical block root at `slot` (the head's branch), if it has a block there. The stored slot
+   * index names the last block imported at the slot, which after a reorg (a minority rejoining)
+   * may be on the abandoned branch: it is used only when it is on the head's branch.
+   */
+  async rootAtSlot(slot: number): Promise<string | undefined> {
+    const indexed = await this.store.get<string>(K.bySlot(slot));
+    if (indexed !== undefined && this.onHeadBranch(indexed)) return indexed;
+    let r = this.records.get(this.forkChoice.head());
+    while (r && r.slot > slot) r = this.records.get(r.parent);
+    return r && r.slot === slot && r.index > 0 ? r.root : undefined;
   }
 
   // The block whose mix seeds `epoch` on `tipRoot`'s branch (proposer-duties.ts seedBlock).
