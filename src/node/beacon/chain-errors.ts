@@ -22,3 +22,10 @@ export class IncludedSlashingError extends BeaconError {
     super('INVALID_SLASHING', message, 400);
   }
 }
+
+/** Execution refused a block the beacon's checks passed (code EXECUTION_REJECTED); `executionCode` is execution's own code. */
+export class ExecutionRejectedError extends BeaconError {
+  constructor(readonly executionCode: string, message: string, status: number) {
+    super('EXECUTION_REJECTED', message, status);
+  }
+}

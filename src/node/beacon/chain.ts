@@ -44,7 +44,7 @@ import { receiptsWhere } from '../../api/import-answer.js';
 import { randaoFromJson, randaoToJson } from '../../core/consensus/randao.js';
 
 // The chain's public vocabulary, from the modules that define it (importers keep importing chain.ts).
-export { BeaconError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
+export { BeaconError, ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
 export { BEACON_SCHEMA_VERSION, type BeaconBlockRecord } from './chain-storage.js';
 export { ATTESTATION_POOL_MAX } from './attestation-pool.js';
 export type { DutyView } from './proposer-duties.js';
@@ -256,9 +256,17 @@ export class BeaconChain {
     return this.store.getBytes(K.body(root));
   }
 
-  /** Canonical block root at `slot`, if a block was proposed there. */
-  rootAtSlot(slot: number): Promise<string | undefined> {
-    return this.store.get<string>(K.bySlot(slot));
+  /**
+   * Canonical block root at `slot` (the head's branch), if it has a block there. The stored slot
+   * index names the last block imported at the slot, which after a reorg (a minority rejoining)
+   * may be on the abandoned branch: it is used only when it is on the head's branch.
+   */
+  async rootAtSlot(slot: number): Promise<string | undefined> {
+    const indexed = await this.store.get<string>(K.bySlot(slot));
+    if (indexed !== undefined && this.onHeadBranch(indexed)) return indexed;
+    let r = this.records.get(this.forkChoice.head());
+    while (r && r.slot > slot) r = this.records.get(r.parent);
+    return r && r.slot === slot && r.index > 0 ? r.root : undefined;
   }
 
   // The block whose mix seeds `epoch` on `tipRoot`'s branch (proposer-duties.ts seedBlock).
@@ -333,6 +341,9 @@ export class BeaconChain {
     const parent = this.records.get(toHex(h.parentHash));
     if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
     const { slot, proposer, validator, randao, recommits } = await checkProposal(this.checks, block, received, parent);
+    // A branch finality ruled out is refused here (FINALIZED_CONFLICT, stale rather than forged):
+    // execution has pruned the states it would build on and would refuse it as a fault.
+    this.forkChoice.checkBlock({ root, parentRoot: parent.root, slot });
     const ssz = received ?? encodeBlock(block);
     const result = await this.link.newPayload(ssz);
     // Only the bridge's receipts are parsed (a compact answer says every receipt's status and

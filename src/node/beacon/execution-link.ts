@@ -6,7 +6,7 @@
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { DependentRootView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
-import { BeaconError } from './chain-errors.js';
+import { ExecutionRejectedError } from './chain-errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
@@ -76,7 +76,7 @@ export class ExecutionLink {
       this.rejectedInRow++;
       this.lastRejection = `${err.code}: ${err.message}`;
       if (err instanceof WrongChainError) throw err;
-      throw new BeaconError('EXECUTION_REJECTED', `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
+      throw new ExecutionRejectedError(err.code, `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
     });
     this.rejectedInRow = 0;
     return result;

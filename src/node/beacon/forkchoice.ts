@@ -182,13 +182,23 @@ export class ForkChoice {
    * (FINALIZED_CONFLICT). Re-importing the same block is a no-op.
    */
   onBlock(block: { root: Root; parentRoot: Root; slot: number }): void {
+    const checked = this.checkBlock(block);
+    if (checked) this.tree.push(checked.root, checked.parentRoot, checked.slot, checked.parent);
+  }
+
+  /**
+   * The checks of `onBlock` without importing: throws what onBlock would throw; returns undefined
+   * for a block already held, else what onBlock pushes. Lets the beacon refuse a block on a branch
+   * finality ruled out before execution spends a state transition on it.
+   */
+  checkBlock(block: { root: Root; parentRoot: Root; slot: number }): { root: Root; parentRoot: Root; slot: number; parent: number } | undefined {
     const root = parseRoot(block.root, 'block.root');
     const parentRoot = parseRoot(block.parentRoot, 'block.parentRoot');
     const slot = parseUint(block.slot, 'block.slot');
     const known = this.tree.indexOf(root);
     if (known !== undefined) {
       const n = this.tree.node(known);
-      if (n.parentRoot === parentRoot && n.slot === slot) return;
+      if (n.parentRoot === parentRoot && n.slot === slot) return undefined;
       throw new ForkChoiceError('BLOCK_CONFLICT', `block ${root} is already known with parent ${n.parentRoot} at slot ${n.slot}`);
     }
     const p = this.tree.indexOf(parentRoot);
@@ -203,7 +213,7 @@ export class ForkChoice {
     if (a < 0 || this.tree.node(a).root !== fin.root) {
       throw new ForkChoiceError('FINALIZED_CONFLICT', `block ${root} does not descend from the finalized checkpoint (epoch ${fin.epoch}, ${fin.root})`);
     }
-    this.tree.push(root, parentRoot, slot, p);
+    return { root, parentRoot, slot, parent: p };
   }
 
   /**

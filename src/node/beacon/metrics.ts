@@ -70,7 +70,7 @@ export class BeaconMetrics extends NodeMetrics {
   readonly syncBlocks = new Counter({ name: 'service_beacon_sync_blocks_imported_total', help: 'Blocks imported by range sync', registers: [this.registry] });
   readonly syncFailures = new Counter({
     name: 'service_beacon_sync_failures_total',
-    help: 'Range-sync batches that failed, by reason (request_failed, malformed_block, out_of_range, detached_chain, or the rule a block broke)',
+    help: 'Range-sync batches that failed, by reason (request_failed, malformed_block, out_of_range, other_branch (a branch forking below our finalised checkpoint: the peer is left out for a while, not penalised), or the rule a block broke)',
     labelNames: ['reason'],
     registers: [this.registry],
   });

@@ -19,6 +19,7 @@ import { expectOk, http } from '../execution/fixture.js';
 import {
   beaconHead,
   beaconMetrics,
+  bget,
   bpost,
   buildProposal,
   execHeight,
@@ -85,10 +86,14 @@ test('genesis votes after a full-size block: the head returns to genesis on both
     assert.is(await failures(h, 'EXECUTION_ERROR'), 0);
     // The reverted block is still served (its decode was the failing step).
     assert.is(expectOk(await http(h.exec.restUrl, `/api/v1/blocks/${big}`)).canonical, false);
+    // By slot, the beacon answers the head's branch: the abandoned blocks are not canonical.
+    assert.is((await bget(h, '/api/v1/beacon/blocks/1')).status, 404);
+    assert.is(okData(await bget(h, `/api/v1/beacon/blocks/${big}`)).root, big, 'still served by root');
 
     // The chain goes on from genesis after the justified epoch.
     const next = await propose(h, 5);
     assert.is((await beaconHead(h)).root, next);
+    assert.is(okData(await bget(h, '/api/v1/beacon/blocks/5')).root, next);
     assert.is(execHead(h), next);
     assert.is(await execHeight(h), 1);
   });

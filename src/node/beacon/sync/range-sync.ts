@@ -100,12 +100,12 @@ export class RangeSync {
     return (this.o.now ?? Date.now)();
   }
 
-  // The peer with the highest head we do not hold, among those not resting.
-  private pickPeer(): [string, StatusMessage] | undefined {
+  // The peer with the highest head we do not hold, among those not resting (and not `except`).
+  private pickPeer(except?: string): [string, StatusMessage] | undefined {
     let best: [string, StatusMessage] | undefined;
     const now = this.now();
     for (const [peer, s] of this.statuses) {
-      if ((this.restingUntil.get(peer) ?? 0) > now) continue;
+      if (peer === except || (this.restingUntil.get(peer) ?? 0) > now) continue;
       if (this.o.chain.record(s.headRoot)) continue;
       if (!best || s.headSlot > best[1].headSlot) best = [peer, s];
     }
@@ -150,7 +150,10 @@ export class RangeSync {
       } catch (err) {
         this.o.metrics.syncFailures.inc({ reason: 'request_failed' });
         this.o.log.debug('blocks_by_range request failed', { peer, start_slot: start, count, error: (err as Error).message });
-        return progress ? 'progress' : 'failed';
+        // Mid-sync (the peer went away, or stalled): the rest of the range comes from another
+        // peer at once, if there is one; a lone peer is asked again rather than left out.
+        if (progress && !this.pickPeer(peer)) return 'progress';
+        return 'failed';
       }
       let previous = start - 1;
       let restart = false;
@@ -178,14 +181,33 @@ export class RangeSync {
             restart = true;
             break;
           }
-          if (f.kind === 'future' || f.kind === 'local' || f.kind === 'duplicate') return progress ? 'progress' : 'nothing';
-          // An invalid block, or a chain that does not attach even to our finalised checkpoint.
-          return this.fault(peer, f.kind === 'unknown_parent' ? 'detached_chain' : f.reason);
+          if (f.kind === 'unknown_parent') return this.offBranch(peer, status, progress);
+          if (f.kind !== 'invalid') return progress ? 'progress' : 'nothing';
+          return this.fault(peer, f.reason);
         }
       }
       if (!restart) start += count;
     }
     if (progress) this.o.log.info('range sync caught up with peer', { peer, head_slot: chain.head().slot });
+    return progress ? 'progress' : 'nothing';
+  }
+
+  /**
+   * The peer's blocks do not attach even to our finalised checkpoint: its branch forks below it.
+   * That is no proof of misbehaviour (a minority cut off while we finalised is honest; it syncs
+   * from us), so the peer is only left out of peer selection for a while, never penalised. When
+   * the peer has finalised past us on a chain without our checkpoint, no range sync can join the
+   * two (finality does not revert): it is said loudly, for an operator to judge.
+   */
+  private offBranch(peer: string, status: StatusMessage, progress: boolean): PassResult {
+    const fin = this.o.chain.finalized();
+    this.o.metrics.syncFailures.inc({ reason: 'other_branch' });
+    if (status.finalizedEpoch > fin.epoch) {
+      this.o.log.warn('peer finalised a chain without our finalised checkpoint; not syncing from it', { peer, peer_finalized_epoch: status.finalizedEpoch, peer_finalized_root: status.finalizedRoot, finalized_epoch: fin.epoch, finalized_root: fin.root });
+    } else {
+      this.o.log.info('peer is on a branch our finality ruled out; ignored until it rejoins', { peer, peer_finalized_epoch: status.finalizedEpoch, finalized_epoch: fin.epoch });
+    }
+    this.restingUntil.set(peer, this.now() + this.o.restMs);
     return progress ? 'progress' : 'nothing';
   }
 

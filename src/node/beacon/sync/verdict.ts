@@ -5,7 +5,7 @@
  */
 import type { InclusionReason } from '../../../core/consensus/inclusion.js';
 import { SvcError, WrongChainError } from '../../../core/errors.js';
-import { IncludedAttestationError, IncludedSlashingError } from '../chain.js';
+import { ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from '../chain.js';
 
 /**
  * unknown_parent / unknown_block: we lack an ancestor (fetch it); future: not yet valid;
@@ -43,10 +43,18 @@ const BENIGN: Record<string, ImportFaultKind> = {
 /** Included votes judged against this node's copy of the registry: the block may be valid on the sender's branch. */
 const REGISTRY_DEPENDENT: ReadonlySet<InclusionReason> = new Set(['UNKNOWN_VALIDATOR', 'INACTIVE_VALIDATOR']);
 
+/**
+ * Execution's refusals that say what execution holds, not what the block is: its parent is not
+ * there, or its parent's state was pruned at finality (a branch finality ruled out, which the
+ * beacon's own check normally refuses first as FINALIZED_CONFLICT).
+ */
+const EXECUTION_STATE_DEPENDENT: ReadonlySet<string> = new Set(['UNKNOWN_PARENT', 'PARENT_STATE_PRUNED']);
+
 /** Classifies an error thrown by the chain while importing a block or attestation from a peer. */
 export function classifyImportError(err: unknown): ImportFault {
   if (!(err instanceof SvcError)) return { kind: 'local', reason: 'INTERNAL' };
   if (err instanceof WrongChainError) return { kind: 'local', reason: err.code };
+  if (err instanceof ExecutionRejectedError && EXECUTION_STATE_DEPENDENT.has(err.executionCode)) return { kind: 'local', reason: err.executionCode };
   if (err instanceof IncludedAttestationError && REGISTRY_DEPENDENT.has(err.reason)) return { kind: 'local', reason: err.code };
   // Evidence against a validator this node's registry lacks or has already slashed may be news on the sender's branch.
   if (err instanceof IncludedSlashingError && (err.reason === 'UNKNOWN_VALIDATOR' || err.reason === 'ALREADY_SLASHED')) return { kind: 'local', reason: err.code };

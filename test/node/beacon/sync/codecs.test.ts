@@ -10,7 +10,7 @@ import { MalformedError, SvcError, WrongChainError } from '../../../../src/core/
 import { decodeRangeRequest, encodeRangeRequest, MAX_BLOCKS_PER_REQUEST, SyncProtocolError } from '../../../../src/node/beacon/sync/blocks-by-range.js';
 import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from '../../../../src/node/beacon/sync/status.js';
 import { classifyImportError } from '../../../../src/node/beacon/sync/verdict.js';
-import { IncludedSlashingError } from '../../../../src/node/beacon/chain.js';
+import { ExecutionRejectedError, IncludedSlashingError } from '../../../../src/node/beacon/chain.js';
 
 const root = (b: number) => '0x' + b.toString(16).padStart(2, '0').repeat(32);
 const status: StatusMessage = { chainId: chainIdBytes('svc-beacon'), genesisHash: root(1), headRoot: root(2), headSlot: 1234, finalizedRoot: root(3), finalizedEpoch: 77 };
@@ -64,6 +64,12 @@ test('import failures: missing ancestors, future and stale messages are not the 
   assert.is(classifyImportError(new IncludedSlashingError('UNKNOWN_VALIDATOR', 'x')).kind, 'local');
   assert.equal(classifyImportError(new IncludedSlashingError('INVALID_EVIDENCE_SIGNATURE', 'x')), { kind: 'invalid', reason: 'INVALID_SLASHING' });
   assert.equal(classifyImportError(new SvcError('EXECUTION_REJECTED', 'x', 400)), { kind: 'invalid', reason: 'EXECUTION_REJECTED' });
+  // A failed state transition is provable; execution lacking the parent or its pruned state is not.
+  assert.equal(classifyImportError(new ExecutionRejectedError('STATE_ROOT_MISMATCH', 'x', 400)), { kind: 'invalid', reason: 'EXECUTION_REJECTED' });
+  assert.equal(classifyImportError(new ExecutionRejectedError('PARENT_STATE_PRUNED', 'x', 400)), { kind: 'local', reason: 'PARENT_STATE_PRUNED' });
+  assert.equal(classifyImportError(new ExecutionRejectedError('UNKNOWN_PARENT', 'x', 400)), { kind: 'local', reason: 'UNKNOWN_PARENT' });
+  // A branch finality ruled out is stale, not forged.
+  assert.is(classifyImportError(new SvcError('FINALIZED_CONFLICT', 'x', 409)).kind, 'duplicate');
 });
 
 test.run();
