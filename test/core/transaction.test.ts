@@ -132,6 +132,22 @@ test('transfer: encode → decode round trip', () => {
   bytesIs(encodeTx(back), env);
 });
 
+test('decodeTx copies its byte fields out of a Node Buffer, which the caller may reuse; decodeTxViews keeps views', () => {
+  const withData = signStandardTx({ ...transferFields, data: filled(64, 7) }, key, CHAIN);
+  const env = encodeTx(withData);
+  // A Buffer, as file reads and HTTP bodies are: its slice() is a view, not a copy.
+  const buf = Buffer.from(env);
+  const copied = decodeTx(buf) as StandardTx;
+  const viewed = decodeTxViews(Buffer.from(env)) as StandardTx;
+  buf.fill(0);
+  bytesIs(copied.to!, TO);
+  bytesIs(copied.data, filled(64, 7));
+  bytesIs(copied.signature, withData.signature);
+  bytesIs(copied.publicKey, key.publicKey);
+  for (const f of [copied.to!, copied.data, copied.signature, copied.publicKey]) assert.ok(f.byteLength === f.buffer.byteLength, 'a buffer of its own');
+  assert.is(viewed.signature.buffer, viewed.publicKey.buffer, 'views share the envelope');
+});
+
 test('transfer: txHash = SHA3-256(signed envelope); sender = address of the public key', () => {
   bytesIs(txHash(transfer), sha3(encodeTx(transfer)));
   bytesIs(txSender(transfer), sender);

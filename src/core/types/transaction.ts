@@ -260,9 +260,14 @@ function decodeStandardCanonical(bytes: Uint8Array, views: boolean): StandardTx 
   };
 }
 
-/** A field of `bytes`: a view or a copy. A module function, not a closure per decode, which the optimiser compiled again for each. */
+/**
+ * A field of `bytes`: a view or a copy. A module function, not a closure per decode, which the
+ * optimiser compiled again for each. The copy is new Uint8Array(view): when `bytes` is a Node
+ * Buffer (a file read, an HTTP body), its slice() is another view.
+ */
 function part(bytes: Uint8Array, views: boolean, from: number, length: number): Uint8Array {
-  return views ? bytes.subarray(from, from + length) : bytes.slice(from, from + length);
+  const view = bytes.subarray(from, from + length);
+  return views ? view : new Uint8Array(view);
 }
 
 /**

@@ -48,7 +48,7 @@ const MAX_BODY_BYTES = Math.max(ADD_PREFIX_BYTES + MAX_TX_BYTES, 1 + HASH_BYTES 
 const READ_CHUNK = 1 << 20;
 
 /** A record read back from the file. */
-export type JournalRecord = { kind: 'add'; hash: string; receivedAt: number; head: Uint8Array; envelope: Uint8Array; bytes: number } | { kind: 'remove'; hashes: string[]; bytes: number };
+export type JournalRecord = { kind: 'add'; hash: string; receivedAt: number; envelope: Uint8Array; bytes: number } | { kind: 'remove'; hashes: string[]; bytes: number };
 
 /**
  * The add record of an admitted transaction (`hash`: its 0x-prefixed SHA3 hex), as the parts
@@ -137,7 +137,8 @@ export interface ScanResult {
 /**
  * Reads the records of the journal open as `fh` (`size` bytes, magic already checked), in file
  * order, handing each to `onRecord`; stops at the first invalid one. Envelopes are copied out
- * of the read buffer, so a kept one does not hold a whole chunk of the file in memory.
+ * of the read buffer: it is refilled for the next chunk of the file, so a view of it would be
+ * overwritten (and would hold a whole chunk in memory).
  */
 export async function scanRecords(fh: FileHandle, size: number, onRecord: (rec: JournalRecord) => void): Promise<ScanResult> {
   let buf = Buffer.allocUnsafe(READ_CHUNK);
@@ -181,7 +182,8 @@ export async function scanRecords(fh: FileHandle, size: number, onRecord: (rec: 
         corrupt.push(hash);
       } else {
         const receivedAt = buf.readUInt32LE(b + 1 + HASH_BYTES) + buf.readUInt32LE(b + 1 + HASH_BYTES + 4) * 2 ** 32;
-        onRecord({ kind: 'add', hash, receivedAt, head: buf.subarray(at, b + ADD_PREFIX_BYTES).slice(), envelope: envelope.slice(), bytes });
+        // new Uint8Array(view) copies; Buffer's slice() would be another view of the read buffer.
+        onRecord({ kind: 'add', hash, receivedAt, envelope: new Uint8Array(envelope), bytes });
       }
     } else if (kind === KIND_REMOVE && (body - 1) % HASH_BYTES === 0) {
       const hashes: string[] = [];

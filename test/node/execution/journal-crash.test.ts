@@ -16,7 +16,7 @@ import { txFromJson } from '../../../src/core/types/transaction-json.js';
 import { encryptSeed, walletFileFor } from '../../../src/wallet/keystore.js';
 import { DEV_MNEMONIC, mnemonicToSeed } from '../../../src/wallet/derivation.js';
 import { devnet, expectEnvelope, expectOk, GENESIS_TIME, genesisBranch, hashOf, http, makeBlock, raw, transfer, withTempDir } from './fixture.js';
-import { type Proc, startProc } from './process.js';
+import { limited, mempool, type Proc, startProc, stopClean } from './process.js';
 
 const { genesis, keys } = devnet();
 const acc0 = keys.accounts[0]!;
@@ -26,32 +26,6 @@ const PASSWORD = 'journal-crash-test';
 const PENDING = 100;
 /** Submissions in flight at once: enough to make the journal group them. */
 const IN_FLIGHT = 10;
-
-/** Runs `fn` over `items` with at most `limit` running at once. */
-async function limited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return out;
-}
-
-async function mempool(base: string): Promise<string[]> {
-  const r = await http(base, '/api/v1/execution/mempool?limit=1000');
-  assert.is(r.status, 200, r.text);
-  return (r.body.transactions as Array<{ hash: string }>).map((t) => t.hash).sort();
-}
-
-async function stopClean(p: Proc): Promise<void> {
-  p.child.kill('SIGTERM');
-  const exit = await p.exited;
-  assert.is(exit.code, 0, `clean shutdown on SIGTERM:\n${p.stderr()}`);
-}
 
 const crash = suite('crash: SIGKILL with pending transactions');
 

@@ -135,6 +135,22 @@ file('a torn tail is cut on open, every record before it is kept, and appends re
   });
 });
 
+file('a journal longer than the scan\'s read buffer reopens with every envelope intact', async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, 'pool.journal');
+    // 400 transfers of 5.3 KB: about 2 MB, so the scan refills its 1 MiB buffer twice.
+    const es = Array.from({ length: 400 }, (_, i) => entry(i));
+    let { journal } = await openJournal(path);
+    await journal.addMany(es.map((tx) => ({ tx, displaced: [] })));
+    await journal.close();
+    assert.ok((await stat(path)).size > 2 * (1 << 20), 'the file spans more than two read buffers');
+    same(await readJournalFile(path), es);
+    ({ journal } = await openJournal(path));
+    same(journal.entries(), es);
+    await journal.close();
+  });
+});
+
 file('a group write is the records byte for byte: adds encoded in place, removals after their replacement, in submission order', async () => {
   await withTempDir(async (dir) => {
     const path = join(dir, 'pool.journal');
