@@ -52,7 +52,7 @@ export async function admitFromPeer(deps: PeerTxDeps, data: Uint8Array, from: st
   if (admission.pool.has(toHex(sha3(data)))) return { verdict: 'ignore', reason: 'ALREADY_KNOWN' };
   // A copy: the pool and the journal keep it, and the host's buffer may be a slice of a larger
   // one. The transaction's fields are views into the copy, so the pool holds the bytes once.
-  const envelope = data.slice();
+  const envelope = new Uint8Array(data); // slice() of a Buffer would be a view of it
   let tx: Transaction;
   try {
     tx = decodeTxViews(envelope);
