@@ -23,6 +23,7 @@ import { Mutex } from '../../util/mutex.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
+import { RegistrationRequests } from './bridge-registrations.js';
 import { HeldSignatures } from './bridge-gossip.js';
 import { type BidQuery, listBids, readSignatures } from './bridge-queries.js';
 import { type BidRecord, type Cause, Change, DIRECTIONS, K, pad, SETTLED } from './bridge-records.js';
@@ -79,9 +80,12 @@ export class BridgeStore {
   private readonly held = new HeldSignatures();
   /** Called with each signature added other than by gossip (the network publishes it). */
   onNew: ((bid: string, s: BidSignature) => void) | undefined;
+  /** Counterpart registration requests this beacon gathers validators' signatures for. */
+  readonly registrations: RegistrationRequests;
 
   private constructor(private readonly c: BridgeContext) {
     this.self = { chain_id: c.genesis.chain_id, genesis_hash: toHex(genesisHash(c.genesis)) };
+    this.registrations = new RegistrationRequests(c.genesis, c.registry);
   }
 
   /** Opens the store: the counts and the last sequence number are all it reads. */
