@@ -26,6 +26,7 @@ import {
   bridgeAccountProofToWire,
   type RegisterBody,
   committedSlot,
+  counterpartSlot,
   ledgerSlot,
   lockSlot,
   releaseSlot,
@@ -110,7 +111,8 @@ export function unallocatedReserve(ctx: BridgeState): bigint {
  */
 export function checkRegister(body: RegisterBody, ctx: BridgeState): { genesis: Genesis; hash: Uint8Array; terms: RegistrationTerms } {
   const { genesis, hash } = parseCounterpart(body.genesisJson, ctx.self);
-  if (ctx.counterpart(hash)) throw new BridgeError('BRIDGE_ALREADY_REGISTERED', `${genesis.chain_id} (${toHex(hash)}) is already a registered counterpart`);
+  // The slot, not the document: the register's own counterpart is not among the documents loaded for a block.
+  if (wordState(ctx.storage(counterpartSlot(hash))) !== 0) throw new BridgeError('BRIDGE_ALREADY_REGISTERED', `${genesis.chain_id} (${toHex(hash)}) is already a registered counterpart`);
   const terms = registrationTerms(ctx.self, genesis, hash, body.allowance);
   checkRegistrationSignatures(body, terms, ctx.registry);
   const free = unallocatedReserve(ctx);

@@ -110,7 +110,7 @@ export function counterpartView(g: Genesis, hashHex: string): CounterpartView {
 function namedCounterpart(o: BridgeOperation): Uint8Array | undefined {
   switch (o.op) {
     case BridgeOp.Register:
-      // Judged against the counterpart slot, which a registered chain sets: an unregistered one needs no document.
+      // Judged against the counterpart slot (checkRegister): no stored document is read.
       return undefined;
     case BridgeOp.Lock:
       return o.body.destination;

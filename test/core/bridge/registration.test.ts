@@ -16,7 +16,7 @@ import { Domain, signingHash } from '../../../src/core/crypto/domain.js';
 import { sign } from '../../../src/core/crypto/mldsa.js';
 import { canonicalJson } from '../../../src/core/genesis/genesis.js';
 import { MalformedError } from '../../../src/core/errors.js';
-import { type BidSignature, BridgeError, BridgeOp, type RegisterBody, amountWord, committedSlot, decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/types.js';
+import { type BidSignature, BridgeError, BridgeOp, type RegisterBody, REGISTERED_WORD, amountWord, committedSlot, counterpartSlot, decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/types.js';
 import { RegistrationTermsSsz, type RegistryView, registrationTerms, signRegistration, validatorSetCommitment } from '../../../src/core/bridge/registration.js';
 import { type BridgeState, checkRegister } from '../../../src/core/bridge/verify.js';
 import { expectError } from '../../helpers/assert.js';
@@ -52,7 +52,7 @@ function onB(o: { reg?: RegistryView; registered?: boolean; balance?: bigint; co
     self: B.hash,
     timestampMs: Date.now(),
     counterpart: (h) => (o.registered && toHex(h) === toHex(A.hash) ? A.genesis : undefined),
-    storage: (slot) => (toHex(slot) === toHex(committedSlot()) ? amountWord(o.committed ?? 0n) : new Uint8Array(32)),
+    storage: (slot) => (toHex(slot) === toHex(committedSlot()) ? amountWord(o.committed ?? 0n) : o.registered && toHex(slot) === toHex(counterpartSlot(A.hash)) ? REGISTERED_WORD : new Uint8Array(32)),
     balance: () => o.balance ?? 1_000_000n * TOKEN,
     registry: o.reg ?? registry(),
   };
@@ -137,13 +137,8 @@ test('register payloads: truncated, oversized, empty and mutated bytes are a Mal
   // More signatures than the list holds.
   const s = sigs([0])[0]!;
   const many = Array.from({ length: MAX_BRIDGE_SIGNERS + 1 }, (_, i) => ({ validatorIndex: i, signature: s.signature }));
-  assert.throws(() => encodeBridgeOp({ op: BridgeOp.Register, body: body(many) }));
-  const fits = encodeBridgeOp({ op: BridgeOp.Register, body: body(many.slice(0, MAX_BRIDGE_SIGNERS)) });
-  // Splice one more signature in by hand: the decoder refuses the list's length.
-  const over = new Uint8Array(fits.length + 3_317);
-  over.set(fits);
-  over.set(fits.subarray(fits.length - 3_317), fits.length);
-  expectError(() => decodeBridgeOp(over), MalformedError, { field: 'bridge.register' });
+  expectError(() => decodeBridgeOp(encodeBridgeOp({ op: BridgeOp.Register, body: body(many) })), MalformedError, { field: 'bridge.register' });
+  assert.ok(decodeBridgeOp(encodeBridgeOp({ op: BridgeOp.Register, body: body(many.slice(0, MAX_BRIDGE_SIGNERS)) })));
   // Mutations and random bytes after the op code: either a decoded operation or a MalformedError.
   const rng = new Rng(0xb41d);
   const corpus = fuzzCorpus(rng, { valid: [valid.subarray(1)], maxBytes: MAX_TX_DATA_BYTES, count: 300, oversizeBudget: 2 * MAX_TX_DATA_BYTES });
