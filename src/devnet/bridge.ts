@@ -10,7 +10,7 @@ import { WEI_PER_TOKEN } from '../core/constants.js';
 import { toHex, utf8 } from '../core/codec/bytes.js';
 import { sha3 } from '../core/crypto/hash.js';
 import { type Genesis, canonicalJson, genesisHash, parseGenesis } from '../core/genesis/genesis.js';
-import { BridgeOp } from '../core/bridge/types.js';
+import { type BidSignature, BridgeOp } from '../core/bridge/types.js';
 import { registrationTerms, signRegistration } from '../core/bridge/registration.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { readWallet } from '../wallet/store.js';
@@ -73,6 +73,14 @@ async function unlockDevnetKey(m: DevnetManifest, key: ManifestKey) {
   return unlockWallet(stored.wallet.file, m.keystore_password);
 }
 
+/** Registration signatures of every validator of the devnet `m` (chain `genesis`) for registering `other` with `allowance` wei: a devnet holds its validators' keys. */
+export async function devnetRegistrationSignatures(m: DevnetManifest, genesis: Genesis, other: Genesis, allowance: bigint): Promise<BidSignature[]> {
+  const terms = registrationTerms(genesisHash(genesis), other, genesisHash(other), allowance);
+  const signatures: BidSignature[] = [];
+  for (const v of m.validators) signatures.push(signRegistration(terms, v.index, (await unlockDevnetKey(m, v)).mldsa, genesis.chain_id));
+  return signatures;
+}
+
 /**
  * Registers `other`'s genesis on the chain of `m` unless it already knows it. A devnet holds all
  * its validators' keys, so it gathers their registration signatures itself (every genesis
@@ -93,9 +101,7 @@ export async function registerOn(m: DevnetManifest, other: Genesis, timeoutMs: n
   const genesis = parseGenesis(JSON.parse(readFileSync(m.genesis, 'utf8')));
   const unallocated = BigInt(known.reserve?.unallocated ?? '0');
   const allowance = unallocated < DEFAULT_DEVNET_COUNTERPART_ALLOWANCE ? unallocated : DEFAULT_DEVNET_COUNTERPART_ALLOWANCE;
-  const terms = registrationTerms(genesisHash(genesis), other, hash, allowance);
-  const signatures = [];
-  for (const v of m.validators) signatures.push(signRegistration(terms, v.index, (await unlockDevnetKey(m, v)).mldsa, genesis.chain_id));
+  const signatures = await devnetRegistrationSignatures(m, genesis, other, allowance);
   const nonce = BigInt((await execution.account(keys.address)).pending_nonce);
   const tx = signBridgeTx(
     { op: BridgeOp.Register, body: { genesisJson: utf8(canonicalJson(other)), allowance, signatures } },

@@ -3,13 +3,14 @@ import { SvcCommand } from '../../cli/base.js';
 import { passwordFileFlag } from '../../cli/flags.js';
 import { readPassword } from '../../cli/secrets.js';
 import { bridgeGasPriceFlag, chainFromFlag, parseTokens, parseWei } from '../../cli/bridge-flags.js';
-import { utf8 } from '../../core/codec/bytes.js';
+import { toHex, utf8 } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
-import { canonicalJson } from '../../core/genesis/genesis.js';
-import { BridgeOp } from '../../core/bridge/types.js';
+import { type Genesis, canonicalJson, genesisHash } from '../../core/genesis/genesis.js';
+import { type BidSignature, BridgeOp } from '../../core/bridge/types.js';
+import { devnetRegistrationSignatures } from '../../devnet/bridge.js';
 import { loadGenesisFile } from '../../genesis/load.js';
 import { readManifest } from '../../devnet/manifest.js';
-import { connectChain, submitBridgeOp, unlockSigner } from '../../client/bridge-ops.js';
+import { type BridgeChain, type BridgeSigner, connectChain, submitBridgeOp, unlockSigner } from '../../client/bridge-ops.js';
 import { beaconClients, gatherRegistration } from '../../client/bridge-register.js';
 import { parseExecutionUrl } from '../../client/execution.js';
 import { waitForInclusion } from '../../client/send.js';
@@ -22,7 +23,8 @@ export default class BridgeRegister extends SvcCommand {
   static override examples = ['<%= config.bin %> bridge register --genesis ./b/genesis/genesis.json --allowance 100000 --from alice --on ./a --wait'];
   static override flags = {
     genesis: Flags.string({ description: "the counterpart's genesis.json", required: true, helpValue: 'FILE' }),
-    allowance: Flags.string({ description: "tokens moved from this chain's unallocated bridge reserve into the counterpart's ledger: the most its releases can ever pay beyond what is locked toward it", required: true, helpValue: 'TOKENS' }),
+    allowance: Flags.string({ description: "tokens moved from this chain's unallocated bridge reserve into the counterpart's ledger: the most its releases can ever pay beyond what completed locks toward it add", default: '0', helpValue: 'TOKENS' }),
+    'devnet-keys': Flags.boolean({ description: "--on is a devnet directory: sign with its own validators' keys (a devnet holds them all) instead of asking its validator clients" }),
     from: Flags.string({ description: 'sending wallet: name, address or file path', required: true }),
     on: Flags.string({ description: 'the chain to register on: a devnet directory or BEACON_URL,EXECUTION_URL (default: the running devnet)', helpValue: 'DIR_OR_URLS' }),
     beacon: Flags.string({ description: "another beacon of that chain whose validators may sign (repeatable)", multiple: true, helpValue: 'URL' }),
@@ -42,6 +44,11 @@ export default class BridgeRegister extends SvcCommand {
     const chain = await connectChain(spec, gasPrice === undefined ? {} : { gasPrice });
     const signer = await unlockSigner(flags.from, () => readPassword(flags['password-file']));
     const devnet = spec.dir ? readManifest(spec.dir) : null;
+    if (flags['devnet-keys']) {
+      if (!devnet || !spec.genesis) throw new SvcError('USAGE', '--devnet-keys needs --on to be a devnet directory (it holds the validator keys)', 400);
+      const signatures = await devnetRegistrationSignatures(devnet, spec.genesis, genesis, allowance);
+      return this.send(flags, chain, signer, genesis, allowance, signatures, { id: null, signed_stake: null, active_stake: null });
+    }
     const urls = [spec.beaconUrl, ...(devnet?.nodes.filter((n) => n.validators.length > 0).map((n) => n.endpoints.beacon) ?? []), ...(flags.beacon ?? []).map((u) => parseExecutionUrl(u, '--beacon'))];
     this.say(`Asking ${new Set(urls).size} beacon(s) of ${chain.chainId} for signatures to register ${genesis.chain_id}`);
     let last = '';
@@ -53,12 +60,24 @@ export default class BridgeRegister extends SvcCommand {
         if (line !== last) this.say((last = line));
       },
     });
+    return this.send(flags, chain, signer, genesis, allowance, signatures, view);
+  }
+
+  private async send(
+    flags: { wait: boolean; 'wait-timeout': number },
+    chain: BridgeChain,
+    signer: BridgeSigner,
+    genesis: Genesis,
+    allowance: bigint,
+    signatures: BidSignature[],
+    view: { id: string | null; signed_stake: string | null; active_stake: string | null },
+  ) {
     const sent = await submitBridgeOp(chain, signer, { op: BridgeOp.Register, body: { genesisJson: utf8(canonicalJson(genesis)), allowance, signatures } });
     const out = {
       tx_hash: sent.hash,
       on: chain.chainId,
       registration: view.id,
-      registered: { chain_id: genesis.chain_id, genesis_hash: view.terms.counterpart },
+      registered: { chain_id: genesis.chain_id, genesis_hash: toHex(genesisHash(genesis)) },
       allowance: allowance.toString(),
       signers: signatures.map((s) => s.validatorIndex),
       signed_stake: view.signed_stake,
