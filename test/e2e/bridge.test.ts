@@ -108,6 +108,8 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     assert.is(p.b.manifest.counterpart?.chain_id, 'svc-a');
     // Each chain gave the other the devnet allowance as its ledger (docs/bridge.md "Liquidity").
     assert.is(cpB.data.counterparts.find((c: any) => c.chain_id === 'svc-a').ledger.allowance, (100_000n * TOKEN).toString());
+    const ledgers = await svcJson(['bridge', 'status', '--on', p.a.dir], env);
+    assert.is(ledgers.counterparts.find((c: any) => c.chain_id === 'svc-b').ledger.available, (100_000n * TOKEN).toString());
     // Distinct validator sets (one public mnemonic, distinct key ranges).
     const gA = await loadGenesisFile(p.a.manifest.genesis);
     const gB = await loadGenesisFile(p.b.manifest.genesis);

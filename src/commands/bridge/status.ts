@@ -17,9 +17,11 @@ export default class BridgeStatus extends SvcCommand {
 
   async run() {
     const { args, flags } = await this.parse(BridgeStatus);
+    // A malformed id is refused before any chain is looked for.
+    const bid = args.bid === undefined ? undefined : parseBidId(args.bid);
     const spec = await chainFromFlag(flags.on, '--on', 'running');
     const beacon = new BridgeBeaconClient(spec.beaconUrl);
-    if (args.bid === undefined) {
+    if (bid === undefined) {
       const cp = await beacon.counterparts();
       this.say(`Chain:        ${cp.self.chain_id} (${cp.self.genesis_hash})`);
       if (cp.reserve) this.say(`Reserve:      ${formatAmount(cp.reserve.balance)} held, ${formatAmount(cp.reserve.unallocated)} unallocated`);
@@ -28,7 +30,6 @@ export default class BridgeStatus extends SvcCommand {
       for (const line of formatTable(['COUNTERPART', 'GENESIS', 'ALLOWANCE', 'AVAILABLE', 'ESCROW'], rows)) this.say(line);
       return cp;
     }
-    const bid = parseBidId(args.bid);
     const view = await beacon.bid(bid);
     this.say(`BID:          ${view.bid}`);
     this.say(`Status:       ${view.status} (${view.direction})`);
