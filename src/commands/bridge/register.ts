@@ -30,7 +30,7 @@ export default class BridgeRegister extends SvcCommand {
     beacon: Flags.string({ description: "another beacon of that chain whose validators may sign (repeatable)", multiple: true, helpValue: 'URL' }),
     'gas-price': bridgeGasPriceFlag,
     'password-file': passwordFileFlag,
-    'sign-timeout': Flags.integer({ description: 'seconds to wait for validators holding 2/3 of the stake to sign', default: 120, min: 1, max: 86_400 }),
+    'sign-timeout': Flags.integer({ description: 'seconds to wait for validators holding 2/3 of the stake to sign (they look once per epoch: give it more than one)', default: 900, min: 1, max: 86_400 }),
     wait: Flags.boolean({ description: 'wait until the registration is in a block' }),
     'wait-timeout': Flags.integer({ description: 'with --wait: seconds before giving up (exit 1)', default: 60, min: 1, max: 86_400 }),
   };
