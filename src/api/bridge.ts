@@ -83,12 +83,26 @@ export interface CounterpartView {
   active_stake: string;
   slots_per_epoch: number;
   slot_seconds: number;
+  /** Its ledger on this chain (docs/bridge.md "Liquidity"); absent only in a stored summary. */
+  ledger?: CounterpartLedgerView;
+}
+
+/** A counterpart's ledger, wei base 10: releases from it pay from `available` only. */
+export interface CounterpartLedgerView {
+  /** Set at its registration. */
+  allowance: string;
+  /** What releases from it may still pay: the allowance, plus completed locks toward it, minus its releases. */
+  available: string;
+  /** Locked toward it and not settled yet: refunds pay from it. */
+  escrow: string;
 }
 
 /** GET /api/v1/bridge/counterparts. */
 export interface CounterpartsView {
   /** This chain. */
   self: BridgeChainJson;
+  /** The bridge account's balance and the part of it no counterpart's ledger or escrow holds, wei base 10. */
+  reserve?: { balance: string; unallocated: string };
   counterparts: CounterpartView[];
 }
 
@@ -108,4 +122,30 @@ export interface BridgeBidStatusEvent {
   status: BidStatus;
   previous: BidStatus | null;
   direction: BidDirection;
+}
+
+/** POST /api/v1/bridge/registrations body: a request for this chain's validators to sign a counterpart's registration. */
+export interface RegistrationRequestJson {
+  /** The counterpart's genesis document (as its genesis.json holds it). */
+  genesis: unknown;
+  /** Wei, base 10: moved from this chain's unallocated bridge reserve into the counterpart's ledger. */
+  allowance: string;
+}
+
+/** A registration request as a beacon holds it (GET /api/v1/bridge/registrations[/:id]). */
+export interface RegistrationRequestView {
+  /** 0x registrationId of the terms. */
+  id: string;
+  /** The terms the validators sign (docs/bridge.md "Who may register"). */
+  terms: { chain: string; counterpart: string; counterpart_chain_id: string; validator_set: string; allowance: string };
+  /** The counterpart's genesis document (canonical JSON text), what the register operation carries. */
+  genesis_json: string;
+  signatures: BidSignatureJson[];
+  signed_stake: string;
+  active_stake: string;
+}
+
+/** GET /api/v1/bridge/registrations: the requests this beacon holds, newest first. */
+export interface RegistrationListView {
+  registrations: RegistrationRequestView[];
 }

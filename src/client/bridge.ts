@@ -16,6 +16,7 @@ import {
   type BidStatus,
   type BidView,
   type CounterpartsView,
+  type RegistrationRequestView,
 } from '../api/bridge.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient, type RequestOptions } from './beacon.js';
 import { LightApiClient } from './light.js';
@@ -84,6 +85,38 @@ export class BridgeBeaconClient extends LightApiClient {
   /** GET /api/v1/bridge/counterparts: this chain and the counterparts it knows. */
   async counterparts(opts?: RequestOptions): Promise<CounterpartsView> {
     return checkCounterparts(await this.data('GET', '/api/v1/bridge/counterparts', undefined, opts ?? {}), this, 'GET /api/v1/bridge/counterparts');
+  }
+
+  /** POST /api/v1/bridge/registrations: asks this chain's validators (through this beacon) to sign a counterpart's registration. */
+  async requestRegistration(genesis: unknown, allowance: bigint, opts?: RequestOptions): Promise<RegistrationRequestView> {
+    return this.checkRegistration(await this.data('POST', '/api/v1/bridge/registrations', { genesis, allowance: allowance.toString() }, opts ?? {}), 'POST /api/v1/bridge/registrations');
+  }
+
+  /** GET /api/v1/bridge/registrations: the requests this beacon holds, newest first. */
+  async registrations(opts?: RequestOptions): Promise<RegistrationRequestView[]> {
+    const d = await this.data('GET', '/api/v1/bridge/registrations', undefined, opts ?? {});
+    if (!Array.isArray(d.registrations)) throw this.badResponse('GET /api/v1/bridge/registrations', 'no registrations list');
+    return d.registrations.map((r, i) => this.checkRegistration(r, `GET /api/v1/bridge/registrations registrations[${i}]`));
+  }
+
+  /** GET /api/v1/bridge/registrations/:id with the signatures gathered; 404 UNKNOWN_REGISTRATION when not held. */
+  async registration(id: string, opts?: RequestOptions): Promise<RegistrationRequestView> {
+    const path = `/api/v1/bridge/registrations/${parseBidId(id)}`;
+    return this.checkRegistration(await this.data('GET', path, undefined, opts ?? {}), `GET ${path}`);
+  }
+
+  /** POST /api/v1/bridge/registrations/:id/signatures (202 added, 200 already held). */
+  async postRegistrationSignature(id: string, sig: BidSignatureJson, opts?: RequestOptions): Promise<RegistrationRequestView> {
+    const path = `/api/v1/bridge/registrations/${parseBidId(id)}/signatures`;
+    return this.checkRegistration(await this.data('POST', path, sig, opts ?? {}), `POST ${path}`);
+  }
+
+  private checkRegistration(v: unknown, what: string): RegistrationRequestView {
+    const r = v as Partial<RegistrationRequestView> | null;
+    if (!r || typeof r.id !== 'string' || typeof r.terms !== 'object' || r.terms === null || typeof r.genesis_json !== 'string' || !Array.isArray(r.signatures)) {
+      throw this.badResponse(what, 'not a registration request {id, terms, genesis_json, signatures, ...}');
+    }
+    return r as RegistrationRequestView;
   }
 
   /** GET /api/v1/light/proof of `address` and its storage `keys` against block `root`'s header. */

@@ -1,7 +1,8 @@
 /**
  * Devnets as bridge counterparts (`svc devnet up --chain-id ID --counterpart DIR_A`, docs/devnet.md):
  * distinct validator keys per chain id, the default bridge reserve, and registering each chain's
- * genesis on the other once both run, by a prefunded dev account of each.
+ * genesis on the other once both run, signed by each chain's own validators (the devnet holds
+ * their keys) and sent by a prefunded dev account of each.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -9,19 +10,22 @@ import { WEI_PER_TOKEN } from '../core/constants.js';
 import { toHex, utf8 } from '../core/codec/bytes.js';
 import { sha3 } from '../core/crypto/hash.js';
 import { type Genesis, canonicalJson, genesisHash, parseGenesis } from '../core/genesis/genesis.js';
-import { BridgeOp } from '../core/bridge/types.js';
+import { type BidSignature, BridgeOp } from '../core/bridge/types.js';
+import { registrationTerms, signRegistration } from '../core/bridge/registration.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { readWallet } from '../wallet/store.js';
 import { BridgeExecutionClient } from '../client/bridge.js';
 import { ExecutionClient } from '../client/execution.js';
 import { signBridgeTx } from '../client/bridge-ops.js';
 import { waitForInclusion } from '../client/send.js';
-import { type DevnetManifest, type ManifestCounterpart, DevnetError, pidAlive, readManifest } from './manifest.js';
+import { type DevnetManifest, type ManifestCounterpart, type ManifestKey, DevnetError, pidAlive, readManifest } from './manifest.js';
 
 /** The chain id of a devnet started without --chain-id. */
 export const DEFAULT_DEVNET_CHAIN_ID = 'svc-devnet';
 /** Bridge reserve of a new devnet unless --bridge-reserve says otherwise (docs/bridge.md: 1,000,000 tokens). */
 export const DEFAULT_DEVNET_BRIDGE_RESERVE = 1_000_000n * WEI_PER_TOKEN;
+/** The allowance a devnet gives a counterpart it registers (docs/bridge.md "Liquidity"): a tenth of the default reserve. */
+export const DEFAULT_DEVNET_COUNTERPART_ALLOWANCE = 100_000n * WEI_PER_TOKEN;
 /** Index stride between chains' validator key ranges: above MAX_GENESIS_VALIDATORS, so ranges never overlap. */
 const KEY_RANGE = 1024;
 
@@ -62,26 +66,45 @@ export interface Registration {
   tx_hash: string | null;
 }
 
-/**
- * Registers `other`'s genesis on the chain of `m` unless it already knows it: a register
- * operation signed by that devnet's first prefunded account (the faucet when it has none),
- * waited into a block. A failed receipt is DEVNET_BRIDGE_REGISTER_FAILED.
- */
-export async function registerOn(m: DevnetManifest, other: Genesis, timeoutMs: number): Promise<Registration> {
-  const hash = toHex(genesisHash(other));
-  const base = { on: m.chain_id, registered: other.chain_id, genesis_hash: hash };
-  const known = await new BridgeExecutionClient(m.endpoints.execution).counterparts();
-  if (known.counterparts.some((c) => c.genesis_hash.toLowerCase() === hash)) return { ...base, tx_hash: null };
-  const key = m.accounts[0] ?? m.faucet;
-  if (!key) throw new DevnetError('DEVNET_BRIDGE_REGISTER_FAILED', `${m.dir} has no prefunded account to sign the registration with`);
+/** Unlocks a wallet a devnet manifest lists (its keystore password). */
+async function unlockDevnetKey(m: DevnetManifest, key: ManifestKey) {
   const stored = await readWallet(key.wallet);
   if (stored.wallet.kind !== 'v2') throw new DevnetError('DEVNET_BRIDGE_REGISTER_FAILED', `${key.wallet} cannot sign (a watch-only wallet)`);
-  const keys = await unlockWallet(stored.wallet.file, m.keystore_password);
+  return unlockWallet(stored.wallet.file, m.keystore_password);
+}
+
+/** Registration signatures of every validator of the devnet `m` (chain `genesis`) for registering `other` with `allowance` wei: a devnet holds its validators' keys. */
+export async function devnetRegistrationSignatures(m: DevnetManifest, genesis: Genesis, other: Genesis, allowance: bigint): Promise<BidSignature[]> {
+  const terms = registrationTerms(genesisHash(genesis), other, genesisHash(other), allowance);
+  const signatures: BidSignature[] = [];
+  for (const v of m.validators) signatures.push(signRegistration(terms, v.index, (await unlockDevnetKey(m, v)).mldsa, genesis.chain_id));
+  return signatures;
+}
+
+/**
+ * Registers `other`'s genesis on the chain of `m` unless it already knows it. A devnet holds all
+ * its validators' keys, so it gathers their registration signatures itself (every genesis
+ * validator consents: a devnet's operator is the one who asked for the counterpart); the
+ * allowance is DEFAULT_DEVNET_COUNTERPART_ALLOWANCE, or the unallocated reserve when that is
+ * less. The operation is sent by the devnet's first prefunded account (the faucet when it has
+ * none) and waited into a block. A failed receipt is DEVNET_BRIDGE_REGISTER_FAILED.
+ */
+export async function registerOn(m: DevnetManifest, other: Genesis, timeoutMs: number): Promise<Registration> {
+  const hash = genesisHash(other);
+  const base = { on: m.chain_id, registered: other.chain_id, genesis_hash: toHex(hash) };
+  const known = await new BridgeExecutionClient(m.endpoints.execution).counterparts();
+  if (known.counterparts.some((c) => c.genesis_hash.toLowerCase() === base.genesis_hash)) return { ...base, tx_hash: null };
+  const key = m.accounts[0] ?? m.faucet;
+  if (!key) throw new DevnetError('DEVNET_BRIDGE_REGISTER_FAILED', `${m.dir} has no prefunded account to sign the registration with`);
+  const keys = await unlockDevnetKey(m, key);
   const execution = new ExecutionClient(m.endpoints.execution);
   const genesis = parseGenesis(JSON.parse(readFileSync(m.genesis, 'utf8')));
+  const unallocated = BigInt(known.reserve?.unallocated ?? '0');
+  const allowance = unallocated < DEFAULT_DEVNET_COUNTERPART_ALLOWANCE ? unallocated : DEFAULT_DEVNET_COUNTERPART_ALLOWANCE;
+  const signatures = await devnetRegistrationSignatures(m, genesis, other, allowance);
   const nonce = BigInt((await execution.account(keys.address)).pending_nonce);
   const tx = signBridgeTx(
-    { op: BridgeOp.Register, genesisJson: utf8(canonicalJson(other)) },
+    { op: BridgeOp.Register, body: { genesisJson: utf8(canonicalJson(other)), allowance, signatures } },
     { signer: { address: keys.address, key: keys.mldsa }, chainId: m.chain_id, nonce, gasPrice: BigInt(genesis.config.min_gas_price) },
   );
   await execution.submitRaw(tx.raw);

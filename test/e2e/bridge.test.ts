@@ -8,6 +8,8 @@
  * - a second relay of the same BID is refused (BRIDGE_ALREADY_RELEASED);
  * - a BID whose relayer stays stopped past its timeout is refunded on A (`svc bridge refund`) and
  *   can no longer be released on B (BRIDGE_EXPIRED);
+ * - a counterpart registration without the validators' consent is refused
+ *   (BRIDGE_REGISTRATION_UNAUTHORIZED); each chain's ledger for the other holds the devnet allowance;
  * - attacks refused with their code, balances unchanged: a forged vote signature and a forged
  *   storage proof node (BRIDGE_PROOF_INVALID), a proof from a non-finalised block (the head
  *   header: BRIDGE_PROOF_INVALID), BID signatures of B's validators (BRIDGE_BAD_SIGNATURE), a BID
@@ -104,6 +106,10 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     assert.ok(cpA.data.counterparts.some((c: any) => c.chain_id === 'svc-b'), JSON.stringify(cpA));
     assert.ok(cpB.data.counterparts.some((c: any) => c.chain_id === 'svc-a'), JSON.stringify(cpB));
     assert.is(p.b.manifest.counterpart?.chain_id, 'svc-a');
+    // Each chain gave the other the devnet allowance as its ledger (docs/bridge.md "Liquidity").
+    assert.is(cpB.data.counterparts.find((c: any) => c.chain_id === 'svc-a').ledger.allowance, (100_000n * TOKEN).toString());
+    const ledgers = await svcJson(['bridge', 'status', '--on', p.a.dir], env);
+    assert.is(ledgers.counterparts.find((c: any) => c.chain_id === 'svc-b').ledger.available, (100_000n * TOKEN).toString());
     // Distinct validator sets (one public mnemonic, distinct key ranges).
     const gA = await loadGenesisFile(p.a.manifest.genesis);
     const gB = await loadGenesisFile(p.b.manifest.genesis);
@@ -119,7 +125,14 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     // A third chain, never run: registered on A so a lock to it is possible.
     const dirC = join(p.root, 'c');
     await svcJson(['genesis', 'new', '--validators', '1', '--accounts', '0', '--chain-id', 'svc-c', '--out', dirC], env);
-    await svcJson(['bridge', 'register', '--genesis', join(dirC, 'genesis.json'), '--from', p.a.account(4).wallet, '--on', p.a.dir, '--wait'], env);
+    // Issue 32: an ordinary account cannot register it. A's validator clients run without a policy
+    // naming C, so none signs the request and the command gives up with the chain's code.
+    const hostile = await svcRun(['bridge', 'register', '--genesis', join(dirC, 'genesis.json'), '--allowance', '1000', '--from', p.a.account(4).wallet, '--on', p.a.dir, '--sign-timeout', '3', '--json'], env);
+    assert.is(hostile.code, 1, hostile.stdout + hostile.stderr);
+    assert.is(JSON.parse(hostile.stdout).error.code, 'BRIDGE_REGISTRATION_UNAUTHORIZED');
+    // The devnet holds its validators' keys: signed by all of them, C is registered (no allowance: lock-only).
+    const regC = await svcJson(['bridge', 'register', '--genesis', join(dirC, 'genesis.json'), '--devnet-keys', '--from', p.a.account(4).wallet, '--on', p.a.dir, '--wait'], env);
+    assert.is(regC.signers.length, VALIDATORS);
 
     // --- Lock L1 while listening on A's /ws.
     const ws = new WebSocket(p.a.wsUrl);

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { readRegistrationPolicy } from '../../node/validator/bridge-registration-duty.js';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
@@ -35,6 +36,10 @@ export default class NodeValidator extends SvcCommand {
     'data-dir': Flags.string({ description: 'validator data directory of every key (one slashing-protection database, RANDAO generations and chain checkpoints)', required: true }),
     'metrics-host': Flags.string({ description: 'interface of the metrics server', default: '127.0.0.1' }),
     'metrics-port': Flags.integer({ description: 'Prometheus metrics port (0 = off)', default: 8547, min: 0, max: 65535 }),
+    'bridge-accept-counterparts': Flags.string({
+      description: 'JSON policy {"counterparts": [{"chain_id", "genesis_hash", "max_allowance"?}]}: sign the bridge registration requests of these counterparts the beacon lists (default: sign none)',
+      helpValue: 'FILE',
+    }),
     'log-level': logLevelFlag,
   };
 
@@ -54,6 +59,7 @@ export default class NodeValidator extends SvcCommand {
     const keys = await loadValidatorKeystores(genesis, { keystores: flags.keystore ?? [], keystoresDir: flags['keystores-dir'], passwordFile: flags['password-file'], allowNonGenesis: flags['allow-non-genesis-keys'] });
     // A start-up phase of its own (Argon2id and key derivation): its duration shows what it costs.
     log.info('validator keys unlocked', { keys: keys.length, ms: Math.round(performance.now() - unlocking) });
+    const bridgePolicy = flags['bridge-accept-counterparts'] ? await readRegistrationPolicy(flags['bridge-accept-counterparts']) : undefined;
     const slashingDb = await openValidatorDataDir(resolve(flags['data-dir']), genesis);
     const client = new ValidatorClient({
       genesis,
@@ -66,6 +72,7 @@ export default class NodeValidator extends SvcCommand {
       dataDir: resolve(flags['data-dir']),
       ...(flags['metrics-port'] === 0 ? {} : { metricsPort: flags['metrics-port'], metricsHost: flags['metrics-host'] }),
       ...(executionJwt ? { executionJwt } : {}),
+      ...(bridgePolicy ? { bridgePolicy } : {}),
     });
     try {
       await client.start();

@@ -12,9 +12,10 @@ import {
   MAX_BRIDGE_PROOF_NODES,
   MAX_BRIDGE_SIGNERS,
   MAX_TRIE_NODE_BYTES,
+  MAX_TX_DATA_BYTES,
   SIGNATURE_BYTES,
 } from '../constants.js';
-import { bytesEqual, parseHex, toHex, utf8 } from '../codec/bytes.js';
+import { bigintToBytesBE, bytesEqual, bytesToBigintBE, parseHex, toHex, utf8 } from '../codec/bytes.js';
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
@@ -51,6 +52,9 @@ export const BRIDGE_ERROR_CODES = [
   'BRIDGE_ALREADY_RELEASED',
   'BRIDGE_NOT_LOCKED',
   'BRIDGE_INSUFFICIENT_LIQUIDITY',
+  'BRIDGE_REGISTRATION_UNAUTHORIZED',
+  'BRIDGE_ALREADY_REGISTERED',
+  'BRIDGE_INSUFFICIENT_RESERVE',
 ] as const;
 export type BridgeErrorCode = (typeof BRIDGE_ERROR_CODES)[number];
 
@@ -178,9 +182,28 @@ export interface SettleBody {
 
 export const SettleBodySsz = new ContainerType({ bid: BidFieldsSsz, proof: FinalityProofSsz });
 
-/** A decoded bridge operation. Register carries the counterpart's genesis document as UTF-8 canonical JSON. */
+/**
+ * Register (docs/bridge.md "Who may register"): the counterpart's genesis document (UTF-8
+ * canonical JSON), the allowance moved from this chain's unallocated reserve into the
+ * counterpart's ledger, and the signatures of this chain's validators over those terms
+ * (registration.ts), which must hold ≥ 2/3 of its active stake.
+ */
+export interface RegisterBody {
+  genesisJson: Uint8Array;
+  /** Wei. */
+  allowance: bigint;
+  signatures: BidSignature[];
+}
+
+export const RegisterBodySsz = new ContainerType({
+  genesisJson: new ByteListType(MAX_TX_DATA_BYTES),
+  allowance: uint256,
+  signatures: new ListCompositeType(BidSignatureSsz, MAX_BRIDGE_SIGNERS),
+});
+
+/** A decoded bridge operation. */
 export type BridgeOperation =
-  | { op: typeof BridgeOp.Register; genesisJson: Uint8Array }
+  | { op: typeof BridgeOp.Register; body: RegisterBody }
   | { op: typeof BridgeOp.Lock; body: LockBody }
   | { op: typeof BridgeOp.Release; body: ReleaseBody }
   | { op: typeof BridgeOp.Refund; body: SettleBody }
@@ -197,6 +220,10 @@ const BID_TAG = tag('svc/bridge/bid/v1');
 const LOCK_SLOT_TAG = tag('svc/bridge/lock/v1');
 const RELEASE_SLOT_TAG = tag('svc/bridge/release/v1');
 const COUNTERPART_SLOT_TAG = tag('svc/bridge/counterpart/v1');
+const LEDGER_SLOT_TAG = tag('svc/bridge/ledger/v1');
+const ESCROW_SLOT_TAG = tag('svc/bridge/escrow/v1');
+const ALLOWANCE_SLOT_TAG = tag('svc/bridge/allowance/v1');
+const COMMITTED_SLOT = sha3(tag('svc/bridge/committed/v1'));
 
 /** The BID id: SHA3-256(tag ‖ SSZ(fields)). */
 export function bidId(f: BidFields): Uint8Array {
@@ -216,6 +243,36 @@ export function releaseSlot(bid: Uint8Array): Uint8Array {
 /** The bridge storage slot marking a counterpart (by genesis hash) registered (REGISTERED_WORD). */
 export function counterpartSlot(genesisHash: Uint8Array): Uint8Array {
   return sha3(COUNTERPART_SLOT_TAG, genesisHash);
+}
+
+/** A counterpart's ledger (a uint256 word): what releases from it may still pay, wei. */
+export function ledgerSlot(genesisHash: Uint8Array): Uint8Array {
+  return sha3(LEDGER_SLOT_TAG, genesisHash);
+}
+
+/** What this chain's users locked toward a counterpart and is not settled yet (a uint256 word): refunds pay from it, completions move it to the ledger. */
+export function escrowSlot(genesisHash: Uint8Array): Uint8Array {
+  return sha3(ESCROW_SLOT_TAG, genesisHash);
+}
+
+/** The allowance a counterpart was registered with (a uint256 word; for the views, no rule reads it). */
+export function allowanceSlot(genesisHash: Uint8Array): Uint8Array {
+  return sha3(ALLOWANCE_SLOT_TAG, genesisHash);
+}
+
+/** The sum of every counterpart's ledger and escrow (a uint256 word): the bridge balance above it is the unallocated reserve. */
+export function committedSlot(): Uint8Array {
+  return COMMITTED_SLOT;
+}
+
+/** A uint256 storage word. */
+export function amountWord(value: bigint): Uint8Array {
+  return bigintToBytesBE(value, 32);
+}
+
+/** The value of a uint256 storage word (0 for an absent slot). */
+export function wordAmount(word: Uint8Array): bigint {
+  return bytesToBigintBE(word);
 }
 
 /** States of a lock slot on the source chain. */
@@ -244,7 +301,7 @@ export function encodeBridgeOp(o: BridgeOperation): Uint8Array {
   let body: Uint8Array;
   switch (o.op) {
     case BridgeOp.Register:
-      body = o.genesisJson;
+      body = RegisterBodySsz.serialize(o.body);
       break;
     case BridgeOp.Lock:
       body = LockBodySsz.serialize(o.body);
@@ -294,9 +351,12 @@ export function decodeBridgeOp(data: Uint8Array): BridgeOperation {
     }
   };
   switch (op) {
-    case BridgeOp.Register:
-      if (body.length === 0) throw new MalformedError('bridge.register', 'expected the counterpart genesis document');
-      return { op, genesisJson: body.slice() };
+    case BridgeOp.Register: {
+      const b = de('register', () => RegisterBodySsz.deserialize(body));
+      if (b.genesisJson.length === 0) throw new MalformedError('bridge.register.genesis_json', 'expected the counterpart genesis document');
+      b.signatures.forEach((s, i) => safe(s.validatorIndex, `bridge.register.signatures[${i}].validator_index`));
+      return { op, body: b };
+    }
     case BridgeOp.Lock: {
       const b = de('lock', () => LockBodySsz.deserialize(body));
       safe(b.timeout, 'bridge.lock.timeout');

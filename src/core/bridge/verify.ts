@@ -24,12 +24,18 @@ import {
   type SettleBody,
   bidId,
   bridgeAccountProofToWire,
+  type RegisterBody,
+  committedSlot,
+  counterpartSlot,
+  ledgerSlot,
   lockSlot,
   releaseSlot,
   stateWord,
   verifyBidSignature,
+  wordAmount,
   wordState,
 } from './types.js';
+import { type RegistrationTerms, type RegistryView, checkRegistrationSignatures, registrationTerms } from './registration.js';
 
 export { bridgeGas, isBridgeAddress } from './gas.js';
 
@@ -88,6 +94,30 @@ export interface BridgeState {
   storage(slot: Uint8Array): Uint8Array;
   /** The bridge account's balance, wei. */
   balance(): bigint;
+  /** This chain's validator registry (who may register a counterpart). */
+  registry: RegistryView;
+}
+
+/** The bridge balance not allocated to any counterpart's ledger or escrow, wei. */
+export function unallocatedReserve(ctx: BridgeState): bigint {
+  return ctx.balance() - wordAmount(ctx.storage(committedSlot()));
+}
+
+/**
+ * Checks a registration (docs/bridge.md "Who may register"): a valid genesis document of another
+ * chain not registered yet (BRIDGE_COUNTERPART_INVALID, BRIDGE_ALREADY_REGISTERED), signed by
+ * ≥ 2/3 of this chain's active stake (registration.ts), with an allowance the unallocated reserve
+ * covers (BRIDGE_INSUFFICIENT_RESERVE). Returns the counterpart and the terms signed.
+ */
+export function checkRegister(body: RegisterBody, ctx: BridgeState): { genesis: Genesis; hash: Uint8Array; terms: RegistrationTerms } {
+  const { genesis, hash } = parseCounterpart(body.genesisJson, ctx.self);
+  // The slot, not the document: the register's own counterpart is not among the documents loaded for a block.
+  if (wordState(ctx.storage(counterpartSlot(hash))) !== 0) throw new BridgeError('BRIDGE_ALREADY_REGISTERED', `${genesis.chain_id} (${toHex(hash)}) is already a registered counterpart`);
+  const terms = registrationTerms(ctx.self, genesis, hash, body.allowance);
+  checkRegistrationSignatures(body, terms, ctx.registry);
+  const free = unallocatedReserve(ctx);
+  if (body.allowance > free) throw new BridgeError('BRIDGE_INSUFFICIENT_RESERVE', `an allowance of ${body.allowance} wei exceeds the unallocated bridge reserve of ${free} wei`);
+  return { genesis, hash, terms };
 }
 
 /** The lock transaction's own terms: who sends, its hash and value. */
@@ -124,7 +154,7 @@ export function checkLock(body: LockBody, tx: LockTx, ctx: BridgeState): BidFiel
 /**
  * Checks a release (destination chain), in the order of docs/bridge.md's table, and returns the
  * BID id: destination, source registered, not expired, not released, finality proof, lock proven,
- * BID signatures (known, distinct, valid, ≥ 2/3 of the source's stake), liquidity.
+ * BID signatures (known, distinct, valid, ≥ 2/3 of the source's stake), the source's ledger.
  */
 export function checkRelease(body: ReleaseBody, ctx: BridgeState): Uint8Array {
   const f = body.bid;
@@ -151,8 +181,8 @@ export function checkRelease(body: ReleaseBody, ctx: BridgeState): Uint8Array {
   }
   const active = source.validators.reduce((sum, v) => sum + BigInt(v.stake), 0n);
   if (3n * signed < 2n * active) throw new BridgeError('BRIDGE_INSUFFICIENT_SIGNATURES', `BID signers hold ${signed} of ${active} stake, below 2/3`);
-  const balance = ctx.balance();
-  if (balance < f.amount) throw new BridgeError('BRIDGE_INSUFFICIENT_LIQUIDITY', `the bridge holds ${balance} wei, BID ${id} needs ${f.amount}`);
+  const ledger = wordAmount(ctx.storage(ledgerSlot(f.source)));
+  if (ledger < f.amount) throw new BridgeError('BRIDGE_INSUFFICIENT_LIQUIDITY', `the ledger of ${source.chain_id} holds ${ledger} wei, BID ${id} needs ${f.amount}`);
   return bid;
 }
 

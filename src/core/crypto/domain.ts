@@ -14,6 +14,8 @@ export const Domain = {
   Randao: 'svc/randao/v1',
   /** A source-chain validator's signature over a BID id (docs/bridge.md). */
   BridgeBid: 'svc/bridge-bid/v1',
+  /** A validator's consent to register a bridge counterpart on its own chain (docs/bridge.md). */
+  BridgeRegistration: 'svc/bridge-registration/v1',
 } as const;
 
 export type DomainTag = (typeof Domain)[keyof typeof Domain];

@@ -2,13 +2,14 @@
  * The beacon's bridge routes, `/api/v1/bridge/...` (docs/bridge.md "API", wire types
  * src/api/bridge.ts). Public like the slashing routes: a BID signature proves itself, so anyone
  * may post one (validators do, a relayer may pass one on). Every query, parameter and body is
- * checked strictly: a bad one is `400 MALFORMED_INPUT` naming the field.
+ * checked strictly: a bad one is `400 MALFORMED_INPUT` naming the field. Registration requests
+ * are public too: a signature over them proves itself, and execution judges the operation.
  */
 import type { FastifyInstance } from 'fastify';
 import { parseHex } from '../../core/codec/bytes.js';
 import { SIGNATURE_BYTES } from '../../core/constants.js';
 import { MalformedError, SvcError } from '../../core/errors.js';
-import { BID_STATUSES, type BidDirection, type BidListView, type BidSignaturesView, type BidStatus, type CounterpartsView } from '../../api/bridge.js';
+import { BID_STATUSES, type BidDirection, type BidListView, type BidSignaturesView, type BidStatus, type CounterpartsView, type RegistrationListView } from '../../api/bridge.js';
 import { ok } from '../shared/http.js';
 import type { BridgeStore } from './bridge.js';
 import { BRIDGE_LIST_DEFAULT, BRIDGE_LIST_MAX, type BidQuery } from './bridge-queries.js';
@@ -19,11 +20,13 @@ const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const DIRECTIONS: readonly BidDirection[] = ['outgoing', 'incoming'];
 const LIST_PARAMS: ReadonlySet<string> = new Set(['status', 'address', 'direction', 'limit']);
 
-/** A BID id path parameter, lowercased. */
-function bidParam(v: string): string {
-  if (!HASH_RE.test(v)) throw new MalformedError('bid', 'expected 0x and 64 hex digits');
+/** A 32-byte id path parameter, lowercased. */
+function idParam(v: string, field: string): string {
+  if (!HASH_RE.test(v)) throw new MalformedError(field, 'expected 0x and 64 hex digits');
   return v.toLowerCase();
 }
+
+const bidParam = (v: string) => idParam(v, 'bid');
 
 /** One query value: a repeated parameter is refused rather than silently picking one. */
 function single(q: Record<string, unknown>, name: string): string | undefined {
@@ -61,6 +64,17 @@ export function parseBidSignatureBody(body: unknown): { validatorIndex: number; 
   return { validatorIndex: v, signature: parseHex(o.signature, 'signature', SIGNATURE_BYTES) };
 }
 
+/** Parses a POST /registrations body: exactly `{genesis, allowance}` (allowance base-10 wei). */
+export function parseRegistrationRequestBody(body: unknown): { genesis: unknown; allowance: bigint } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new MalformedError('body', 'expected a JSON object {genesis, allowance}');
+  const o = body as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (k !== 'genesis' && k !== 'allowance') throw new MalformedError(k, 'unknown field (expected genesis, allowance)');
+  if (typeof o.genesis !== 'object' || o.genesis === null || Array.isArray(o.genesis)) throw new MalformedError('genesis', "expected the counterpart's genesis document (a JSON object)");
+  const a = o.allowance;
+  if (typeof a !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(a) || BigInt(a) >= 1n << 256n) throw new MalformedError('allowance', 'expected a base-10 integer of wei below 2^256');
+  return { genesis: o.genesis, allowance: BigInt(a) };
+}
+
 /** Registers `/api/v1/bridge/...`. */
 export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeStore }): void {
   const { bridge } = o;
@@ -90,6 +104,25 @@ export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeSt
     const s = parseBidSignatureBody(req.body);
     const { added, result } = await bridge.addSignature(bid, s);
     return ok(reply, result, added ? 202 : 200);
+  });
+
+  app.get('/api/v1/bridge/registrations', async (_req, reply) => {
+    const view: RegistrationListView = { registrations: bridge.registrations.list() };
+    return ok(reply, view);
+  });
+
+  app.post('/api/v1/bridge/registrations', async (req, reply) => {
+    const { genesis, allowance } = parseRegistrationRequestBody(req.body);
+    const { added, view } = bridge.registrations.request(genesis, allowance);
+    return ok(reply, view, added ? 202 : 200);
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/bridge/registrations/:id', async (req, reply) => ok(reply, bridge.registrations.get(idParam(req.params.id, 'registration'))));
+
+  app.post<{ Params: { id: string } }>('/api/v1/bridge/registrations/:id/signatures', async (req, reply) => {
+    const id = idParam(req.params.id, 'registration');
+    const { added, view } = bridge.registrations.addSignature(id, parseBidSignatureBody(req.body));
+    return ok(reply, view, added ? 202 : 200);
   });
 
   app.get('/api/v1/bridge/counterparts', async (_req, reply) => {

@@ -23,6 +23,7 @@ import { Mutex } from '../../util/mutex.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
+import { RegistrationRequests } from './bridge-registrations.js';
 import { HeldSignatures } from './bridge-gossip.js';
 import { type BidQuery, listBids, readSignatures } from './bridge-queries.js';
 import { type BidRecord, type Cause, Change, DIRECTIONS, K, pad, SETTLED } from './bridge-records.js';
@@ -73,15 +74,17 @@ export class BridgeStore {
   private counts = new Map<string, number>();
   private seq = 0;
   private names: ChainNames | undefined;
-  private view: CounterpartsView | undefined;
   private readonly self: BridgeChainJson;
   /** Gossiped signatures whose BID this beacon has not registered yet. */
   private readonly held = new HeldSignatures();
   /** Called with each signature added other than by gossip (the network publishes it). */
   onNew: ((bid: string, s: BidSignature) => void) | undefined;
+  /** Counterpart registration requests this beacon gathers validators' signatures for. */
+  readonly registrations: RegistrationRequests;
 
   private constructor(private readonly c: BridgeContext) {
     this.self = { chain_id: c.genesis.chain_id, genesis_hash: toHex(genesisHash(c.genesis)) };
+    this.registrations = new RegistrationRequests(c.genesis, c.registry);
   }
 
   /** Opens the store: the counts and the last sequence number are all it reads. */
@@ -345,11 +348,10 @@ export class BridgeStore {
     return readSignatures(this.c.store, bid);
   }
 
-  /** This chain and its counterparts, as execution names them (cached until a registration is imported). */
+  /** This chain and its counterparts with their ledgers, as execution reports them now. */
   async counterparts(): Promise<CounterpartsView> {
-    if (this.view) return this.view;
+    // Asked afresh: the ledgers it carries move with every bridge operation (only the names are kept).
     const view = await this.c.counterparts();
-    this.view = view;
     this.names = new Map(view.counterparts.map((c) => [c.genesis_hash.toLowerCase(), c.chain_id]));
     return view;
   }
@@ -361,7 +363,6 @@ export class BridgeStore {
     const cached = this.names?.get(genesisHashHex);
     if (cached !== undefined) return cached;
     try {
-      this.view = undefined;
       await this.counterparts();
       const name = this.names?.get(genesisHashHex);
       if (name !== undefined) return name;
@@ -422,10 +423,7 @@ export class BridgeStore {
     base.ops.push(...ch.batch.ops);
     await write(base);
     this.counts = ch.counts;
-    if (ch.registered) {
-      this.view = undefined;
-      this.names = undefined;
-    }
+    if (ch.registered) this.names = undefined;
     this.publishCounts();
     for (const s of ch.latencies) this.c.metrics.bridgeRelayLatency.observe(s);
     for (const a of ch.announce) {

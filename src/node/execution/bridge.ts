@@ -26,11 +26,19 @@ import {
   bridgeLog,
   counterpartSlot,
   decodeBridgeOp,
+  allowanceSlot,
+  amountWord,
+  committedSlot,
+  escrowSlot,
+  ledgerSlot,
   lockSlot,
   releaseSlot,
   stateWord,
+  wordAmount,
 } from '../../core/bridge/types.js';
-import { type BridgeState, checkComplete, checkLock, checkRefund, checkRelease, parseCounterpart, settledWord } from '../../core/bridge/verify.js';
+import { type BridgeState, checkComplete, checkLock, checkRefund, checkRegister, checkRelease, settledWord, unallocatedReserve } from '../../core/bridge/verify.js';
+import type { RegistryView } from '../../core/bridge/registration.js';
+import type { Registry } from './registry.js';
 import { bridgeGas, isBridgeAddress } from '../../core/bridge/gas.js';
 import type { ChainStore, WriteBatch } from '../shared/store.js';
 import type { StateView } from './state/types.js';
@@ -102,6 +110,7 @@ export function counterpartView(g: Genesis, hashHex: string): CounterpartView {
 function namedCounterpart(o: BridgeOperation): Uint8Array | undefined {
   switch (o.op) {
     case BridgeOp.Register:
+      // Judged against the counterpart slot (checkRegister): no stored document is read.
       return undefined;
     case BridgeOp.Lock:
       return o.body.destination;
@@ -134,6 +143,13 @@ function opName(op: number): BridgeOpName {
   return kind ? (kind.slice('bridge_'.length) as BridgeOpName) : 'malformed';
 }
 
+// Adds `delta` to a uint256 bridge word. An escrow or ledger never goes below zero by the rules;
+// the floor keeps a lock made before ledgers existed settleable rather than stuck.
+function add(view: StateView, slot: Uint8Array, delta: bigint): void {
+  const next = wordAmount(view.storage(BRIDGE_ADDRESS, slot)) + delta;
+  view.setStorage(BRIDGE_ADDRESS, slot, amountWord(next < 0n ? 0n : next));
+}
+
 /** The bridge in one execution node: counterpart documents and the operations' judgement and effects. */
 export class BridgeExecution {
   private readonly cache = new Map<string, Genesis>();
@@ -141,12 +157,24 @@ export class BridgeExecution {
   /** Counts every operation a block applied (service_execution_bridge_operations_total). */
   onOperation: (op: BridgeOpName, ok: boolean) => void = () => {};
 
+  private readonly registryView: RegistryView;
+
   constructor(
     private readonly store: ChainStore,
     readonly genesis: Genesis,
     readonly genesisHash: string,
+    registry: Registry,
   ) {
     this.self = parseHex(genesisHash, 'genesis hash', HASH_BYTES);
+    // Execution's own registry at the head, as slashing evidence is judged: never the beacon's word.
+    this.registryView = {
+      chainId: genesis.chain_id,
+      validator: (index) => {
+        const e = registry.all()[index];
+        return e && { stake: BigInt(e.stake), active: e.active, slashed: e.slashed, publicKey: () => registry.publicKey(e) };
+      },
+      activeStake: () => registry.all().reduce((sum, e) => (e.active && !e.slashed ? sum + BigInt(e.stake) : sum), 0n),
+    };
   }
 
   /**
@@ -203,6 +231,7 @@ export class BridgeExecution {
       },
       storage: (slot) => view.storage(BRIDGE_ADDRESS, slot),
       balance: () => view.account(BRIDGE_ADDRESS).balance,
+      registry: this.registryView,
     };
   }
 
@@ -217,12 +246,16 @@ export class BridgeExecution {
     const bridge = BRIDGE_ADDRESS;
     switch (o.op) {
       case BridgeOp.Register: {
-        const { genesis, hash } = parseCounterpart(o.genesisJson, this.self);
+        const { genesis, hash } = checkRegister(o.body, ctx);
+        const allowance = o.body.allowance;
         return {
           op: o,
           apply: () => {
             docs.added.set(toHex(hash), genesis);
             view.setStorage(bridge, counterpartSlot(hash), REGISTERED_WORD);
+            view.setStorage(bridge, ledgerSlot(hash), amountWord(allowance));
+            view.setStorage(bridge, allowanceSlot(hash), amountWord(allowance));
+            add(view, committedSlot(), allowance);
             return { event: 'Registered', genesisHash: hash, chainId: genesis.chain_id };
           },
         };
@@ -236,6 +269,8 @@ export class BridgeExecution {
             view.addBalance(tx.sender, -tx.value);
             view.addBalance(bridge, tx.value);
             view.setStorage(bridge, lockSlot(bid), stateWord(LockState.Locked));
+            add(view, escrowSlot(f.destination), tx.value);
+            add(view, committedSlot(), tx.value);
             return { event: 'Locked', bid, fields: f };
           },
         };
@@ -249,6 +284,8 @@ export class BridgeExecution {
             view.addBalance(bridge, -f.amount);
             view.addBalance(toHex(f.recipient), f.amount);
             view.setStorage(bridge, releaseSlot(bid), RELEASED_WORD);
+            add(view, ledgerSlot(f.source), -f.amount);
+            add(view, committedSlot(), -f.amount);
             return { event: 'Released', bid, fields: f };
           },
         };
@@ -261,9 +298,14 @@ export class BridgeExecution {
         return {
           op: o,
           apply: () => {
+            // The escrow pays a refund; a completion makes the amount the destination's liquidity here.
+            add(view, escrowSlot(f.destination), -f.amount);
             if (refund) {
               view.addBalance(bridge, -f.amount);
               view.addBalance(toHex(f.sender), f.amount);
+              add(view, committedSlot(), -f.amount);
+            } else {
+              add(view, ledgerSlot(f.destination), f.amount);
             }
             view.setStorage(bridge, lockSlot(bid), settledWord(o.op));
             return { event: refund ? 'Refunded' : 'Completed', bid, fields: f };
@@ -310,10 +352,17 @@ export class BridgeExecution {
   async counterparts(head: StateView): Promise<CounterpartsView> {
     // Every document ever registered on any branch; the state says which are registered on this one.
     const all = await this.store.scan<CounterpartView>(SUMMARY_PREFIX);
+    const word = (slot: Uint8Array) => wordAmount(head.storage(BRIDGE_ADDRESS, slot)).toString();
     const counterparts = all
       .map((e) => e.value)
       .filter((c) => bytesEqual(head.storage(BRIDGE_ADDRESS, counterpartSlot(parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES))), REGISTERED_WORD))
+      .map((c) => {
+        const h = parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES);
+        return { ...c, ledger: { allowance: word(allowanceSlot(h)), available: word(ledgerSlot(h)), escrow: word(escrowSlot(h)) } };
+      })
       .sort((a, b) => a.chain_id.localeCompare(b.chain_id) || a.genesis_hash.localeCompare(b.genesis_hash));
-    return { self: { chain_id: this.genesis.chain_id, genesis_hash: this.genesisHash }, counterparts };
+    const ctx = this.bridgeState(head, new BridgeDocs(new Map()), Date.now());
+    const reserve = { balance: ctx.balance().toString(), unallocated: unallocatedReserve(ctx).toString() };
+    return { self: { chain_id: this.genesis.chain_id, genesis_hash: this.genesisHash }, reserve, counterparts };
   }
 }

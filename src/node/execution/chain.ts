@@ -109,7 +109,7 @@ export class ExecutionChain {
     this.genesisHash = toHex(genesisHash(genesis));
     this.consensus = new ConsensusFields(genesis, this.genesisHash, store, this.registry);
     this.accounting = new ConsensusAccounting(genesis, store, this.registry);
-    this.bridge = new BridgeExecution(store, genesis, this.genesisHash);
+    this.bridge = new BridgeExecution(store, genesis, this.genesisHash, this.registry);
     this.validator = new BlockValidator(genesis, this.registry, this.consensus, verifier, this.blocks, observer);
     this.executor = new BlockExecutor(genesis, this.registry, this.auth, this.bridge, this.accounting);
     this.canonical = new CanonicalIndex(this.blocks, this.logs, this.registry, this.auth, this.consensus, this.accounting);

@@ -7,7 +7,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What a process signs, the `kind` label of `quantum_canonical_sig_generated_total`. */
-export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction' | 'bridge_bid';
+export type SignatureKind = 'block' | 'vrf' | 'attestation' | 'transaction' | 'bridge_bid' | 'bridge_registration';
 
 /**
  * `quantum_canonical_bytes_len` on `registry`, without a sample until set. prom-client starts an

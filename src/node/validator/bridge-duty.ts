@@ -12,6 +12,8 @@
  * forgets on restart is merely posted again; the sets it keeps are pruned to the BIDs of the
  * last listing, so memory follows the open BIDs, not the chain's history. Signing a BID is not
  * slashable (it repeats what the chain's state says), so there is no protection database.
+ * The same pass signs the counterpart registrations an operator's policy accepts
+ * (bridge-registration-duty.ts).
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { bidId, signBid } from '../../core/bridge/types.js';
@@ -22,6 +24,7 @@ import type { Logger } from '../../util/log.js';
 import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import type { ValidatorMetrics } from './metrics.js';
 import type { Timers } from './timers.js';
+import type { RegistrationSigning } from './bridge-registration-duty.js';
 
 /** Most BIDs of one status a pass lists (the beacon's listing cap). */
 const LIST_LIMIT = 1_000;
@@ -38,6 +41,8 @@ export interface BridgeDutyOptions {
   signers: () => ReadonlyArray<{ index: number; key: MlDsaKeyPair }>;
   clock: () => number;
   timers: Timers;
+  /** Signs the counterpart registrations the operator's policy accepts (absent: none). */
+  registrations?: RegistrationSigning;
 }
 
 /** Signs the BIDs of this validator's chain. */
@@ -121,6 +126,8 @@ export class BridgeDuty {
   private async run(): Promise<void> {
     const signers = this.o.signers();
     if (signers.length === 0) return;
+    // Apart from the BIDs: a registration the beacon cannot list must not hold up BID signatures.
+    await this.o.registrations?.run(signers).catch((err: Error) => this.o.log.warn('registration signing pass failed', { error: err.message }));
     const bids = (await Promise.all(SIGNABLE.map((status) => this.o.beacon.bridgeBids({ status, direction: 'outgoing', limit: LIST_LIMIT })))).flat();
     const listed = new Set(bids.map((b) => b.bid));
     for (const id of [...this.signed]) if (!listed.has(id.slice(0, id.indexOf('/')))) this.signed.delete(id);

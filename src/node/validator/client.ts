@@ -47,6 +47,8 @@ import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
+import { type AcceptedCounterpart, RegistrationSigning } from './bridge-registration-duty.js';
+import { BridgeBeaconClient } from '../../client/bridge.js';
 import type { RandaoChain } from './randao-chain.js';
 import { KeySet } from './key-set.js';
 import type { SlashingProtectionDb } from './slashing-protection.js';
@@ -94,6 +96,8 @@ export interface ValidatorClientOptions {
   dataDir?: string;
   /** Reconnection backoff of the `/ws` subscription (default 250 ms doubling to 5 s, jittered). */
   reconnectBackoffMs?: { min: number; max: number };
+  /** Counterparts whose registration requests this process signs (`--bridge-accept-counterparts`); absent: none. */
+  bridgePolicy?: readonly AcceptedCounterpart[];
 }
 
 const PHASES = ['propose', 'poll', 'attest'] as const;
@@ -202,6 +206,9 @@ export class ValidatorClient {
       signers: () => this.set.keys.flatMap((k) => (k.index === undefined ? [] : [{ index: k.index, key: k.keys.mldsa }])),
       clock: this.clock,
       timers: this.timers,
+      ...(opts.bridgePolicy
+        ? { registrations: new RegistrationSigning({ genesis: opts.genesis, policy: opts.bridgePolicy, beacon: new BridgeBeaconClient(this.beacon.baseUrl), log: opts.log, metrics: this.metrics }) }
+        : {}),
     });
     this.stream = new BeaconEventStream({
       beaconUrl: this.beacon.baseUrl,

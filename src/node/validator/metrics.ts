@@ -30,7 +30,7 @@ export class ValidatorMetrics {
   readonly wsEvents = new Counter({ name: 'service_validator_beacon_ws_events_total', help: 'Well-formed beacon events received, by type', labelNames: ['type'], registers: [this.registry] });
   // The validator is the process that signs blocks, VRF proofs and votes: the canonical-encoding
   // metrics of what it produces live here (execution and the beacon count what they verify).
-  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction', 'bridge_bid']);
+  readonly sigGenerated = sigGeneratedCounter(this.registry, ['block', 'vrf', 'attestation', 'transaction', 'bridge_bid', 'bridge_registration']);
   readonly canonicalBytes = canonicalBytesGauge(this.registry);
   readonly randaoRemaining = new Gauge({ name: 'service_validator_randao_reveals_remaining', help: 'Fewest reveals left on any key\'s RANDAO hash chain holding the value the beacon last accepted', registers: [this.registry] });
   readonly bridgeSignatures = new Counter({

@@ -22,6 +22,8 @@ import {
   bidId,
   decodeBridgeOp,
   encodeBridgeOp,
+  amountWord,
+  ledgerSlot,
   lockSlot,
   releaseSlot,
   stateWord,
@@ -48,14 +50,17 @@ const bid = bidId(fields);
 const lockedStorage = [[lockSlot(bid), stateWord(LockState.Locked)], [lockSlot(new Uint8Array(32).fill(1)), stateWord(LockState.Locked)]] as const;
 
 /** A chain's state as the rules read it: registered counterparts, bridge storage, balance and time. */
-function state(self: Uint8Array, o: { registered?: typeof A[]; storage?: Map<string, Uint8Array>; balance?: bigint; timestampMs?: number } = {}): BridgeState {
+function state(self: Uint8Array, o: { registered?: typeof A[]; storage?: Map<string, Uint8Array>; balance?: bigint; ledger?: bigint; timestampMs?: number } = {}): BridgeState {
   const reg = o.registered ?? [];
+  // Each registered counterpart's ledger holds `ledger` (default a million tokens) unless `storage` says otherwise.
+  const ledgers = new Map(reg.map((c) => [toHex(ledgerSlot(c.hash)), amountWord(o.ledger ?? 1_000_000n * WEI_PER_TOKEN)]));
   return {
     self,
     timestampMs: o.timestampMs ?? T0 * 1000,
     counterpart: (h) => reg.find((c) => toHex(c.hash) === toHex(h))?.genesis,
-    storage: (slot) => o.storage?.get(toHex(slot)) ?? new Uint8Array(32),
+    storage: (slot) => o.storage?.get(toHex(slot)) ?? ledgers.get(toHex(slot)) ?? new Uint8Array(32),
     balance: () => o.balance ?? 1_000_000n * WEI_PER_TOKEN,
+    registry: { chainId: 'unused', validator: () => undefined, activeStake: () => 0n },
   };
 }
 
@@ -150,8 +155,9 @@ test('release: BID signatures — unknown signer, duplicate signer, bad signatur
 });
 
 test('release: the bridge must hold the amount', () => {
-  fails(() => checkRelease(release(), onB({ balance: fields.amount - 1n })), 'BRIDGE_INSUFFICIENT_LIQUIDITY');
-  assert.is(toHex(checkRelease(release(), onB({ balance: fields.amount }))), toHex(bid));
+  // Liquidity is the source's ledger, whatever the bridge account holds.
+  fails(() => checkRelease(release(), onB({ ledger: fields.amount - 1n, balance: 10n ** 30n })), 'BRIDGE_INSUFFICIENT_LIQUIDITY', 'the ledger of svc-bridge-a');
+  assert.is(toHex(checkRelease(release(), onB({ ledger: fields.amount, balance: fields.amount }))), toHex(bid));
 });
 
 const settleProof = (o: { released?: boolean; atMs?: number } = {}) =>
@@ -220,7 +226,7 @@ test('bridgeGas: 21,000 + 16/byte + 50,000 per signature carried; the transactio
 
 test('encodeBridgeOp/decodeBridgeOp round-trip every op', () => {
   const ops: BridgeOperation[] = [
-    { op: BridgeOp.Register, genesisJson: utf8(canonicalJson(A.genesis)) },
+    { op: BridgeOp.Register, body: { genesisJson: utf8(canonicalJson(A.genesis)), allowance: 7n, signatures: bidSignatures(A, fields) } },
     { op: BridgeOp.Lock, body: { destination: B.hash, recipient: fields.recipient, timeout: fields.timeout } },
     { op: BridgeOp.Release, body: release() },
     { op: BridgeOp.Refund, body: { bid: fields, proof: settleProof() } },

@@ -11,9 +11,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { toHex, utf8 } from '../../../src/core/codec/bytes.js';
-import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
-import { type Genesis, canonicalJson, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
-import { type Block, type BlockHeader, blockHash } from '../../../src/core/types/block.js';
+import { BRIDGE_ADDRESS } from '../../../src/core/constants.js';
+import { type Genesis, genesisHash } from '../../../src/core/genesis/genesis.js';
+import { type BlockHeader, blockHash } from '../../../src/core/types/block.js';
 import { signAttestation } from '../../../src/core/types/attestation.js';
 import { participationBits } from '../../../src/core/light/verify.js';
 import type { FinalityUpdate } from '../../../src/core/light/types.js';
@@ -33,129 +33,24 @@ import {
   lockSlot,
   parseBridgeLog,
   releaseSlot,
-  stateWord,
   wordState,
 } from '../../../src/core/bridge/types.js';
 import { bridgeGas } from '../../../src/core/bridge/verify.js';
-import { buildGenesis } from '../../../src/genesis/build.js';
-import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { verdictOfRefusal } from '../../../src/node/execution/p2p.js';
-import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
-import type { WalletKeys } from '../../../src/wallet/derivation.js';
-import { bidSignatures, finalityProof, testChain } from '../../helpers/bridge.js';
+import { bidSignatures } from '../../helpers/bridge.js';
 import {
   CHAIN_ID,
-  NETWORK_ID,
-  type ParentRef,
   account,
-  devnet,
-  drawnSlot,
-  expectEnvelope,
   expectOk,
-  genesisBranch,
   get,
   hashOf,
-  importOk,
-  makeBlock,
   rpc,
   startNode,
-  submit,
   submitOk,
-  transfer,
   withTempDir,
-  UNIT_SLOTS_PER_EPOCH,
 } from './fixture.js';
 
-const TOKEN = WEI_PER_TOKEN;
-const RESERVE = 1_000n * TOKEN;
-// Slot 0 an hour ago: block times (from slot 1 on) are in the past, timeouts an hour ahead are
-// in the future for both the blocks and admission's clock.
-const NOW = Math.floor(Date.now() / 1000);
-const G: Genesis = buildGenesis({ validators: 2, accounts: 2, preset: 'devnet', chainId: CHAIN_ID, networkId: NETWORK_ID, genesisTime: NOW - 3600, mnemonic: DEV_MNEMONIC, bridgeReserve: RESERVE, timing: { slotsPerEpoch: UNIT_SLOTS_PER_EPOCH } }).genesis;
-const SELF = genesisHash(G);
-const X = testChain('svc-bridge-x', 5);
-const Y = testChain('svc-bridge-y', 6);
-const TIMEOUT = NOW + 3600;
-const keys = devnet().keys;
-const alice = keys.accounts[0]!;
-const bob = keys.accounts[1]!;
-const RECIPIENT = '0x' + 'c3'.repeat(20);
-
-/** The next block of validator 0 after `parent`, timed by `g` (whose slot 0 differs from the fixture's). */
-function nextBlock(g: Genesis, parent: ParentRef, txs: StandardTx[]): Block {
-  const { slot } = drawnSlot(g, parent.branch, 0);
-  return makeBlock(parent, { txs, slot, timestampMs: slotStartMs(g, slot) });
-}
-
-/** A node on G over a data directory, and the chain as a proposer follows it. */
-class Harness {
-  parent!: ParentRef;
-  private nonces = new Map<string, bigint>();
-  /** The last block imported, with its header (what a finality update names). */
-  last?: Block;
-  constructor(
-    public node: ExecutionNode,
-    readonly genesis: Genesis = G,
-  ) {}
-
-  static async start(dir: string, genesis: Genesis = G): Promise<Harness> {
-    const h = new Harness(await startNode({ dataDir: dir, genesis }), genesis);
-    const head = h.node.chain.head();
-    const rec = (await h.node.chain.record(head.hash))!;
-    assert.is(head.index, 0);
-    h.parent = { hash: head.hash, index: 0, timestamp: rec.timestamp, branch: genesisBranch(genesis), stateRoot: rec.state_root };
-    return h;
-  }
-
-  /** A signed bridge operation from `from` with gasLimit = bridgeGas(data) (unless given). */
-  op(from: WalletKeys, o: BridgeOperation | Uint8Array, value = 0n, gasLimit?: bigint): StandardTx {
-    const data = o instanceof Uint8Array ? o : encodeBridgeOp(o);
-    const nonce = this.nonces.get(from.address) ?? 0n;
-    this.nonces.set(from.address, nonce + 1n);
-    return transfer(from, { nonce, to: BRIDGE_ADDRESS, value, data, gasLimit: gasLimit ?? bridgeGas(data) });
-  }
-
-  /** Gives the nonce back (a transaction that was refused and never included). */
-  unuse(from: WalletKeys): void {
-    this.nonces.set(from.address, this.nonces.get(from.address)! - 1n);
-  }
-
-  /** Imports a block of `txs` (admitted or not) and returns their receipts. */
-  async block(txs: StandardTx[]): Promise<any[]> {
-    const block = nextBlock(this.genesis, this.parent, txs);
-    const { result, ref } = await importOk(this.node, block);
-    this.last = block;
-    // A block extending the head becomes the head: no forkchoiceUpdated needed.
-    assert.is(result.canonical, true);
-    this.parent = ref;
-    return result.receipts;
-  }
-
-  slot(slot: Uint8Array): Uint8Array {
-    return this.node.chain.headState().storage(BRIDGE_ADDRESS, slot);
-  }
-}
-
-const lockOp = (destination: Uint8Array, timeout = TIMEOUT, recipient = RECIPIENT): BridgeOperation => ({ op: BridgeOp.Lock, body: { destination, recipient: Buffer.from(recipient.slice(2), 'hex'), timeout } });
-const registerOp = (g: Genesis): BridgeOperation => ({ op: BridgeOp.Register, genesisJson: utf8(canonicalJson(g)) });
-
-/** A BID from X to this chain, with a proof of its lock in X's finalised state and a quorum of X's BID signatures. */
-function incoming(amount: bigint, o: { destination?: Uint8Array; signer?: typeof X } = {}): { fields: BidFields; op: BridgeOperation } {
-  const fields: BidFields = { source: X.hash, destination: o.destination ?? SELF, lockTx: new Uint8Array(32).fill(Number(amount % 250n) + 1), sender: new Uint8Array(20).fill(0x5e), recipient: Buffer.from(RECIPIENT.slice(2), 'hex'), amount, timeout: TIMEOUT };
-  const bid = bidId(fields);
-  const proof = finalityProof(X, { storage: [[lockSlot(bid), stateWord(LockState.Locked)]], slot: lockSlot(bid), ...(o.signer ? { keys: o.signer.keys } : {}) });
-  return { fields, op: { op: BridgeOp.Release, body: { bid: fields, proof, signatures: bidSignatures(X, fields) } } };
-}
-
-/** A proof from X (the destination of an outgoing BID) about its release slot. */
-function settleProof(fields: BidFields, released: boolean, atMs = fields.timeout * 1000) {
-  const bid = bidId(fields);
-  return finalityProof(X, { storage: released ? [[releaseSlot(bid), RELEASED_WORD]] : [], slot: releaseSlot(bid), timestampMs: atMs });
-}
-
-const refused = async (h: Harness, tx: StandardTx, code: string, message?: RegExp) => {
-  expectEnvelope(await submit(h.node, tx), 400, code, message);
-};
+import { ALLOWANCE, G, Harness, NOW, RECIPIENT, RESERVE, SELF, TIMEOUT, TOKEN, X, Y, alice, bob, incoming, keys, lockOp, refused, registerOp, settleProof } from './bridge-harness.js';
 
 test('bridge operations: register, lock, release once, refund, complete; refused at admission, failing in blocks; a replay after a restart is refused', async () => {
   await withTempDir(async (dir) => {
@@ -164,7 +59,7 @@ test('bridge operations: register, lock, release once, refund, complete; refused
       // Genesis allocated the reserve to the bridge account.
       assert.is((await account(h.node, BRIDGE_ADDRESS)).balance, RESERVE);
       let view = expectOk(await get(h.node, '/api/v1/bridge/counterparts'));
-      assert.equal(view, { self: { chain_id: CHAIN_ID, genesis_hash: toHex(SELF) }, counterparts: [] });
+      assert.equal(view, { self: { chain_id: CHAIN_ID, genesis_hash: toHex(SELF) }, reserve: { balance: RESERVE.toString(), unallocated: RESERVE.toString() }, counterparts: [] });
 
       // Bad input at admission, for each op: MALFORMED_INPUT naming bridge.*.
       const bad: Array<[Uint8Array, RegExp]> = [
@@ -181,7 +76,7 @@ test('bridge operations: register, lock, release once, refund, complete; refused
         h.unuse(alice);
       }
       // A register whose document is not a genesis, or is this chain's own.
-      await refused(h, h.op(alice, { op: BridgeOp.Register, genesisJson: utf8('{"chain_id": 5}') }), 'BRIDGE_COUNTERPART_INVALID', /genesis\.chain_id/);
+      await refused(h, h.op(alice, { op: BridgeOp.Register, body: { genesisJson: utf8('{"chain_id": 5}'), allowance: 0n, signatures: [] } }), 'BRIDGE_COUNTERPART_INVALID', /genesis\.chain_id/);
       h.unuse(alice);
       await refused(h, h.op(alice, registerOp(G)), 'BRIDGE_COUNTERPART_INVALID', /own genesis/);
       h.unuse(alice);
@@ -214,7 +109,16 @@ test('bridge operations: register, lock, release once, refund, complete; refused
       assert.is(wordState(h.slot(counterpartSlot(X.hash))), 1);
       view = expectOk(await get(h.node, '/api/v1/bridge/counterparts'));
       assert.equal(view.counterparts.map((c: { chain_id: string }) => c.chain_id), ['svc-bridge-x', 'svc-bridge-y']);
-      assert.equal(view.counterparts[0], { chain_id: 'svc-bridge-x', genesis_hash: toHex(X.hash), validators: 4, active_stake: (4n * 32n * TOKEN).toString(), slots_per_epoch: X.genesis.config.slots_per_epoch, slot_seconds: X.genesis.config.slot_seconds });
+      assert.equal(view.counterparts[0], {
+        chain_id: 'svc-bridge-x',
+        genesis_hash: toHex(X.hash),
+        validators: 4,
+        active_stake: (4n * 32n * TOKEN).toString(),
+        slots_per_epoch: X.genesis.config.slots_per_epoch,
+        slot_seconds: X.genesis.config.slot_seconds,
+        ledger: { allowance: ALLOWANCE.toString(), available: ALLOWANCE.toString(), escrow: '0' },
+      });
+      assert.equal(view.reserve, { balance: RESERVE.toString(), unallocated: (RESERVE - 2n * ALLOWANCE).toString() });
 
       // Lock 5 tokens from bob to X.
       const bobBefore = (await account(h.node, bob.address)).balance;
@@ -259,8 +163,8 @@ test('bridge operations: register, lock, release once, refund, complete; refused
       badSigs.op.body.signatures = bidSignatures(X, badSigs.fields, [0, 1, 2], Y.keys);
       await refused(h, h.op(alice, badSigs.op), 'BRIDGE_BAD_SIGNATURE');
       h.unuse(alice);
-      // A release of more than the bridge holds.
-      await refused(h, h.op(alice, incoming(RESERVE + 6n * TOKEN).op), 'BRIDGE_INSUFFICIENT_LIQUIDITY');
+      // A release of more than X's ledger holds, though the bridge holds far more.
+      await refused(h, h.op(alice, incoming(ALLOWANCE + 1n).op), 'BRIDGE_INSUFFICIENT_LIQUIDITY', /the ledger of svc-bridge-x/);
       h.unuse(alice);
 
       const recipientBefore = (await account(h.node, RECIPIENT)).balance;
@@ -407,9 +311,9 @@ test('two execution nodes: a lock on A, proven from A\'s own state trie, is rele
       let b: Harness | undefined;
       try {
         b = await Harness.start(dirB, GB);
-        let receipts = await a.block([a.op(alice, registerOp(GB))]);
+        let receipts = await a.block([a.op(alice, registerOp(GB, ALLOWANCE, hashA))]);
         assert.is(receipts[0].status, 1, receipts[0].error);
-        receipts = await b.block([b.op(alice, registerOp(GA))]);
+        receipts = await b.block([b.op(alice, registerOp(GA, ALLOWANCE, hashB))]);
         assert.is(receipts[0].status, 1, receipts[0].error);
 
         // Lock 4 tokens on A for B.
