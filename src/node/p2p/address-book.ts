@@ -170,9 +170,14 @@ export class AddressBook {
     e.confirmed = true;
     e.lastSeen = Date.now();
     e.failures = 0;
+    const before = e.addrs.join();
     if (addrs.length > 0) e.addrs = mergeAddrs(addrs, e.addrs);
-    this.evictBeyondBound();
-    this.dirty = true;
+    // The beacon confirms every peer once a slot: only news is worth a write (last_seen is
+    // written at disconnect and shutdown).
+    if (fresh || e.addrs.join() !== before) {
+      this.evictBeyondBound();
+      this.dirty = true;
+    }
     return fresh;
   }
 
@@ -243,10 +248,10 @@ export class AddressBook {
     for (const e of confirmed.slice(0, confirmed.length - MAX_BOOK_PEERS)) this.entries.delete(e.peerId);
   }
 
-  /** Writes the confirmed peers if anything changed (temp file + rename); errors are logged, never thrown. */
-  async save(): Promise<void> {
+  /** Writes the confirmed peers if anything changed, or always with `force` (temp file + rename); errors are logged, never thrown. */
+  async save(force = false): Promise<void> {
     if (this.saving) await this.saving;
-    if (!this.dirty) return;
+    if (!this.dirty && !(force && this.confirmedCount > 0)) return;
     this.dirty = false;
     const doc: BookFile = {
       version: BOOK_VERSION,

@@ -114,7 +114,9 @@ export class Discovery {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.book.save();
+    // Connected peers were seen until now.
+    for (const p of this.host.connectedPeers()) this.book.connected(p);
+    await this.book.save(true);
   }
 
   private discovered(peer: string, source: 'bootnode' | 'peer_exchange' | 'inbound'): void {

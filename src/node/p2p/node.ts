@@ -82,6 +82,7 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
   private readonly topicLimits = new Map<string, number>();
   private readonly bootnodes: Bootnode[];
   readonly discovery: Discovery;
+  private readonly maxPeers: number;
   private graylistTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   node!: Libp2p<Services>;
@@ -96,12 +97,13 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
     this.metrics = metrics;
     this.log = options.log;
     this.bootnodes = bootnodes.filter((b) => b.peerId !== peerId);
+    this.maxPeers = options.maxPeers ?? DEFAULT_MAX_PEERS;
     this.discovery = new Discovery(this, {
       layer: options.layer,
       dataDir: options.dataDir,
       genesisHash: options.genesisHash,
       slotMs: options.slotMs ?? PRESETS.mainnet.slot_seconds * 1000,
-      maxPeers: options.maxPeers ?? DEFAULT_MAX_PEERS,
+      maxPeers: this.maxPeers,
       metrics,
       log: options.log,
     });
@@ -183,6 +185,12 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
     let first: Connection | undefined;
     for (const c of this.node.getConnections(peerIdFromString(peer))) if (c.status === 'open' && (!first || c.timeline.open < first.timeline.open)) first = c;
     return first && { remoteAddr: first.remoteAddr, direction: first.direction };
+  }
+
+  /** Whether a new peer would exceed the peer target. */
+  isFull(peer: string): boolean {
+    const connected = this.connectedPeers();
+    return !connected.has(peer) && connected.size >= this.maxPeers;
   }
 
   confirmPeer(peer: string): void {
@@ -397,7 +405,8 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,
       denyDialPeer: (peer) => host.isBanned(peer.toString()),
-      denyInboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
+      // At the peer target a new peer is refused (one already connected may open another connection).
+      denyInboundEncryptedConnection: (peer) => host.isBanned(peer.toString()) || host.isFull(peer.toString()),
       denyOutboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
     },
     services: {
