@@ -89,9 +89,13 @@ export class Discovery {
     this.budget = new PexBudget(o.slotMs);
   }
 
-  /** A dial of an address-book peer must fail fast enough that a healed link is redialled within a slot or two. */
+  /**
+   * A dial into a cut link should give up soon enough to be retried after the heal, but not so
+   * soon that a slow handshake on a loaded host never finishes (the peers dialling us in the
+   * meantime cover the heal too).
+   */
   private get dialTimeoutMs(): number {
-    return Math.min(10_000, Math.max(3_000, this.o.slotMs));
+    return Math.min(10_000, Math.max(5_000, 2 * this.o.slotMs));
   }
 
   /** Loads the persisted book, adds the bootnodes and starts dialling. */
