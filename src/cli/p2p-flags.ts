@@ -1,6 +1,7 @@
 /** The P2P flags of the node commands that run a libp2p host (`svc node execution`, `beacon`, `all`). */
 import { Flags } from '@oclif/core';
 import { UsageError } from './base.js';
+import { DEFAULT_MAX_PEERS } from '../node/p2p/types.js';
 
 /** The spec's libp2p port (SPEC fact 2). */
 export const DEFAULT_P2P_PORT = 9000;
@@ -10,12 +11,14 @@ export const DEFAULT_P2P_HOST = '0.0.0.0';
 /** A dialable bootnode: an IP or DNS TCP address ending in the peer id the handshake must prove. */
 const BOOTNODE_RE = /^\/(ip4|ip6|dns|dns4|dns6)\/[^/\s]+\/tcp\/\d{1,5}\/p2p\/[A-Za-z0-9]+$/;
 
-/** `--p2p-port`, `--p2p-host`, `--bootnodes` and `--no-p2p` of a node running one host. */
+
+/** `--p2p-port`, `--p2p-host`, `--bootnodes`, `--max-peers` and `--no-p2p` of a node running one host. */
 export function p2pFlags() {
   return {
     'p2p-port': Flags.integer({ description: 'libp2p TCP port (0: any free port)', default: DEFAULT_P2P_PORT, min: 0, max: 65535 }),
     'p2p-host': Flags.string({ description: 'interface libp2p listens on', default: DEFAULT_P2P_HOST }),
-    bootnodes: Flags.string({ description: 'comma-separated multiaddrs /ip4/…/tcp/…/p2p/<peer id> to dial at start and redial while disconnected' }),
+    bootnodes: Flags.string({ description: 'comma-separated multiaddrs /ip4/…/tcp/…/p2p/<peer id>: first contact; further peers are discovered from peers and kept in <data-dir>/p2p/address-book.json' }),
+    'max-peers': Flags.integer({ description: 'peer target: discovery dials until this many peers are connected, and libp2p prunes connections above it (SPEC: 10 to 50)', default: DEFAULT_MAX_PEERS, min: 1, max: 1000 }),
     p2p: Flags.boolean({ description: 'run the libp2p host; --no-p2p runs the node alone', default: true, allowNo: true }),
   };
 }

@@ -25,6 +25,8 @@ export interface AllP2pOptions {
   executionPort: number;
   beaconBootnodes: string[];
   executionBootnodes: string[];
+  /** Peer target of each host (`--max-peers`). */
+  maxPeers?: number | undefined;
 }
 
 /**
@@ -92,7 +94,7 @@ async function checkBeaconTrusted(url: string): Promise<void> {
 export async function startAll(o: AllOptions): Promise<AllNode> {
   const clash = o.p2p && p2pPortClash(o.p2p);
   if (clash) throw new SvcError('P2P_PORT_CLASH', clash, 400);
-  const executionP2p: ExecutionP2pOptions | undefined = o.p2p && { host: o.p2p.host, port: o.p2p.executionPort, bootnodes: o.p2p.executionBootnodes };
+  const executionP2p: ExecutionP2pOptions | undefined = o.p2p && { host: o.p2p.host, port: o.p2p.executionPort, bootnodes: o.p2p.executionBootnodes, maxPeers: o.p2p.maxPeers };
   const execution = await ExecutionNode.start({
     genesis: o.genesis,
     dataDir: join(o.dataDir, 'execution'),
@@ -119,7 +121,7 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
       executionUrl: execution.restUrl,
       log: o.log('beacon'),
       ...(o.beaconTls ? { tls: o.beaconTls } : {}),
-      ...(o.p2p ? { p2p: { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes } } : {}),
+      ...(o.p2p ? { p2p: { host: o.p2p.host, port: o.p2p.beaconPort, bootnodes: o.p2p.beaconBootnodes, maxPeers: o.p2p.maxPeers } } : {}),
     });
     if (o.beaconTls && o.validators.length > 0) await checkBeaconTrusted(started.beacon.url);
     if (o.validators.length > 0) {

@@ -105,7 +105,7 @@ export function parseMetricsPorts(raw: string | undefined, validators: number): 
 }
 
 /** The two hosts' ports and bootnodes from the flags; a clash or a bad bootnode is a usage error (exit 2). */
-function allP2pOptions(flags: { 'p2p-host': string; 'p2p-port': number; 'execution-p2p-port': number | undefined; bootnodes: string | undefined; 'execution-bootnodes': string | undefined }): AllP2pOptions {
+function allP2pOptions(flags: { 'p2p-host': string; 'p2p-port': number; 'execution-p2p-port': number | undefined; bootnodes: string | undefined; 'execution-bootnodes': string | undefined; 'max-peers': number }): AllP2pOptions {
   const beaconPort = flags['p2p-port'];
   // Port 0 picks a free port for each host; 65535 has no next port, so execution takes the one below.
   const executionPort = flags['execution-p2p-port'] ?? (beaconPort === 0 ? 0 : beaconPort === 65535 ? 65534 : beaconPort + 1);
@@ -117,5 +117,6 @@ function allP2pOptions(flags: { 'p2p-host': string; 'p2p-port': number; 'executi
     executionPort,
     beaconBootnodes: parseBootnodes(flags.bootnodes, '--bootnodes'),
     executionBootnodes: parseBootnodes(flags['execution-bootnodes'], '--execution-bootnodes'),
+    maxPeers: flags['max-peers'],
   };
 }

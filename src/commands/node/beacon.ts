@@ -53,7 +53,7 @@ export default class NodeBeacon extends SvcCommand {
       engineJwtSecret,
       tokenFile: flags['validator-token-file'] ? resolve(flags['validator-token-file']) : undefined,
       tls,
-      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
       log,
     });
     await new Promise<void>((done) => {

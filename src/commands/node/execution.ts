@@ -58,7 +58,7 @@ export default class NodeExecution extends SvcCommand {
       poolCapacity: flags['pool-capacity'],
       poolQueue: { accountQueue: flags['pool-account-queue'], globalQueue: flags['pool-global-queue'] },
       submitRatePerIp: flags['rate-limit'],
-      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
+      ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
     });
     await new Promise<void>((done) => {
       const stop = (signal: string) => {

@@ -32,6 +32,8 @@ export interface BeaconP2pOptions {
   bootnodes: string[];
   /** Provisioned peer key (`--p2p-key-file`) instead of `<data-dir>/p2p/peer-key`. */
   keyFile?: string | undefined;
+  /** Peer target (`--max-peers`). */
+  maxPeers?: number | undefined;
 }
 
 /** How to run a beacon node. */
@@ -150,7 +152,7 @@ export class BeaconNode {
     }
     if (o.p2p) {
       try {
-        const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, keyFile: o.p2p.keyFile, dataDir: o.dataDir, genesisHash: expected.genesis_hash, metrics: metrics.registry, log: o.log });
+        const host = await startP2p({ layer: 'beacon', host: o.p2p.host, port: o.p2p.port, bootnodes: o.p2p.bootnodes, keyFile: o.p2p.keyFile, maxPeers: o.p2p.maxPeers, dataDir: o.dataDir, genesisHash: expected.genesis_hash, slotMs: o.genesis.config.slot_seconds * 1000, chainCheck: 'layer', metrics: metrics.registry, log: o.log });
         // The host logs `p2p listening` with its peer id and multiaddrs.
         net = BeaconNetwork.attach({ host, chain, metrics, log: o.log });
       } catch (err) {

@@ -345,6 +345,8 @@ export class BeaconNetwork {
       void this.host.disconnect(peer, 'other_chain').catch(() => undefined);
       return;
     }
+    // Same chain: the host may keep the peer in its address book and tell others of it.
+    this.host.confirmPeer(peer);
     this.sync.setStatus(peer, theirs);
     this.sync.trigger();
   }

@@ -198,7 +198,7 @@ export class ExecutionNode {
     if (p2p) {
       try {
         node.gossip = await TxGossip.start(
-          { ...p2p, genesisHash: chain.genesisHash, metrics: metrics.registry },
+          { ...p2p, genesisHash: chain.genesisHash, metrics: metrics.registry, slotMs: opts.genesis.config.slot_seconds * 1000 },
           { admission, metrics, enginePriority: node.enginePriority, log, slotMs: opts.genesis.config.slot_seconds * 1000 },
         );
       } catch (err) {

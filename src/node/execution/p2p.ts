@@ -20,7 +20,7 @@ import { PoolExchange } from './pool-exchange.js';
 export { verdictOfRefusal } from './peer-tx.js';
 
 /** Where and to whom the execution host listens and dials (`--p2p-host`, `--p2p-port`, `--bootnodes`). */
-export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes' | 'keyFile'>;
+export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes' | 'keyFile' | 'maxPeers'>;
 
 /**
  * Ingress paths whose admissions this node publishes; gossip re-gossips its own through the host.
@@ -71,7 +71,7 @@ export class TxGossip {
    * admissions. What the pool holds at start (the replayed journal) is announced too: the node
    * may have stopped between acknowledging a transaction and sending it.
    */
-  static async start(options: ExecutionP2pOptions & Pick<P2pOptions, 'dataDir' | 'genesisHash' | 'metrics'>, deps: TxGossipDeps): Promise<TxGossip> {
+  static async start(options: ExecutionP2pOptions & Pick<P2pOptions, 'dataDir' | 'genesisHash' | 'metrics' | 'slotMs'>, deps: TxGossipDeps): Promise<TxGossip> {
     const host = await startP2p({ ...options, layer: 'execution', log: deps.log });
     const gossip = new TxGossip(host, deps);
     try {

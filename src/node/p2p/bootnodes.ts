@@ -1,19 +1,12 @@
-/** Bootnodes: parsing `--bootnodes` entries and the redial schedule of each. */
+/** Bootnodes: parsing `--bootnodes` entries (their redial schedule is the address book's). */
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { SvcError } from '../../core/errors.js';
 
-/** First redial delay of a disconnected bootnode; doubles per failure up to the cap. */
-export const BOOTNODE_REDIAL_MS = 5_000;
-export const BOOTNODE_REDIAL_MAX_MS = 60_000;
-
-/** A bootnode and when to dial it next. */
+/** A bootnode: where to dial it and the peer id its handshake must prove. */
 export interface Bootnode {
   addr: Multiaddr;
   peerId: string;
-  nextDialAt: number;
-  delayMs: number;
-  dialing: boolean;
 }
 
 /** Parses `--bootnodes` entries; each must name its peer id. */
@@ -31,6 +24,6 @@ export function parseBootnode(text: string): Bootnode {
   } catch (err) {
     throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
   }
-  return { addr, peerId: p2p.value, nextDialAt: 0, delayMs: BOOTNODE_REDIAL_MS, dialing: false };
+  return { addr, peerId: p2p.value };
 }
 

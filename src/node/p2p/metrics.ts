@@ -52,7 +52,7 @@ export class P2pMetrics {
     this.ignored = counter(registry, 'service_p2p_messages_ignored_total', 'Gossip messages dropped without penalty (duplicate, queue full, layer ignore), by topic and reason', ['layer', 'topic', 'reason']);
     this.accepted = counter(registry, 'service_p2p_messages_accepted_total', 'Gossip messages the layer accepted (and that were re-gossiped), by topic', ['layer', 'topic']);
     this.connections = gauge(registry, 'service_p2p_peer_connections_active', 'Open libp2p connections', ['layer']);
-    this.discovery = counter(registry, 'service_p2p_peer_discovery_total', 'Peers discovered: bootnode dials started and first connections of a peer, by source', ['layer', 'source']);
+    this.discovery = counter(registry, 'service_p2p_peer_discovery_total', 'Peers learned of for the first time in this run, by source (bootnode, peer_exchange, inbound)', ['layer', 'source']);
     this.handshakes = counter(registry, 'service_p2p_kyber_handshakes_total', 'Hybrid Noise + ML-KEM-1024 (Kyber-1024) handshakes, by result and direction', ['layer', 'result', 'direction']);
     this.handshakeSeconds = histogram(registry, 'service_p2p_handshake_seconds', 'Duration of successful hybrid handshakes', ['layer'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
     this.encrypted = counter(registry, 'service_p2p_encrypted_bytes_total', 'Bytes sealed (out) and opened (in) by the hybrid encrypter, handshake and transport', ['layer', 'direction']);
@@ -90,7 +90,7 @@ export class P2pMetrics {
   connectionsActive(n: number): void {
     this.connections.set(this.l({}), n);
   }
-  /** A peer learned of (`bootnode` dial, or first connection `inbound`/`outbound`). */
+  /** A peer learned of for the first time (`bootnode`, `peer_exchange`, `inbound`). */
   peerDiscovered(source: string): void {
     this.discovery.inc(this.l({ source }));
   }

@@ -1,6 +1,6 @@
 /**
  * The libp2p host behind `P2pHost`: TCP, yamux, the hybrid Noise + ML-KEM-1024 encrypter (the only
- * one), identify and gossipsub. Loaded by `host.ts` through a dynamic import, after the
+ * one), identify, gossipsub, and discovery (address book + peer exchange, discovery.ts). Loaded by `host.ts` through a dynamic import, after the
  * `Promise.withResolvers` polyfill is in place.
  */
 import './polyfill.js';
@@ -11,20 +11,21 @@ import { identify, type Identify } from '@libp2p/identify';
 import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
 import type { Connection, PeerId } from '@libp2p/interface';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createServer } from 'node:net';
 import { SvcError } from '../../core/errors.js';
+import { PRESETS } from '../../core/genesis/genesis.js';
 import type { Logger } from '../../util/log.js';
 import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TTL_MS, topicScoreParams, SCORE_THRESHOLDS, PENALTY_POINTS, DISCONNECT_POINTS, BAN_MS } from './gossip.js';
-import { BOOTNODE_REDIAL_MAX_MS, BOOTNODE_REDIAL_MS, parseBootnode, type Bootnode } from './bootnodes.js';
+import { parseBootnode, type Bootnode } from './bootnodes.js';
+import { Discovery, type DiscoveryHost } from './discovery.js';
 import { instrumentGossipsubInput } from './gossipsub-input.js';
 import { HYBRID_NOISE_PROTOCOL, hybridNoise } from './hybrid-noise.js';
 import { loadOrCreatePeerKey, loadPeerKeyFile } from './identity.js';
 import { P2pMetrics } from './metrics.js';
 import { exchange, MAX_INBOUND_STREAMS_PER_PEER, MAX_OUTBOUND_STREAMS_PER_PEER, RequestError, serveStream, type ReqRespContext } from './reqresp.js';
-import type { GossipValidator, GossipVerdict, P2pHost, P2pOptions, PeerView, ProtocolLimits, RequestHandler, Topic, TopicOptions } from './types.js';
+import { DEFAULT_MAX_PEERS, PEER_EXCHANGE_PROTOCOL, type GossipValidator, type GossipVerdict, type P2pHost, type P2pOptions, type PeerView, type ProtocolLimits, type RequestHandler, type Topic, type TopicOptions } from './types.js';
 
-/** SPEC Limits: a healthy node has 10 to 50 peers; libp2p prunes above this. */
-export const MAX_CONNECTIONS = 50;
 /**
  * Largest gossipsub RPC decoded at all: the largest topic payload (a block, 16 MiB) plus room
  * for the RPC framing around it; per-topic limits are tighter.
@@ -67,7 +68,7 @@ function hexToBytes(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(clean, 'hex'));
 }
 
-class Libp2pHost implements P2pHost {
+class Libp2pHost implements P2pHost, DiscoveryHost {
   readonly peerId: string;
   private readonly metrics: P2pMetrics;
   private readonly log: Logger;
@@ -77,11 +78,12 @@ class Libp2pHost implements P2pHost {
   private readonly penalties = new PenaltyBook();
   private readonly bans = new Map<string, number>();
   private readonly agents = new Map<string, string>();
-  private readonly everConnected = new Set<string>();
   private readonly connectListeners: Array<(peer: string) => void> = [];
   private readonly topicLimits = new Map<string, number>();
   private readonly bootnodes: Bootnode[];
-  private redialTimer: NodeJS.Timeout | undefined;
+  readonly discovery: Discovery;
+  private readonly maxPeers: number;
+  private graylistTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   node!: Libp2p<Services>;
 
@@ -95,6 +97,16 @@ class Libp2pHost implements P2pHost {
     this.metrics = metrics;
     this.log = options.log;
     this.bootnodes = bootnodes.filter((b) => b.peerId !== peerId);
+    this.maxPeers = options.maxPeers ?? DEFAULT_MAX_PEERS;
+    this.discovery = new Discovery(this, {
+      layer: options.layer,
+      dataDir: options.dataDir,
+      genesisHash: options.genesisHash,
+      slotMs: options.slotMs ?? PRESETS.mainnet.slot_seconds * 1000,
+      maxPeers: this.maxPeers,
+      metrics,
+      log: options.log,
+    });
   }
 
   private get reqCtx(): ReqRespContext {
@@ -120,23 +132,18 @@ class Libp2pHost implements P2pHost {
     });
     if (!instrumented) this.log.warn('p2p cannot count malformed gossipsub RPCs with this gossipsub version');
     const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
-    node.addEventListener('connection:open', (evt) => {
-      refreshConnections();
-      const conn: Connection = evt.detail;
-      const peer = conn.remotePeer.toString();
-      if (!this.everConnected.has(peer)) {
-        if (this.everConnected.size < 100_000) this.everConnected.add(peer);
-        this.metrics.peerDiscovered(conn.direction);
-      }
-    });
+    node.addEventListener('connection:open', () => refreshConnections());
     node.addEventListener('connection:close', () => refreshConnections());
     node.addEventListener('peer:identify', (evt) => {
-      if (evt.detail.agentVersion) this.agents.set(evt.detail.peerId.toString(), evt.detail.agentVersion);
+      const peer = evt.detail.peerId.toString();
+      if (evt.detail.agentVersion) this.agents.set(peer, evt.detail.agentVersion);
+      this.discovery.onIdentify(peer, evt.detail.listenAddrs);
     });
     node.addEventListener('peer:connect', (evt) => {
       const peer = evt.detail.toString();
-      const boot = this.bootnodes.find((b) => b.peerId === peer);
-      if (boot) boot.delayMs = BOOTNODE_REDIAL_MS;
+      this.discovery.onConnected(peer);
+      // Without a layer check, the handshake (bound to the genesis hash) is the chain check.
+      if (this.options.chainCheck !== 'layer') this.discovery.confirm(peer);
       this.log.debug('p2p peer connected', { layer: this.options.layer, peer });
       for (const listener of this.connectListeners) {
         try {
@@ -149,46 +156,45 @@ class Libp2pHost implements P2pHost {
     node.addEventListener('peer:disconnect', (evt) => {
       const peer = evt.detail.toString();
       this.agents.delete(peer);
+      this.discovery.onDisconnected(peer);
       this.log.debug('p2p peer disconnected', { layer: this.options.layer, peer });
     });
   }
 
-  /** Starts the bootnode redial and graylist checks (once libp2p listens). */
-  begin(): void {
+  /** Starts discovery (address book, bootnodes, peer exchange) and the graylist checks, once libp2p listens. */
+  async begin(): Promise<void> {
     this.metrics.connectionsActive(this.node.getConnections().length);
-    this.redialTimer = setInterval(() => {
-      this.redialBootnodes();
-      this.dropGraylisted();
-    }, 1000);
-    this.redialTimer.unref();
-    this.redialBootnodes();
+    this.handle(PEER_EXCHANGE_PROTOCOL, (req, peer) => this.discovery.serve(req, peer), this.discovery.limits);
+    this.graylistTimer = setInterval(() => this.dropGraylisted(), 1000);
+    this.graylistTimer.unref();
+    await this.discovery.start(this.bootnodes);
   }
 
-  private redialBootnodes(): void {
-    if (this.stopped) return;
-    const now = Date.now();
-    for (const boot of this.bootnodes) {
-      if (boot.dialing || boot.nextDialAt > now || this.isBanned(boot.peerId, now)) continue;
-      if (this.node.getConnections(peerIdFromString(boot.peerId)).length > 0) continue;
-      boot.dialing = true;
-      this.metrics.peerDiscovered('bootnode');
-      this.node
-        .dial(boot.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
-        .then(() => {
-          this.metrics.bootnodeDial('ok');
-          boot.delayMs = BOOTNODE_REDIAL_MS;
-          boot.nextDialAt = Date.now() + boot.delayMs;
-        })
-        .catch((err: unknown) => {
-          this.metrics.bootnodeDial('failed');
-          boot.nextDialAt = Date.now() + boot.delayMs;
-          this.log.debug('p2p bootnode dial failed', { layer: this.options.layer, bootnode: boot.addr.toString(), retryInMs: boot.delayMs, error: (err as Error).message });
-          boot.delayMs = Math.min(boot.delayMs * 2, BOOTNODE_REDIAL_MAX_MS);
-        })
-        .finally(() => {
-          boot.dialing = false;
-        });
-    }
+  /** Peers with an open connection. */
+  connectedPeers(): Set<string> {
+    return new Set(this.node.getPeers().map((p) => p.toString()));
+  }
+
+  /** Dials a peer at its known addresses (each with `/p2p/<peer>`, so the handshake must prove that identity). */
+  async dial(_peer: string, addrs: string[], timeoutMs: number): Promise<void> {
+    await this.node.dial(addrs.map((a) => multiaddr(a)), { signal: AbortSignal.timeout(Math.min(timeoutMs, DIAL_TIMEOUT_MS)) });
+  }
+
+  /** The oldest open connection to `peer`. */
+  connectionOf(peer: string): { remoteAddr: Multiaddr; direction: 'inbound' | 'outbound' } | undefined {
+    let first: Connection | undefined;
+    for (const c of this.node.getConnections(peerIdFromString(peer))) if (c.status === 'open' && (!first || c.timeline.open < first.timeline.open)) first = c;
+    return first && { remoteAddr: first.remoteAddr, direction: first.direction };
+  }
+
+  /** Whether a new peer would exceed the peer target. */
+  isFull(peer: string): boolean {
+    const connected = this.connectedPeers();
+    return !connected.has(peer) && connected.size >= this.maxPeers;
+  }
+
+  confirmPeer(peer: string): void {
+    this.discovery.confirm(peer);
   }
 
   /**
@@ -331,6 +337,7 @@ class Libp2pHost implements P2pHost {
     const until = Date.now() + DISCONNECT_BAN_MS;
     if ((this.bans.get(peer) ?? 0) < until) this.bans.set(peer, until);
     this.log.info('p2p peer disconnected', { layer: this.options.layer, peer, reason });
+    if (reason === 'other_chain') this.discovery.forget(peer);
     await this.hangUp(peer);
   }
 
@@ -362,7 +369,8 @@ class Libp2pHost implements P2pHost {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.redialTimer) clearInterval(this.redialTimer);
+    if (this.graylistTimer) clearInterval(this.graylistTimer);
+    await this.discovery.stop();
     await this.node.stop();
     this.metrics.connectionsActive(0);
   }
@@ -371,6 +379,9 @@ class Libp2pHost implements P2pHost {
 /** Starts a libp2p host per `options` (see `startP2p` in host.ts). */
 export async function createHost(options: P2pOptions): Promise<P2pHost> {
   const genesisHash = hexToBytes(options.genesisHash);
+  const maxPeers = options.maxPeers ?? DEFAULT_MAX_PEERS;
+  if (!Number.isSafeInteger(maxPeers) || maxPeers < 1) throw new SvcError('P2P_BAD_MAX_PEERS', `the peer target must be a positive integer, got ${maxPeers}`);
+  if (options.slotMs !== undefined && !(options.slotMs > 0)) throw new SvcError('P2P_BAD_SLOT', `the slot length must be positive, got ${options.slotMs} ms`);
   const bootnodes = options.bootnodes.filter((b) => b.trim() !== '').map((b) => parseBootnode(b.trim()));
   const privateKey = options.keyFile ? await loadPeerKeyFile(options.keyFile) : await loadOrCreatePeerKey(options.dataDir);
   const metrics = new P2pMetrics(options.metrics, options.layer);
@@ -388,13 +399,14 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     streamMuxers: [yamux({ streamOptions: { maxReadBufferLength: STREAM_READ_BUFFER_BYTES } })],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
     // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial
-    // from 127.0.0.1 at once, and the 50-connection cap still bounds what one address can hold.
-    connectionManager: { maxConnections: MAX_CONNECTIONS, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: MAX_CONNECTIONS },
+    // from 127.0.0.1 at once, and the connection cap still bounds what one address can hold.
+    connectionManager: { maxConnections: maxPeers, dialTimeout: DIAL_TIMEOUT_MS, inboundConnectionThreshold: Math.max(maxPeers, 5) },
     connectionGater: {
       // Loopback and private addresses are where devnets and the three-host deployment live.
       denyDialMultiaddr: () => false,
       denyDialPeer: (peer) => host.isBanned(peer.toString()),
-      denyInboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
+      // At the peer target a new peer is refused (one already connected may open another connection).
+      denyInboundEncryptedConnection: (peer) => host.isBanned(peer.toString()) || host.isFull(peer.toString()),
       denyOutboundEncryptedConnection: (peer) => host.isBanned(peer.toString()),
     },
     services: {
@@ -427,7 +439,12 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     await Promise.resolve(node.stop()).catch(() => undefined);
     throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
   }
-  host.begin();
+  try {
+    await host.begin();
+  } catch (err) {
+    await host.stop().catch(() => undefined);
+    throw err;
+  }
   options.log.info('p2p listening', { layer: options.layer, peerId, addrs: host.multiaddrs(), handshake: HYBRID_NOISE_PROTOCOL });
   return host;
 }

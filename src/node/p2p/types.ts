@@ -25,6 +25,12 @@ export const SyncProtocols = {
   blocksByRange: '/service/req/blocks_by_range/1',
 } as const;
 
+/** The default peer target (SPEC Limits: a healthy node has 10 to 50 peers); libp2p prunes connections above the target. */
+export const DEFAULT_MAX_PEERS = 50;
+
+/** Request/response protocol id of peer exchange (src/node/p2p/peer-exchange.ts), served by every host. */
+export const PEER_EXCHANGE_PROTOCOL = '/service/req/peers/1';
+
 /**
  * A layer's verdict on a gossiped message, after the full validation of its kind:
  * accept (valid and new: re-gossip), ignore (duplicate, too early, unknown parent: drop without
@@ -75,10 +81,23 @@ export interface P2pOptions {
   host: string;
   /** Listen TCP port (`--p2p-port`, default 9000); 0 picks a free one. */
   port: number;
-  /** Multiaddrs `/ip4/…/tcp/…/p2p/<peer id>` dialled at start and redialled while disconnected. */
+  /** Multiaddrs `/ip4/…/tcp/…/p2p/<peer id>`: the first contact, dialled at start and redialled while disconnected. */
   bootnodes: string[];
-  /** The data directory; the Ed25519 peer key is persisted in `<dataDir>/p2p/peer-key`. */
+  /**
+   * The data directory; the Ed25519 peer key is persisted in `<dataDir>/p2p/peer-key`, the address
+   * book (peers that passed the chain check) in `<dataDir>/p2p/address-book.json`.
+   */
   dataDir: string;
+  /** The chain's slot length (genesis): redial backoff and peer-exchange cadence are paced by it. Default: the mainnet preset's. */
+  slotMs?: number | undefined;
+  /** Peer target (`--max-peers`, default 50, SPEC Limits 10–50): discovery dials until this many are connected. */
+  maxPeers?: number | undefined;
+  /**
+   * Who says a peer is on this chain. `handshake` (default): the hybrid handshake, which binds the
+   * genesis hash, is the whole check. `layer`: the layer runs its own (the beacon's `status`) and
+   * calls `confirmPeer`; only confirmed peers enter the address book and are shared with others.
+   */
+  chainCheck?: 'handshake' | 'layer';
   /** A provisioned peer key used instead of the data directory's (`--p2p-key-file`); it must exist. */
   keyFile?: string | undefined;
   /** The chain's genesis hash (0x hex): bound into the handshake prologue, so another chain's peer cannot connect. */
@@ -107,6 +126,8 @@ export interface P2pHost {
   disconnect(peer: string, reason: string): Promise<void>;
   /** Called for every newly connected peer (the beacon sends it a status request). */
   onPeerConnected(listener: (peer: string) => void): void;
+  /** The layer's chain check passed for a connected peer (`chainCheck: 'layer'`): it enters the address book. */
+  confirmPeer(peer: string): void;
   peers(): PeerView[];
   peerCount(): number;
   stop(): Promise<void>;

@@ -41,9 +41,12 @@ const need = (): Ctx => {
   return ctx;
 };
 
-/** An execution node with a data directory (the peer key lives there) and a host on a free loopback port. */
-function startP2pNode(dir: string, name: string, bootnodes: string[] = []): Promise<ExecutionNode> {
-  return startNode({ dataDir: join(dir, name), p2p: { host: '127.0.0.1', port: 0, bootnodes } });
+/**
+ * An execution node with a data directory (the peer key lives there) and a host on a free loopback
+ * port; `maxPeers` 1 keeps an end of the A — B — C line from meeting the other through peer exchange.
+ */
+function startP2pNode(dir: string, name: string, bootnodes: string[] = [], maxPeers?: number): Promise<ExecutionNode> {
+  return startNode({ dataDir: join(dir, name), p2p: { host: '127.0.0.1', port: 0, bootnodes, maxPeers } });
 }
 
 function addrOf(node: ExecutionNode): string {
@@ -93,13 +96,13 @@ S('verdicts: bytes that prove a bad sender are rejected; state, policy and local
 
 S('set-up: A — B — C connect; /health peers and service_execution_peer_count count them', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-exec-p2p-'));
-  const a = await startP2pNode(dir, 'a').catch(async (err) => {
+  const a = await startP2pNode(dir, 'a', [], 1).catch(async (err) => {
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
   ctx = { dir, a, b: a, c: a, peers: [] };
   ctx.b = await startP2pNode(dir, 'b', [addrOf(a)]);
-  ctx.c = await startP2pNode(dir, 'c', [addrOf(ctx.b)]);
+  ctx.c = await startP2pNode(dir, 'c', [addrOf(ctx.b)], 1);
   const { b, c } = ctx;
   await waitFor('A, B and C to have 1, 2 and 1 peers', () => a.peerCount() === 1 && b.peerCount() === 2 && c.peerCount() === 1, GOSSIP_MS);
   assert.not.ok(a.p2p!.peers().some((p) => p.peer_id === c.p2p!.peerId), 'A is not connected to C');
@@ -231,7 +234,7 @@ S('C restarts: same peer id, the gossip-admitted transactions come back from its
   const pooled = c.c.admission.pool.entries().map((e) => e.hash).sort();
   assert.ok(pooled.length >= 3);
   await c.c.stop();
-  c.c = await startP2pNode(c.dir, 'c', [addrOf(c.b)]);
+  c.c = await startP2pNode(c.dir, 'c', [addrOf(c.b)], 1);
   assert.is(c.c.p2p!.peerId, peerId, 'the peer key persisted in the data directory');
   assert.equal(c.c.admission.pool.entries().map((e) => e.hash).sort(), pooled);
   await waitFor('C to reconnect to B', () => c.c.peerCount() === 1, GOSSIP_MS);

@@ -10,6 +10,9 @@ import { startP2p } from '../../../src/node/p2p/host.js';
 import type { P2pHost, P2pOptions } from '../../../src/node/p2p/types.js';
 import { silentLogger } from '../../../src/util/log.js';
 
+/** Slot length the test hosts pace discovery by (fast, so redials and peer exchange show within seconds). */
+export const TEST_SLOT_MS = 1_000;
+
 /** A genesis hash for tests (any 32 bytes). */
 export const GENESIS = '0x' + '11'.repeat(32);
 
@@ -29,7 +32,7 @@ export async function withHosts<T>(fn: (start: (opts?: Partial<P2pOptions>) => P
     const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'svc-p2p-')));
     if (!opts.dataDir) dirs.push(dataDir);
     const registry = opts.metrics ?? new Registry();
-    const options: P2pOptions = { layer: 'beacon', host: '127.0.0.1', port: 0, bootnodes: [], dataDir, genesisHash: GENESIS, metrics: registry, log: silentLogger, ...opts };
+    const options: P2pOptions = { layer: 'beacon', host: '127.0.0.1', port: 0, bootnodes: [], dataDir, genesisHash: GENESIS, slotMs: TEST_SLOT_MS, metrics: registry, log: silentLogger, ...opts };
     const host = await startP2p(options);
     const t = { host, registry, dataDir, options };
     started.push(t);

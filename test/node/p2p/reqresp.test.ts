@@ -49,8 +49,8 @@ test('chunks are streamed back in order; an empty response is no chunks', async 
     const chunks = await client.host.request(server.host.peerId, PROTO, bytes(3, 2), LIMITS);
     assert.equal(chunks.map((c) => [c.length, c[0]]), [[32, 0], [32, 1], [32, 2]]);
     assert.equal(await client.host.request(server.host.peerId, PROTO, bytes(0), LIMITS), []);
-    assert.is(await metricValue(server.registry, 'service_p2p_requests_total', { direction: 'inbound', result: 'ok' }), 2);
-    assert.is(await metricValue(client.registry, 'service_p2p_requests_total', { direction: 'outbound', result: 'ok' }), 2);
+    assert.is(await metricValue(server.registry, 'service_p2p_requests_total', { protocol: PROTO, direction: 'inbound', result: 'ok' }), 2);
+    assert.is(await metricValue(client.registry, 'service_p2p_requests_total', { protocol: PROTO, direction: 'outbound', result: 'ok' }), 2);
   });
 });
 
