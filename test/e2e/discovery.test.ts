@@ -36,12 +36,8 @@ test('four nodes from one bootnode: full mesh, the rest finalise with it cut off
   await withNetnsLab(['n1', 'n2', 'n3', 'n4'], async (lab) => {
     await withP2pNet({ validators: 4 }, async (net) => {
       const { slotMs, epochMs } = net;
-      const place = (h: string) => {
-        const host = lab.hosts.get(h)!;
-        return { prefix: host.prefix, apiHost: host.mgmtIp, bindHost: '0.0.0.0', p2pHost: host.dataIp };
-      };
       const nodes: NetNode[] = [];
-      for (let i = 0; i < 4; i++) nodes.push(await net.addNode(`n${i + 1}`, [i], place(`n${i + 1}`)));
+      for (let i = 0; i < 4; i++) nodes.push(await net.addNode(`n${i + 1}`, [i], lab.placement(`n${i + 1}`)));
       const [n1, n2, n3, n4] = nodes as [NetNode, NetNode, NetNode, NetNode];
       await net.startLayers(n1, []);
       await Promise.all([n2, n3, n4].map((n) => net.startLayers(n, [n1])));

@@ -23,13 +23,9 @@ test('partition: B cut off stalls finality, A and C keep making blocks; healed, 
   await withNetnsLab(['a', 'b', 'c'], async (lab) => {
     await withP2pNet({ validators: 4 }, async (net) => {
       const epochMs = net.epochMs;
-      const place = (h: string) => {
-        const host = lab.hosts.get(h)!;
-        return { prefix: host.prefix, apiHost: host.mgmtIp, bindHost: '0.0.0.0', p2pHost: host.dataIp };
-      };
-      const a = await net.addNode('a', [0, 1], place('a'));
-      const b = await net.addNode('b', [2, 3], place('b'));
-      const c = await net.addNode('c', [], place('c'));
+      const a = await net.addNode('a', [0, 1], lab.placement('a'));
+      const b = await net.addNode('b', [2, 3], lab.placement('b'));
+      const c = await net.addNode('c', [], lab.placement('c'));
       await net.startLayers(a, []);
       await net.startLayers(b, [a]);
       await net.startLayers(c, [a, b]);

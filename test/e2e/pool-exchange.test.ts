@@ -26,13 +26,9 @@ test('pool exchange: a transfer accepted by a cut-off node is in every pool with
   await withNetnsLab(['a', 'b', 'c'], async (lab) => {
     await withP2pNet({ validators: 4 }, async (net) => {
       const slotMs = net.slotMs;
-      const place = (h: string) => {
-        const host = lab.hosts.get(h)!;
-        return { prefix: host.prefix, apiHost: host.mgmtIp, bindHost: '0.0.0.0', p2pHost: host.dataIp };
-      };
-      const a = await net.addNode('a', [0, 1, 2, 3], place('a'));
-      const b = await net.addNode('b', [], place('b'));
-      const c = await net.addNode('c', [], place('c'));
+      const a = await net.addNode('a', [0, 1, 2, 3], lab.placement('a'));
+      const b = await net.addNode('b', [], lab.placement('b'));
+      const c = await net.addNode('c', [], lab.placement('c'));
       await net.startLayers(a, []);
       await net.startLayers(b, [a]);
       await net.startLayers(c, [a, b]);

@@ -40,13 +40,9 @@ test('rejoin: a minority cut off past 4 finalised epochs takes the majority chai
   await withNetnsLab(['a', 'b', 'c'], async (lab) => {
     await withP2pNet({ validators: 6 }, async (net) => {
       const { epochMs, slotsPerEpoch } = net;
-      const place = (h: string) => {
-        const host = lab.hosts.get(h)!;
-        return { prefix: host.prefix, apiHost: host.mgmtIp, bindHost: '0.0.0.0', p2pHost: host.dataIp };
-      };
-      const a = await net.addNode('a', [0, 1], place('a'));
-      const b = await net.addNode('b', [2, 3], place('b'));
-      const c = await net.addNode('c', [4, 5], place('c'));
+      const a = await net.addNode('a', [0, 1], lab.placement('a'));
+      const b = await net.addNode('b', [2, 3], lab.placement('b'));
+      const c = await net.addNode('c', [4, 5], lab.placement('c'));
       const all = [a, b, c];
       await net.startLayers(a, []);
       await net.startLayers(b, [a]);

@@ -43,6 +43,13 @@ export class NetnsLab {
     private readonly id: string,
   ) {}
 
+  /** Where a node on `name` runs (its argv prefix), binds, and is reached: the test on the management link, peers on the data link. */
+  placement(name: string): { prefix: string[]; apiHost: string; bindHost: string; p2pHost: string } {
+    const host = this.hosts.get(name);
+    if (!host) throw new Error(`no host ${name} in the lab`);
+    return { prefix: host.prefix, apiHost: host.mgmtIp, bindHost: '0.0.0.0', p2pHost: host.dataIp };
+  }
+
   private get switchNs(): string {
     return `svc${this.id}-sw`;
   }

@@ -46,6 +46,20 @@ let cached: { genesis: Genesis; keys: DevKeys } | undefined;
 /** Epoch length of the unit-test chain (see devnet()). */
 export const UNIT_SLOTS_PER_EPOCH = 4;
 
+/** The fixture's chain (chain id, validators, timing) with `accounts` funded accounts: blocks the fixture builds are valid on it. */
+export function fixtureGenesis(accounts: number): ReturnType<typeof buildGenesis> {
+  return buildGenesis({
+    validators: 2,
+    accounts,
+    preset: 'devnet',
+    chainId: CHAIN_ID,
+    networkId: NETWORK_ID,
+    genesisTime: GENESIS_TIME,
+    mnemonic: DEV_MNEMONIC,
+    timing: { slotsPerEpoch: UNIT_SLOTS_PER_EPOCH },
+  });
+}
+
 /**
  * The devnet genesis (2 validators, 2 accounts, faucet) and every key, built once per process.
  * Its epochs are pinned at 4 slots: the unit tests on it script blocks and votes slot by slot
@@ -54,16 +68,7 @@ export const UNIT_SLOTS_PER_EPOCH = 4;
  */
 export function devnet(): { genesis: Genesis; keys: DevKeys } {
   if (cached) return cached;
-  const { genesis, keys } = buildGenesis({
-    validators: 2,
-    accounts: 2,
-    preset: 'devnet',
-    chainId: CHAIN_ID,
-    networkId: NETWORK_ID,
-    genesisTime: GENESIS_TIME,
-    mnemonic: DEV_MNEMONIC,
-    timing: { slotsPerEpoch: UNIT_SLOTS_PER_EPOCH },
-  });
+  const { genesis, keys } = fixtureGenesis(2);
   const seed = mnemonicToSeed(DEV_MNEMONIC);
   const unfunded = [0, 1].map((i) => deriveWalletKeys(seed, walletPath(Branch.Accounts, 100 + i)));
   // The keys come from the documented derivation paths, not only from the builder's output.

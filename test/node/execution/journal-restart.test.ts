@@ -16,10 +16,8 @@ import { genesisHash } from '../../../src/core/genesis/genesis.js';
 import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
 import { encodeBlock } from '../../../src/core/types/block.js';
 import { decodeEnvelopeList, decodeTx, encodeEnvelopeList, encodeTx, type StandardTx } from '../../../src/core/types/transaction.js';
-import { buildGenesis } from '../../../src/genesis/build.js';
 import { POOL_JOURNAL_FILE } from '../../../src/node/execution/journal.js';
-import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
-import { CHAIN_ID, devnet, expectOk, GENESIS_TIME, genesisBranch, hashOf, http, makeBlock, NETWORK_ID, type ParentRef, refOf, transfer, UNIT_SLOTS_PER_EPOCH, withTempDir } from './fixture.js';
+import { devnet, expectOk, fixtureGenesis, GENESIS_TIME, genesisBranch, hashOf, http, makeBlock, type ParentRef, refOf, transfer, withTempDir } from './fixture.js';
 import { limited, mempool, type Proc, startProc, stopClean } from './process.js';
 
 const SENDERS = 40;
@@ -35,16 +33,7 @@ const PROC = { args: ['--rate-limit', '0'], startMs: START_MS };
 
 // The fixture's chain with 40 funded senders: same chain id, validators and timing, so the
 // fixture's block builder signs valid blocks for it.
-const { genesis, keys } = buildGenesis({
-  validators: 2,
-  accounts: SENDERS,
-  preset: 'devnet',
-  chainId: CHAIN_ID,
-  networkId: NETWORK_ID,
-  genesisTime: GENESIS_TIME,
-  mnemonic: DEV_MNEMONIC,
-  timing: { slotsPerEpoch: UNIT_SLOTS_PER_EPOCH },
-});
+const { genesis, keys } = fixtureGenesis(SENDERS);
 const senders = keys.filter((k) => k.role === 'account').map((k) => k.keys);
 
 /** Transfers of nonces [from, to) from every sender, nonce by nonce (so each batch arrives in nonce order). */
