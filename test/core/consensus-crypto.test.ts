@@ -55,6 +55,7 @@ test('domain tags: exact ASCII strings, 32-byte zero-padded', () => {
     Attestation: 'svc/attestation/v1',
     Randao: 'svc/randao/v1',
     BridgeBid: 'svc/bridge-bid/v1',
+    BridgeRegistration: 'svc/bridge-registration/v1',
   });
   for (const tag of Object.values(Domain)) {
     const b = domainTagBytes(tag);
