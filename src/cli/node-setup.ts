@@ -13,9 +13,24 @@ import { type WalletFileV2, unlockSigningKey, unlockWallet } from '../wallet/key
 import { readWallet } from '../wallet/store.js';
 import { DEVNET_PASSWORD } from '../genesis/build.js';
 import { readSecret } from './secrets.js';
+import { HISTORY_MODES, type HistoryMode, defaultHistory } from '../node/execution/pruning.js';
 
 /** `--log-level` of the long-running node commands. */
 export const logLevelFlag = Flags.string({ description: 'debug, info, warn or error', default: 'info' });
+
+/** `--history` of the nodes that run execution (pruning.ts); unset: the genesis preset's default. */
+export const historyFlag = Flags.string({
+  description: "past states kept: full (every block's, the devnet preset's default) or finalized (only what building on finality needs, the other presets' default)",
+  options: [...HISTORY_MODES],
+});
+
+/** The `--history` value as a mode, or the genesis preset's default. */
+export function historyMode(flag: string | undefined, genesis: Genesis): HistoryMode {
+  if (flag === undefined) return defaultHistory(genesis.preset);
+  const mode = HISTORY_MODES.find((m) => m === flag);
+  if (!mode) throw new SvcError('USAGE', `--history must be ${HISTORY_MODES.join(' or ')}, got ${flag}`);
+  return mode;
+}
 
 /** The JSON-lines logger of a node command, refusing an unknown `--log-level`. */
 export function nodeLogger(component: string, level: string): Logger {

@@ -17,6 +17,7 @@ import { ValidatorClient } from './validator/client.js';
 import { adoptOneKeyDataDirs, openValidatorDataDir } from './validator/data-dir.js';
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
 import type { TlsPair } from './shared/tls.js';
+import type { HistoryMode } from './execution/pruning.js';
 
 /** The two libp2p hosts of a single-process node: one interface, a port and bootnodes each. */
 export interface AllP2pOptions {
@@ -47,6 +48,8 @@ export interface AllOptions {
   restPort: number;
   rpcPort: number;
   beaconPort: number;
+  /** Past states execution keeps (`--history`). */
+  history: HistoryMode;
   /** PEM certificate and key for the beacon: it then serves HTTPS/WSS only (see BeaconNode). */
   beaconTls?: TlsPair;
   faucet?: { key: MlDsaKeyPair; address: string };
@@ -102,6 +105,7 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
     restPort: o.restPort,
     rpcPort: o.rpcPort,
     log: o.log('execution'),
+    history: o.history,
     ...(o.faucet ? { faucet: o.faucet } : {}),
     ...(executionP2p ? { p2p: executionP2p } : {}),
   });

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand, UsageError } from '../../cli/base.js';
-import { loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
+import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
 import { DEFAULT_P2P_PORT, p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
@@ -35,6 +35,7 @@ export default class NodeAll extends SvcCommand {
     'validator-metrics-port': Flags.integer({ description: 'Prometheus metrics port of the validator client, which holds every keystore (series per key labelled validator=<index>); default: no validator metrics server', min: 1, max: 65535, exclusive: ['validator-metrics-ports'] }),
     'validator-metrics-ports': Flags.string({ description: 'deprecated (one validator client now holds every key): comma-separated ports, one per validator keystore; only the first is served, as --validator-metrics-port' }),
     'execution-bootnodes': Flags.string({ description: 'comma-separated execution multiaddrs /ip4/…/tcp/…/p2p/<peer id> for execution to dial' }),
+    history: historyFlag,
     'log-level': logLevelFlag,
   };
 
@@ -64,6 +65,7 @@ export default class NodeAll extends SvcCommand {
       restPort: flags['rest-port'],
       rpcPort: flags['rpc-port'],
       beaconPort: flags['beacon-port'],
+      history: historyMode(flags.history, genesis),
       ...(beaconTls ? { beaconTls } : {}),
       ...(p2p ? { p2p } : {}),
       validators,

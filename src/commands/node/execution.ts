@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
@@ -31,6 +31,7 @@ export default class NodeExecution extends SvcCommand {
     'pool-global-queue': Flags.integer({ description: 'most queued (waiting for a missing nonce) transactions across all senders (geth GlobalQueue)', default: DEFAULT_GLOBAL_QUEUE, min: 1 }),
     'rate-limit': Flags.integer({ description: 'transaction submissions per second per client IP and per sender (0 = unlimited)', default: 200, min: 0 }),
     'verifier-threads': Flags.integer({ description: 'signature verification worker threads (default: one per core)', min: 1, max: 64 }),
+    history: historyFlag,
     ...p2pFlags(),
     ...p2pKeyFileFlag(),
     'log-level': logLevelFlag,
@@ -58,6 +59,7 @@ export default class NodeExecution extends SvcCommand {
       poolCapacity: flags['pool-capacity'],
       poolQueue: { accountQueue: flags['pool-account-queue'], globalQueue: flags['pool-global-queue'] },
       submitRatePerIp: flags['rate-limit'],
+      history: historyMode(flags.history, genesis),
       ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
     });
     await new Promise<void>((done) => {

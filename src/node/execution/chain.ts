@@ -45,7 +45,7 @@ import { BlockExecutor } from './block-execution.js';
 import { BlockValidator, type SignatureObserver } from './block-validation.js';
 import { type CanonicalChange, CanonicalIndex } from './canonical.js';
 import { checkLayout, initGenesis, upgradeLayout } from './chain-init.js';
-import { descendsFromFinalized, queuePrune, stateReadable } from './pruning.js';
+import { type HistoryMode, type KeptHistory, PRUNE_CATCH_UP_HEIGHTS, descendsFromFinalized, historyReadable, prunedMessage, queuePrune } from './pruning.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
 export { DEFAULT_CHAIN_CACHE } from './blocks.js';
@@ -86,6 +86,8 @@ export class ExecutionChain {
   /** Last state version handed out (one per imported block). */
   private version = 0;
   private finalizedRef!: BlockRef;
+  /** The history mode and how far pruning has gone (pruning.ts). */
+  private kept!: KeptHistory;
   readonly genesisHash: string;
   private readonly consensus: ConsensusFields;
   private readonly accounting: ConsensusAccounting;
@@ -119,9 +121,9 @@ export class ExecutionChain {
    * Opens the chain in `store` and its state in `stateStore` (a database of its own), initialising
    * both from genesis on first use. With `bodiesPath` (a node with a data directory) block bodies go
    * to that append-only file (body-file.ts), cut back to the end the database indexes; without it
-   * they are database entries.
+   * they are database entries. `history` is what it keeps of past states (pruning.ts).
    */
-  static async open(genesis: Genesis, store: ChainStore, stateStore: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string): Promise<ExecutionChain> {
+  static async open(genesis: Genesis, store: ChainStore, stateStore: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string, history: HistoryMode = 'finalized'): Promise<ExecutionChain> {
     // Before anything touches the directory: a refused one is left exactly as it was.
     const schema = await checkLayout(store, toHex(genesisHash(genesis)));
     if (schema !== undefined && schema !== SCHEMA_VERSION) await upgradeLayout(store, stateStore, schema, log);
@@ -134,7 +136,7 @@ export class ExecutionChain {
       throw err;
     }
     try {
-      await chain.load();
+      await chain.load(history);
     } catch (err) {
       await chain.state.close();
       await chain.blocks.close();
@@ -149,7 +151,7 @@ export class ExecutionChain {
   }
 
   // Start-up reads the head and finalised records, the registry and authorisations: no account.
-  private async load(): Promise<void> {
+  private async load(history: HistoryMode): Promise<void> {
     const chain = this;
     const store = this.store;
     const stored = await store.get<string>(Keys.meta('genesis'));
@@ -168,6 +170,38 @@ export class ExecutionChain {
     const head = await chain.record(chain.headRef.hash);
     if (!head) throw new SvcError('CORRUPT_DB', `head block ${chain.headRef.hash} is not stored`, 500);
     chain.setHead(head);
+    await chain.openHistory(history, stored === undefined);
+  }
+
+  /**
+   * Records the history mode. A directory from before the flag pruned at finality, so it was
+   * `finalized` and pruned up to its finalised block. Switching to full keeps every state from
+   * there on; switching to finalized prunes what full history kept, once, in bounded batches.
+   */
+  private async openHistory(mode: HistoryMode, fresh: boolean): Promise<void> {
+    const was = fresh ? mode : ((await this.store.get<HistoryMode>(Keys.meta('history'))) ?? 'finalized');
+    this.kept = { mode: was, prunedTo: (await this.store.get<BlockRef>(Keys.meta('pruned_to'))) ?? this.finalizedRef };
+    if (was === 'full' && mode === 'finalized') await this.pruneKeptHistory();
+    if (was !== mode) this.log.info('history mode changed', { from: was, to: mode, pruned_to: this.kept.prunedTo.index });
+    this.kept = { mode, prunedTo: this.kept.prunedTo };
+    await this.store.write(new WriteBatch().put(Keys.meta('history'), mode).put(Keys.meta('pruned_to'), this.kept.prunedTo));
+  }
+
+  /** Prunes from where full history began up to finality, PRUNE_CATCH_UP_HEIGHTS heights per write, so memory stays bounded however long the history. */
+  private async pruneKeptHistory(): Promise<void> {
+    const stops: BlockRef[] = [];
+    let r = await this.record(this.finalizedRef.hash);
+    while (r && r.index > this.kept.prunedTo.index) {
+      if (stops.length === 0 || r.index % PRUNE_CATCH_UP_HEIGHTS === 0) stops.push({ hash: r.hash, index: r.index });
+      r = await this.record(r.parent);
+    }
+    for (const to of stops.reverse()) {
+      const batch = new WriteBatch();
+      const pruned = await queuePrune(this.store, this.blocks, this.state, batch, this.kept.prunedTo, to);
+      await this.store.write(batch.put(Keys.meta('pruned_to'), to));
+      this.state.pruned(pruned);
+      this.kept = { ...this.kept, prunedTo: to };
+    }
   }
 
   private setHead(r: BlockRecord): void {
@@ -216,7 +250,7 @@ export class ExecutionChain {
   private async readableRoot(blockHash: string): Promise<NodeRef> {
     const r = await this.record(blockHash);
     if (!r) throw new SvcError('UNKNOWN_BLOCK', `unknown block ${blockHash}`, 404);
-    if (!(await stateReadable(this.blocks, r, this.headRef, this.finalizedRef))) throw new SvcError('STATE_PRUNED', `the state of block ${r.index} (${r.hash}) is pruned: only the finalized block's parent's, its own and its descendants' states are kept`, 410);
+    if (!(await historyReadable(this.blocks, r, this.headRef, this.finalizedRef, this.kept))) throw new SvcError('STATE_PRUNED', prunedMessage(r, this.kept), 410);
     return rootOf(r);
   }
 
@@ -430,7 +464,11 @@ export class ExecutionChain {
       let pruned: string[] = [];
       if (moveFinalized) {
         batch.put(Keys.meta('finalized'), finalized);
-        pruned = await queuePrune(this.store, this.blocks, this.state, batch, this.finalizedRef, finalized);
+        // A full node keeps every state (and the by-height index a later switch to finalized prunes with).
+        if (this.kept.mode === 'finalized') {
+          pruned = await queuePrune(this.store, this.blocks, this.state, batch, this.kept.prunedTo, finalized);
+          batch.put(Keys.meta('pruned_to'), finalized);
+        }
       }
       if (moveHead) {
         await this.commitOrDie(batch);
@@ -441,6 +479,7 @@ export class ExecutionChain {
       }
       this.state.pruned(pruned);
       this.finalizedRef = finalized;
+      if (this.kept.mode === 'finalized') this.kept = { mode: 'finalized', prunedTo: finalized };
       if (moveHead) {
         this.log.info('reorganised', { head: this.headRef.hash, number: this.headRef.index, reverted: change.reverted.length, applied: change.applied.length });
         this.notifyCanonical(change);

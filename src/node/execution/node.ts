@@ -34,6 +34,7 @@ import { registerRpcMethods } from './api/rpc.js';
 import { createServer, ENGINE_BODY_LIMIT } from '../shared/http.js';
 import type { AccountView, BlockView, HealthView, TxStatus } from '../../api/execution.js';
 import type { P2pHost } from '../p2p/types.js';
+import { defaultHistory, type HistoryMode } from './pruning.js';
 
 /** How to run an execution node. */
 export interface ExecutionNodeOptions {
@@ -58,6 +59,8 @@ export interface ExecutionNodeOptions {
   faucetRatePerIpPerMinute?: number;
   /** Byte bounds of the block-record and state-change caches (default DEFAULT_CHAIN_CACHE). */
   cacheBytes?: Partial<ChainCacheOptions>;
+  /** Past states kept (`--history`, pruning.ts); default: defaultHistory of the genesis preset. */
+  history?: HistoryMode;
   /** The P2P host (transaction gossip); omitted: the node runs alone (`--no-p2p`). Needs `dataDir` (the peer key lives there). */
   p2p?: ExecutionP2pOptions;
 }
@@ -155,7 +158,7 @@ export class ExecutionNode {
           if (bytes !== undefined) metrics.canonicalBytes.set(bytes);
         }
       },
-    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }, opts.dataDir ? join(opts.dataDir, BLOCK_BODIES_FILE) : undefined).catch(failed);
+    }, { ...DEFAULT_CHAIN_CACHE, ...opts.cacheBytes }, opts.dataDir ? join(opts.dataDir, BLOCK_BODIES_FILE) : undefined, opts.history ?? defaultHistory(opts.genesis.preset)).catch(failed);
     // Before the database: the state reader thread holds a handle on it.
     release.push(() => chain.close());
     chain.bridge.onOperation = (op, okv) => metrics.bridgeOperations.inc({ op, result: okv ? 'ok' : 'failed' });

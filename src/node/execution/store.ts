@@ -61,8 +61,11 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Key layout. Heights and indexes are zero-padded so lexicographic order is numeric order. */
 export const Keys = {
-  /** `body_end`: the end of the bytes of blocks.bodies that `j:` indexes (see body-file.ts). */
-  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version' | 'body_end') => `m:${name}`,
+  /**
+   * `body_end`: the end of the bytes of blocks.bodies that `j:` indexes (see body-file.ts);
+   * `history` and `pruned_to`: the history mode and the finalised block last pruned up to (pruning.ts).
+   */
+  meta: (name: 'head' | 'finalized' | 'genesis' | 'schema' | 'state_version' | 'body_end' | 'history' | 'pruned_to') => `m:${name}`,
   /** Deployed (original) code by its SHA3-256, binary, in the state's database. Content-addressed, so shared and never pruned. */
   code: (codeHashHex: string) => `c:${codeHashHex}`,
   /** The instrumented module of the code with this hash, binary, in the state's database. */

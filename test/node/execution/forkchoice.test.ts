@@ -56,7 +56,8 @@ interface Ctx {
 const fc = suite<Ctx>('forkchoice', {} as Ctx);
 
 fc.before(async (ctx) => {
-  ctx.node = await startNode();
+  // Pruning at finality is what this suite checks (history.test.ts covers --history full).
+  ctx.node = await startNode({ history: 'finalized' });
   ctx.g = await genesisRef(ctx.node);
 });
 fc.after(async (ctx) => ctx.node?.stop());
