@@ -3,9 +3,8 @@
  * standard public reads and ethers 6's getTransaction / getBlock(n, true) parse what svc's
  * JSON-RPC answers, for a block that carries an ML-DSA-signed transfer.
  *
- * The "state reads" test (estimateGas, call, getCode, getStorageAt, getProof, balances at a
- * past block) needs the node's contract-state backend; it passes once the state trie and the VM
- * are wired into the API (issue 11).
+ * The "state reads" test covers estimateGas, call, getCode, getStorageAt, getProof and balances at
+ * past blocks, before and after finality passes them (a devnet keeps every state: --history full).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -106,7 +105,7 @@ test('viem standard reads and ethers getTransaction / getBlock(n, true)', async 
   }
 });
 
-test('state reads at the head and at past blocks (need the contract-state backend: pass after issue 11 is merged)', async ({ ctx }) => {
+test('state reads at the head and at past blocks, also behind finality', async ({ ctx }) => {
   const { net, viem, from, block } = ctx;
   assert.is(await viem.getBalance({ address: TO, blockNumber: block - 1n }), 0n, 'balance before the transfer');
   assert.is(await viem.getTransactionCount({ address: from, blockTag: 'earliest' }), 0);
@@ -119,6 +118,9 @@ test('state reads at the head and at past blocks (need the contract-state backen
   assert.is(proof.storageProof.length, 1);
   await waitFor('the transfer Finalized', async () => ((await getJson(`${net.execUrl}/health`)).finalized_block >= Number(block) ? true : undefined), 60 * net.slotMs + 60_000);
   assert.is(await viem.getBalance({ address: TO, blockTag: 'finalized' }), 777n);
+  // A devnet keeps every state (--history full): past blocks stay readable behind finality.
+  assert.is(await viem.getBalance({ address: TO, blockNumber: block - 1n }), 0n, 'the balance before the transfer, behind finality');
+  assert.is(await viem.getTransactionCount({ address: from, blockNumber: 0n }), 0, 'genesis state, behind finality');
 });
 
 test.run();
