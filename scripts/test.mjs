@@ -1,24 +1,33 @@
 #!/usr/bin/env node
 /**
  * Runs the compiled uvu suite (dist/test), three files at a time: `npm test` (all), or
- * `node scripts/test.mjs [PATTERN] [--jobs N]` (SVC_TEST_JOBS sets the default).
+ * `node scripts/test.mjs [PATTERN] [--jobs N] [--record]` (SVC_TEST_JOBS sets the default).
  *
  * Why in parallel: the end-to-end tests spend most of their wall time waiting for slots on real
  * processes, so three test files side by side finish the suite in far less time on CI's two
  * cores (measured on this 2-core machine: 675 s at three, 880 s at two, for 1,750 s of file
  * time), and every test already has to hold on a loaded machine (deadlines from slot time,
- * ports reserved across processes, own temp dirs). Each file runs in its own uvu process; the slowest start first and
- * a worker takes the next file as soon as it is free. Each file's output is printed whole when
- * it ends (no interleaving); the exit code is non-zero if any file failed.
+ * ports reserved across processes, own temp dirs). Each file runs in its own uvu process; a worker
+ * takes the next file as soon as it is free. Each file's output is printed whole when it ends (no
+ * interleaving); the exit code is non-zero if any file failed.
+ *
+ * Order: longest first, by the seconds each file last took (scripts/test-durations.json), so the
+ * long files overlap each other and the many short ones fill the gaps at the end instead of a long
+ * one starting last and running alone. A file missing from the table (a new one) counts as the
+ * longest: starting a short file early costs nothing, starting a long one late sets the suite's
+ * length. `--record` writes this run's durations of the files that passed into the table (a run
+ * of the whole suite replaces it, so deleted files drop out); commit it when the suite changes.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const dir = join(root, 'dist', 'test');
 const args = process.argv.slice(2);
+const recordAt = args.indexOf('--record');
+const record = recordAt >= 0 && args.splice(recordAt, 1).length === 1;
 const jobsAt = args.indexOf('--jobs');
 const jobs = jobsAt >= 0 ? Number(args.splice(jobsAt, 2)[1]) : Number(process.env.SVC_TEST_JOBS ?? 3);
 if (!Number.isInteger(jobs) || jobs < 1) {
@@ -37,14 +46,14 @@ function testFiles(d, out = []) {
   return out;
 }
 
-/**
- * Rough cost of a file, so the slowest start first and the pool drains evenly: process-level
- * end-to-end files (about a minute or more each) dominate.
- */
+const durationsPath = join(root, 'scripts', 'test-durations.json');
+/** Seconds each file took when last recorded (file -> seconds). */
+const durations = JSON.parse(readFileSync(durationsPath, 'utf8'));
+const longestKnown = Math.max(0, ...Object.values(durations));
+
+/** Expected seconds of a file: its last recorded duration, or (unknown: new) above every known one. */
 function cost(file) {
-  if (file.startsWith('e2e/') || /fuzz/.test(file)) return 20;
-  if (/^cli\/|devnet|p2p|crash|process/.test(file)) return 5;
-  return 1;
+  return durations[file] ?? longestKnown + 1;
 }
 
 const files = testFiles(dir).sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
@@ -79,6 +88,9 @@ function digestOf(plain) {
 }
 
 /** Runs one file in its own uvu process; prints its output whole when it ends. */
+/** Seconds each file of this run took, for --record. */
+const measured = {};
+
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = Date.now();
@@ -93,6 +105,7 @@ function runFile(file) {
         const m = new RegExp(`${key}:\\s+(\\d+)`, 'i').exec(plain);
         if (m) totals[key] += Number(m[1]);
       }
+      if (code === 0) measured[file] = Math.max(1, Math.round((Date.now() - t0) / 1000));
       if (code !== 0) {
         failed.push(`${file} (${signal ?? `exit ${code}`})`);
         digests.push(`----- ${file}\n${digestOf(plain).join('\n')}`);
@@ -118,7 +131,7 @@ function nextFile(queue) {
   return i < 0 ? undefined : queue.splice(i, 1)[0];
 }
 
-// A pool of `jobs` workers, each taking the next file it may run (slowest first) as it frees up.
+// A pool of `jobs` workers, each taking the next file it may run (longest first) as it frees up.
 const queue = [...files];
 const waiters = [];
 await Promise.all(
@@ -137,6 +150,14 @@ await Promise.all(
     }
   }),
 );
+if (record) {
+  // A whole-suite run replaces the table (deleted files drop out); a partial one updates its files.
+  const table = Object.assign(args[0] === undefined ? {} : { ...durations }, measured);
+  for (const f of files) if (!(f in measured) && f in durations) table[f] = durations[f];
+  const sorted = Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(durationsPath, JSON.stringify(sorted, null, 2) + '\n');
+  console.log(`recorded ${Object.keys(measured).length} durations in ${relative(root, durationsPath)}`);
+}
 const secs = Math.round((Date.now() - started) / 1000);
 console.log(`\n${totals.passed}/${totals.total} tests passed (${totals.skipped} skipped) in ${files.length} files, ${secs} s, ${jobs} at a time`);
 if (failed.length > 0) console.log(`\nWhat failed (each file's whole output is above):\n${digests.join('\n')}\n\nFAILED: ${failed.join(', ')}`);

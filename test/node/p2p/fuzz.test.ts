@@ -2,12 +2,13 @@
  * P2P fuzz: test peers (real libp2p hosts speaking the hybrid handshake) send a seeded corpus of
  * 10,000 random and mutated messages on each gossip topic and each request/response protocol to a
  * real devnet node (`svc node execution`, `svc node beacon` and one of its two validators, as
- * processes).
+ * processes); for peer exchange, whose responses the node also reads, the test peers answer the
+ * node's own requests with a second such corpus.
  *
  * The node bans a peer after a handful of rejections, so one identity cannot deliver 10,000 bad
  * messages: four test peers at a time send up to 16 messages per identity, then a fresh identity
  * takes over (a message that found the node gone goes back in the queue), until the corpus or the
- * phase's 60 s budget runs out; what is left is reported as unsent. Afterwards:
+ * phase's 20 s budget runs out; what is left is reported as unsent. Afterwards:
  *  - both processes are up, the beacon still imports blocks, and an honest peer's valid
  *    transaction (and, after the vote fuzz, its vote) is still accepted;
  *  - the node disconnected offenders (its disconnect counter) and none is still its peer;
@@ -19,7 +20,10 @@
  *    up is lost with the connection, which the sender cannot tell from delivered, so that part is a
  *    bound. Request/response: the node counted exactly one outcome per stream the test peers
  *    opened (exact), and its `ok` count lies between the answers that carried chunks and all answers
- *    (a refusal racing the hang-up can reach the requester as a clean, empty end).
+ *    (a refusal racing the hang-up can reach the requester as a clean, empty end). Peer-exchange
+ *    responses: every one the node refused as malformed or of another chain cost exactly one
+ *    penalty of that reason, and it refused no more of each than the test peers served (a response
+ *    can be lost with the connection; one above the size cap fails the request before decoding).
  *
  * SVC_FUZZ_COUNT (default 10,000) and SVC_FUZZ_SEED (default: random, printed on failure) replay a
  * run; SVC_FUZZ_ONLY=<part of a test name> runs only those phases.
@@ -37,8 +41,10 @@ import { type AttestationData, encodeAttestation, signAttestation } from '../../
 import { blockFromJson, encodeBlock } from '../../../src/core/types/block.js';
 import { decodeTx, encodeTx, signStandardTx, txHash } from '../../../src/core/types/transaction.js';
 import { MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES } from '../../../src/node/p2p/node.js';
+import { peerIdFromSeed } from '../../../src/node/p2p/identity.js';
+import { decodePexResponse, encodePexRequest, encodePexResponse, MAX_PEER_RECORDS, MAX_PEX_RESPONSE_BYTES, PEX_REQUEST_BYTES, PeerExchangeError, type PexFault, peerExchangeLimits } from '../../../src/node/p2p/peer-exchange.js';
 import { RequestError } from '../../../src/node/p2p/reqresp.js';
-import { type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../../../src/node/p2p/types.js';
+import { PEER_EXCHANGE_PROTOCOL, type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../../../src/node/p2p/types.js';
 import { encodeHashesRequest, encodeTxsRequest, HASHES_REQUEST_BYTES, MAX_ANNOUNCE_HASHES, MAX_FETCH_HASHES, PoolProtocols } from '../../../src/node/execution/pool-exchange-codec.js';
 import { MAX_ATTESTATION_BYTES, MAX_BLOCK_BYTES, syncLimits } from '../../../src/node/beacon/p2p.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
@@ -53,10 +59,12 @@ const SEED = Number(process.env.SVC_FUZZ_SEED ?? Math.floor(Math.random() * 2 **
 const ONLY = process.env.SVC_FUZZ_ONLY ?? '';
 /**
  * Wall-clock budget of one topic or protocol; what is not delivered by then counts as unsent.
- * Every phase uses all of it on CI's two cores (seven phases since the pool exchange), so it is
- * what keeps this file from setting the suite's length; SVC_FUZZ_PHASE_MS gives a longer run.
+ * Every phase uses all of it on CI's two cores (eight phases), and the file's length is about
+ * eight budgets: at 20 s a phase still sends several hundred messages, every mutation kind many
+ * times over (the tally is printed), and each run draws a fresh seed, so coverage adds up across
+ * runs; SVC_FUZZ_PHASE_MS gives a longer run.
  */
-const PHASE_BUDGET_MS = Number(process.env.SVC_FUZZ_PHASE_MS ?? 40_000);
+const PHASE_BUDGET_MS = Number(process.env.SVC_FUZZ_PHASE_MS ?? 20_000);
 /** Slots the test waits for a block of the one running validator (of two) before it calls the node stuck. */
 const WAIT_FOR_OWN_BLOCK_SLOTS = 32;
 /**
@@ -103,11 +111,12 @@ async function nodeStatus(): Promise<Uint8Array> {
  * own head: it answers status with the beacon's status and blocks_by_range with nothing it lacks,
  * so the node has no honest reason to drop it; only what it sends does.
  */
-function startPeer(layer: 'execution' | 'beacon'): Promise<FuzzPeer> {
+function startPeer(layer: 'execution' | 'beacon', extra: readonly ServedProtocol[] = []): Promise<FuzzPeer> {
   const limits = syncLimits(net.slotMs);
   const serve: ServedProtocol[] = [
     { protocol: SyncProtocols.status, limits: limits.status, handler: async function* () { yield await nodeStatus(); } },
     { protocol: SyncProtocols.blocksByRange, limits: limits.blocksByRange, handler: async function* () {} },
+    ...extra,
   ];
   return FuzzPeer.start({ layer, genesisHash: hashHex, bootnodes: (layer === 'execution' ? execPeer : beaconPeer).addrs, ...(layer === 'beacon' ? { serve } : {}) });
 }
@@ -297,14 +306,14 @@ const LOOSE: ProtocolLimits = { maxRequestBytes: 64 * 1024 * 1024, maxResponseCh
  * once: a request that could not open a stream (the node cut the identity off and refuses it)
  * goes back in the queue for the next identity.
  */
-async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[], layer: 'execution' | 'beacon'): Promise<RequestRun> {
+async function fuzzRequests(protocol: string, corpus: readonly FuzzMessage[], layer: 'execution' | 'beacon', serve: readonly ServedProtocol[]): Promise<RequestRun> {
   const nodeId = layer === 'execution' ? execPeer.id : beaconPeer.id;
   const run: RequestRun = { answered: 0, empty: 0, refused: 0, unsent: 0, identities: 0, cutOff: 0, dialCut: 0, noConnection: 0, ids: [] };
   const deadline = Date.now() + PHASE_BUDGET_MS;
   const queue = corpus.map((_, k) => k).reverse();
   const lane = async (): Promise<void> => {
     while (queue.length > 0 && Date.now() < deadline) {
-      const peer = await startPeer(layer);
+      const peer = await startPeer(layer, serve);
       run.identities++;
       run.ids.push(peer.peerId);
       try {
@@ -534,12 +543,12 @@ test('attestations topic: random and mutated votes', async () => {
 });
 
 /** One request/response protocol: corpus, send, settle, then exact outcome counts. */
-async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: number, seedOffset: number, layer: 'execution' | 'beacon' = 'beacon'): Promise<void> {
+async function requestPhase(protocol: string, valid: Uint8Array[], maxBytes: number, seedOffset: number, layer: 'execution' | 'beacon' = 'beacon', serve: readonly ServedProtocol[] = []): Promise<void> {
   const rng = new Rng(SEED + seedOffset);
   const corpus = fuzzCorpus(rng, { valid, maxBytes, count: COUNT, includeValid: true });
   const before = requestCounts(await scrape(metricsUrl(layer)), protocol, layer);
   const t0 = Date.now();
-  const run = await fuzzRequests(protocol, corpus, layer);
+  const run = await fuzzRequests(protocol, corpus, layer, serve);
   const served = run.answered + run.refused;
   const label = `${protocol} ${where()}: ${JSON.stringify({ ...run, ids: run.ids.length, kinds: tally(corpus), seconds: (Date.now() - t0) / 1000 })}`;
   const after = await settle(layer, `${protocol} outcomes`, (s) => diff(requestCounts(s, protocol, layer), before), (d) => total(d) >= served);
@@ -578,6 +587,68 @@ test('pool exchange protocols: random and mutated hashes requests and transactio
   const pooled = '0x' + '00'.repeat(32);
   await requestPhase(PoolProtocols.hashes, [encodeHashesRequest({ cursor: 0n, limit: MAX_ANNOUNCE_HASHES }), encodeHashesRequest({ cursor: 5n, limit: 1 })], HASHES_REQUEST_BYTES, 6, 'execution');
   await requestPhase(PoolProtocols.txs, [encodeTxsRequest([pooled]), encodeTxsRequest(Array.from({ length: 8 }, (_, i) => '0x' + i.toString(16).padStart(64, '0')))], MAX_FETCH_HASHES * 32, 7, 'execution');
+  await stillFollowing();
+});
+
+/** Longest random peer-exchange request (the protocol's is PEX_REQUEST_BYTES, one byte; anything longer is refused). */
+const PEX_REQUEST_CORPUS_BYTES = 64 * PEX_REQUEST_BYTES;
+
+/** Peer-exchange responses the test peers served to the node, by the fault our decoder finds in each ('ok': none). */
+type ServedResponses = Record<PexFault | 'ok' | 'oversize', number>;
+
+/** A served peer-exchange protocol answering each of the node's requests with the next message of `corpus`, counted in `served`. */
+function pexResponder(corpus: readonly FuzzMessage[], served: ServedResponses): ServedProtocol {
+  let next = 0;
+  return {
+    protocol: PEER_EXCHANGE_PROTOCOL,
+    // Wide chunk limit on our side, so an oversize response reaches the node's own cap.
+    limits: { ...peerExchangeLimits(net.slotMs), maxChunkBytes: LOOSE.maxChunkBytes },
+    handler: async function* () {
+      const data = corpus[next++ % corpus.length]!.data;
+      served[pexFaultOf(data)]++;
+      yield data;
+    },
+  };
+}
+
+/** What the node's decoder must make of a response: above the cap it never gets decoded. */
+function pexFaultOf(data: Uint8Array): keyof ServedResponses {
+  if (data.length > MAX_PEX_RESPONSE_BYTES) return 'oversize';
+  try {
+    decodePexResponse(data, hashHex);
+    return 'ok';
+  } catch (err) {
+    if (err instanceof PeerExchangeError) return err.fault;
+    throw err;
+  }
+}
+
+test('peer exchange protocol: random and mutated requests, and responses to the node\'s own requests', async () => {
+  // A well-formed answer naming one peer on a port nothing listens on: the node may learn it, and its dial fails at once.
+  const named = await peerIdFromSeed(new Uint8Array(32).fill(7));
+  const validResponse = encodePexResponse(hashHex, [{ peerId: named, addrs: ['/ip4/127.0.0.1/tcp/9'] }]);
+  const responses = fuzzCorpus(new Rng(SEED + 9), { valid: [validResponse], maxBytes: MAX_PEX_RESPONSE_BYTES, count: COUNT, includeValid: true });
+  const served: ServedResponses = { ok: 0, oversize: 0, malformed: 0, other_chain: 0 };
+  const rejectedOf = (s: Sample[]) => metricBy(s, 'service_p2p_messages_rejected_total', 'reason', { layer: 'beacon', topic: PEER_EXCHANGE_PROTOCOL });
+  const penaltiesOf = (s: Sample[]) => metricBy(s, 'service_p2p_peer_penalties_total', 'reason', { layer: 'beacon' });
+  const start = await scrape(metricsUrl('beacon'));
+  const [rejected0, penalties0] = [rejectedOf(start), penaltiesOf(start)];
+  // A request is one byte: the corpus runs to PEX_REQUEST_CORPUS_BYTES so that there are enough distinct ones.
+  await requestPhase(PEER_EXCHANGE_PROTOCOL, [encodePexRequest(MAX_PEER_RECORDS), encodePexRequest(1)], PEX_REQUEST_CORPUS_BYTES, 8, 'beacon', [pexResponder(responses, served)]);
+  // Every test identity is gone (the request phase checked): what it served has been judged.
+  const end = await scrape(metricsUrl('beacon'));
+  const rejected = diff(rejectedOf(end), rejected0);
+  const penalties = diff(penaltiesOf(end), penalties0);
+  const counts = `responses served ${JSON.stringify(served)}, refused ${JSON.stringify(rejected)}, penalties ${JSON.stringify(penalties)} ${where()}`;
+  assert.ok(served.malformed + served.other_chain > 0, `the node asked the test peers for peers and got bad answers: ${counts}`);
+  assert.ok(total(rejected) > 0, `bad peer-exchange responses were refused: ${counts}`);
+  for (const fault of ['malformed', 'other_chain'] as const) {
+    assert.ok((rejected[fault] ?? 0) <= served[fault], `no more responses refused as ${fault} than were: ${counts}`);
+    assert.is(penalties[`pex_${fault}`] ?? 0, rejected[fault] ?? 0, `a penalty per response refused as ${fault}: ${counts}`);
+  }
+  // Above the cap a response fails as a frame, before decoding (the same counter then also holds the refused requests' reasons).
+  assert.ok((penalties.resp_oversize ?? 0) <= served.oversize, `no more responses refused as oversize than were: ${counts}`);
+  process.stdout.write(`  ${counts}\n`);
   await stillFollowing();
 });
 
