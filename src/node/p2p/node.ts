@@ -43,9 +43,12 @@ export const DIAL_TIMEOUT_MS = 10_000;
  * Deadline of a dial's TCP connect, a quarter slot within these bounds. A reachable host's kernel
  * answers a SYN within a round trip whatever its load, so a connect that takes longer is a cut
  * link or a lost SYN: giving up and redialling (address-book.ts) beats waiting for the kernel's
- * SYN retransmits (1 s, 3 s, 7 s after the first), which would leave a healed link unused for seconds.
+ * later SYN retransmits (3 s, 7 s after the first), which would leave a healed link unused for
+ * seconds. Not below 2 s: the first retransmit (at 1 s) still falls inside it, so a shorter one
+ * would find a healed link no sooner, and the timer must not beat a connect that completed while
+ * a loaded process's event loop lagged.
  */
-export const TCP_CONNECT_TIMEOUT_MS = { min: 1_000, max: 3_000 } as const;
+export const TCP_CONNECT_TIMEOUT_MS = { min: 2_000, max: 3_000 } as const;
 /** Ban after an explicit `disconnect`, so the peer does not come straight back. */
 export const DISCONNECT_BAN_MS = 30_000;
 
