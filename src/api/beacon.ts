@@ -84,6 +84,13 @@ export interface PeersView {
   note?: string;
 }
 
+/**
+ * Error code of the validator routes (attestation data, block attestations, the block and
+ * attestation POSTs) while a peer's finalised checkpoint is not on the beacon's head chain: a
+ * validator skips the duty, it does not retry it (503).
+ */
+export const BEACON_SYNCING = 'BEACON_SYNCING';
+
 /** GET /beacon/v1/node/syncing (the spec's shape: decimal strings). */
 export interface SyncingView {
   data: {

@@ -8,8 +8,10 @@
  *   so gossip sends it into connections that are already dead, and it is lost with them.
  * - Wait until B's execution has no peers left (libp2p's pings failed): nothing can still deliver
  *   the transfer late, and B proposes nothing, so without the exchange it would stay on B forever.
- * - Heal: the transfer is in every pool within a slot of B's reconnection (reported with the time
- *   from the heal), then included in a block A makes.
+ * - Heal: the transfer is in every pool within a slot of the heal (the redial of a recent peer
+ *   that TCP cannot reach runs every quarter slot, p2p/address-book.ts; the exchange polls a new
+ *   connection at once), then included in a block A makes. The time to B's reconnection is
+ *   reported on its own.
  *
  * Skips with a message where namespaces cannot be made (not root, no iproute2).
  */
@@ -22,7 +24,7 @@ import { type NetNode, withP2pNet } from '../helpers/p2p-network.js';
 
 const TO = '0x00000000000000000000000000000000000000bb';
 
-test('pool exchange: a transfer accepted by a cut-off node is in every pool within a slot of the reconnection after the heal, then included', async () => {
+test('pool exchange: a transfer accepted by a cut-off node is in every pool within a slot of the heal, then included', async () => {
   await withNetnsLab(['a', 'b', 'c'], async (lab) => {
     await withP2pNet({ validators: 4 }, async (net) => {
       const slotMs = net.slotMs;
@@ -49,7 +51,7 @@ test('pool exchange: a transfer accepted by a cut-off node is in every pool with
       for (const n of [a, c]) assert.is(await state(n, hash), 'unknown', `${n.execProc} never got the transfer while B was cut off`);
       process.stderr.write(`[pool-exchange] B published the transfer to ${published > 0 ? 'peers it no longer had' : 'nobody (already alone)'}\n`);
 
-      // --- Heal: reconnection, then every pool within a slot of it.
+      // --- Heal: every pool within a slot of it.
       await lab.heal('b');
       const healedAt = Date.now();
       const reconnectedAt = await waitFor('B to reconnect', async () => ((await net.execPeerCount(b)) > 0 ? Date.now() : undefined), 120_000, 50);
@@ -59,8 +61,8 @@ test('pool exchange: a transfer accepted by a cut-off node is in every pool with
         return known.size === 2 ? true : undefined;
       }, 30 * slotMs, 50);
       const everywhere = Math.max(...known.values());
-      process.stderr.write(`[pool-exchange] heal → B reconnected ${reconnectedAt - healedAt} ms; reconnected → in every pool ${everywhere - reconnectedAt} ms (slot ${slotMs} ms): A ${known.get('a')! - reconnectedAt} ms, C ${known.get('c')! - reconnectedAt} ms\n`);
-      assert.ok(everywhere - reconnectedAt <= slotMs, `in every pool ${everywhere - reconnectedAt} ms after the reconnection, more than a slot (${slotMs} ms)`);
+      process.stderr.write(`[pool-exchange] heal → B reconnected ${reconnectedAt - healedAt} ms; heal → in every pool ${everywhere - healedAt} ms (slot ${slotMs} ms): A ${known.get('a')! - healedAt} ms, C ${known.get('c')! - healedAt} ms\n`);
+      assert.ok(everywhere - healedAt <= slotMs, `in every pool ${everywhere - healedAt} ms after the heal, more than a slot (${slotMs} ms)`);
       assert.ok(await execMetric(a, 'service_execution_pool_exchange_transactions_total', { verdict: 'accept' }) + (await execMetric(c, 'service_execution_pool_exchange_transactions_total', { verdict: 'accept' })) >= 1, 'fetched through the pool exchange');
 
       // --- Included by A, and every node agrees on the block.
@@ -71,10 +73,10 @@ test('pool exchange: a transfer accepted by a cut-off node is in every pool with
       for (const s of included) assert.is(s.block.hash, included[0].block.hash, 'one block for the transfer everywhere');
       const penalties = await Promise.all([a, b, c].map(async (n) => metricBy(await scrape(`${n.execUrl}/metrics`), 'service_p2p_peer_penalties_total', 'reason')));
       // The pool exchange is execution's only request/response: none of its faults, nor any of its
-      // refusals, may have cost an honest peer. (Gossipsub streams that broke with the cut are the
-      // host's own `rpc_stream` count, not the exchange's.)
-      const exchangeFaults = penalties.map((byReason) => Object.keys(byReason).filter((r) => /^(pool_|req_|resp_)/.test(r)));
-      assert.equal(exchangeFaults, [[], [], []], `no honest peer was penalised by the pool exchange: ${JSON.stringify(penalties)}`);
+      // refusals, may have cost an honest peer; nor may the gossipsub streams the cut broke
+      // (`rpc_stream` is for broken framing only, p2p/gossipsub-input.ts).
+      const honestFaults = penalties.map((byReason) => Object.keys(byReason).filter((r) => /^(pool_|req_|resp_|rpc_)/.test(r)));
+      assert.equal(honestFaults, [[], [], []], `no honest peer was penalised by the pool exchange or for a stream the cut broke: ${JSON.stringify(penalties)}`);
     });
   }, (reason) => process.stderr.write(`[pool-exchange] skipped: ${reason}\n`));
 });

@@ -4,7 +4,7 @@
  *
  * Every process started through a `Devnet` is SIGKILLed when `withDevnet` returns or throws; on
  * failure the tail of each process's stderr (JSON log lines) is printed (on success too when the
- * environment has SVC_E2E_LOGS=<chars>).
+ * environment has SVC_E2E_LOGS=<chars>, which also sets how much of each tail a failure prints).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -265,7 +265,7 @@ export async function withGenesisNetwork<N extends GenesisNetwork, T>(validators
       if (process.env.SVC_E2E_LOGS) net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
       return result;
     } catch (err) {
-      net.dumpLogs();
+      net.dumpLogs(Number(process.env.SVC_E2E_LOGS) || 3_000);
       throw err;
     } finally {
       await net.killAll();

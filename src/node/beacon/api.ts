@@ -16,7 +16,7 @@ import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
 import type { BeaconNetwork } from './p2p.js';
-import type { BeaconHealthView, BlockAttestationsView, HeadView, PeersView, ProposerDutiesView, SlashingListView, SlashingStatus, SlashingSubmitView, SyncingView } from '../../api/beacon.js';
+import { BEACON_SYNCING, type BeaconHealthView, type BlockAttestationsView, type HeadView, type PeersView, type ProposerDutiesView, type SlashingListView, type SlashingStatus, type SlashingSubmitView, type SyncingView } from '../../api/beacon.js';
 
 /** Slots behind the wall clock beyond which a beacon with peers calls itself syncing. */
 export const SYNCING_DISTANCE_SLOTS = 2;
@@ -57,9 +57,18 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.get('/beacon/v1/node/syncing', async () => {
     const head = chain.head();
     const distance = Math.max(0, chain.currentSlot() - head.slot);
-    const view: SyncingView = { data: { head_slot: String(head.slot), sync_distance: String(distance), is_syncing: o.net !== undefined && ((net()?.syncing ?? false) || distance > SYNCING_DISTANCE_SLOTS) } };
+    const n = net();
+    const view: SyncingView = { data: { head_slot: String(head.slot), sync_distance: String(distance), is_syncing: o.net !== undefined && ((n?.syncing ?? false) || n?.finalityAhead() !== undefined || distance > SYNCING_DISTANCE_SLOTS) } };
     return view;
   });
+
+  // A vote or block built on a head the network has finalised against would be cast on a branch
+  // it has abandoned (a minority back from a partition, before range sync moved its head): the
+  // validators' duties wait until the finalised chain is ours (docs/beacon.md "Rejoining").
+  const assertOnNetworkFinality = (): void => {
+    const ahead = net()?.finalityAhead();
+    if (ahead) throw new SvcError(BEACON_SYNCING, `peers finalised epoch ${ahead.epoch} (${ahead.root}), which this beacon's head does not descend from; validator duties wait until range sync has moved the head onto it`, 503);
+  };
 
   // 503 while the beacon cannot make progress (execution unreachable or on another chain, or
   // refusing every proposal), so a supervisor or load balancer gating on the status sees it; the
@@ -117,13 +126,16 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/attestation_data', async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
-    return ok(reply, chain.attestationData(Number(parseDecimal(req.query.slot, 'slot', 32))));
+    const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
+    assertOnNetworkFinality();
+    return ok(reply, chain.attestationData(slot));
   });
 
   // Authenticated like proposals: it hands out the pool a proposer packs.
   app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/block_attestations', validatorRoute, async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
+    assertOnNetworkFinality();
     const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson), slashings: chain.blockSlashings().map(evidenceToJson) };
     return ok(reply, view);
   });
@@ -133,6 +145,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   // `encodeBlock`) goes on to execution, the store and gossip as the bytes received; malformed
   // bytes are a 400 MALFORMED_INPUT, like malformed JSON.
   const propose = async (req: FastifyRequest) => {
+    assertOnNetworkFinality();
     const ssz = sszBody(req);
     const block: Block = ssz === undefined ? blockFromJson(req.body) : decodeBlock(ssz);
     const r = await chain.propose(block, ssz);
@@ -143,6 +156,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
   app.post('/api/v1/attestation', validatorRoute, async (req, reply) => {
     const att = attestationFromJson(req.body);
+    assertOnNetworkFinality();
     const r = await chain.attest(att);
     if (r.status === 'applied') net()?.publishAttestation(att);
     return ok(reply, r);

@@ -17,7 +17,7 @@ import { type GossipVerdict, type P2pHost, type PeerView, type ProtocolLimits, S
 import type { BeaconChain } from './chain.js';
 import type { BeaconMetrics } from './metrics.js';
 import { MAX_BLOCKS_PER_REQUEST, RANGE_REQUEST_BYTES, SyncProtocolError, serveBlocksByRange } from './sync/blocks-by-range.js';
-import { RangeSync } from './sync/range-sync.js';
+import { type FinalityAhead, RangeSync } from './sync/range-sync.js';
 import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from './sync/status.js';
 import { classifyImportError } from './sync/verdict.js';
 import { BID_SIGNATURE_GOSSIP_BYTES, decodeBidSignatureGossip, encodeBidSignatureGossip } from './bridge-gossip.js';
@@ -84,7 +84,22 @@ export class BeaconNetwork {
     this.genesisHash = chain.genesisRoot;
     this.limits = syncLimits(slotMs);
     this.sync = new RangeSync({
-      chain: { genesis: g, head: () => chain.head(), record: (r) => chain.record(r), finalized: () => chain.forkChoice.finalized(), currentSlot: () => chain.currentSlot(), importBlock: (b, ssz) => chain.propose(b, ssz) },
+      chain: {
+        genesis: g,
+        head: () => chain.head(),
+        record: (r) => chain.record(r),
+        finalized: () => chain.forkChoice.finalized(),
+        currentSlot: () => chain.currentSlot(),
+        onHeadChain: (root) => {
+          if (chain.record(root) === undefined) return false;
+          try {
+            return chain.forkChoice.isDescendant(root, chain.head().root);
+          } catch {
+            return false; // not in the fork-choice tree: not on the head's chain
+          }
+        },
+        importBlock: (b, ssz) => chain.propose(b, ssz),
+      },
       host,
       limits: this.limits.blocksByRange,
       metrics,
@@ -116,6 +131,11 @@ export class BeaconNetwork {
   /** True while range sync runs. */
   get syncing(): boolean {
     return this.sync.active;
+  }
+
+  /** A peer's finalised checkpoint our head's chain lacks (see RangeSync.finalityAhead): validator duties wait for the sync. */
+  finalityAhead(): FinalityAhead | undefined {
+    return this.sync.finalityAhead();
   }
 
   /** Connected peers. */

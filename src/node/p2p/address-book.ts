@@ -3,7 +3,8 @@
  * passed the chain check are kept across restarts in `<dataDir>/p2p/address-book.json` (written
  * atomically, bounded); candidates learned from peer exchange or bootnodes live in memory until
  * they pass it too. Redials back off per peer, from a quarter slot up to one slot for peers seen
- * recently (so a healed link is found again within a slot or two), longer for the long gone.
+ * recently, longer for the long gone; a recent peer that cannot even be reached by TCP (a cut
+ * link) is tried every quarter slot, so a healed link is found again within a fraction of a slot.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -202,8 +203,14 @@ export class AddressBook {
     this.dirty ||= e.confirmed;
   }
 
-  /** A dial ended in failure: back off, or forget a candidate that kept failing. */
-  dialFailed(peerId: string): void {
+  /**
+   * A dial ended in failure: back off, or forget a candidate that kept failing. `reached` says the
+   * TCP connection opened (the failure was in the handshake or after: each retry costs both sides a
+   * handshake, so it backs off). A recent peer that could not be reached at all (a cut link, a
+   * restarting process) costs a SYN per retry: it is tried again every `firstRetryMs`, so a healed
+   * link is found within a fraction of a slot rather than at the end of a grown backoff.
+   */
+  dialFailed(peerId: string, reached = true): void {
     const e = this.entries.get(peerId);
     if (!e) return;
     e.failures++;
@@ -211,7 +218,13 @@ export class AddressBook {
       this.entries.delete(peerId);
       return;
     }
-    e.nextDialAt = Date.now() + this.backoffMs(e);
+    const now = Date.now();
+    e.nextDialAt = now + (!reached && this.isRecent(e, now) ? this.firstRetryMs : this.backoffMs(e, now));
+  }
+
+  /** A bootnode, or a confirmed peer seen within RECENT_SLOTS. */
+  private isRecent(e: BookEntry, now: number): boolean {
+    return e.bootnode || (e.confirmed && now - e.lastSeen < RECENT_SLOTS * this.slotMs);
   }
 
   /** Forgets a peer outright (it proved to be on another chain). Bootnodes stay, backed off to the long cap. */
@@ -227,8 +240,7 @@ export class AddressBook {
 
   /** Delay before the next dial of `e` after its latest failure. */
   backoffMs(e: BookEntry, now = Date.now()): number {
-    const recent = e.bootnode || (e.confirmed && now - e.lastSeen < RECENT_SLOTS * this.slotMs);
-    const cap = recent ? this.slotMs : LONG_BACKOFF_SLOTS * this.slotMs;
+    const cap = this.isRecent(e, now) ? this.slotMs : LONG_BACKOFF_SLOTS * this.slotMs;
     return Math.min(cap, this.firstRetryMs * 2 ** Math.min(20, e.failures - 1));
   }
 

@@ -28,8 +28,8 @@ export interface DiscoveryHost {
   /** Peers with at least one open connection. */
   connectedPeers(): Set<string>;
   isBanned(peer: string): boolean;
-  /** Dials `peer` at `addrs` (each already ending in `/p2p/<peer>`). */
-  dial(peer: string, addrs: string[], timeoutMs: number): Promise<void>;
+  /** Dials `peer` at `addrs` (each already ending in `/p2p/<peer>`); `onReached` when a TCP connection to it opened. */
+  dial(peer: string, addrs: string[], timeoutMs: number, onReached?: () => void): Promise<void>;
   request(peer: string, protocol: string, request: Uint8Array, limits: ProtocolLimits): Promise<Uint8Array[]>;
   penalise(peer: string, reason: string): void;
   /** Remote address of our first open connection to `peer`, and its direction. */
@@ -165,15 +165,18 @@ export class Discovery {
     e.dialing = true;
     this.inFlight++;
     const addrs = e.addrs.map((a) => `${a}/p2p/${e.peerId}`);
+    let reached = false;
     this.host
-      .dial(e.peerId, addrs, this.dialTimeoutMs)
+      .dial(e.peerId, addrs, this.dialTimeoutMs, () => {
+        reached = true;
+      })
       .then(() => {
         if (e.bootnode) this.o.metrics.bootnodeDial('ok');
       })
       .catch((err: unknown) => {
         if (e.bootnode) this.o.metrics.bootnodeDial('failed');
-        this.book.dialFailed(e.peerId);
-        this.o.log.debug('p2p dial failed', { layer: this.o.layer, peer: e.peerId, bootnode: e.bootnode, confirmed: e.confirmed, retryInMs: Math.max(0, e.nextDialAt - Date.now()), error: (err as Error).message });
+        this.book.dialFailed(e.peerId, reached);
+        this.o.log.debug('p2p dial failed', { layer: this.o.layer, peer: e.peerId, bootnode: e.bootnode, confirmed: e.confirmed, reached, retryInMs: Math.max(0, e.nextDialAt - Date.now()), error: (err as Error).message });
       })
       .finally(() => {
         e.dialing = false;

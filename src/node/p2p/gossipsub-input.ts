@@ -12,13 +12,24 @@ interface GossipsubInternals {
 }
 
 /**
+ * Errors of gossipsub's length-prefixed framing (it-length-prefixed) that only the sender's bytes
+ * can cause: a length that is no varint, or one past the RPC cap. Anything else that ends a read
+ * loop (a reset, an abort, a connection a network cut closed, a stream ending mid-frame) is what
+ * an honest peer's stream does when the link fails: no proof of anything.
+ */
+const FRAMING_ERRORS: ReadonlySet<string> = new Set(['InvalidMessageLengthError', 'InvalidDataLengthError', 'InvalidDataLengthLengthError']);
+
+/** Why input on a peer's gossipsub stream was refused: its sender is penalised. */
+export type RpcFault = 'malformed_rpc' | 'rpc_stream';
+
+/**
  * Gossipsub drops an RPC that does not decode (or a stream that breaks its framing) with a log line
  * and no way to learn who sent it. Its per-peer read loop is wrapped so such input is counted and
  * its sender penalised; the RPC is decoded once more for the check (protobuf, microseconds, against
- * the milliseconds of the signature checks that follow). Skipped if a gossipsub version changes
- * the private methods.
+ * the milliseconds of the signature checks that follow). A stream that merely broke is reported to
+ * `onBroken`, unpenalised. Skipped if a gossipsub version changes the private methods.
  */
-export function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: string, reason: 'malformed_rpc' | 'rpc_stream') => void): boolean {
+export function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: string, reason: RpcFault) => void, onBroken: (peer: string) => void = () => undefined): boolean {
   const internals = pubsub as unknown as GossipsubInternals;
   const pipe = internals.pipePeerReadStream;
   const decodeRpc = internals.decodeRpc;
@@ -38,7 +49,8 @@ export function instrumentGossipsubInput(pubsub: GossipSub, onFault: (peer: stri
           yield bytes;
         }
       } catch (err) {
-        onFault(peer, 'rpc_stream');
+        if (err instanceof Error && FRAMING_ERRORS.has(err.name)) onFault(peer, 'rpc_stream');
+        else onBroken(peer);
         throw err;
       }
     })();

@@ -5,7 +5,7 @@
  */
 import './polyfill.js';
 import { createLibp2p, type Libp2p } from 'libp2p';
-import { tcp } from '@libp2p/tcp';
+import { tcp, type TCPSocketOptions } from '@libp2p/tcp';
 import { yamux } from '@libp2p/yamux';
 import { identify, type Identify } from '@libp2p/identify';
 import { gossipsub, TopicValidatorResult, type GossipSub } from '@libp2p/gossipsub';
@@ -39,6 +39,16 @@ export const MAX_GOSSIP_RPC_BYTES = 17 * 1024 * 1024;
 export const STREAM_READ_BUFFER_BYTES = MAX_GOSSIP_RPC_BYTES + 1024 * 1024;
 /** Deadline of one dial (TCP connect + hybrid handshake + muxer). */
 export const DIAL_TIMEOUT_MS = 10_000;
+/**
+ * Deadline of a dial's TCP connect, a quarter slot within these bounds. A reachable host's kernel
+ * answers a SYN within a round trip whatever its load, so a connect that takes longer is a cut
+ * link or a lost SYN: giving up and redialling (address-book.ts) beats waiting for the kernel's
+ * later SYN retransmits (3 s, 7 s after the first), which would leave a healed link unused for
+ * seconds. Not below 2 s: the first retransmit (at 1 s) still falls inside it, so a shorter one
+ * would find a healed link no sooner, and the timer must not beat a connect that completed while
+ * a loaded process's event loop lagged.
+ */
+export const TCP_CONNECT_TIMEOUT_MS = { min: 2_000, max: 3_000 } as const;
 /** Ban after an explicit `disconnect`, so the peer does not come straight back. */
 export const DISCONNECT_BAN_MS = 30_000;
 
@@ -126,10 +136,15 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
   /** Wires libp2p events to metrics and listeners, before libp2p starts so no connection is missed. */
   attach(node: Libp2p<Services>): void {
     this.node = node;
-    const instrumented = instrumentGossipsubInput(node.services.pubsub, (peer, reason) => {
-      this.metrics.messageRejected('rpc', reason);
-      this.penalise(peer, reason);
-    });
+    const instrumented = instrumentGossipsubInput(
+      node.services.pubsub,
+      (peer, reason) => {
+        this.metrics.messageRejected('rpc', reason);
+        this.penalise(peer, reason);
+      },
+      // A stream a network cut or a reset ended proves nothing against the peer.
+      () => this.metrics.messageIgnored('rpc', 'stream_broken'),
+    );
     if (!instrumented) this.log.warn('p2p cannot count malformed gossipsub RPCs with this gossipsub version');
     const refreshConnections = (): void => this.metrics.connectionsActive(node.getConnections().length);
     node.addEventListener('connection:open', () => refreshConnections());
@@ -176,8 +191,14 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
   }
 
   /** Dials a peer at its known addresses (each with `/p2p/<peer>`, so the handshake must prove that identity). */
-  async dial(_peer: string, addrs: string[], timeoutMs: number): Promise<void> {
-    await this.node.dial(addrs.map((a) => multiaddr(a)), { signal: AbortSignal.timeout(Math.min(timeoutMs, DIAL_TIMEOUT_MS)) });
+  async dial(_peer: string, addrs: string[], timeoutMs: number, onReached?: () => void): Promise<void> {
+    await this.node.dial(addrs.map((a) => multiaddr(a)), {
+      signal: AbortSignal.timeout(Math.min(timeoutMs, DIAL_TIMEOUT_MS)),
+      // The upgrader starts encrypting once TCP connected: the peer's address answered.
+      onProgress: (evt: { type: string }) => {
+        if (evt.type === 'upgrader:encrypt-outbound-connection') onReached?.();
+      },
+    });
   }
 
   /** The oldest open connection to `peer`. */
@@ -387,6 +408,8 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
   const metrics = new P2pMetrics(options.metrics, options.layer);
   const peerId = peerIdFromPrivateKey(privateKey).toString();
   const host = new Libp2pHost(options, peerId, metrics, bootnodes);
+  const slotMs = options.slotMs ?? PRESETS.mainnet.slot_seconds * 1000;
+  const dialOpts: TCPSocketOptions & { timeout: number } = { timeout: Math.min(TCP_CONNECT_TIMEOUT_MS.max, Math.max(TCP_CONNECT_TIMEOUT_MS.min, Math.floor(slotMs / 4))) };
   const ipFamily = options.host.includes(':') ? 'ip6' : 'ip4';
   const listen = `/${ipFamily}/${options.host}/tcp/${options.port}`;
   await assertPortFree(options.layer, options.host, options.port);
@@ -395,7 +418,9 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     privateKey,
     nodeInfo: { name: 'svc', userAgent: `svc/${options.layer}` },
     addresses: { listen: [listen] },
-    transports: [tcp()],
+    // net.connect's `timeout` (passed through dialOpts) bounds the connect only: the connection's
+    // own inactivity timeout replaces it once the socket is open.
+    transports: [tcp({ dialOpts })],
     streamMuxers: [yamux({ streamOptions: { maxReadBufferLength: STREAM_READ_BUFFER_BYTES } })],
     connectionEncrypters: [hybridNoise({ genesisHash, observer: { handshake: (r, d, s) => metrics.handshake(r, d, s), bytes: (d, n) => metrics.encryptedBytes(d, n) } })],
     // libp2p's default admits 5 inbound connections per second per IP; a devnet's nodes all dial

@@ -68,8 +68,9 @@ export async function serveStream(ctx: ReqRespContext, protocol: string, stream:
     const fault = faultOf(err, clock.expired());
     metrics.messageRejected(protocol, fault);
     metrics.request(protocol, 'inbound', fault);
-    // A remote reset is how a requester cancels; only protocol violations cost the peer.
-    if (fault !== 'reset') ctx.penalise(peer, `req_${fault}`);
+    // A remote reset is how a requester cancels, and a request that never completes is what a
+    // network cut does to an honest one: only protocol violations cost the peer.
+    if (fault !== 'reset' && fault !== 'timeout') ctx.penalise(peer, `req_${fault}`);
     stream.abort(err instanceof Error ? err : new Error(String(err)));
     return;
   }

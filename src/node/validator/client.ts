@@ -41,6 +41,7 @@ import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
+import { BEACON_SYNCING } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
 import { MAX_BLOCK_BYTES } from '../../core/constants.js';
@@ -538,6 +539,11 @@ export class ValidatorClient {
       if (this.beaconDown) this.log.debug('beacon node still unreachable', fields);
       else this.log.warn('beacon node unreachable: retrying at the next slot', fields);
       this.beaconDown = true;
+      return;
+    }
+    if (err instanceof BeaconClientError && err.code === BEACON_SYNCING) {
+      // Its head is a branch the network finalised against: nothing is signed until it has synced.
+      this.log.info('duty skipped: the beacon is syncing the network\'s finalised chain', fields);
       return;
     }
     this.log.error('validator duty failed', fields);

@@ -21,7 +21,7 @@ import { type Transaction, txSender } from '../../core/types/transaction.js';
 import { AttestationSsz, BlockSsz } from '../../core/types/ssz.js';
 import { isRecommit } from '../../core/consensus/recommit.js';
 import { type BeaconClient, BeaconClientError, type ExecutionEngineClient } from '../../client/beacon.js';
-import type { HeadView, ProposerDutyView, ValidatorView } from '../../api/beacon.js';
+import { BEACON_SYNCING, type HeadView, type ProposerDutyView, type ValidatorView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import { dependentRootOn, type ProposerDutiesCache } from './duties.js';
 import type { ValidatorMetrics } from './metrics.js';
@@ -165,7 +165,8 @@ export class Proposer {
       const r = await this.o.call(this.o.beacon.blockAttestations(slot));
       return { attestations: r.attestations, slashings: r.slashings };
     } catch (err) {
-      if (err instanceof BeaconClientError && err.transport) throw err;
+      // A beacon syncing the network's finalised chain: its head is an abandoned branch, no block goes on it.
+      if (err instanceof BeaconClientError && (err.transport || err.code === BEACON_SYNCING)) throw err;
       this.o.log.warn('no attestations from the beacon: proposing without any', { slot, code: (err as SvcError).code ?? 'ERROR', error: (err as Error).message });
       return { attestations: [], slashings: [] };
     }

@@ -239,7 +239,7 @@ export class ValidatorKey {
     this.pendingAtt = undefined;
     this.attestedEpoch = Math.max(this.attestedEpoch, p.epoch);
     this.ctx.metrics.attested(this.idx!);
-    this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, status: res.status, trigger });
+    this.log.info('attestation sent', { slot: p.slot, epoch: p.epoch, head: p.json.data.beacon_block_root, source: p.json.data.source.epoch, target: p.json.data.target.epoch, target_root: p.json.data.target.root, status: res.status, trigger });
   }
 }
 

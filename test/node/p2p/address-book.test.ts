@@ -87,4 +87,21 @@ test('redial backoff: the first retry within a slot, at most a slot for recent p
   });
 });
 
+test('a recent peer that TCP cannot reach (a cut link) is redialled every quarter slot however often it failed; one reached but failing backs off', async () => {
+  await withDir(async (dir) => {
+    const book = new AddressBook(dir, GENESIS, SLOT, silentLogger);
+    book.confirm('p', ['/ip4/10.0.0.1/tcp/1']);
+    book.disconnected('p');
+    const e = book.get('p')!;
+    for (let i = 0; i < 20; i++) book.dialFailed('p', false);
+    assert.ok(e.nextDialAt - Date.now() <= book.firstRetryMs, `unreachable: next dial in ${e.nextDialAt - Date.now()} ms`);
+    book.dialFailed('p', true);
+    assert.ok(e.nextDialAt - Date.now() > book.firstRetryMs, 'a handshake that failed backs off (each try costs both sides one)');
+    // Long gone: the long backoff even when unreachable.
+    e.lastSeen = Date.now() - RECENT_SLOTS * SLOT - 1;
+    book.dialFailed('p', false);
+    assert.ok(e.nextDialAt - Date.now() > SLOT);
+  });
+});
+
 test.run();

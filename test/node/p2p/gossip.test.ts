@@ -150,7 +150,7 @@ test('repeated rejects penalise the sender until it is disconnected and refused'
   });
 });
 
-test('RPCs that do not decode, or break the stream framing, are counted and penalised; the host goes on', async () => {
+test('RPCs that do not decode, or break the stream framing, are counted and penalised; a stream that merely breaks off is not; the host goes on', async () => {
   await withHosts(async (start) => {
     const b = await start();
     const raw = await rawNode({ encrypter: 'hybrid' });
@@ -167,6 +167,13 @@ test('RPCs that do not decode, or break the stream framing, are counted and pena
       await until('broken RPC stream counted', async () => (await rejected('rpc_stream')) === 1);
       assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'malformed_rpc' }), 1);
       assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'rpc_stream' }), 1);
+      // A stream that breaks off mid-frame (reset, as a network cut or a crash ends it) proves
+      // nothing against its sender: counted as broken, not penalised.
+      const s3 = await raw.dialProtocol(target, '/meshsub/1.1.0');
+      s3.send(new Uint8Array([0x40, 1, 2, 3]));
+      s3.abort(new Error('link lost'));
+      await until('broken-off stream counted', async () => (await metricValue(b.registry, 'service_p2p_messages_ignored_total', { topic: 'rpc', reason: 'stream_broken' })) >= 1);
+      assert.is(await metricValue(b.registry, 'service_p2p_peer_penalties_total', { reason: 'rpc_stream' }), 1, 'the broken stream cost nothing');
       // B still gossips with a well-behaved peer.
       const got: string[] = [];
       b.host.subscribe(Topics.txs, async (data) => {

@@ -147,4 +147,21 @@ test('garbage frames from a raw peer are counted by reason, penalised, and the h
   });
 });
 
+test('a request that never completes (a cut link, a stalled peer) times out on the server unpenalised', async () => {
+  await withHosts(async (start) => {
+    const server = await start();
+    serveCounting(server, { ...LIMITS, timeoutMs: 300 });
+    const raw = await rawNode({ encrypter: 'hybrid' });
+    try {
+      const stream = await raw.dialProtocol(multiaddr(addrOf(server)), PROTO);
+      // Half a frame, then nothing: what arrives before a link goes dead.
+      stream.send(bytes(10, 1, 2));
+      await until('timed out', async () => (await metricValue(server.registry, 'service_p2p_messages_rejected_total', { topic: PROTO, reason: 'timeout' })) === 1);
+      assert.is(await metricValue(server.registry, 'service_p2p_peer_penalties_total'), 0, 'not provably invalid: no penalty');
+    } finally {
+      await raw.stop();
+    }
+  });
+});
+
 test.run();

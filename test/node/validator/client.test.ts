@@ -114,6 +114,8 @@ class FakeBeacon {
   randaoLast: string | null = toHex(RANDAO.commitment());
   /** What GET /api/v1/validator/block_attestations offers the proposer. */
   votes: Attestation[] = [VOTE];
+  /** While true, the duty routes answer 503 BEACON_SYNCING (a peer finalised a checkpoint off its head chain). */
+  syncing = false;
   /** POST /api/v1/attestation of these validator indices is answered only once `release()` is called. */
   holdVotesOf = new Set<number>();
   private released: Promise<void> = Promise.resolve();
@@ -189,6 +191,9 @@ class FakeBeacon {
       const v = id.startsWith('0x') ? genesis.validators.find((x) => x.address === id) : genesis.validators[Number(id)];
       if (!v) return fail(404, 'NOT_FOUND', `no validator ${id}`);
       return ok({ index: v.index, address: v.address, active: true, status: 'active', stake: v.stake, balance: null, randao_last: v.index === MY_INDEX ? this.randaoLast : null, duties: [] });
+    }
+    if (this.syncing && (key === 'GET /api/v1/validator/attestation_data' || key === 'GET /api/v1/validator/block_attestations')) {
+      return fail(503, 'BEACON_SYNCING', 'peers finalised epoch 9, which this beacon\'s head does not descend from');
     }
     if (key === 'GET /api/v1/validator/attestation_data') {
       const slot = Number(url.searchParams.get('slot'));
@@ -491,6 +496,29 @@ Duties('two keys in one process: a key whose vote hangs holds up neither the oth
       assert.equal(sent.sort(), [[other.address, 8], [ME.address, 9]].sort());
     } finally {
       beacon.release();
+      await client.stop();
+    }
+  });
+});
+
+Duties('a beacon syncing the network\'s finalised chain (BEACON_SYNCING): no block and no vote is signed on its head, duties resume once it has synced', async () => {
+  await withBeacon(async (beacon, sp) => {
+    beacon.duties.set(1, dutiesOf(1, [5]));
+    beacon.syncing = true;
+    const { client, time, lines } = await startClient(beacon, sp, start(4) + 1500);
+    try {
+      // Slot 5 is its proposal and its vote of epoch 1: both skipped, nothing signed.
+      await time.advanceTo(start(8) - 1, client);
+      assert.equal(beacon.posts('/api/v1/validator/blocks/propose'), []);
+      assert.equal(beacon.posts('/api/v1/attestation'), []);
+      assert.is(sp.watermarks(toHex(ME.mldsa.publicKey)), undefined, 'slashing protection holds nothing: nothing was signed');
+      assert.ok(lines.some((l) => l.msg === 'duty skipped: the beacon is syncing the network\'s finalised chain' && l.fields.code === 'BEACON_SYNCING'));
+      assert.not.ok(lines.some((l) => l.msg === 'validator duty failed'), 'a skip, not a failure');
+      // Synced: epoch 2's vote goes out.
+      beacon.syncing = false;
+      await time.advanceTo(start(9) + Math.floor(SLOT_MS / 3), client);
+      assert.is(beacon.posts('/api/v1/attestation').length, 1);
+    } finally {
       await client.stop();
     }
   });

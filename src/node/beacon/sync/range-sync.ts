@@ -24,8 +24,17 @@ export interface SyncChain {
   finalized(): CheckpointHex;
   /** The wall-clock slot. */
   currentSlot(): number;
+  /** True when `root` is the head or one of its ancestors (false for a block not held). */
+  onHeadChain(root: string): boolean;
   /** Imports a block; `ssz` is the chunk it was decoded from (passed on to execution as received). */
   importBlock(block: Block, ssz: Uint8Array): Promise<unknown>;
+}
+
+/** A peer's finalised checkpoint that is past ours and not on our head's chain. */
+export interface FinalityAhead {
+  peer: string;
+  epoch: number;
+  root: string;
 }
 
 /** The host operations range sync uses. */
@@ -61,6 +70,26 @@ export class RangeSync {
   /** The last status a peer gave (undefined after it was forgotten). */
   status(peer: string): StatusMessage | undefined {
     return this.statuses.get(peer);
+  }
+
+  /**
+   * The latest finalised checkpoint a peer holds that our head's chain lacks, if any: the network
+   * finalised past us on blocks we do not follow (a minority cut off while the others finalised,
+   * or a node far behind). Until range sync brings that checkpoint onto our head's chain, our head
+   * is a branch the network has abandoned, and our validators must not vote or propose on it.
+   * Peers resting after a pass that could not help are left out, so a peer claiming a finality it
+   * does not serve pauses nothing for longer than one pass.
+   */
+  finalityAhead(): FinalityAhead | undefined {
+    const fin = this.o.chain.finalized();
+    const now = this.now();
+    let best: FinalityAhead | undefined;
+    for (const [peer, s] of this.statuses) {
+      if ((this.restingUntil.get(peer) ?? 0) > now || s.finalizedEpoch <= fin.epoch) continue;
+      if (this.o.chain.onHeadChain(s.finalizedRoot)) continue;
+      if (!best || s.finalizedEpoch > best.epoch) best = { peer, epoch: s.finalizedEpoch, root: s.finalizedRoot };
+    }
+    return best;
   }
 
   /** Records a peer's latest status (on our chain: the caller checked). */

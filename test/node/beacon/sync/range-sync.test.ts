@@ -3,7 +3,8 @@
  * writes): a peer whose branch forks below our finalised checkpoint is left out for a while but
  * never penalised or disconnected; a peer serving a block with a bad signature is; a sync whose
  * peer disconnects mid-range finishes from another peer, and a lone peer that fails once is asked
- * again.
+ * again. A peer's finalised checkpoint our head's chain lacks holds validator duties until the
+ * sync brings it onto our head's chain; one the peer cannot serve pauses nothing past one pass.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -51,6 +52,11 @@ function scriptedChain(reject?: (b: Block) => Error | undefined): SyncChain & { 
     record: (r) => records.get(r),
     finalized: () => ({ epoch: 0, root: GENESIS_ROOT }),
     currentSlot: () => 1_000_000,
+    onHeadChain: (root) => {
+      const head = [...records.values()].reduce((a, b) => (b.slot > a.slot ? b : a));
+      for (let r: BeaconBlockRecord | undefined = head; r; r = r.root === GENESIS_ROOT ? undefined : records.get(r.parent)) if (r.root === root) return true;
+      return false;
+    },
     importBlock: async (block) => {
       const bad = reject?.(block);
       if (bad) throw bad;
@@ -179,6 +185,35 @@ test('a lone peer whose request fails mid-sync is asked again, and the sync comp
   assert.ok(failed);
   assert.is(chain.head().root, rootOf(main[99]!));
   assert.equal(calls.penalised, []);
+});
+
+test('finality ahead: a checkpoint the peers finalised off our branch pauses duties until range sync puts it on our head chain', async () => {
+  const chain = scriptedChain();
+  // Our branch (a minority's): six blocks nobody else follows.
+  for (const ssz of branch(6, GENESIS_ROOT, 1, 1)) await chain.importBlock(decodeBlock(ssz), ssz);
+  const majority = branch(12, GENESIS_ROOT, 1, 2);
+  const { host } = scriptedHost({ a: majority });
+  const sync = rangeSync(chain, host);
+  sync.setStatus('behind', statusOf(majority, 0));
+  assert.is(sync.finalityAhead(), undefined, 'a peer finalised no further than us: nothing ahead');
+  const finalizedRoot = rootOf(majority[7]!);
+  sync.setStatus('a', { ...statusOf(majority), finalizedRoot, finalizedEpoch: 1 });
+  assert.equal(sync.finalityAhead(), { peer: 'a', epoch: 1, root: finalizedRoot });
+  await sync.trigger();
+  assert.is(chain.head().root, rootOf(majority[11]!), 'the majority chain range-synced');
+  assert.is(sync.finalityAhead(), undefined, 'its finalised checkpoint is on our head chain now');
+});
+
+test('finality ahead: a peer claiming a finality it does not serve pauses duties for one pass only', async () => {
+  const chain = scriptedChain();
+  const { host, calls } = scriptedHost({ liar: [] });
+  const sync = rangeSync(chain, host);
+  const claim = { chainId: new Uint8Array(12), genesisHash: GENESIS_ROOT, headRoot: '0x' + '55'.repeat(32), headSlot: 90, finalizedRoot: '0x' + '66'.repeat(32), finalizedEpoch: 9 };
+  sync.setStatus('liar', claim);
+  assert.is(sync.finalityAhead()?.peer, 'liar');
+  await sync.trigger();
+  assert.is(sync.finalityAhead(), undefined, 'resting after a pass that brought nothing');
+  assert.equal(calls.penalised, [], 'not provably invalid: no penalty');
 });
 
 test.run();
