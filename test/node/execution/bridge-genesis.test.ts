@@ -64,6 +64,20 @@ test('the genesis lists X: the node starts with X registered and its ledger fund
   });
 });
 
+test('without a reserve, a lock-only genesis counterpart (allowance 0) still gives the bridge account its storage: the node and the document agree on the root', async () => {
+  const lockOnly = buildGenesis({ validators: 2, accounts: 2, preset: 'devnet', chainId: CHAIN_ID, networkId: NETWORK_ID, genesisTime: G.genesis_time, mnemonic: DEV_MNEMONIC, timing: { slotsPerEpoch: UNIT_SLOTS_PER_EPOCH }, bridgeCounterparts: [{ genesis: X.genesis, allowance: 0n }] }).genesis;
+  await withTempDir(async (dir) => {
+    const h = await Harness.start(dir, lockOnly);
+    try {
+      assert.is(h.parent.stateRoot, toHex(genesisStateRoot(lockOnly)));
+      assert.equal(h.slot(counterpartSlot(X.hash)), REGISTERED_WORD);
+      assert.equal(expectOk(await get(h.node, '/api/v1/bridge/counterparts')).counterparts[0].ledger, { allowance: '0', available: '0', escrow: '0' });
+    } finally {
+      await h.node.stop();
+    }
+  });
+});
+
 test('a release from a genesis counterpart pays from its ledger only, one beyond it is refused, a registration of it is BRIDGE_ALREADY_REGISTERED, others stay unknown; a second node agrees on every root; a restart keeps it', async () => {
   await withTempDir(async (dir) => {
     let h = await Harness.start(`${dir}/a`, GX);
