@@ -83,6 +83,8 @@ export interface CounterpartView {
   active_stake: string;
   slots_per_epoch: number;
   slot_seconds: number;
+  /** How this chain came to trust it: listed in its genesis, or a registration its validators signed (docs/bridge.md); absent only in a stored summary. */
+  source?: 'genesis' | 'registration';
   /** Its ledger on this chain (docs/bridge.md "Liquidity"); absent only in a stored summary. */
   ledger?: CounterpartLedgerView;
 }

@@ -54,10 +54,17 @@ export class TxError extends SvcError {
 /** Wallet and keystore problems: wrong password, missing file, refusing to overwrite. */
 export class WalletError extends SvcError {}
 
+/**
+ * Machine codes of GenesisError: INVALID_GENESIS for the document itself, the others for its
+ * bridge counterparts list (docs/bridge.md "Genesis counterparts").
+ */
+export const GENESIS_ERROR_CODES = ['INVALID_GENESIS', 'GENESIS_COUNTERPART_INVALID', 'GENESIS_COUNTERPART_DUPLICATE', 'GENESIS_COUNTERPART_SELF', 'GENESIS_COUNTERPART_RESERVE'] as const;
+export type GenesisErrorCode = (typeof GENESIS_ERROR_CODES)[number];
+
 /** Genesis documents that are invalid or inconsistent. */
 export class GenesisError extends SvcError {
-  constructor(message: string) {
-    super('INVALID_GENESIS', message, 400);
+  constructor(message: string, code: GenesisErrorCode = 'INVALID_GENESIS') {
+    super(code, message, 400);
   }
 }
 

@@ -22,7 +22,7 @@ import { chooseValidatorProcesses, existingValidatorData } from './packing.js';
 import { validatorsByNode } from './topology.js';
 import { type ProcessSpec, Supervisor } from './supervisor.js';
 import { writeMonitoring } from './monitoring.js';
-import { DEFAULT_DEVNET_BRIDGE_RESERVE, DEFAULT_DEVNET_CHAIN_ID, devnetValidatorKeyOffset, readCounterpart } from './bridge.js';
+import { DEFAULT_DEVNET_BRIDGE_RESERVE, DEFAULT_DEVNET_CHAIN_ID, DEFAULT_DEVNET_COUNTERPART_ALLOWANCE, devnetValidatorKeyOffset, readCounterpart } from './bridge.js';
 import { BRIDGE_ADDRESS } from '../core/constants.js';
 
 /** Network id of every devnet (like anvil's 31337); the chain id is svc-devnet unless --chain-id says otherwise. */
@@ -92,11 +92,12 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
 
   const resumed = existsSync(layout.genesis);
   // The counterpart is read before a genesis is written, so a wrong directory costs nothing.
-  const counterpart = o.counterpart !== undefined ? readCounterpart(o.counterpart).record : o.fresh ? undefined : previous?.counterpart ?? undefined;
+  const named = o.counterpart !== undefined ? readCounterpart(o.counterpart) : undefined;
+  const counterpart = named ? named.record : o.fresh ? undefined : previous?.counterpart ?? undefined;
   if (counterpart && counterpart.chain_id === (resumed ? undefined : o.chainId ?? DEFAULT_DEVNET_CHAIN_ID)) {
     throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${counterpart.chain_id}: give this devnet another --chain-id (its validator keys derive from it)`, 400);
   }
-  const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o);
+  const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o, named?.genesis);
   if (counterpart && counterpart.chain_id === genesis.chain_id) {
     throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${genesis.chain_id}, as this devnet does: counterparts need distinct chain ids`, 400);
   }
@@ -340,10 +341,19 @@ export function devnetGenesisPlan(o: Pick<UpOptions, 'validators' | 'accounts' |
   };
 }
 
-/** Builds and writes a fresh devnet genesis in a worker thread (see genesis-worker.ts for why). */
-async function createGenesis(layout: DevnetLayout, o: UpOptions): Promise<Genesis> {
+/**
+ * Builds and writes a fresh devnet genesis in a worker thread (see genesis-worker.ts for why). A
+ * counterpart (`up --counterpart`, already running, so its genesis is fixed) is listed in it with
+ * the devnet allowance (at most the reserve): only the other direction needs a signed registration.
+ */
+async function createGenesis(layout: DevnetLayout, o: UpOptions, counterpart?: Genesis): Promise<Genesis> {
+  const plan = devnetGenesisPlan(o, Math.floor(Date.now() / 1000));
+  if (counterpart && counterpart.chain_id !== plan.chainId) {
+    const reserve = plan.bridgeReserve ?? 0n;
+    plan.bridgeCounterparts = [{ genesis: counterpart, allowance: reserve < DEFAULT_DEVNET_COUNTERPART_ALLOWANCE ? reserve : DEFAULT_DEVNET_COUNTERPART_ALLOWANCE }];
+  }
   const job: GenesisJob = {
-    plan: devnetGenesisPlan(o, Math.floor(Date.now() / 1000)),
+    plan,
     outDir: layout.genesisDir,
     password: DEVNET_PASSWORD,
     kdfMemoryKib: o.kdfMemoryKib,

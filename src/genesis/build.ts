@@ -8,7 +8,7 @@ import { GenesisError } from '../core/errors.js';
 import { randaoCommitment } from '../core/crypto/randao.js';
 import { chainIdBytes } from '../core/crypto/domain.js';
 import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../core/constants.js';
-import { type Genesis, type PresetName, PRESETS, parseGenesis } from '../core/genesis/genesis.js';
+import { type Genesis, type PresetName, PRESETS, genesisHash, parseGenesis } from '../core/genesis/genesis.js';
 import { Branch, deriveMlDsaSeed, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../wallet/derivation.js';
 import { encryptSeed, walletFileFor } from '../wallet/keystore.js';
 import { assertAbsent, writeFileAtomic } from '../util/fs.js';
@@ -27,6 +27,8 @@ export interface GenesisPlan {
   timing?: { slotSeconds?: number; slotsPerEpoch?: number; randaoChainLength?: number };
   /** Wei allocated to BRIDGE_ADDRESS as the bridge's release liquidity (docs/bridge.md); none when absent or 0. */
   bridgeReserve?: bigint;
+  /** Bridge counterparts trusted from genesis, each with the wei of the reserve that is its ledger (docs/bridge.md "Genesis counterparts"). */
+  bridgeCounterparts?: ReadonlyArray<{ genesis: Genesis; allowance: bigint }>;
   /**
    * First derivation index of the validator keys (default 0): chains built from one mnemonic
    * (every devnet uses the public dev mnemonic) get distinct validator sets by distinct offsets.
@@ -126,6 +128,9 @@ export function assembleGenesis(plan: GenesisPlan, keys: GenesisKey[], commitmen
       stake: preset.min_validator_stake,
       randao_commitment: commitments?.[v.index] ?? toHex(randaoCommitment(v.keys.mldsaSeed, chainLength)),
     })),
+    ...(plan.bridgeCounterparts?.length
+      ? { bridge_counterparts: plan.bridgeCounterparts.map((c) => ({ genesis_hash: toHex(genesisHash(c.genesis)), allowance: c.allowance.toString(), genesis: c.genesis })) }
+      : {}),
   };
   return { genesis: parseGenesis(genesis), keys };
 }

@@ -106,6 +106,9 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     assert.ok(cpA.data.counterparts.some((c: any) => c.chain_id === 'svc-b'), JSON.stringify(cpA));
     assert.ok(cpB.data.counterparts.some((c: any) => c.chain_id === 'svc-a'), JSON.stringify(cpB));
     assert.is(p.b.manifest.counterpart?.chain_id, 'svc-a');
+    // B's genesis lists A; A learnt B by a registration its validators signed.
+    assert.is(cpB.data.counterparts.find((c: any) => c.chain_id === 'svc-a').source, 'genesis');
+    assert.is(cpA.data.counterparts.find((c: any) => c.chain_id === 'svc-b').source, 'registration');
     // Each chain gave the other the devnet allowance as its ledger (docs/bridge.md "Liquidity").
     assert.is(cpB.data.counterparts.find((c: any) => c.chain_id === 'svc-a').ledger.allowance, (100_000n * TOKEN).toString());
     const ledgers = await svcJson(['bridge', 'status', '--on', p.a.dir], env);
@@ -127,7 +130,14 @@ test('two bridged devnets: lock → release → complete, signatures within a sl
     await svcJson(['genesis', 'new', '--validators', '1', '--accounts', '0', '--chain-id', 'svc-c', '--out', dirC], env);
     // Issue 32: an ordinary account cannot register it. A's validator clients run without a policy
     // naming C, so none signs the request and the command gives up with the chain's code.
-    const hostile = await svcRun(['bridge', 'register', '--genesis', join(dirC, 'genesis.json'), '--allowance', '1000', '--from', p.a.account(4).wallet, '--on', p.a.dir, '--sign-timeout', '3', '--json'], env);
+    // Meanwhile (it costs no time of its own), registering A on B, whose genesis lists A, is refused before anyone is asked to sign.
+    const [hostile, again] = await Promise.all([
+      svcRun(['bridge', 'register', '--genesis', join(dirC, 'genesis.json'), '--allowance', '1000', '--from', p.a.account(4).wallet, '--on', p.a.dir, '--sign-timeout', '3', '--json'], env),
+      svcRun(['bridge', 'register', '--genesis', p.a.manifest.genesis, '--devnet-keys', '--from', p.b.account(4).wallet, '--on', p.b.dir, '--json'], env),
+    ]);
+    assert.is(again.code, 1, again.stdout + again.stderr);
+    assert.is(JSON.parse(again.stdout).error.code, 'BRIDGE_ALREADY_REGISTERED');
+    assert.match(JSON.parse(again.stdout).error.message, /source: genesis/);
     assert.is(hostile.code, 1, hostile.stdout + hostile.stderr);
     assert.is(JSON.parse(hostile.stdout).error.code, 'BRIDGE_REGISTRATION_UNAUTHORIZED');
     // The devnet holds its validators' keys: signed by all of them, C is registered (no allowance: lock-only).

@@ -6,7 +6,7 @@ import { bridgeGasPriceFlag, chainFromFlag, parseTokens, parseWei } from '../../
 import { toHex, utf8 } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, canonicalJson, genesisHash } from '../../core/genesis/genesis.js';
-import { type BidSignature, BridgeOp } from '../../core/bridge/types.js';
+import { type BidSignature, BridgeError, BridgeOp } from '../../core/bridge/types.js';
 import { devnetRegistrationSignatures } from '../../devnet/bridge.js';
 import { loadGenesisFile } from '../../genesis/load.js';
 import { readManifest } from '../../devnet/manifest.js';
@@ -42,6 +42,10 @@ export default class BridgeRegister extends SvcCommand {
     const gasPrice = parseWei(flags['gas-price'], '--gas-price');
     const spec = await chainFromFlag(flags.on, '--on', 'running');
     const chain = await connectChain(spec, gasPrice === undefined ? {} : { gasPrice });
+    // A counterpart the chain knows (from its genesis or an earlier registration) would only fail in the end: say so before asking anyone to sign.
+    const hash = toHex(genesisHash(genesis));
+    const known = (await chain.beacon.counterparts()).counterparts.find((c) => c.genesis_hash.toLowerCase() === hash);
+    if (known) throw new BridgeError('BRIDGE_ALREADY_REGISTERED', `${genesis.chain_id} (${hash}) is already a counterpart of ${chain.chainId} (source: ${known.source ?? 'registration'}): nothing to register`);
     const signer = await unlockSigner(flags.from, () => readPassword(flags['password-file']));
     const devnet = spec.dir ? readManifest(spec.dir) : null;
     if (flags['devnet-keys']) {

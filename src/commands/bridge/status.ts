@@ -8,7 +8,7 @@ export default class BridgeStatus extends SvcCommand {
   static override summary = "Show a BID as a chain's beacon sees it (status, terms, history), or without a BID the chain's counterparts and their ledgers";
   static override description =
     'Asks the beacon of --on (default: the running devnet): the source chain knows a BID from its lock (direction outgoing: PENDING, ATTESTED, FINALIZED, EXPIRED, COMPLETED, REFUNDED), the destination from its release (incoming: COMPLETED). ' +
-    'Exits 1 (code UNKNOWN_BID) when that beacon has not seen the BID. Without a BID: the bridge reserve and, per registered counterpart, its ledger (allowance, available to its releases, escrow of open locks toward it).';
+    'Exits 1 (code UNKNOWN_BID) when that beacon has not seen the BID. Without a BID: the bridge reserve and, per counterpart (SOURCE genesis: listed in the genesis; registration: registered with the validators\' signatures), its ledger (allowance, available to its releases, escrow of open locks toward it).';
   static override examples = ['<%= config.bin %> bridge status 0xBID', '<%= config.bin %> bridge status 0xBID --on ./b --json', '<%= config.bin %> bridge status --on ./a'];
   static override args = { bid: Args.string({ description: 'BID id (0x and 64 hex digits); absent: the counterparts and their ledgers' }) };
   static override flags = {
@@ -26,8 +26,8 @@ export default class BridgeStatus extends SvcCommand {
       this.say(`Chain:        ${cp.self.chain_id} (${cp.self.genesis_hash})`);
       if (cp.reserve) this.say(`Reserve:      ${formatAmount(cp.reserve.balance)} held, ${formatAmount(cp.reserve.unallocated)} unallocated`);
       this.say('');
-      const rows = cp.counterparts.map((c) => [c.chain_id, c.genesis_hash, formatAmount(c.ledger?.allowance ?? '0'), formatAmount(c.ledger?.available ?? '0'), formatAmount(c.ledger?.escrow ?? '0')]);
-      for (const line of formatTable(['COUNTERPART', 'GENESIS', 'ALLOWANCE', 'AVAILABLE', 'ESCROW'], rows)) this.say(line);
+      const rows = cp.counterparts.map((c) => [c.chain_id, c.genesis_hash, c.source ?? 'registration', formatAmount(c.ledger?.allowance ?? '0'), formatAmount(c.ledger?.available ?? '0'), formatAmount(c.ledger?.escrow ?? '0')]);
+      for (const line of formatTable(['COUNTERPART', 'GENESIS', 'SOURCE', 'ALLOWANCE', 'AVAILABLE', 'ESCROW'], rows)) this.say(line);
       return cp;
     }
     const view = await beacon.bid(bid);

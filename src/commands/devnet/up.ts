@@ -29,7 +29,7 @@ export default class DevnetUp extends SvcCommand {
     'With --nodes K the validators are spread round-robin over K producing nodes (validator i on node i mod K); --followers F adds read-only nodes. Every node knows the others\' peer ids in advance (written to devnet.json) and dials them as bootnodes.',
     'Each producing node runs one validator client holding all of its validators (process `validators`, `validators-I` on node I; one slashing-protection database per node). --validator-processes per-validator runs one client per validator instead (`validator-K`), as a network of separate operators would. A resumed devnet keeps the layout its slashing protection is in.',
     'Running up on a directory that holds a devnet resumes that chain where it stopped; --fresh deletes it and starts over. A process that crashes is reported and restarted once.',
-    'Bridge: every new devnet allocates --bridge-reserve tokens (default 1000000) to the bridge. With --chain-id ID --counterpart DIR_A it becomes the counterpart of the running devnet in DIR_A: its validator keys derive from their own index range (so the two sets differ), and once both are healthy each genesis is registered on the other before `started` is printed (docs/devnet.md, "Counterpart devnets").',
+    'Bridge: every new devnet allocates --bridge-reserve tokens (default 1000000) to the bridge. With --chain-id ID --counterpart DIR_A it becomes the counterpart of the running devnet in DIR_A: its validator keys derive from their own index range (so the two sets differ), its genesis lists DIR_A as a bridge counterpart, and once both are healthy its own genesis is registered on DIR_A (signed by the validators of DIR_A) before `started` is printed (docs/devnet.md, "Counterpart devnets").',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> devnet up --validators 4',
@@ -54,7 +54,7 @@ export default class DevnetUp extends SvcCommand {
     fresh: Flags.boolean({ description: 'delete the devnet in DIR and start a new chain' }),
     detach: Flags.boolean({ description: 'return once the network is up; leave it running in the background' }),
     'chain-id': Flags.string({ description: 'chain id of a new chain (default svc-devnet); its validator keys derive from their own index range, so two chain ids never share validators' }),
-    counterpart: Flags.string({ description: 'directory of a running devnet to bridge with: once both are up, each chain\'s genesis is registered on the other (docs/bridge.md)', helpValue: 'DIR' }),
+    counterpart: Flags.string({ description: 'directory of a running devnet to bridge with: a new devnet\'s genesis lists it as a counterpart, and once both are up this chain is registered on it (docs/bridge.md)', helpValue: 'DIR' }),
     'bridge-reserve': Flags.string({ description: 'tokens the bridge holds at genesis to pay releases from (new chain; default 1000000)', helpValue: 'TOKENS' }),
     'kdf-memory': Flags.integer({ description: `Argon2id memory in KiB of the devnet keystores (new chain; default ${DEVNET_KDF_MEMORY_KIB}: the keys and password are public)`, min: 64, max: 4 * 1024 * 1024, helpGroup: 'ADVANCED' }),
   };
@@ -134,7 +134,7 @@ export default class DevnetUp extends SvcCommand {
         await running!.stop();
         throw err;
       });
-      for (const r of registrations) observer.note('info', r.tx_hash ? `registered ${r.registered} (${r.genesis_hash}) on ${r.on} in ${r.tx_hash}` : `${r.registered} already registered on ${r.on}`);
+      for (const r of registrations) observer.note('info', r.tx_hash ? `registered ${r.registered} (${r.genesis_hash}) on ${r.on} in ${r.tx_hash}` : `${r.registered} already a counterpart of ${r.on} (its genesis or an earlier registration)`);
     }
     const supervisor = running.supervisor;
     supervisor.on('change', () => observer.processesChanged());

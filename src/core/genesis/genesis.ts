@@ -1,6 +1,7 @@
 /**
  * The genesis document: chain id, timing, gas limits, prefunded accounts, initial validators and
- * the fork manifest. Every timing and economic constant the layers use is read from here.
+ * the fork manifest, and the bridge counterparts it trusts from the start. Every timing and
+ * economic constant the layers use is read from here.
  */
 import { GenesisError, SvcError } from '../errors.js';
 import { parseHex, toHex } from '../codec/bytes.js';
@@ -8,7 +9,7 @@ import { parseDecimal, parseString, parseUint, rejectUnknownKeys, requireObject 
 import { addressFromPublicKey, normalizeAddress } from '../crypto/address.js';
 import { chainIdBytes } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
-import { GWEI, HASH_BYTES, PUBLIC_KEY_BYTES, WEI_PER_TOKEN } from '../constants.js';
+import { BRIDGE_ADDRESS, GWEI, HASH_BYTES, PUBLIC_KEY_BYTES, WEI_PER_TOKEN } from '../constants.js';
 
 export type PresetName = 'devnet' | 'mainnet';
 
@@ -52,6 +53,19 @@ export interface Fork {
   version: string;
 }
 
+/**
+ * A bridge counterpart known from genesis (docs/bridge.md "Genesis counterparts"): what a signed
+ * registration stores (the counterpart's whole genesis document, which its proofs and BID
+ * signatures are checked against) and the allowance moved from the bridge reserve into its ledger.
+ */
+export interface GenesisCounterpart {
+  /** 0x SHA3-256 of the counterpart's canonical genesis: its name in BIDs, checked against `genesis`. */
+  genesis_hash: string;
+  /** Wei of this chain's bridge reserve (BRIDGE_ADDRESS's alloc) that is the counterpart's ledger at genesis. */
+  allowance: string;
+  genesis: Genesis;
+}
+
 export interface Genesis {
   chain_id: string;
   /** Numeric id for Ethereum tooling (eth_chainId, net_version). */
@@ -63,6 +77,8 @@ export interface Genesis {
   forks: Fork[];
   alloc: GenesisAccount[];
   validators: GenesisValidator[];
+  /** Bridge counterparts trusted from genesis, sorted by genesis hash; absent when none (an empty list parses to absent, so the hash is unchanged). */
+  bridge_counterparts?: GenesisCounterpart[];
 }
 
 /** Timing and limits of each preset; everything else in ChainConfig comes from the builder. */
@@ -147,10 +163,64 @@ function parseForks(input: unknown): Fork[] {
   return forks;
 }
 
+// Any fault of one counterpart entry, the nested document's included (its message then prefixed by `nested`), is GENESIS_COUNTERPART_INVALID.
+function inCounterpart<T>(nested: string | undefined, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof SvcError) throw new GenesisError(nested ? `${nested}: ${err.message}` : err.message, 'GENESIS_COUNTERPART_INVALID');
+    throw err;
+  }
+}
+
+/**
+ * The bridge counterparts of a genesis whose chain id and alloc are parsed: each entry's document
+ * valid and hashing to its stated genesis_hash (GENESIS_COUNTERPART_INVALID), another chain than
+ * this one (GENESIS_COUNTERPART_SELF: the chain id differs, so neither this genesis nor a chain
+ * sharing its id and signing domain is listed), each once by hash and by chain id
+ * (GENESIS_COUNTERPART_DUPLICATE), the allowances together within the bridge reserve
+ * (GENESIS_COUNTERPART_RESERVE). Sorted by genesis hash, so the genesis hash covers the set, not the order.
+ */
+function parseCounterparts(input: unknown, chainId: string, alloc: readonly GenesisAccount[]): GenesisCounterpart[] {
+  if (input === undefined) return [];
+  if (!Array.isArray(input)) throw new GenesisError('genesis.bridge_counterparts must be an array', 'GENESIS_COUNTERPART_INVALID');
+  const out = input.map((raw, i): GenesisCounterpart => {
+    const field = `genesis.bridge_counterparts[${i}]`;
+    const o = inCounterpart(undefined, () => {
+      const e = requireObject(raw, field);
+      rejectUnknownKeys(e, ['genesis_hash', 'allowance', 'genesis'], field);
+      return e;
+    });
+    const genesis = inCounterpart(`${field}.genesis`, () => parseGenesis(o.genesis));
+    const hash = toHex(genesisHash(genesis));
+    const stated = inCounterpart(undefined, () => toHex(parseHex(o.genesis_hash, `${field}.genesis_hash`, HASH_BYTES)));
+    if (stated !== hash) throw new GenesisError(`${field}.genesis_hash ${stated} is not the hash of its genesis document (${hash})`, 'GENESIS_COUNTERPART_INVALID');
+    const allowance = inCounterpart(undefined, () => parseDecimal(o.allowance, `${field}.allowance`, 256));
+    if (genesis.chain_id === chainId) {
+      throw new GenesisError(`${field} is chain ${chainId}, the chain this genesis starts: a counterpart is another chain, with its own chain id`, 'GENESIS_COUNTERPART_SELF');
+    }
+    return { genesis_hash: hash, allowance: allowance.toString(), genesis };
+  });
+  for (const [key, what] of [['genesis_hash', 'genesis hash'], ['chain_id', 'chain id']] as const) {
+    const seen = new Set<string>();
+    for (const c of out) {
+      const v = key === 'genesis_hash' ? c.genesis_hash : c.genesis.chain_id;
+      if (seen.has(v)) throw new GenesisError(`genesis.bridge_counterparts lists the ${what} ${v} twice`, 'GENESIS_COUNTERPART_DUPLICATE');
+      seen.add(v);
+    }
+  }
+  const reserve = BigInt(alloc.find((a) => a.address === BRIDGE_ADDRESS)?.balance ?? '0');
+  const allocated = out.reduce((sum, c) => sum + BigInt(c.allowance), 0n);
+  if (allocated > reserve) {
+    throw new GenesisError(`genesis.bridge_counterparts allocate ${allocated} wei, beyond the bridge reserve of ${reserve} wei (the alloc of ${BRIDGE_ADDRESS})`, 'GENESIS_COUNTERPART_RESERVE');
+  }
+  return out.sort((a, b) => (a.genesis_hash < b.genesis_hash ? -1 : a.genesis_hash > b.genesis_hash ? 1 : 0));
+}
+
 /** Parses and cross-checks a genesis document; every fault is a GenesisError or MalformedError. */
 export function parseGenesis(input: unknown): Genesis {
   const g = requireObject(input, 'genesis');
-  rejectUnknownKeys(g, ['chain_id', 'network_id', 'preset', 'genesis_time', 'config', 'forks', 'alloc', 'validators'], 'genesis');
+  rejectUnknownKeys(g, ['chain_id', 'network_id', 'preset', 'genesis_time', 'config', 'forks', 'alloc', 'validators', 'bridge_counterparts'], 'genesis');
   const chainId = parseString(g.chain_id, 'genesis.chain_id');
   try {
     chainIdBytes(chainId);
@@ -187,6 +257,7 @@ export function parseGenesis(input: unknown): Genesis {
     return v;
   });
   if (new Set(validators.map((v) => v.address)).size !== validators.length) throw new GenesisError('genesis.validators lists an address twice');
+  const counterparts = parseCounterparts(g.bridge_counterparts, chainId, alloc);
   return {
     chain_id: chainId,
     network_id: parseUint(g.network_id, 'genesis.network_id'),
@@ -196,6 +267,7 @@ export function parseGenesis(input: unknown): Genesis {
     forks: parseForks(g.forks),
     alloc,
     validators,
+    ...(counterparts.length > 0 ? { bridge_counterparts: counterparts } : {}),
   };
 }
 
@@ -209,7 +281,11 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Genesis hash: SHA3-256 of the canonical JSON. Nodes refuse peers and data dirs with another. */
+/**
+ * Genesis hash: SHA3-256 of the canonical JSON of the parsed document. Nodes refuse peers and data
+ * dirs with another. It covers bridge_counterparts (each entry's nested document in the same
+ * canonical form), so chains that trust different counterparts never take each other for one.
+ */
 export function genesisHash(genesis: Genesis): Uint8Array {
   return sha3(Buffer.from(canonicalJson(genesis), 'utf8'));
 }

@@ -4,7 +4,8 @@
  * at admission) and, when valid, applied to the bridge account's balance and storage with one
  * receipt log. Counterparts' genesis documents (what a register carries) are kept here, keyed by
  * their hash: content-addressed, so a reorg needs no undo, since the state's counterpart slot,
- * not the document, says whether a chain is registered on a branch.
+ * not the document, says whether a chain is registered on a branch. Those this chain's genesis
+ * lists are read from the genesis itself, never stored.
  */
 import { type CounterpartView, type CounterpartsView } from '../../api/bridge.js';
 import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
@@ -153,6 +154,8 @@ function add(view: StateView, slot: Uint8Array, delta: bigint): void {
 /** The bridge in one execution node: counterpart documents and the operations' judgement and effects. */
 export class BridgeExecution {
   private readonly cache = new Map<string, Genesis>();
+  /** The genesis counterparts' documents by 0x hash: part of this chain's genesis, so always at hand. */
+  private readonly fromGenesis: ReadonlyMap<string, Genesis>;
   private readonly self: Uint8Array;
   /** Counts every operation a block applied (service_execution_bridge_operations_total). */
   onOperation: (op: BridgeOpName, ok: boolean) => void = () => {};
@@ -166,6 +169,7 @@ export class BridgeExecution {
     registry: Registry,
   ) {
     this.self = parseHex(genesisHash, 'genesis hash', HASH_BYTES);
+    this.fromGenesis = new Map((genesis.bridge_counterparts ?? []).map((c) => [c.genesis_hash, c.genesis]));
     // Execution's own registry at the head, as slashing evidence is judged: never the beacon's word.
     this.registryView = {
       chainId: genesis.chain_id,
@@ -193,6 +197,11 @@ export class BridgeExecution {
       if (!named) continue;
       const h = toHex(named);
       if (loaded.has(h)) continue;
+      const known = this.fromGenesis.get(h);
+      if (known) {
+        loaded.set(h, known);
+        continue;
+      }
       let g = this.cache.get(h);
       if (g) {
         // Least recently used first: a hit moves to the back.
@@ -348,13 +357,13 @@ export class BridgeExecution {
     }
   }
 
-  /** This chain and the counterparts registered in `head` (GET /api/v1/bridge/counterparts). */
+  /** This chain and the counterparts known in `head`, from its genesis or registered (GET /api/v1/bridge/counterparts). */
   async counterparts(head: StateView): Promise<CounterpartsView> {
     // Every document ever registered on any branch; the state says which are registered on this one.
-    const all = await this.store.scan<CounterpartView>(SUMMARY_PREFIX);
+    const stored = (await this.store.scan<CounterpartView>(SUMMARY_PREFIX)).map((e) => e.value).filter((c) => !this.fromGenesis.has(c.genesis_hash));
+    const genesisOnes = [...this.fromGenesis].map(([h, g]): CounterpartView => ({ ...counterpartView(g, h), source: 'genesis' }));
     const word = (slot: Uint8Array) => wordAmount(head.storage(BRIDGE_ADDRESS, slot)).toString();
-    const counterparts = all
-      .map((e) => e.value)
+    const counterparts = [...genesisOnes, ...stored.map((c): CounterpartView => ({ ...c, source: 'registration' }))]
       .filter((c) => bytesEqual(head.storage(BRIDGE_ADDRESS, counterpartSlot(parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES))), REGISTERED_WORD))
       .map((c) => {
         const h = parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES);

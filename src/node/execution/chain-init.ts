@@ -3,7 +3,8 @@
  * not this node's), the in-place upgrade of an older layout, and the genesis state and records a
  * fresh one starts from.
  */
-import { HASH_BYTES } from '../../core/constants.js';
+import { BRIDGE_ADDRESS, HASH_BYTES } from '../../core/constants.js';
+import { genesisBridgeStorage } from '../../core/bridge/genesis.js';
 import { SvcError } from '../../core/errors.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
@@ -50,11 +51,13 @@ export async function upgradeLayout(store: ChainStore, stateStore: ChainStore, s
   log.info('storage layout upgraded', { from: schema, to: SCHEMA_VERSION, state_keys_moved: moved });
 }
 
-/** Writes genesis into a fresh directory: its state, then its record, validators and chain pointers. */
+/** Writes genesis into a fresh directory: its state (balances, genesis bridge counterparts), then its record, validators and chain pointers. */
 export async function initGenesis(genesis: Genesis, genesisHashHex: string, state: StateDb, blocks: BlockStore, store: ChainStore): Promise<void> {
   const g = genesis;
   const view = state.view(EMPTY_REF);
   for (const a of g.alloc) view.addBalance(a.address, BigInt(a.balance));
+  // The genesis counterparts' registration words; their documents are the genesis's own (BridgeExecution).
+  for (const [slot, word] of genesisBridgeStorage(g)) view.setStorage(BRIDGE_ADDRESS, slot, word);
   const committed = state.commit(view, 0);
   const validators = Registry.fromGenesis(g);
   const record: BlockRecord = {

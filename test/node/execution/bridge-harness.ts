@@ -131,6 +131,13 @@ export function incoming(amount: bigint, o: { destination?: Uint8Array; signer?:
   return { fields, op: { op: BridgeOp.Release, body: { bid: fields, proof, signatures: bidSignatures(X, fields) } } };
 }
 
+/** A release from `chain` to `destination` (default this chain) that `chain`'s own validators sign: honest, or forged by whoever holds its keys. */
+export function releaseFrom(chain: typeof X, amount: bigint, seq: number, destination = SELF): BridgeOperation {
+  const fields: BidFields = { source: chain.hash, destination, lockTx: new Uint8Array(32).fill(seq), sender: new Uint8Array(20).fill(0xee), recipient: Buffer.from(RECIPIENT.slice(2), 'hex'), amount, timeout: TIMEOUT };
+  const proof = finalityProof(chain, { storage: [[lockSlot(bidId(fields)), stateWord(LockState.Locked)]], slot: lockSlot(bidId(fields)) });
+  return { op: BridgeOp.Release, body: { bid: fields, proof, signatures: bidSignatures(chain, fields) } };
+}
+
 /** A proof from X (the destination of an outgoing BID) about its release slot. */
 export function settleProof(fields: BidFields, released: boolean, atMs = fields.timeout * 1000) {
   const bid = bidId(fields);

@@ -12,21 +12,16 @@ import { canonicalJson } from '../../../src/core/genesis/genesis.js';
 import { utf8 } from '../../../src/core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../../src/core/constants.js';
 import { type BidFields, BridgeOp, type BridgeOperation, counterpartSlot, ledgerSlot, parseBridgeLog, wordAmount, wordState } from '../../../src/core/bridge/types.js';
-import { bidSignatures, finalityProof, testChain } from '../../helpers/bridge.js';
-import { LockState, bidId, lockSlot, stateWord } from '../../../src/core/bridge/types.js';
+import { testChain } from '../../helpers/bridge.js';
 import { registrationTerms, signRegistration } from '../../../src/core/bridge/registration.js';
-import { G, Harness, RECIPIENT, RESERVE, SELF, TIMEOUT, TOKEN, X, Y, alice, bob, lockOp, refused, registerOp, settleProof } from './bridge-harness.js';
+import { G, Harness, RECIPIENT, RESERVE, SELF, TOKEN, X, Y, alice, bob, lockOp, refused, registerOp, releaseFrom, settleProof } from './bridge-harness.js';
 import { account, expectOk, get, startNode, submitOk, withTempDir } from './fixture.js';
 
 /** A chain the attacker generated a moment ago: its genesis and its one validator's key are the attacker's. */
 const Z = testChain('svc-evil', 9, 1);
 
 /** A release from `chain` to this chain that its own validators sign (for Z: the attacker; for X: whoever stole its keys). */
-function forgedRelease(chain: typeof Z, amount: bigint, seq: number): BridgeOperation {
-  const fields: BidFields = { source: chain.hash, destination: SELF, lockTx: new Uint8Array(32).fill(seq), sender: new Uint8Array(20).fill(0xee), recipient: Buffer.from(RECIPIENT.slice(2), 'hex'), amount, timeout: TIMEOUT };
-  const proof = finalityProof(chain, { storage: [[lockSlot(bidId(fields)), stateWord(LockState.Locked)]], slot: lockSlot(bidId(fields)) });
-  return { op: BridgeOp.Release, body: { bid: fields, proof, signatures: bidSignatures(chain, fields) } };
-}
+const forgedRelease = (chain: typeof Z, amount: bigint, seq: number): BridgeOperation => releaseFrom(chain, amount, seq);
 
 const balance = async (h: Harness, a: string) => (await account(h.node, a)).balance;
 const ledger = (h: Harness, c: typeof X) => wordAmount(h.slot(ledgerSlot(c.hash)));

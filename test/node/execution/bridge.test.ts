@@ -116,6 +116,7 @@ test('bridge operations: register, lock, release once, refund, complete; refused
         active_stake: (4n * 32n * TOKEN).toString(),
         slots_per_epoch: X.genesis.config.slots_per_epoch,
         slot_seconds: X.genesis.config.slot_seconds,
+        source: 'registration',
         ledger: { allowance: ALLOWANCE.toString(), available: ALLOWANCE.toString(), escrow: '0' },
       });
       assert.equal(view.reserve, { balance: RESERVE.toString(), unallocated: (RESERVE - 2n * ALLOWANCE).toString() });
