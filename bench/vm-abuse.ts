@@ -56,9 +56,12 @@ export function sha3BigSpin(): void { while (true) sha3(0, 65536, 0); }
 export function readSpin(): void { while (true) storage_read(0, 64); }
 export function balanceSpin(): void { while (true) balance(0, 64); }
 export function writeSpin(): void { let i: u64 = 0; store<u64>(32, 1); while (true) { i++; store<u64>(0, i); storage_write(0, 32); } }
-export function logSpin(): void { while (true) emit_log(0, 0, 0, 0); }
-export function topicSpin(): void { while (true) emit_log(0, 4, 0, 0); }
-export function dataLogSpin(): void { while (true) emit_log(0, 0, 0, 65536); }
+@external("svc", "call_value") declare function call_value(p: usize): void;
+export function valueSpin(): void { while (true) call_value(0); }
+// Logs of a run that fails are dropped, so these stop while they can still succeed: every log lands in the receipt.
+export function logSpin(): void { while (gas_left() > 20000) emit_log(0, 0, 0, 0); }
+export function topicSpin(): void { while (gas_left() > 30000) emit_log(0, 4, 0, 0); }
+export function dataLogSpin(): void { while (gas_left() > 4300000) emit_log(0, 0, 0, 65536); }
 export function returnSpin(): void { while (true) set_return(0, 65536); }
 export function mldsaSpin(): void { while (true) mldsa_verify(0, 0, 32, 4096); }
 export function growSpin(): void { while (true) memory.grow(1); }
@@ -148,15 +151,16 @@ export async function abuseTableRows(ctx: AbuseContext, say: (msg: string) => vo
     { name: 'host calls: sha3 of 64 KiB', txs: capTx('sha3BigSpin') },
     { name: 'host calls: caller', txs: capTx('callerSpin') },
     { name: 'host calls: gas_left', txs: capTx('gasSpin') },
+    { name: 'host calls: call_value', txs: capTx('valueSpin') },
     { name: 'host calls: storage_read (one slot)', txs: capTx('readSpin') },
     { name: 'host calls: balance', txs: capTx('balanceSpin') },
     { name: 'host calls: set_return of 64 KiB', txs: capTx('returnSpin') },
     { name: 'host calls: mldsa_verify', txs: capTx('mldsaSpin') },
     { name: 'storage writes (a new slot each)', txs: capTx('writeSpin') },
     { name: 'memory.grow loop', txs: capTx('growSpin') },
-    { name: 'logs: empty', txs: capTx('logSpin') },
-    { name: 'logs: 4 topics, no data', txs: capTx('topicSpin') },
-    { name: 'logs: 64 KiB of data', txs: capTx('dataLogSpin') },
+    { name: 'logs: as many empty logs as the gas buys', txs: capTx('logSpin') },
+    { name: 'logs: as many 4-topic logs as the gas buys', txs: capTx('topicSpin') },
+    { name: 'logs: as many 64 KiB logs as the gas buys', txs: capTx('dataLogSpin') },
     { name: `revert with a 64 KiB reason (a block of ${Number(ctx.maxGas / SMALL_TX_GAS)} transactions)`, txs: fullBlock('revertBig') },
   ];
   const rows: BenchResult[] = [];

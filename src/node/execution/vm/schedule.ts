@@ -67,11 +67,21 @@ export const TRANSFER_GAS = 9_000n;
 /** A nested call instantiates the callee afresh (a new memory), about 40 µs. */
 export const CALL_GAS = 5_000n;
 export const CALL_VALUE_GAS = 9_000n;
-export const LOG_GAS = 375n;
-export const LOG_TOPIC_GAS = 375n;
-export const LOG_BYTE_GAS = 8n;
-export const SHA3_GAS = 30n;
-export const SHA3_WORD_GAS = 6n;
+/**
+ * Logs are priced by the receipt bytes they add, at least RECEIPT_BYTE_GAS a byte, so a block's
+ * receipts stay bounded (docs/contracts.md, Limits): a log's JSON in a receipt is at most
+ * LOG_JSON_BYTES plus LOG_TOPIC_JSON_BYTES a topic and 2 a data byte (hex); the log index keeps
+ * two more copies, which the per-log price also covers.
+ */
+export const RECEIPT_BYTE_GAS = 30n;
+export const LOG_JSON_BYTES = 330;
+export const LOG_TOPIC_JSON_BYTES = 69;
+export const LOG_GAS = 10_000n;
+export const LOG_TOPIC_GAS = 2_100n;
+export const LOG_BYTE_GAS = 64n;
+/** Node's SHA3-256 costs about 2.5 µs a call however short the input, and about 6 ns a byte. */
+export const SHA3_GAS = 1_000n;
+export const SHA3_WORD_GAS = 40n;
 export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
 /** Most topics of one log, bytes of one log's data, bytes of return data or revert reason. */
 export const MAX_LOG_TOPICS = 4;
@@ -82,6 +92,8 @@ export const MAX_RETURN_BYTES = 65_536;
  * cut to this, so a receipt's `error` stays a few KB however much memory a contract hands `revert`.
  */
 export const MAX_REVERT_REASON_BYTES = 1_024;
+/** Per kept byte of a revert reason: it goes into the receipt as text or hex, like log data. */
+export const REVERT_BYTE_GAS = LOG_BYTE_GAS;
 
 /**
  * Instantiation (every frame: the top-level call, each nested call and a deployment's `init`
