@@ -67,7 +67,7 @@ export { STORAGE_WRITE_GAS };
 export const STORAGE_REMOVE_GAS = 5_000n;
 export const BALANCE_GAS = 2_600n;
 export const TRANSFER_GAS = 9_000n;
-/** A nested call instantiates the callee afresh (a new memory), about 40 µs. */
+/** A nested call's own work (journal checkpoint, call-data parsing, the frame); the callee's compilation and instantiation are charged on top (above). */
 export const CALL_GAS = 5_000n;
 export const CALL_VALUE_GAS = 9_000n;
 /**
