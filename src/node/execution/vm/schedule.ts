@@ -53,25 +53,38 @@ export const MEMORY_PAGE_GAS = 8_192n;
 export const COPY_WORD_GAS = 3n;
 
 /**
- * Host functions (docs/contracts.md, Gas). Crossing from WebAssembly into JavaScript costs about
- * 300 ns where an instruction costs well under 1 ns, so even the cheapest host function is 100 gas
- * (the bench suite vm measures a block's worth of each abusive pattern); state reads are
+ * Host functions (docs/contracts.md, Gas). Crossing from Liftoff-compiled WebAssembly into
+ * JavaScript and back costs up to about 3 µs a call on a loaded two-core machine where an
+ * instruction costs well under 1 ns, so even the cheapest host function is 500 gas (the abuse
+ * table of `npm run bench -- --only vm` measures a block's worth of each pattern); state reads are
  * Ethereum's cold-access prices (EIP-2929), as a read may miss every cache.
  */
-export const HOST_BASE_GAS = 100n;
+export const HOST_BASE_GAS = 500n;
+/** Per 32-byte word a host function copies between the contract's memory and JavaScript (a fresh buffer each time). */
+export const HOST_COPY_WORD_GAS = 24n;
 export const STORAGE_READ_GAS = 2_100n;
 export { STORAGE_WRITE_GAS };
 export const STORAGE_REMOVE_GAS = 5_000n;
 export const BALANCE_GAS = 2_600n;
 export const TRANSFER_GAS = 9_000n;
-/** A nested call instantiates the callee afresh (a new memory), about 40 µs. */
+/** A nested call's own work (journal checkpoint, call-data parsing, the frame); the callee's compilation and instantiation are charged on top (above). */
 export const CALL_GAS = 5_000n;
 export const CALL_VALUE_GAS = 9_000n;
-export const LOG_GAS = 375n;
-export const LOG_TOPIC_GAS = 375n;
-export const LOG_BYTE_GAS = 8n;
-export const SHA3_GAS = 30n;
-export const SHA3_WORD_GAS = 6n;
+/**
+ * Logs are priced by the receipt bytes they add, at least RECEIPT_BYTE_GAS a byte, so a block's
+ * receipts stay bounded (docs/contracts.md, Limits): a log's JSON in a receipt is at most
+ * LOG_JSON_BYTES plus LOG_TOPIC_JSON_BYTES a topic and 2 a data byte (hex); the log index keeps
+ * two more copies, which the per-log price also covers.
+ */
+export const RECEIPT_BYTE_GAS = 30n;
+export const LOG_JSON_BYTES = 330;
+export const LOG_TOPIC_JSON_BYTES = 69;
+export const LOG_GAS = 20_000n;
+export const LOG_TOPIC_GAS = 2_100n;
+export const LOG_BYTE_GAS = 64n;
+/** Node's SHA3-256 costs a few µs a call however short the input, and 6 to 30 ns a byte under load. */
+export const SHA3_GAS = 1_500n;
+export const SHA3_WORD_GAS = 100n;
 export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
 /** Most topics of one log, bytes of one log's data, bytes of return data or revert reason. */
 export const MAX_LOG_TOPICS = 4;
@@ -82,6 +95,68 @@ export const MAX_RETURN_BYTES = 65_536;
  * cut to this, so a receipt's `error` stays a few KB however much memory a contract hands `revert`.
  */
 export const MAX_REVERT_REASON_BYTES = 1_024;
+/** Per kept byte of a revert reason: it goes into the receipt as text or hex, like log data. */
+export const REVERT_BYTE_GAS = LOG_BYTE_GAS;
+
+/**
+ * Instantiation (every frame: the top-level call, each nested call and a deployment's `init`
+ * frame), charged before the engine instantiates, from the stored module alone so that every node
+ * charges the same whether its compiled-module cache holds the code or not. Measured on Node 20
+ * (docs/contracts.md, "Gas schedule: how each price was measured"): a bare instance about 10 µs,
+ * a page of initial memory about 6 µs (the same price as a page memory.grow adds), an active data
+ * segment about 0.1 µs plus its copy, a table entry 0.02 µs, an element-segment entry 0.1 µs, a
+ * defined i32 global 0.03 µs and a defined i64 global up to 5 µs (V8 boxes them).
+ */
+export const INSTANCE_GAS = 2_000n;
+export const DATA_SEGMENT_GAS = 20n;
+export const TABLE_ENTRY_GAS = 5n;
+export const ELEMENT_ENTRY_GAS = 20n;
+export const I32_GLOBAL_GAS = 10n;
+export const I64_GLOBAL_GAS = 1_000n;
+/**
+ * Compiling the stored module, per byte: charged on a code hash's first frame in a transaction
+ * (later frames of the same transaction reuse that compilation, whatever the cache holds).
+ */
+export const COMPILE_BYTE_GAS = 10n;
+
+/** What instantiating a module allocates and initialises (counted from the stored module). */
+export interface InstanceShape {
+  /** Initial memory pages. */
+  pages: number;
+  /** Active and passive data segments, and the bytes they hold. */
+  dataSegments: number;
+  dataBytes: number;
+  /** Initial table size. */
+  tableEntries: number;
+  /** Entries of every element segment. */
+  elementEntries: number;
+  i32Globals: number;
+  i64Globals: number;
+}
+
+/** Gas of one instantiation of a module of `shape`. */
+export function instantiationGas(s: InstanceShape): bigint {
+  return (
+    INSTANCE_GAS +
+    MEMORY_PAGE_GAS * BigInt(s.pages) +
+    DATA_SEGMENT_GAS * BigInt(s.dataSegments) +
+    copyGas(s.dataBytes) +
+    TABLE_ENTRY_GAS * BigInt(s.tableEntries) +
+    ELEMENT_ENTRY_GAS * BigInt(s.elementEntries) +
+    I32_GLOBAL_GAS * BigInt(s.i32Globals) +
+    I64_GLOBAL_GAS * BigInt(s.i64Globals)
+  );
+}
+
+/** Gas of compiling a stored module of `bytes` bytes. */
+export function compileGas(bytes: number): bigint {
+  return COMPILE_BYTE_GAS * BigInt(bytes);
+}
+
+/** Gas of a host function copying `bytes` bytes in or out of the contract's memory. */
+export function hostCopyGas(bytes: number): bigint {
+  return HOST_COPY_WORD_GAS * BigInt(Math.ceil(bytes / 32));
+}
 
 /** Gas of copying `bytes` bytes (rounded up to whole words). */
 export function copyGas(bytes: number): bigint {

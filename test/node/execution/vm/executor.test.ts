@@ -67,8 +67,10 @@ test('storage persists across calls, logs carry address, topics and data, the re
   const chain = await funded();
   const state = chain.view;
   const c = deploy(state, COUNTER);
+  let incrementGas = 0n;
   for (let i = 1n; i <= 3n; i++) {
     const r = call(state, c, 'increment');
+    incrementGas = r.gasUsed;
     assert.is(r.status, 1, r.error);
     assert.is(r.logs.length, 1);
     assert.is(r.logs[0]!.address, c);
@@ -79,7 +81,8 @@ test('storage persists across calls, logs carry address, topics and data, the re
   const got = call(state, c, 'get');
   assert.is(got.status, 1);
   assert.is(counterValue(got), 3n);
-  assert.ok(got.gasUsed < 21_000n + STORAGE_WRITE_GAS, 'a read is cheaper than a write');
+  // Both pay the same compilation and instantiation; the increment adds a write and a log.
+  assert.ok(got.gasUsed + STORAGE_WRITE_GAS < incrementGas, `a read (${got.gasUsed}) is cheaper than a write (${incrementGas})`);
   assert.equal(call(state, c, 'is_set').returnData, Uint8Array.of(1));
   assert.is(call(state, c, 'clear').status, 1);
   assert.equal(call(state, c, 'is_set').returnData, Uint8Array.of(0));
