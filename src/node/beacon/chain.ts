@@ -338,14 +338,15 @@ export class BeaconChain {
    * The checks and the recording run under the chain's lock; execution's newPayload does not
    * (see `importBlock`). A copy of a block whose import is under way waits for that import, and a
    * block whose parent is being imported waits for its parent: queued, never refused as unknown.
+   * `onChecked` is called once a new block passed the beacon's checks, before execution has it.
    */
-  propose(block: Block, ssz?: Uint8Array): Promise<ProposeResult> {
+  propose(block: Block, ssz?: Uint8Array, onChecked?: () => void): Promise<ProposeResult> {
     const root = toHex(blockHash(block.header));
     const inFlight = this.importing.get(root);
     // Then checked as a copy of the accepted block (or imported again if the first copy failed).
     if (inFlight) return inFlight.done.catch(() => undefined).then(() => this.propose(block, ssz));
     const parentImport = this.importing.get(toHex(block.header.parentHash))?.done;
-    const done = (parentImport ? parentImport.catch(() => undefined) : Promise.resolve()).then(() => this.importBlock(block, ssz, root));
+    const done = (parentImport ? parentImport.catch(() => undefined) : Promise.resolve()).then(() => this.importBlock(block, ssz, root, onChecked));
     const slotMs = this.genesis.config.slot_seconds * 1000;
     this.importing.set(root, { slot: Math.floor((block.header.timestampMs - this.genesis.genesis_time * 1000) / slotMs), done });
     const clear = () => {
@@ -353,6 +354,11 @@ export class BeaconChain {
     };
     done.then(clear, clear);
     return done;
+  }
+
+  /** Whether the block `root` is being imported now. */
+  isImporting(root: string): boolean {
+    return this.importing.has(root);
   }
 
   /**
@@ -374,10 +380,11 @@ export class BeaconChain {
   // late or not at all and finality stopped while the import ran (issue 33). Now the lock is
   // held for the beacon's checks and for recording; execution's import runs on its own lane,
   // one block at a time, parents first.
-  private async importBlock(block: Block, received: Uint8Array | undefined, root: string): Promise<ProposeResult> {
+  private async importBlock(block: Block, received: Uint8Array | undefined, root: string, onChecked?: () => void): Promise<ProposeResult> {
     try {
       const checked = await this.mutex.run(() => this.checkLocked(block, received, root));
       if ('already_known' in checked) return checked;
+      onChecked?.();
       const result = await this.importLane.run(() => {
         // Finality may have moved while the block waited for the lane: a branch it ruled out is not executed.
         this.forkChoice.checkBlock({ root, parentRoot: checked.parent.root, slot: checked.slot });
