@@ -53,6 +53,12 @@ export class ByteCache<V> {
     this.total -= e.size;
   }
 
+  /** Removes every entry. */
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+
   /** Current bytes, entries and bound. */
   stats(): CacheStats {
     return { bytes: this.total, entries: this.map.size, maxBytes: this.maxBytes };

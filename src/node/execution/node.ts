@@ -22,6 +22,7 @@ import { Faucet } from './faucet.js';
 import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
+import { moduleCacheStats } from './vm/executor.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
@@ -186,7 +187,7 @@ export class ExecutionNode {
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
     registerRpcMethods(rpc, node, submitRatePerIp);
-    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats() }), () => verifier.keyCacheStats());
+    metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats(), contract_modules: moduleCacheStats() }), () => verifier.keyCacheStats());
     node.refreshGauges();
     try {
       await rest.listen({ host: opts.host, port: opts.restPort });

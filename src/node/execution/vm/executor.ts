@@ -6,7 +6,8 @@ import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
 import { contractAddress } from '../../../core/crypto/address.js';
 import type { StateView } from '../state/types.js';
 import { ContractModuleError } from './errors.js';
-import { type CompiledContract, compileContract, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
+import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
+import { type CompiledContract, compileContract, type ContractLoader, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
 import { callIntrinsicGas } from '../../../core/types/transaction.js';
 import { prepareModule } from './validate.js';
 
@@ -52,32 +53,44 @@ export function validateDeploy(data: Uint8Array): void {
   prepareModule(splitDeployData(data).code);
 }
 
-/** Compiled modules by code hash, least recently used first; compiling is the expensive step. */
-const MODULE_CACHE_SIZE = 128;
-const modules = new Map<string, CompiledContract>();
+/**
+ * Compiled modules by code hash, least recently used first, bounded by an estimate of their
+ * resident size (V8's machine code and metadata run to several times the module's bytes). A hit
+ * saves the host the compilation; gas is the same either way (runFrame charges by the per-transaction
+ * rule), so the cache's contents never show in a receipt. Each frame still instantiates afresh.
+ */
+const MODULE_CACHE_BYTES = 64 * 1024 * 1024;
+const COMPILED_BYTES_PER_MODULE_BYTE = 8;
+const modules = new ByteCache<{ contract: CompiledContract; bytes: number }>(MODULE_CACHE_BYTES, (e) => e.bytes * COMPILED_BYTES_PER_MODULE_BYTE);
 
-function loader(state: StateView): (codeHash: Uint8Array) => CompiledContract | undefined {
+/** A transaction's loader: the shared cache behind a per-transaction map, which keeps every module the transaction used alive (and warm) until it ends. */
+function loader(state: StateView): ContractLoader {
+  const used = new Map<string, CompiledContract>();
   return (codeHash) => {
     if (bytesEqual(codeHash, EMPTY_CODE_HASH)) return undefined;
     const key = toHex(codeHash);
-    const hit = modules.get(key);
-    if (hit) {
-      modules.delete(key);
-      modules.set(key, hit);
-      return hit;
+    const seen = used.get(key);
+    if (seen) return { contract: seen, firstInTx: false };
+    let contract = modules.get(key)?.contract;
+    if (!contract) {
+      const stored = state.instrumented(codeHash);
+      if (!stored) return undefined;
+      contract = compileContract(stored);
+      modules.set(key, { contract, bytes: stored.length });
     }
-    const stored = state.instrumented(codeHash);
-    if (!stored) return undefined;
-    const compiled = compileContract(stored);
-    modules.set(key, compiled);
-    if (modules.size > MODULE_CACHE_SIZE) modules.delete(modules.keys().next().value!);
-    return compiled;
+    used.set(key, contract);
+    return { contract, firstInTx: true };
   };
 }
 
 /** Empties the compiled-module cache (tests use it to prove results do not depend on it). */
 export function clearModuleCache(): void {
   modules.clear();
+}
+
+/** Size of the compiled-module cache, for the cache gauges. */
+export function moduleCacheStats(): CacheStats {
+  return modules.stats();
 }
 
 /** Runs a deployment or call on `state`. Moves `value`, never touches the sender's nonce or fee (the chain does). A failed run reverts its state changes. */

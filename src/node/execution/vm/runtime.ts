@@ -13,9 +13,12 @@ import {
   BALANCE_GAS,
   CALL_GAS,
   CALL_VALUE_GAS,
+  compileGas,
   copyGas,
   HOST_BASE_GAS,
   HOST_CALL_SLOTS,
+  type InstanceShape,
+  instantiationGas,
   LOG_BYTE_GAS,
   LOG_GAS,
   LOG_TOPIC_GAS,
@@ -25,6 +28,7 @@ import {
   MAX_RETURN_BYTES,
   MAX_REVERT_REASON_BYTES,
   MLDSA_VERIFY_GAS,
+  REVERT_BYTE_GAS,
   SHA3_GAS,
   SHA3_WORD_GAS,
   STORAGE_READ_GAS,
@@ -33,7 +37,7 @@ import {
   TRANSFER_GAS,
 } from './schedule.js';
 import { entryPoints, HOST_MODULE, INIT_EXPORT } from './validate.js';
-import { parseModule } from './wasm.js';
+import { countElements, dataTotals, I64, parseModule, type WasmModule } from './wasm.js';
 
 /** SHA3-256 of empty code: the code hash of an account without code. */
 export const EMPTY_CODE_HASH = sha3(new Uint8Array(0));
@@ -69,6 +73,9 @@ export interface TxRun {
   stack: string[];
 }
 
+/** Loads a code hash's compiled module; `firstInTx` when this transaction has not loaded it before (it pays the compilation). */
+export type ContractLoader = (codeHash: Uint8Array) => { contract: CompiledContract; firstInTx: boolean } | undefined;
+
 /** What a frame runs. */
 export interface FrameCall {
   address: string;
@@ -91,14 +98,40 @@ export interface CompiledContract {
   callable: ReadonlySet<string>;
   hasInit: boolean;
   hasStart: boolean;
+  /** Gas of each instantiation, from what the module allocates and initialises. */
+  instantiationGas: bigint;
+  /** Gas of compiling it, paid by a transaction's first frame of this code. */
+  compileGas: bigint;
 }
 
-/** Compiles a stored (instrumented) module and indexes its exports. */
+/** What instantiating `m` allocates and initialises. */
+export function instanceShape(m: WasmModule): InstanceShape {
+  const data = m.data ? dataTotals(m.data) : { segments: 0, bytes: 0 };
+  const i64Globals = m.globals.filter((g) => g.type === I64).length;
+  return {
+    pages: m.memories[0]?.min ?? 0,
+    dataSegments: data.segments,
+    dataBytes: data.bytes,
+    tableEntries: m.tables.reduce((n, t) => n + t.limits.min, 0),
+    elementEntries: m.elements ? countElements(m.elements) : 0,
+    i32Globals: m.globals.length - i64Globals,
+    i64Globals,
+  };
+}
+
+/** Compiles a stored (instrumented) module, indexes its exports and prices its instantiation. */
 export function compileContract(instrumented: Uint8Array): CompiledContract {
   const m = parseModule(instrumented);
   const { callable, hasInit } = entryPoints(m);
   const hasStart = m.exports.some((e) => e.kind === 0 && e.name === START_EXPORT);
-  return { module: new WebAssembly.Module(instrumented), callable: new Set(callable), hasInit, hasStart };
+  return {
+    module: new WebAssembly.Module(instrumented),
+    callable: new Set(callable),
+    hasInit,
+    hasStart,
+    instantiationGas: instantiationGas(instanceShape(m)),
+    compileGas: compileGas(instrumented.length),
+  };
 }
 
 /**
@@ -150,15 +183,25 @@ interface FrameState {
 }
 
 /** Runs one frame to completion; never throws for anything the contract did. */
-export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Array) => CompiledContract | undefined): FrameResult {
+export function runFrame(run: TxRun, call: FrameCall, load: ContractLoader): FrameResult {
   const codeHash = run.state.account(call.address).codeHash;
-  const compiled = load(codeHash);
-  if (!compiled) return { outcome: 'trap', gasLeft: 0n, returnData: new Uint8Array(0), error: 'no code at the called address' };
+  const loaded = load(codeHash);
+  if (!loaded) return { outcome: 'trap', gasLeft: 0n, returnData: new Uint8Array(0), error: 'no code at the called address' };
+  const compiled = loaded.contract;
+  const outOfGas: FrameResult = { outcome: 'out-of-gas', gasLeft: 0n, returnData: new Uint8Array(0), error: 'out of gas' };
+  let gas = call.gas;
+  if (loaded.firstInTx) {
+    if (gas < compiled.compileGas) return outOfGas;
+    gas -= compiled.compileGas;
+  }
   if (!call.deploy && !compiled.callable.has(call.method)) {
     // The reason is the return data, as for a contract's own revert, so a calling contract can read it.
     const reason = `no callable method ${call.method}`;
-    return { outcome: 'revert', gasLeft: call.gas, returnData: new TextEncoder().encode(reason), error: `revert: ${reason}` };
+    return { outcome: 'revert', gasLeft: gas, returnData: new TextEncoder().encode(reason), error: `revert: ${reason}` };
   }
+  // Charged before the engine allocates anything, so gas bounds the work of a frame that cannot pay.
+  if (gas < compiled.instantiationGas) return outOfGas;
+  gas -= compiled.instantiationGas;
   const f: FrameState = { call, returnData: new Uint8Array(0), lastReturn: new Uint8Array(0) };
   run.stack.push(call.address);
   try {
@@ -167,7 +210,7 @@ export function runFrame(run: TxRun, call: FrameCall, load: (codeHash: Uint8Arra
     f.memory = ex.memory as WebAssembly.Memory;
     f.gas = ex[GAS_EXPORT] as WebAssembly.Global;
     f.depth = ex[DEPTH_EXPORT] as WebAssembly.Global;
-    f.gas.value = call.gas;
+    f.gas.value = gas;
     f.depth.value = call.depthBase;
     if (compiled.hasStart) (ex[START_EXPORT] as () => void)();
     if (!call.deploy) (ex[call.method] as () => void)();
@@ -216,7 +259,7 @@ function failure(err: unknown, f: FrameState): FrameResult {
   throw err;
 }
 
-function hostFunctions(run: TxRun, f: FrameState, load: (codeHash: Uint8Array) => CompiledContract | undefined): Record<string, (...args: never[]) => unknown> {
+function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<string, (...args: never[]) => unknown> {
   const state = run.state;
   const self = f.call.address;
   const charge = (cost: bigint): void => {
@@ -354,12 +397,14 @@ function hostFunctions(run: TxRun, f: FrameState, load: (codeHash: Uint8Array) =
     },
     revert: (ptr: number, len: number) => {
       const n = Math.min(len >>> 0, MAX_REVERT_REASON_BYTES);
-      charge(HOST_BASE_GAS + copyGas(n));
+      charge(HOST_BASE_GAS + REVERT_BYTE_GAS * BigInt(n));
       throw new Revert(read(ptr, n));
     },
     sha3: (ptr: number, len: number, outPtr: number) => {
       charge(SHA3_GAS + SHA3_WORD_GAS * BigInt(Math.ceil((len >>> 0) / 32)));
-      write(outPtr, sha3(mem(ptr, len)));
+      // SHA3-256 of nothing is the empty code hash; hashing a zero-length view of the memory was the slowest call measured.
+      const n = len >>> 0;
+      write(outPtr, n === 0 ? EMPTY_CODE_HASH : sha3(mem(ptr, n)));
     },
     mldsa_verify: (pkPtr: number, msgPtr: number, msgLen: number, sigPtr: number) => {
       charge(MLDSA_VERIFY_GAS + copyGas(msgLen >>> 0));

@@ -67,11 +67,21 @@ export const TRANSFER_GAS = 9_000n;
 /** A nested call instantiates the callee afresh (a new memory), about 40 µs. */
 export const CALL_GAS = 5_000n;
 export const CALL_VALUE_GAS = 9_000n;
-export const LOG_GAS = 375n;
-export const LOG_TOPIC_GAS = 375n;
-export const LOG_BYTE_GAS = 8n;
-export const SHA3_GAS = 30n;
-export const SHA3_WORD_GAS = 6n;
+/**
+ * Logs are priced by the receipt bytes they add, at least RECEIPT_BYTE_GAS a byte, so a block's
+ * receipts stay bounded (docs/contracts.md, Limits): a log's JSON in a receipt is at most
+ * LOG_JSON_BYTES plus LOG_TOPIC_JSON_BYTES a topic and 2 a data byte (hex); the log index keeps
+ * two more copies, which the per-log price also covers.
+ */
+export const RECEIPT_BYTE_GAS = 30n;
+export const LOG_JSON_BYTES = 330;
+export const LOG_TOPIC_JSON_BYTES = 69;
+export const LOG_GAS = 10_000n;
+export const LOG_TOPIC_GAS = 2_100n;
+export const LOG_BYTE_GAS = 64n;
+/** Node's SHA3-256 costs about 2.5 µs a call however short the input, and about 6 ns a byte. */
+export const SHA3_GAS = 1_000n;
+export const SHA3_WORD_GAS = 40n;
 export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
 /** Most topics of one log, bytes of one log's data, bytes of return data or revert reason. */
 export const MAX_LOG_TOPICS = 4;
@@ -82,6 +92,63 @@ export const MAX_RETURN_BYTES = 65_536;
  * cut to this, so a receipt's `error` stays a few KB however much memory a contract hands `revert`.
  */
 export const MAX_REVERT_REASON_BYTES = 1_024;
+/** Per kept byte of a revert reason: it goes into the receipt as text or hex, like log data. */
+export const REVERT_BYTE_GAS = LOG_BYTE_GAS;
+
+/**
+ * Instantiation (every frame: the top-level call, each nested call and a deployment's `init`
+ * frame), charged before the engine instantiates, from the stored module alone so that every node
+ * charges the same whether its compiled-module cache holds the code or not. Measured on Node 20
+ * (docs/contracts.md, "Gas schedule: how each price was measured"): a bare instance about 10 µs,
+ * a page of initial memory about 6 µs (the same price as a page memory.grow adds), an active data
+ * segment about 0.1 µs plus its copy, a table entry 0.02 µs, an element-segment entry 0.1 µs, a
+ * defined i32 global 0.03 µs and a defined i64 global up to 5 µs (V8 boxes them).
+ */
+export const INSTANCE_GAS = 2_000n;
+export const DATA_SEGMENT_GAS = 20n;
+export const TABLE_ENTRY_GAS = 5n;
+export const ELEMENT_ENTRY_GAS = 20n;
+export const I32_GLOBAL_GAS = 10n;
+export const I64_GLOBAL_GAS = 1_000n;
+/**
+ * Compiling the stored module, per byte: charged on a code hash's first frame in a transaction
+ * (later frames of the same transaction reuse that compilation, whatever the cache holds).
+ */
+export const COMPILE_BYTE_GAS = 2n;
+
+/** What instantiating a module allocates and initialises (counted from the stored module). */
+export interface InstanceShape {
+  /** Initial memory pages. */
+  pages: number;
+  /** Active and passive data segments, and the bytes they hold. */
+  dataSegments: number;
+  dataBytes: number;
+  /** Initial table size. */
+  tableEntries: number;
+  /** Entries of every element segment. */
+  elementEntries: number;
+  i32Globals: number;
+  i64Globals: number;
+}
+
+/** Gas of one instantiation of a module of `shape`. */
+export function instantiationGas(s: InstanceShape): bigint {
+  return (
+    INSTANCE_GAS +
+    MEMORY_PAGE_GAS * BigInt(s.pages) +
+    DATA_SEGMENT_GAS * BigInt(s.dataSegments) +
+    copyGas(s.dataBytes) +
+    TABLE_ENTRY_GAS * BigInt(s.tableEntries) +
+    ELEMENT_ENTRY_GAS * BigInt(s.elementEntries) +
+    I32_GLOBAL_GAS * BigInt(s.i32Globals) +
+    I64_GLOBAL_GAS * BigInt(s.i64Globals)
+  );
+}
+
+/** Gas of compiling a stored module of `bytes` bytes. */
+export function compileGas(bytes: number): bigint {
+  return COMPILE_BYTE_GAS * BigInt(bytes);
+}
 
 /** Gas of copying `bytes` bytes (rounded up to whole words). */
 export function copyGas(bytes: number): bigint {

@@ -330,9 +330,10 @@ function checkElements(s: Reader): number {
   return total;
 }
 
-/** Number of data segments, checked while the data section is read. */
-function checkData(s: Reader): number {
+/** Number of data segments and the bytes they hold, checked while the data section is read. */
+function checkData(s: Reader): { segments: number; bytes: number } {
   const n = s.count();
+  let bytes = 0;
   for (let i = 0; i < n; i++) {
     const mode = s.u32();
     if (mode === 0) readConstExpr(s);
@@ -340,9 +341,14 @@ function checkData(s: Reader): number {
       if (s.u32() !== 0) malformed('data segment for a memory other than 0', s.pos);
       readConstExpr(s);
     } else if (mode !== 1) malformed(`data segment mode ${mode}`, s.pos);
-    s.take(s.u32());
+    bytes += s.take(s.u32()).length;
   }
-  return n;
+  return { segments: n, bytes };
+}
+
+/** Data segments of a raw data section and the bytes they hold. */
+export function dataTotals(raw: Uint8Array): { segments: number; bytes: number } {
+  return checkData(new Reader(raw));
 }
 
 /** Number of data segments in a raw data section. */
