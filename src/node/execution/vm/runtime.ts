@@ -14,7 +14,7 @@ import {
   CALL_GAS,
   CALL_VALUE_GAS,
   compileGas,
-  copyGas,
+  hostCopyGas,
   HOST_BASE_GAS,
   HOST_CALL_SLOTS,
   type InstanceShape,
@@ -288,7 +288,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<
       return f.call.input.length;
     },
     input_copy: (ptr: number) => {
-      charge(HOST_BASE_GAS + copyGas(f.call.input.length));
+      charge(HOST_BASE_GAS + hostCopyGas(f.call.input.length));
       write(ptr, f.call.input);
     },
     storage_read: (keyPtr: number, outPtr: number) => {
@@ -340,7 +340,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<
     },
     call: (addrPtr: number, inputPtr: number, inputLen: number, valuePtr: number, gas: bigint) => {
       const value = u256(valuePtr);
-      charge(CALL_GAS + (value > 0n ? CALL_VALUE_GAS : 0n) + copyGas(inputLen >>> 0));
+      charge(CALL_GAS + (value > 0n ? CALL_VALUE_GAS : 0n) + hostCopyGas(inputLen >>> 0));
       const to = address(addrPtr);
       const input = read(inputPtr, inputLen);
       f.lastReturn = new Uint8Array(0);
@@ -376,7 +376,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<
       return f.lastReturn.length;
     },
     return_data_copy: (ptr: number) => {
-      charge(HOST_BASE_GAS + copyGas(f.lastReturn.length));
+      charge(HOST_BASE_GAS + hostCopyGas(f.lastReturn.length));
       write(ptr, f.lastReturn);
     },
     emit_log: (topicsPtr: number, topicCount: number, dataPtr: number, dataLen: number) => {
@@ -392,7 +392,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<
     set_return: (ptr: number, len: number) => {
       const n = len >>> 0;
       if (n > MAX_RETURN_BYTES) throw new HostTrap(`return data is at most ${MAX_RETURN_BYTES} bytes, got ${n}`);
-      charge(HOST_BASE_GAS + copyGas(n));
+      charge(HOST_BASE_GAS + hostCopyGas(n));
       f.returnData = read(ptr, n);
     },
     revert: (ptr: number, len: number) => {
@@ -407,7 +407,7 @@ function hostFunctions(run: TxRun, f: FrameState, load: ContractLoader): Record<
       write(outPtr, n === 0 ? EMPTY_CODE_HASH : sha3(mem(ptr, n)));
     },
     mldsa_verify: (pkPtr: number, msgPtr: number, msgLen: number, sigPtr: number) => {
-      charge(MLDSA_VERIFY_GAS + copyGas(msgLen >>> 0));
+      charge(MLDSA_VERIFY_GAS + hostCopyGas(msgLen >>> 0));
       const ok = verify(read(pkPtr, PUBLIC_KEY_LEN), read(msgPtr, msgLen), read(sigPtr, SIGNATURE_LEN));
       return ok ? 1 : 0;
     },

@@ -53,12 +53,15 @@ export const MEMORY_PAGE_GAS = 8_192n;
 export const COPY_WORD_GAS = 3n;
 
 /**
- * Host functions (docs/contracts.md, Gas). Crossing from WebAssembly into JavaScript costs about
- * 300 ns where an instruction costs well under 1 ns, so even the cheapest host function is 100 gas
- * (the bench suite vm measures a block's worth of each abusive pattern); state reads are
+ * Host functions (docs/contracts.md, Gas). Crossing from Liftoff-compiled WebAssembly into
+ * JavaScript and back costs up to about 3 µs a call on a loaded two-core machine where an
+ * instruction costs well under 1 ns, so even the cheapest host function is 500 gas (the abuse
+ * table of `npm run bench -- --only vm` measures a block's worth of each pattern); state reads are
  * Ethereum's cold-access prices (EIP-2929), as a read may miss every cache.
  */
-export const HOST_BASE_GAS = 100n;
+export const HOST_BASE_GAS = 500n;
+/** Per 32-byte word a host function copies between the contract's memory and JavaScript (a fresh buffer each time). */
+export const HOST_COPY_WORD_GAS = 24n;
 export const STORAGE_READ_GAS = 2_100n;
 export { STORAGE_WRITE_GAS };
 export const STORAGE_REMOVE_GAS = 5_000n;
@@ -76,12 +79,12 @@ export const CALL_VALUE_GAS = 9_000n;
 export const RECEIPT_BYTE_GAS = 30n;
 export const LOG_JSON_BYTES = 330;
 export const LOG_TOPIC_JSON_BYTES = 69;
-export const LOG_GAS = 10_000n;
+export const LOG_GAS = 20_000n;
 export const LOG_TOPIC_GAS = 2_100n;
 export const LOG_BYTE_GAS = 64n;
-/** Node's SHA3-256 costs about 2.5 µs a call however short the input, and about 6 ns a byte. */
-export const SHA3_GAS = 1_000n;
-export const SHA3_WORD_GAS = 40n;
+/** Node's SHA3-256 costs a few µs a call however short the input, and 6 to 30 ns a byte under load. */
+export const SHA3_GAS = 1_500n;
+export const SHA3_WORD_GAS = 100n;
 export const MLDSA_VERIFY_GAS = DILITHIUM_VERIFY_GAS;
 /** Most topics of one log, bytes of one log's data, bytes of return data or revert reason. */
 export const MAX_LOG_TOPICS = 4;
@@ -114,7 +117,7 @@ export const I64_GLOBAL_GAS = 1_000n;
  * Compiling the stored module, per byte: charged on a code hash's first frame in a transaction
  * (later frames of the same transaction reuse that compilation, whatever the cache holds).
  */
-export const COMPILE_BYTE_GAS = 2n;
+export const COMPILE_BYTE_GAS = 10n;
 
 /** What instantiating a module allocates and initialises (counted from the stored module). */
 export interface InstanceShape {
@@ -148,6 +151,11 @@ export function instantiationGas(s: InstanceShape): bigint {
 /** Gas of compiling a stored module of `bytes` bytes. */
 export function compileGas(bytes: number): bigint {
   return COMPILE_BYTE_GAS * BigInt(bytes);
+}
+
+/** Gas of a host function copying `bytes` bytes in or out of the contract's memory. */
+export function hostCopyGas(bytes: number): bigint {
+  return HOST_COPY_WORD_GAS * BigInt(Math.ceil(bytes / 32));
 }
 
 /** Gas of copying `bytes` bytes (rounded up to whole words). */
