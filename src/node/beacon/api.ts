@@ -24,6 +24,8 @@ export const SYNCING_DISTANCE_SLOTS = 2;
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const SLASHING_STATUSES: readonly SlashingStatus[] = ['pending', 'included', 'superseded'];
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+/** A proposer waits at most a third of a slot for an earlier block still being imported (block_attestations). */
+const IMPORT_WAIT_SLOT_FRACTION = 3;
 
 /** Constant-time bearer-token check. */
 export function tokenMatches(header: string | undefined, token: string): boolean {
@@ -136,6 +138,10 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
+    // A proposer asks this after reading the head and reads the head again after it: waiting here
+    // for a block of an earlier slot still being imported has it build on that block, not on
+    // its parent beside it (bounded, within the validator's request deadline of half a slot).
+    await chain.importsBefore(slot, (chain.genesis.config.slot_seconds * 1000) / IMPORT_WAIT_SLOT_FRACTION);
     const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson), slashings: chain.blockSlashings().map(evidenceToJson) };
     return ok(reply, view);
   });

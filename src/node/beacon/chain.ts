@@ -21,7 +21,7 @@ import { type Block, blockHash, canonicalHeaderBytes, encodeBlock, signedHeaderO
 import { headerOfBlockBytes, signatureOfBlockBytes } from './block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import type { RegistryEntry } from '../../api/execution.js';
+import type { ImportResult, RegistryEntry } from '../../api/execution.js';
 import type { AttestationDataView, DependentRootView } from '../../api/beacon.js';
 import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
@@ -35,7 +35,7 @@ import type { EventHub } from './events.js';
 import { type BeaconHealth, ExecutionLink } from './execution-link.js';
 import { type CheckpointHex, ForkChoice } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';
-import { checkKnownCopy, checkProposal, observeRefused, type ProposalContext, REFUSED_BEFORE_SIGNATURE } from './proposal-checks.js';
+import { type CheckedProposal, checkKnownCopy, checkProposal, observeRefused, type ProposalContext, REFUSED_BEFORE_SIGNATURE } from './proposal-checks.js';
 import { dutiesFromSeed, type DutyView, type RandaoBlock, seedBlock } from './proposer-duties.js';
 import type { SlashingEvidence } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
@@ -50,11 +50,28 @@ export { ATTESTATION_POOL_MAX } from './attestation-pool.js';
 export type { DutyView } from './proposer-duties.js';
 export { type BeaconHealth, UNHEALTHY_AFTER_REJECTIONS } from './execution-link.js';
 
+/** What a proposal's import answers (the API's and gossip's view of it). */
+export interface ProposeResult {
+  block_hash: string;
+  slot: number;
+  index: number;
+  state_root: string;
+  transactions: number;
+  already_known: boolean;
+}
+
+/** A block that passed the beacon's checks, on its way to execution. */
+type CheckedImport = CheckedProposal & { parent: RandaoBlock; ssz: Uint8Array };
+
 /** The beacon node's chain: block import, fork choice, attestations, duties, and the link to execution. */
 export class BeaconChain {
   private readonly records = new Map<string, RandaoBlock>();
   private registry: RegistryEntry[] = [];
   private readonly mutex = new Mutex();
+  /** Blocks whose import is under way, by root, with their slot. */
+  private readonly importing = new Map<string, { slot: number; done: Promise<ProposeResult> }>();
+  /** Execution's newPayload calls, one at a time in arrival order (parents before children), outside `mutex`. */
+  private readonly importLane = new Mutex();
   readonly genesisRoot: string;
   private timer: NodeJS.Timeout | undefined;
   private readonly journal: AttestationJournal;
@@ -317,22 +334,73 @@ export class BeaconChain {
    * Validates a proposal, has execution apply it, and updates fork choice. `ssz` is the block's
    * encoding when it arrived as bytes (API, gossip, range sync): execution is sent and the store
    * keeps those same bytes instead of an encoding made again.
+   *
+   * The checks and the recording run under the chain's lock; execution's newPayload does not
+   * (see `importBlock`). A copy of a block whose import is under way waits for that import, and a
+   * block whose parent is being imported waits for its parent: queued, never refused as unknown.
+   * `onChecked` is called once a new block passed the beacon's checks, before execution has it.
    */
-  propose(block: Block, ssz?: Uint8Array): Promise<{ block_hash: string; slot: number; index: number; state_root: string; transactions: number; already_known: boolean }> {
-    return this.mutex.run(async () => {
-      try {
-        return await this.proposeLocked(block, ssz);
-      } catch (err) {
-        if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
-        if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await observeRefused(this.checks, block);
-        throw err;
-      }
-    });
+  propose(block: Block, ssz?: Uint8Array, onChecked?: () => void): Promise<ProposeResult> {
+    const root = toHex(blockHash(block.header));
+    const inFlight = this.importing.get(root);
+    // Then checked as a copy of the accepted block (or imported again if the first copy failed).
+    if (inFlight) return inFlight.done.catch(() => undefined).then(() => this.propose(block, ssz));
+    const parentImport = this.importing.get(toHex(block.header.parentHash))?.done;
+    const done = (parentImport ? parentImport.catch(() => undefined) : Promise.resolve()).then(() => this.importBlock(block, ssz, root, onChecked));
+    const slotMs = this.genesis.config.slot_seconds * 1000;
+    this.importing.set(root, { slot: Math.floor((block.header.timestampMs - this.genesis.genesis_time * 1000) / slotMs), done });
+    const clear = () => {
+      if (this.importing.get(root)?.done === done) this.importing.delete(root);
+    };
+    done.then(clear, clear);
+    return done;
   }
 
-  private async proposeLocked(block: Block, received: Uint8Array | undefined) {
+  /** Whether the block `root` is being imported now. */
+  isImporting(root: string): boolean {
+    return this.importing.has(root);
+  }
+
+  /**
+   * Waits (at most `maxMs`) for the imports under way of blocks before `slot`. A proposer asks
+   * before it builds: building on the parent of a block still being imported would make a
+   * second block at the same height, with the same (slow) transactions, for every node to import.
+   */
+  async importsBefore(slot: number, maxMs: number): Promise<void> {
+    const pending = [...this.importing.values()].filter((i) => i.slot < slot).map((i) => i.done.catch(() => undefined));
+    if (pending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)));
+    await Promise.race([Promise.all(pending), cap]);
+    clearTimeout(timer);
+  }
+
+  // A slow newPayload (an expensive block: seconds, not milliseconds) used to hold the chain's
+  // lock for as long, and every attestation, block and slot tick queued behind it: votes arrived
+  // late or not at all and finality stopped while the import ran (issue 33). Now the lock is
+  // held for the beacon's checks and for recording; execution's import runs on its own lane,
+  // one block at a time, parents first.
+  private async importBlock(block: Block, received: Uint8Array | undefined, root: string, onChecked?: () => void): Promise<ProposeResult> {
+    try {
+      const checked = await this.mutex.run(() => this.checkLocked(block, received, root));
+      if ('already_known' in checked) return checked;
+      onChecked?.();
+      const result = await this.importLane.run(() => {
+        // Finality may have moved while the block waited for the lane: a branch it ruled out is not executed.
+        this.forkChoice.checkBlock({ root, parentRoot: checked.parent.root, slot: checked.slot });
+        return this.link.newPayload(checked.ssz);
+      });
+      return await this.mutex.run(() => this.recordLocked(block, root, checked, result));
+    } catch (err) {
+      if (err instanceof SvcError) this.metrics.proposalsRejected.inc({ reason: err.code });
+      if (err instanceof BeaconError && REFUSED_BEFORE_SIGNATURE.has(err.code)) await this.mutex.run(() => observeRefused(this.checks, block));
+      throw err;
+    }
+  }
+
+  // The beacon's checks of a new block, or the answer for a copy of a known one.
+  private async checkLocked(block: Block, received: Uint8Array | undefined, root: string): Promise<ProposeResult | CheckedImport> {
     const h = block.header;
-    const root = toHex(blockHash(h));
     const known = this.records.get(root);
     if (known) {
       await checkKnownCopy(this.checks, block, received, known);
@@ -340,12 +408,19 @@ export class BeaconChain {
     }
     const parent = this.records.get(toHex(h.parentHash));
     if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
-    const { slot, proposer, validator, randao, recommits } = await checkProposal(this.checks, block, received, parent);
+    const proposal = await checkProposal(this.checks, block, received, parent);
     // A branch finality ruled out is refused here (FINALIZED_CONFLICT, stale rather than forged):
     // execution has pruned the states it would build on and would refuse it as a fault.
+    this.forkChoice.checkBlock({ root, parentRoot: parent.root, slot: proposal.slot });
+    return { ...proposal, parent, ssz: received ?? encodeBlock(block) };
+  }
+
+  // Records a block execution accepted: fork choice, included votes, storage, head.
+  private async recordLocked(block: Block, root: string, c: CheckedImport, result: ImportResult): Promise<ProposeResult> {
+    const h = block.header;
+    const { slot, validator, parent, ssz, recommits } = c;
+    // Finality may have moved during the import, as before it (see importBlock).
     this.forkChoice.checkBlock({ root, parentRoot: parent.root, slot });
-    const ssz = received ?? encodeBlock(block);
-    const result = await this.link.newPayload(ssz);
     // Only the bridge's receipts are parsed (a compact answer says every receipt's status and
     // kind in binary). Read before the block is recorded: an answer whose receipts cannot be read
     // leaves the beacon as it was.
@@ -360,11 +435,11 @@ export class BeaconChain {
       parent: parent.root,
       slot,
       index: h.index,
-      proposer,
+      proposer: c.proposer,
       proposer_index: validator.index,
       state_root: result.state_root,
       transactions: block.transactions.length,
-      randao: randaoToJson(randao),
+      randao: randaoToJson(c.randao),
       ...(block.attestations.length > 0 ? { included: block.attestations.map((a): [number, number] => [a.validatorIndex, a.data.target.epoch]) } : {}),
     };
     this.forkChoice.onBlock({ root, parentRoot: parent.root, slot });
@@ -379,17 +454,26 @@ export class BeaconChain {
     this.metrics.blocksProposed.inc();
     if (recommits.applied.length > 0) {
       this.metrics.randaoRecommits.inc(recommits.applied.length);
-      this.log.info('RANDAO re-commitments applied', { slot, block_hash: root, validators: recommits.applied.map((c) => c.validatorIndex) });
+      this.log.info('RANDAO re-commitments applied', { slot, block_hash: root, validators: recommits.applied.map((x) => x.validatorIndex) });
     }
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
-    this.events?.publish('new_block', { slot, block_hash: root, proposer, transactions: record.transactions });
+    this.events?.publish('new_block', { slot, block_hash: root, proposer: c.proposer, transactions: record.transactions });
     await this.refreshRegistry();
     await this.link.updateHead();
     return { block_hash: root, slot, index: h.index, state_root: record.state_root, transactions: record.transactions, already_known: false };
   }
 
-  /** Verifies and counts an attestation. */
+  /**
+   * Verifies and counts an attestation. One naming a block whose import is under way (its head
+   * vote or its target) waits for that import instead of being refused as UNKNOWN_BLOCK: the
+   * votes for a slow block are what lets it become the head once it is in.
+   */
   attest(att: Attestation): Promise<{ status: string }> {
+    const waits = [att.data.beaconBlockRoot, att.data.target.root].map((r) => this.importing.get(toHex(r))?.done.catch(() => undefined)).filter((p) => p !== undefined);
+    return waits.length > 0 ? Promise.all(waits).then(() => this.attestNow(att)) : this.attestNow(att);
+  }
+
+  private attestNow(att: Attestation): Promise<{ status: string }> {
     return this.mutex
       .run(async () => {
         const received = await this.attestations.receive(att);

@@ -202,10 +202,22 @@ export class BeaconNetwork {
     } catch {
       return this.verdict(Topics.blocks, 'reject', 'MALFORMED');
     }
-    if (this.chain.record(toHex(blockHash(block.header)))) return this.verdict(Topics.blocks, 'ignore', 'DUPLICATE');
+    const root = toHex(blockHash(block.header));
+    if (this.chain.record(root) || this.chain.isImporting(root)) return this.verdict(Topics.blocks, 'ignore', 'DUPLICATE');
+    // Relayed once the beacon's checks pass (proposer draw, VRF, signature, RANDAO, parent), not
+    // after execution's import: a block that takes seconds to import would otherwise reach each
+    // further node only after every node before it had imported it, and their proposers would
+    // build beside it meanwhile (issue 33). Execution's verdict still decides whether it is kept.
+    let checked!: () => void;
+    const passed = new Promise<'checked'>((resolve) => (checked = () => resolve('checked')));
+    const imported = this.chain.propose(block, data, checked);
     try {
-      const r = await this.chain.propose(block, data);
-      return r.already_known ? this.verdict(Topics.blocks, 'ignore', 'DUPLICATE') : this.verdict(Topics.blocks, 'accept');
+      const first = await Promise.race([passed, imported]);
+      if (first === 'checked') {
+        imported.catch((err: Error) => this.log.warn('gossiped block relayed after the beacon checks, then refused by execution', { block_hash: root, error: err.message }));
+        return this.verdict(Topics.blocks, 'accept');
+      }
+      return first.already_known ? this.verdict(Topics.blocks, 'ignore', 'DUPLICATE') : this.verdict(Topics.blocks, 'accept');
     } catch (err) {
       const f = classifyImportError(err);
       // The sender holds a chain we lack: ask it where its head is, which starts a range sync.

@@ -45,9 +45,10 @@ export interface Harness {
 /**
  * Starts both nodes over a fresh genesis whose genesis_time is `slotsAgo` slots in the past
  * (devnet preset: 2 s slots, 2 slots per epoch); with `tls` the beacon serves HTTPS/WSS (then `bget`
- * and `bpost`, which use fetch, do not trust it). Anything started is released if a later step fails.
+ * and `bpost`, which use fetch, do not trust it); `engineUrl` puts something (a proxy) between the beacon and
+ * execution. Anything started is released if a later step fails.
  */
-export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair; genesis?: Genesis; p2p?: BeaconP2pOptions } = {}): Promise<Harness> {
+export async function startHarness(o: { validators?: number; slotsAgo?: number; tls?: TlsPair; genesis?: Genesis; p2p?: BeaconP2pOptions; engineUrl?: (restUrl: string) => Promise<string> } = {}): Promise<Harness> {
   const genesis = o.genesis ?? harnessGenesis(o);
   const seed = mnemonicToSeed(DEV_MNEMONIC);
   const validators = genesis.validators.map((_, i) => deriveWalletKeys(seed, walletPath(Branch.Validators, i)));
@@ -59,7 +60,7 @@ export async function startHarness(o: { validators?: number; slotsAgo?: number; 
   try {
     exec = await ExecutionNode.start({ genesis, host: '127.0.0.1', restPort: 0, rpcPort: 0, log: silentLogger, verifierThreads: 1 });
     const tokenFile = join(dir, 'validator-token');
-    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: exec.restUrl, tokenFile, log: silentLogger, ...(o.tls ? { tls: o.tls } : {}), ...(o.p2p ? { p2p: o.p2p } : {}) });
+    const beacon = await BeaconNode.start({ genesis, dataDir: join(dir, 'beacon'), host: '127.0.0.1', port: 0, executionUrl: o.engineUrl ? await o.engineUrl(exec.restUrl) : exec.restUrl, tokenFile, log: silentLogger, ...(o.tls ? { tls: o.tls } : {}), ...(o.p2p ? { p2p: o.p2p } : {}) });
     const token = (await readFile(tokenFile, 'utf8')).trim();
     return { genesis, exec, beacon, token, dir, validators, accounts };
   } catch (err) {
