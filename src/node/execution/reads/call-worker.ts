@@ -12,6 +12,8 @@ import { CallFailedError, ContractReader } from '../api/contracts.js';
 import type { NodeRef } from '../state/trie.js';
 import { type AccountEntry, type StateSource, View } from '../state/view.js';
 import { intrinsicGas, runContractTx } from '../vm/executor.js';
+import { ByteCache } from '../../../util/byte-cache.js';
+import { toHex } from '../../../core/codec/bytes.js';
 import { type CallAnswer, type CallJob, READ_DONE, READ_IDLE, type ReadAnswer, type ReadRequest, type WireError } from './protocol.js';
 
 const { flag, readPort } = workerData as { flag: Int32Array; readPort: MessagePort };
@@ -36,18 +38,56 @@ function ask(req: ReadRequest): AccountEntry | Uint8Array | undefined {
   return answer.value;
 }
 
-/** The committed state, read through the main thread. */
-const remote: StateSource = {
-  account: (root: NodeRef, address: string) => ask({ op: 'account', root, address }) as AccountEntry,
-  storage: (address: string, storageRoot: NodeRef, key: Uint8Array) => ask({ op: 'storage', address, storageRoot, key }) as Uint8Array | undefined,
-  code: (codeHash: Uint8Array) => ask({ op: 'code', codeHash }) as Uint8Array | undefined,
-  instrumented: (codeHash: Uint8Array) => ask({ op: 'instrumented', codeHash }) as Uint8Array | undefined,
-};
+/**
+ * Code is content-addressed and never changes under its hash, so this thread keeps what it read
+ * (bounded by bytes): a call that enters the same callee again, or an estimate's next run, does
+ * not make the main thread copy it over again. Absent code is not kept: it may be deployed later.
+ */
+const CALL_THREAD_CODE_BYTES = 32 * 1024 * 1024;
+const codes = new ByteCache<Uint8Array>(CALL_THREAD_CODE_BYTES, (c) => c.byteLength + 64);
+
+/** `read` of code by hash through the thread's cache. */
+function cachedCode(kind: 'code' | 'instrumented', codeHash: Uint8Array): Uint8Array | undefined {
+  const key = `${kind}:${toHex(codeHash)}`;
+  const hit = codes.get(key);
+  if (hit) return hit;
+  const value = ask({ op: kind, codeHash }) as Uint8Array | undefined;
+  if (value) codes.set(key, value);
+  return value;
+}
+
+/**
+ * The committed state at one job's block, read through the main thread. A state root's accounts
+ * and slots never change, so within a job each is asked once: an estimate's runs (up to
+ * ESTIMATE_MAX_RUNS) read the same ones again. Bounded by the job: every read costs gas.
+ */
+function jobSource(): StateSource {
+  const accounts = new Map<string, AccountEntry>();
+  const slots = new Map<string, Uint8Array | undefined>();
+  return {
+    account: (root: NodeRef, address: string) => {
+      const key = `${root.version}:${toHex(root.hash)}:${address}`;
+      let e = accounts.get(key);
+      if (!e) accounts.set(key, (e = ask({ op: 'account', root, address }) as AccountEntry));
+      return e;
+    },
+    storage: (address: string, storageRoot: NodeRef, key: Uint8Array) => {
+      const k = `${address}:${storageRoot.version}:${toHex(storageRoot.hash)}:${toHex(key)}`;
+      if (slots.has(k)) return slots.get(k);
+      const v = ask({ op: 'storage', address, storageRoot, key }) as Uint8Array | undefined;
+      slots.set(k, v);
+      return v;
+    },
+    code: (codeHash: Uint8Array) => cachedCode('code', codeHash),
+    instrumented: (codeHash: Uint8Array) => cachedCode('instrumented', codeHash),
+  };
+}
 
 // The ML-DSA host function verifies in this thread, with the backend the main thread chose.
 await initSignatureBackend(backendFromEnv(), () => undefined);
 
 parentPort!.on('message', (job: CallJob) => {
+  const remote = jobSource();
   const reader = new ContractReader(
     {
       stateView: () => Promise.resolve(new View(remote, job.root)),
