@@ -256,6 +256,13 @@ export class Discovery {
       this.o.log.debug('p2p peer exchange failed', { layer: this.o.layer, peer, error: (err as Error).message });
       return;
     }
+    // A stream that ends without an answer is what a peer shutting down or cut off mid-request
+    // sends too: not provable misbehaviour, so ignored like a timeout (two answers are).
+    if (chunks.length === 0) {
+      this.o.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'no_answer');
+      this.o.log.debug('p2p peer exchange ended without an answer', { layer: this.o.layer, peer });
+      return;
+    }
     let records;
     try {
       if (chunks.length !== 1) throw new PeerExchangeError('malformed', `expected one response chunk, got ${chunks.length}`);
