@@ -14,6 +14,7 @@ import { type SlashingEvidence, SlashingError, decodeEvidence, encodeEvidence, e
 import type { Logger } from '../../util/log.js';
 import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { type GossipVerdict, type P2pHost, type PeerView, type ProtocolLimits, SyncProtocols, type Topic, Topics } from '../p2p/types.js';
+import { singleAnswer } from '../p2p/reqresp.js';
 import type { BeaconChain } from './chain.js';
 import type { BeaconMetrics } from './metrics.js';
 import { MAX_BLOCKS_PER_REQUEST, RANGE_REQUEST_BYTES, SyncProtocolError, serveBlocksByRange } from './sync/blocks-by-range.js';
@@ -357,8 +358,12 @@ export class BeaconNetwork {
     }
     let theirs: StatusMessage;
     try {
-      if (chunks.length !== 1) throw new SyncProtocolError('BAD_STATUS', `expected one status chunk, got ${chunks.length}`);
-      theirs = decodeStatus(chunks[0]!);
+      const answer = singleAnswer(chunks);
+      if (answer === null) {
+        this.log.debug('status request ended without an answer', { peer });
+        return;
+      }
+      theirs = decodeStatus(answer);
     } catch (err) {
       this.metrics.peersRefused.inc({ reason: 'bad_status' });
       this.host.penalise(peer, 'bad_status');

@@ -17,6 +17,7 @@ import { toHex } from '../../core/codec/bytes.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { SeenIds } from '../p2p/gossip.js';
 import type { P2pHost } from '../p2p/types.js';
+import { singleAnswer } from '../p2p/reqresp.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { ExecutionMetrics } from './metrics.js';
 import { admitFromPeer, type PeerTxDeps, type PeerTxOutcome } from './peer-tx.js';
@@ -31,7 +32,6 @@ import {
   MAX_ANNOUNCE_HASHES,
   MAX_FETCH_BYTES,
   MAX_FETCH_HASHES,
-  PoolExchangeError,
   poolLimits,
   PoolProtocols,
 } from './pool-exchange-codec.js';
@@ -197,8 +197,12 @@ export class PoolExchange {
         if (this.peers.get(peer) !== st) return;
         let next;
         try {
-          if (chunks.length !== 1) throw new PoolExchangeError(`hashes answer must be one page, got ${chunks.length} chunks`);
-          next = decodeHashesPage(chunks[0]!, MAX_ANNOUNCE_HASHES);
+          const answer = singleAnswer(chunks);
+          if (answer === null) {
+            log.debug('pool hashes request ended without an answer', { peer });
+            return;
+          }
+          next = decodeHashesPage(answer, MAX_ANNOUNCE_HASHES);
         } catch (err) {
           metrics.poolExchangeHashes.inc({ result: 'malformed' });
           log.debug('pool hashes page malformed', { peer, error: (err as Error).message });

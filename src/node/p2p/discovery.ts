@@ -12,6 +12,7 @@ import type { Bootnode } from './bootnodes.js';
 import type { P2pMetrics } from './metrics.js';
 import { decodePexRequest, decodePexResponse, dialableAddr, encodePexRequest, encodePexResponse, isLoopback, MAX_PEER_RECORDS, PeerExchangeError, peerExchangeLimits } from './peer-exchange.js';
 import { PEER_EXCHANGE_PROTOCOL, type ProtocolLimits } from './types.js';
+import { singleAnswer } from './reqresp.js';
 
 /** Dials under way at once (each costs a hybrid handshake). */
 export const MAX_DIALS_IN_FLIGHT = 8;
@@ -256,17 +257,15 @@ export class Discovery {
       this.o.log.debug('p2p peer exchange failed', { layer: this.o.layer, peer, error: (err as Error).message });
       return;
     }
-    // A stream that ends without an answer is what a peer shutting down or cut off mid-request
-    // sends too: not provable misbehaviour, so ignored like a timeout (two answers are).
-    if (chunks.length === 0) {
-      this.o.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'no_answer');
-      this.o.log.debug('p2p peer exchange ended without an answer', { layer: this.o.layer, peer });
-      return;
-    }
     let records;
     try {
-      if (chunks.length !== 1) throw new PeerExchangeError('malformed', `expected one response chunk, got ${chunks.length}`);
-      records = decodePexResponse(chunks[0]!, this.o.genesisHash).records;
+      const answer = singleAnswer(chunks);
+      if (answer === null) {
+        this.o.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'no_answer');
+        this.o.log.debug('p2p peer exchange ended without an answer', { layer: this.o.layer, peer });
+        return;
+      }
+      records = decodePexResponse(answer, this.o.genesisHash).records;
     } catch (err) {
       const fault = err instanceof PeerExchangeError ? err.fault : 'malformed';
       this.o.metrics.messageRejected(PEER_EXCHANGE_PROTOCOL, fault);

@@ -110,6 +110,16 @@ export async function serveStream(ctx: ReqRespContext, protocol: string, stream:
   }
 }
 
+/**
+ * The answer of a single-answer protocol: its one chunk, or null when the stream ended with none.
+ * An empty answer is what a peer shutting down or cut off mid-request sends too, so callers ignore
+ * it like a timeout; several chunks are provable misbehaviour and throw.
+ */
+export function singleAnswer(chunks: readonly Uint8Array[]): Uint8Array | null {
+  if (chunks.length > 1) throw new FrameError('too_many_chunks', `expected one response chunk, got ${chunks.length}`);
+  return chunks[0] ?? null;
+}
+
 /** Runs one request on an opened stream and collects the response chunks within `limits`. */
 export async function exchange(ctx: ReqRespContext, protocol: string, stream: Stream, peer: string, request: Uint8Array, limits: ProtocolLimits): Promise<Uint8Array[]> {
   const { metrics } = ctx;

@@ -33,6 +33,7 @@ import { type BidFields, bidId, signBid } from '../../../src/core/bridge/types.j
 import { encodeBidSignatureGossip } from '../../../src/node/beacon/bridge-gossip.js';
 import { bridgeReceipt } from './bridge-fixture.js';
 import { beaconHead, beaconMetrics, bget, bpost, buildProposal, execHeight, type Harness, harnessGenesis, okData, proposeBlock, sample, startHarness, stopHarness } from './fixture.js';
+import { metricSum, parseMetrics } from '../../helpers/fuzz.js';
 
 /** Generous multiple of the slot time for anything that should happen within a slot or two. */
 const SLOTS_MARGIN = 15;
@@ -394,6 +395,33 @@ p2p('BID signatures: posted to A they reach B by gossip (held until B registers 
     return (await dropped('MALFORMED')) >= 1 && (await dropped('BRIDGE_BAD_SIGNATURE')) >= 1;
   });
   assert.equal(okData(await bget(b, `/api/v1/bridge/bids/${bid}/signatures`)).signatures.map((x: { signature: string }) => x.signature), [toHex(sign(0).signature), toHex(sign(1).signature)], 'the forged one is not kept');
+});
+
+p2p('a status answer that ends with no chunk is ignored, not penalised; two chunks are penalised', async (ctx) => {
+  const { g, b } = ctxOf(ctx);
+  const bare = await bareHost(ctx, b);
+  const limits = { maxRequestBytes: 1024, maxResponseChunks: 64, maxChunkBytes: 1 << 20, timeoutMs: 10_000 };
+  const count = async (name: string, match: Record<string, string>) => metricSum(parseMetrics(await beaconMetrics(b)), name, match);
+  const badStatus = () => count('service_p2p_peer_penalties_total', { reason: 'bad_status' });
+  const answered = () => count('service_p2p_requests_total', { protocol: SyncProtocols.status, direction: 'outbound', result: 'ok' });
+  const before = await badStatus();
+  const answeredBefore = await answered();
+  const status = encodeStatus({ chainId: chainIdBytes(g.chain_id), genesisHash: b.beacon.chain.genesisRoot, headRoot: b.beacon.chain.genesisRoot, headSlot: 0, finalizedRoot: b.beacon.chain.genesisRoot, finalizedEpoch: 0 });
+  let chunks = 0;
+  let asked = 0;
+  bare.handle(SyncProtocols.status, async function* () {
+    asked++;
+    for (let i = 0; i < chunks; i++) yield status;
+  }, limits);
+  // No chunk: what a peer shutting down or cut off mid-request sends too.
+  await until(g, 'B to ask the bare host its status', async () => asked >= 1 && (await answered()) > answeredBefore);
+  assert.is(await badStatus(), before, 'no penalty for an empty answer');
+  assert.ok(b.beacon.net!.peers().some((p) => p.peer_id === bare.peerId), 'the peer stays connected');
+  // The exchange's one-chunk limit refuses the second chunk before the status is read.
+  const overrun = () => count('service_p2p_peer_penalties_total', { reason: 'resp_too_many_chunks' });
+  const overrunBefore = await overrun();
+  chunks = 2;
+  await until(g, 'B to penalise two status chunks', async () => (await overrun()) > overrunBefore);
 });
 
 p2p.run();

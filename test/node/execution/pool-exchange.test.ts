@@ -251,6 +251,17 @@ S('a peer that never answers only fails its requests; a malformed page penalises
   await waitFor('A\'s poll of the silent peer to time out', async () => metricSum(await metricsOf(a), 'service_p2p_requests_total', { protocol: PoolProtocols.hashes, direction: 'outbound', result: 'timeout' }) > metricSum(before, 'service_p2p_requests_total', { protocol: PoolProtocols.hashes, direction: 'outbound', result: 'timeout' }), EXCHANGE_MS);
   assert.is(await penalties(a), metricSum(before, 'service_p2p_peer_penalties_total'), 'silence is no offence');
 
+  // A stream closed with no page is what a peer shutting down sends too: ignored, not penalised.
+  let emptyAnswers = 0;
+  await testPeer('peer-empty', (peer) => {
+    peer.handle(PoolProtocols.hashes, async function* () {
+      emptyAnswers++;
+    }, LIMITS.hashes);
+  });
+  // Polls of one peer run one after another, so a second request means the first answer was judged.
+  await waitFor('A to poll the empty peer twice', async () => emptyAnswers >= 2, EXCHANGE_MS);
+  assert.is(await penalties(a), metricSum(before, 'service_p2p_peer_penalties_total'), 'an empty answer is no offence');
+
   await testPeer('peer-garbled', (peer) => {
     peer.handle(PoolProtocols.hashes, async function* () {
       yield encodeHashesPage({ next: 0n, more: false, entries: [{ hash: '0x' + 'ee'.repeat(32), size: 0 }] });

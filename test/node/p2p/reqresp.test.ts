@@ -3,8 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { multiaddr } from '@multiformats/multiaddr';
 import { SvcError } from '../../../src/core/errors.js';
-import { encodeFrame } from '../../../src/node/p2p/framing.js';
-import { RequestError } from '../../../src/node/p2p/reqresp.js';
+import { encodeFrame, FrameError } from '../../../src/node/p2p/framing.js';
+import { RequestError, singleAnswer } from '../../../src/node/p2p/reqresp.js';
 import type { ProtocolLimits } from '../../../src/node/p2p/types.js';
 import { addrOf, metricValue, rawNode, until, withHosts, type TestHost } from './fixture.js';
 
@@ -41,6 +41,13 @@ async function expectFault(p: Promise<unknown>, fault: string): Promise<void> {
   }
   assert.unreachable(`expected a ${fault} failure`);
 }
+
+test('a single-answer protocol: no chunk is no answer, one is the answer, two are a fault', () => {
+  assert.is(singleAnswer([]), null);
+  const one = new Uint8Array([1, 2, 3]);
+  assert.is(singleAnswer([one]), one);
+  assert.throws(() => singleAnswer([one, one]), (err: unknown) => err instanceof FrameError && err.fault === 'too_many_chunks');
+});
 
 test('chunks are streamed back in order; an empty response is no chunks', async () => {
   await withHosts(async (start) => {
