@@ -5,7 +5,9 @@
  * 64 validators (one validator process holding them all, the default), at 4 with a process per
  * validator (`--validator-processes per-validator`), at 4 in one process, and at 4 over two
  * producing nodes and a read-only follower talking libp2p (`--nodes 2 --followers 1`). Runs the real CLI in a temporary directory with the default
- * settings (no test shortcuts such as a cheap KDF), reads its NDJSON events, then stops it.
+ * settings (no test shortcuts such as a cheap KDF), reads its NDJSON events, then stops it. The
+ * command is the README's, `npx svc devnet up`, run from the checkout with an empty npm cache (HOME
+ * is the temporary directory), so npx's own start-up is in every figure.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
@@ -14,7 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchResult, formatTable, onNdjson } from './harness.js';
 
-const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+/** The checkout: the README's command runs `npx svc` from there. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * Goals (issue 14): first block within 5 s at any size; first finalised epoch within 15 s at 4
  * validators and 30 s at 64 (60 s otherwise); resident memory under 600 MB at 4 validators in one
@@ -167,8 +170,9 @@ export async function measureDevnet(validators: number, mode: DevnetFigures['mod
   const dir = join(tmp, 'net');
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tmp, SVC_HOME: join(tmp, 'home') };
   const t0 = Date.now();
-  const child = spawn(process.execPath, [RUN_JS, 'devnet', 'up', '--validators', String(validators), '--dir', dir, '--json', '--nodes', String(nodes.nodes), '--followers', String(nodes.followers), ...(mode === 'single-process' ? ['--single-process'] : ['--validator-processes', packing])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const child = spawn('npx', ['svc', 'devnet', 'up', '--validators', String(validators), '--dir', dir, '--json', '--nodes', String(nodes.nodes), '--followers', String(nodes.followers), ...(mode === 'single-process' ? ['--single-process'] : ['--validator-processes', packing])], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  // 'close', not 'exit': npx exits first; svc holds the pipe until it has stopped the devnet.
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   try {
     const times = await new Promise<{ firstBlockS: number; finalizedS: number }>((resolve, reject) => {
       let firstBlockS = 0;
@@ -202,7 +206,8 @@ export async function measureDevnet(validators: number, mode: DevnetFigures['mod
     timeline.sort((a, b) => a.at - b.at);
     return { validators, mode, packing, nodes, ...times, totalMb, rssSumMb, perProcessMb, timeline };
   } finally {
-    child.kill('SIGTERM');
+    // The whole group, as a terminal's Ctrl-C: npx exits on SIGTERM without passing it on to svc.
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
     await exited;
     await rm(tmp, { recursive: true, force: true });
   }
