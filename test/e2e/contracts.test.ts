@@ -17,14 +17,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { JsonRpcProvider } from 'ethers';
+import { createPublicClient, decodeErrorResult, defineChain, http, type Log, type PublicClient, webSocket } from 'viem';
 import { decodeValues, encodeCall, eventTopic, addressTopic } from '../../src/core/codec/calldata.js';
 import { sha3 } from '../../src/core/crypto/hash.js';
 import { parseHex, toHex } from '../../src/core/codec/bytes.js';
 import { verifyProof, type AccountProofWire } from '../../src/core/state/trie.js';
 import { expectCliError, expectJsonOk, REPO_ROOT, runCli, withTempDir } from '../helpers/cli.js';
 import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
-import { feedCanonicalBlocks, rpc, startReplayNode } from '../helpers/replay.js';
+import { feedCanonicalBlocks, postJson, rpc, startReplayNode } from '../helpers/replay.js';
 
 const DEVNET_PASSWORD = 'svc-devnet';
 const RECIPIENT = '0x00000000000000000000000000000000000000bb';
@@ -108,14 +109,29 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       const deployer = deployed.from as string;
       assert.match(token, /^0x[0-9a-f]{40}$/);
 
+      // dApp tooling watches the token before the transfer: a polled event filter (eth_newFilter)
+      // and a WebSocket subscription (eth_subscribe logs) on the JSON-RPC port.
+      const chain = defineChain({ id: net.genesis.network_id, name: 'svc devnet', nativeCurrency: { name: 'SVC', symbol: 'SVC', decimals: 18 }, rpcUrls: { default: { http: [net.rpcUrl] } } });
+      const viem = createPublicClient({ chain, transport: http(net.rpcUrl) }) as PublicClient;
+      const eventFilter = await viem.createEventFilter({ address: token as Hex });
+      const wsViem = createPublicClient({ chain, transport: webSocket(net.rpcUrl.replace(/^http/, 'ws')) });
+      const pushed: Log[] = [];
+      const unwatch = wsViem.watchEvent({ address: token as Hex, onLogs: (l) => pushed.push(...l) });
+
       // Transfer through a contract call.
       const transfer = expectJsonOk(await svc(net, ['contract', 'call', token, 'transfer', RECIPIENT, SENT.toString(), ...from, ...wait]));
       assert.is(transfer.receipt.status, 1, JSON.stringify(transfer.receipt));
       assert.is(transfer.receipt.logs.length, 1, 'one Transfer event');
 
+      // The filter and the subscription both saw the Transfer event.
+      const polled = await viem.getFilterChanges({ filter: eventFilter });
+      assert.ok(polled.some((l) => l.transactionHash === transfer.hash && !l.removed), `eth_getFilterChanges has the transfer's event: ${JSON.stringify(polled, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+      await waitFor('the Transfer event over eth_subscribe', async () => (pushed.some((l) => l.transactionHash === transfer.hash) ? true : undefined), 30_000);
+      unwatch();
+      await wsViem.transport.getRpcClient().then((c) => c.close());
+      assert.is(await viem.uninstallFilter({ filter: eventFilter }), true);
+
       // Read the recipient's balance through eth_call with viem (a raw call: svc's calldata is not Solidity's ABI).
-      const chain = defineChain({ id: net.genesis.network_id, name: 'svc devnet', nativeCurrency: { name: 'SVC', symbol: 'SVC', decimals: 18 }, rpcUrls: { default: { http: [net.rpcUrl] } } });
-      const viem = createPublicClient({ chain, transport: http(net.rpcUrl) }) as PublicClient;
       const read = await viem.call({ to: token as Hex, data: toHex(encodeCall('balanceOf', [{ type: 'address', value: RECIPIENT }])) as Hex });
       assert.equal(decodeValues(parseHex(read.data!, 'return data')), [{ type: 'u256', value: SENT }]);
       const cliRead = expectJsonOk(await svc(net, ['contract', 'read', token, 'balanceOf', deployer]));
@@ -145,6 +161,27 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       const failedReceipt = await viem.getTransactionReceipt({ hash: failedHash as Hex });
       assert.is(failedReceipt.status, 'reverted');
       assert.is(failedReceipt.gasUsed, BigInt(charged![1]!));
+      // Over JSON-RPC the reason is ABI-encoded Error(string), in the receipt and in a reverted
+      // eth_call's error data, so viem's and ethers' decoders name it.
+      const rpcReceipt = await viem.request({ method: 'eth_getTransactionReceipt', params: [failedHash as Hex] });
+      const receiptReason = (rpcReceipt as unknown as { revertReason?: Hex }).revertReason;
+      assert.ok(receiptReason, 'the reverted receipt carries revert data');
+      assert.equal(decodeErrorResult({ abi: [], data: receiptReason }).args, ['insufficient balance']);
+      const overCall = { from: deployer, to: token, data: toHex(encodeCall('transfer', [{ type: 'address', value: RECIPIENT }, { type: 'u256', value: SUPPLY * 10n }])) };
+      const reverted = (await postJson(net.rpcUrl, { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [overCall, 'latest'] })) as { error?: { code: number; message: string; data?: Hex } };
+      assert.is(reverted.error?.code, 3, JSON.stringify(reverted));
+      assert.equal(decodeErrorResult({ abi: [], data: reverted.error!.data! }).args, ['insufficient balance']);
+      const ethers = new JsonRpcProvider(net.rpcUrl, undefined, { staticNetwork: true, polling: false });
+      try {
+        const refused = await ethers.call(overCall).then(
+          () => undefined,
+          (err: { reason?: string | null }) => err,
+        );
+        assert.ok(refused, 'ethers refuses the reverting call');
+        assert.is(refused!.reason, 'insufficient balance', 'ethers decodes the reason');
+      } finally {
+        ethers.destroy();
+      }
       const after = await viem.call({ to: token as Hex, data: toHex(encodeCall('balanceOf', [{ type: 'address', value: RECIPIENT }])) as Hex });
       assert.equal(decodeValues(parseHex(after.data!, 'return data')), [{ type: 'u256', value: SENT }], 'the reverted call changed nothing');
 
@@ -180,6 +217,10 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       assert.is(proofDoc.stateRoot, finalized.state_root);
       assert.is(BigInt(proofDoc.storageProof[0]!.value), SENT, 'the proven slot holds the transferred amount');
       assert.ok(verifyProof(root, proofDoc), 'the proof verifies against the finalised state root');
+      // eth_getProof's answer verifies as it is: 32-byte storage values (EIP-1186), no re-padding.
+      const rpcProof = (await viem.request({ method: 'eth_getProof', params: [token as Hex, [slot as Hex], `0x${finalized.number.toString(16)}` as Hex] })) as unknown as AccountProofWire;
+      assert.match(rpcProof.storageProof[0]!.value, /^0x[0-9a-f]{64}$/);
+      assert.ok(verifyProof(root, { ...rpcProof, stateRoot: finalized.state_root }), 'the JSON-RPC proof verifies against the finalised state root');
       // Tampered: another value, another node byte, another root.
       const tamperedValue = structuredClone(proofDoc);
       tamperedValue.storageProof[0]!.value = '0x' + (SENT + 1n).toString(16).padStart(64, '0');

@@ -9,8 +9,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { JsonRpcProvider } from 'ethers';
-import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { JsonRpcProvider, WebSocketProvider } from 'ethers';
+import { createPublicClient, defineChain, http, InvalidParamsRpcError, type PublicClient, webSocket } from 'viem';
+import { parseHex } from '../../src/core/codec/bytes.js';
+import { type AccountProofWire, verifyProof } from '../../src/core/state/trie.js';
 import { expectJsonOk, runCli } from '../helpers/cli.js';
 import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
 
@@ -121,6 +123,89 @@ test('state reads at the head and at past blocks, also behind finality', async (
   // A devnet keeps every state (--history full): past blocks stay readable behind finality.
   assert.is(await viem.getBalance({ address: TO, blockNumber: block - 1n }), 0n, 'the balance before the transfer, behind finality');
   assert.is(await viem.getTransactionCount({ address: from, blockNumber: 0n }), 0, 'genesis state, behind finality');
+});
+
+test('dApp tooling: block filters, WebSocket subscriptions (viem and ethers), EIP-1559 fee reads, strict parameters, proofs as they are', async ({ ctx }) => {
+  const { net, viem, block } = ctx;
+  // A polled block filter sees the next block.
+  const filter = await viem.createBlockFilter();
+  const start = await viem.getBlockNumber();
+  await net.waitHead('a block after the filter', (h) => h.index > Number(start), 20 * net.slotMs + 30_000);
+  let hashes: readonly string[] = [];
+  await waitFor('the block filter to report a block', async () => ((hashes = await viem.getFilterChanges({ filter })).length > 0 ? true : undefined), 20 * net.slotMs + 30_000);
+  assert.match(hashes[0]!, /^0x[0-9a-f]{64}$/);
+  assert.is(await viem.uninstallFilter({ filter }), true);
+
+  // viem's webSocket transport and ethers' WebSocketProvider, unmodified, on the JSON-RPC port.
+  const wsUrl = net.rpcUrl.replace(/^http/, 'ws');
+  const wsViem = createPublicClient({ transport: webSocket(wsUrl) });
+  try {
+    assert.ok((await wsViem.getBlockNumber()) >= block);
+    const head = await new Promise<bigint>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no newHeads over viem webSocket')), 20 * net.slotMs + 30_000);
+      const unwatch = wsViem.watchBlockNumber({
+        emitOnBegin: false,
+        onBlockNumber: (n) => {
+          clearTimeout(timer);
+          unwatch();
+          resolve(n);
+        },
+        onError: reject,
+      });
+    });
+    assert.ok(head > block);
+  } finally {
+    await wsViem.transport.getRpcClient().then((c) => c.close());
+  }
+  const ethersWs = new WebSocketProvider(wsUrl);
+  try {
+    assert.ok((await ethersWs.getBlockNumber()) >= Number(block));
+    const n = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no block event over ethers WebSocketProvider')), 20 * net.slotMs + 30_000);
+      void ethersWs.once('block', (b: number) => {
+        clearTimeout(timer);
+        resolve(b);
+      });
+    });
+    assert.ok(n > Number(block));
+  } finally {
+    await ethersWs.destroy();
+  }
+
+  // EIP-1559 reads: the base fee is the chain's minimum gas price and the tip needed is zero.
+  const floor = BigInt(net.genesis.config.min_gas_price);
+  assert.is((await viem.getBlock()).baseFeePerGas, floor);
+  const fees = await viem.estimateFeesPerGas();
+  assert.ok(fees.maxFeePerGas >= floor, `maxFeePerGas ${fees.maxFeePerGas} covers the floor ${floor}`);
+  assert.is(fees.maxPriorityFeePerGas, 0n);
+  const ethers = new JsonRpcProvider(net.rpcUrl, undefined, { polling: false });
+  try {
+    const data = await ethers.getFeeData();
+    assert.is(data.gasPrice, floor);
+    assert.ok(data.maxFeePerGas !== null && data.maxFeePerGas >= floor);
+  } finally {
+    ethers.destroy();
+  }
+
+  // Strict parameter counts, as geth: viem surfaces -32602 as InvalidParamsRpcError.
+  const request = viem.request as unknown as (a: { method: string; params?: unknown[] }) => Promise<unknown>;
+  const refused = await request({ method: 'eth_getBalance', params: [TO, 'latest', 'extra'] }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  assert.instance(refused, InvalidParamsRpcError);
+  const refusedBlockNumber = await request({ method: 'eth_blockNumber', params: ['x'] }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  assert.instance(refusedBlockNumber, InvalidParamsRpcError);
+
+  // eth_getProof verifies as it is answered, at genesis too (a devnet keeps every state).
+  for (const at of [0n, block]) {
+    const proof = (await request({ method: 'eth_getProof', params: [TO, [`0x${'00'.repeat(32)}`], `0x${at.toString(16)}`] })) as AccountProofWire;
+    const header = await viem.getBlock({ blockNumber: at });
+    assert.ok(verifyProof(parseHex(header.stateRoot, 'stateRoot', 32), proof), `the proof at block ${at} verifies against its state root`);
+  }
 });
 
 test.run();

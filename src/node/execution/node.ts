@@ -145,8 +145,12 @@ export class ExecutionNode {
     }).catch(failed);
     release.push(() => verifier.close());
     let admission: Admission | undefined;
+    let started: ExecutionNode | undefined;
     const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), new ChainStore(stateDb), verifier, log, {
-      canonicalChanged: (change) => admission && ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log),
+      canonicalChanged: (change) => {
+        if (admission) ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log);
+        started?.canonicalChanged(change);
+      },
       blockRejected: (code, message) => {
         metrics.blocksRejected.inc({ reason: code });
         log.warn('block rejected', { code, error: message });
@@ -186,10 +190,11 @@ export class ExecutionNode {
     const rest = createServer(log, ENGINE_BODY_LIMIT);
     const rpc = createServer(log);
     const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, dbs, journal, rest, rpc, log);
+    started = node;
     const submitRatePerIp = opts.submitRatePerIp ?? 200;
     registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
     registerEngineRoutes(rest, node, opts.engineJwtSecret);
-    registerRpcMethods(rpc, node, submitRatePerIp);
+    registerRpcMethods(rpc, node, submitRatePerIp, log);
     metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats(), contract_modules: moduleCacheStats() }), () => verifier.keyCacheStats());
     node.refreshGauges();
     try {
@@ -250,6 +255,24 @@ export class ExecutionNode {
     metrics.chainHeight.set(chain.head().index);
     metrics.accounts.set(chain.accountCount());
     metrics.mempoolSize.set(pool.size);
+  }
+
+  private readonly canonicalListeners: Array<(change: CanonicalChange) => void> = [];
+
+  /** Calls `listener` after each committed canonical change, after the pool has followed it (the RPC's filters and subscriptions). */
+  onCanonical(listener: (change: CanonicalChange) => void): void {
+    this.canonicalListeners.push(listener);
+  }
+
+  private canonicalChanged(change: CanonicalChange): void {
+    for (const l of this.canonicalListeners) {
+      // The change is committed: a listener's failure is logged, never turned into an import error.
+      try {
+        l(change);
+      } catch (err) {
+        this.log.warn('canonical-change listener failed', { error: (err as Error).message });
+      }
+    }
   }
 
   /** Sets gauges that do not change with events (start-up). */

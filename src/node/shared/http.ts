@@ -148,3 +148,15 @@ export function okSsz(reply: FastifyReply, bytes: Uint8Array, status = 200): Fas
 export function ok<T>(reply: FastifyReply, data: T, status = 200): FastifyReply {
   return reply.status(status).send({ success: true, data });
 }
+
+/**
+ * Answers a refused WebSocket upgrade with an HTTP status and the error envelope, then destroys
+ * the socket (also after 5 s, so a peer that never reads cannot hold it open).
+ */
+export function refuseUpgrade(socket: import('node:stream').Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify(errorBody(code, message));
+  socket.on('error', () => socket.destroy());
+  socket.once('finish', () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), 5_000).unref();
+}

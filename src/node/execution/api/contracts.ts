@@ -54,9 +54,14 @@ export const ESTIMATE_GAS_BUDGET_CAPS = 4n;
 /** The binary search stops once the range is within this fraction of its upper end (geth's 1.5%). */
 export const ESTIMATE_TOLERANCE = { num: 15n, den: 1_000n } as const;
 
-/** The revert reason of a failed run, from its error (`revert: <reason>`). */
+/** The reason of a run's error when it reverted (`revert: <reason>`), else undefined (out of gas, a trap, no error). */
+export function revertText(error: string | undefined): string | undefined {
+  return error?.startsWith(REVERT_PREFIX) ? error.slice(REVERT_PREFIX.length) : undefined;
+}
+
+/** The revert reason of a failed run, from its error (`revert: <reason>`), else the error itself. */
 export function revertReason(r: ContractTxResult): string {
-  return r.error?.startsWith(REVERT_PREFIX) ? r.error.slice(REVERT_PREFIX.length) : (r.error ?? '');
+  return revertText(r.error) ?? r.error ?? '';
 }
 
 /** The block a read-only call runs in: its state and its context. */

@@ -7,6 +7,7 @@ import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { sha3 } from '../../../core/crypto/hash.js';
 import type { TxJson, ValueTxJson } from '../../../core/types/transaction-json.js';
 import { logsBloom } from '../logs.js';
+import { revertText } from './contracts.js';
 
 /** A number as an Ethereum quantity. */
 export const qty = (n: bigint | number): string => '0x' + BigInt(n).toString(16);
@@ -61,8 +62,34 @@ export function rpcTx(json: TxJson, chainId: number, at: { hash: string; number:
   };
 }
 
-/** A log in eth_getLogs' and receipts' shape. */
-export function rpcLog(l: LogJson) {
+/** Selector of Solidity's `Error(string)`: the first 4 bytes of keccak256("Error(string)"). */
+export const ERROR_STRING_SELECTOR = '0x08c379a0';
+
+/**
+ * A revert reason as EVM clients carry it: ABI-encoded `Error(string)` (selector, the offset 0x20,
+ * the UTF-8 length, the bytes right-padded to 32), which viem and ethers decode into a reason.
+ */
+export function abiErrorString(reason: string | Uint8Array): string {
+  const bytes = typeof reason === 'string' ? new TextEncoder().encode(reason) : reason;
+  const padded = new Uint8Array(Math.ceil(bytes.length / 32) * 32);
+  padded.set(bytes);
+  const word = (n: number) => n.toString(16).padStart(64, '0');
+  return ERROR_STRING_SELECTOR + word(32) + word(bytes.length) + toHex(padded).slice(2);
+}
+
+/** The ABI-encoded reason of a failed receipt's error when it reverted, else undefined (out of gas, a trap: no revert data). */
+export function receiptRevertData(error: string | undefined): string | undefined {
+  const reason = revertText(error);
+  return reason === undefined ? undefined : abiErrorString(reason);
+}
+
+function revertField(error: string | undefined): { revertReason?: string } {
+  const data = receiptRevertData(error);
+  return data === undefined ? {} : { revertReason: data };
+}
+
+/** A log in eth_getLogs' and receipts' shape (`removed`: it left the canonical chain, as a filter reports it). */
+export function rpcLog(l: LogJson, removed = false) {
   return {
     address: l.address,
     topics: l.topics,
@@ -72,11 +99,14 @@ export function rpcLog(l: LogJson) {
     transactionHash: l.transactionHash,
     transactionIndex: qty(l.transactionIndex),
     logIndex: qty(l.logIndex),
-    removed: false,
+    removed,
   };
 }
 
-/** A receipt with its logs, their bloom and the deployed contract's address. */
+/**
+ * A receipt with its logs, their bloom and the deployed contract's address. A reverted one carries
+ * `revertReason` ABI-encoded as `Error(string)`, as EVM clients do (svc's REST keeps the raw text).
+ */
 export function rpcReceipt(r: Receipt) {
   return {
     transactionHash: r.transactionHash,
@@ -89,10 +119,10 @@ export function rpcReceipt(r: Receipt) {
     gasUsed: qty(r.gasUsed),
     effectiveGasPrice: qty(BigInt(r.effectiveGasPrice)),
     contractAddress: r.contractAddress ?? null,
-    logs: (r.logs ?? []).map(rpcLog),
+    logs: (r.logs ?? []).map((l) => rpcLog(l)),
     logsBloom: toHex(logsBloom(r.logs ?? [])),
     status: qty(r.status),
     type: '0x0',
-    ...(r.error === undefined ? {} : { revertReason: r.error }),
+    ...revertField(r.error),
   };
 }

@@ -186,11 +186,23 @@ export interface RpcContext {
   limitSender(sender: string): void;
 }
 
-/** What methods reach beyond the node: contract state and the log index. */
+/** The installed polled filters, as the filter methods use them (rpc-filters.ts). */
+export interface FilterStore {
+  install(kind: 'block' | 'pending' | 'logs', raw?: unknown, criteria?: RpcLogFilter): string;
+  changes(id: string): unknown[];
+  logQuery(id: string): unknown;
+  uninstall(id: string): boolean;
+}
+
+/** What methods reach beyond the node: contract state, the log index and the installed filters. */
 export interface RpcEnv {
   reader: import('./contracts.js').ContractReader;
   logs: import('../logs.js').LogIndex;
+  filters: FilterStore;
 }
+
+/** Most parameters a method takes. */
+export type Arity = number;
 
 /** One JSON-RPC method. */
 export type Method = (params: Params, node: ExecutionNode, ctx: RpcContext, env: RpcEnv) => unknown;

@@ -14,6 +14,7 @@ import {
   blockSelector,
   callRequest,
   logFilter,
+  type Arity,
   type Method,
   param,
   quantity,
@@ -34,6 +35,11 @@ const selector = (allowHash = true) => (v: unknown) => blockSelector(v, allowHas
 const isHead = (sel: BlockSelector) => 'tag' in sel && (sel.tag === 'latest' || sel.tag === 'pending');
 
 /** The height a range bound names (a number past the head stays as it is: the range is clamped later). */
+/** A storage value as a 32-byte 0x word. */
+function word32(value: string): string {
+  return '0x' + BigInt(value).toString(16).padStart(64, '0');
+}
+
 async function boundHeight(node: ExecutionNode, sel: BlockSelector): Promise<number> {
   if ('number' in sel) return sel.number;
   return (await resolveSelector(node, sel)).index;
@@ -65,7 +71,7 @@ function rewardsAt(txs: Array<{ price: bigint; gas: number }>, floor: bigint, ps
   });
 }
 
-export const STATE_METHODS: Record<string, Method> = {
+export const STATE_METHODS = {
   eth_getBalance: async (p, n, _c, env) => {
     const a = param(p, 0, address, 'address')!;
     const sel = param(p, 1, selector(), 'block', true) ?? { tag: 'latest' };
@@ -113,7 +119,9 @@ export const STATE_METHODS: Record<string, Method> = {
       codeHash: proof.codeHash,
       nonce: qty(proof.nonce),
       storageHash: proof.storageHash,
-      storageProof: proof.storageProof.map((s) => ({ key: s.key, value: qty(BigInt(s.value)), proof: s.proof })),
+      // 32-byte values (EIP-1186 as verifyProof in core/state/trie.ts checks them): a quantity
+      // would drop leading zeros, and the proof then no longer verifies against its leaf.
+      storageProof: proof.storageProof.map((s) => ({ key: s.key, value: word32(s.value), proof: s.proof })),
       stateRoot: proof.stateRoot,
       blockHash: block.hash,
       blockNumber: qty(block.index),
@@ -147,7 +155,7 @@ export const STATE_METHODS: Record<string, Method> = {
       const to = Math.min(requested, n.chain.head().index);
       logs = from > to ? [] : await env.logs.query({ fromBlock: from, toBlock: to, addresses: f.addresses, topics: f.topics });
     }
-    return logs.map(rpcLog);
+    return logs.map((l) => rpcLog(l));
   },
   eth_feeHistory: async (p, n) => {
     const count = Number(param(p, 0, quantity(32), 'block count')!);
@@ -178,4 +186,18 @@ export const STATE_METHODS: Record<string, Method> = {
   },
   // The execution node has no sync phase of its own: the beacon node drives it block by block.
   eth_syncing: () => false,
+} satisfies Record<string, Method>;
+
+/** Most parameters of each state method (rpc.ts refuses more, as geth does). */
+export const STATE_ARITY: { readonly [K in keyof typeof STATE_METHODS]: Arity } = {
+  eth_getBalance: 2,
+  eth_getTransactionCount: 2,
+  eth_getCode: 2,
+  eth_getStorageAt: 3,
+  eth_getProof: 3,
+  eth_call: 2,
+  eth_estimateGas: 2,
+  eth_getLogs: 1,
+  eth_feeHistory: 3,
+  eth_syncing: 0,
 };

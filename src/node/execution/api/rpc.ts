@@ -19,8 +19,14 @@ import { RateLimiter } from './rate-limit.js';
 import { LogIndex, logsBloom } from '../logs.js';
 import { CallFailedError, chainBackend, ContractReader } from './contracts.js';
 import { qty, rpcReceipt, rpcTx } from './rpc-format.js';
+import type { Arity } from './rpc-params.js';
 import { address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
-import { STATE_METHODS } from './rpc-state.js';
+import { STATE_ARITY, STATE_METHODS } from './rpc-state.js';
+import { RpcFeed } from './rpc-feed.js';
+import { filterMethods, RpcFilters } from './rpc-filters.js';
+import { RpcSockets } from './rpc-ws.js';
+import { abiErrorString } from './rpc-format.js';
+import type { Logger } from '../../../util/log.js';
 
 export { RpcCode, RpcError } from './rpc-params.js';
 export type { RpcContext } from './rpc-params.js';
@@ -44,11 +50,21 @@ async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecor
 
 // Without full transactions only the record, the header and the hash list are read.
 async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, full: boolean) {
+  return { ...(await rpcHeader(node, logs, r, full)), size: qty(r.size) };
+}
+
+/**
+ * A block's header fields (eth_subscribe newHeads sends these alone) and its transactions.
+ * `baseFeePerGas` is the genesis minimum gas price: svc has no fee market, every transaction pays
+ * at least that floor (to the proposer, nothing is burned), so EIP-1559 tooling that reads it as
+ * the base fee estimates a fee the chain accepts (docs/execution.md, "Fees").
+ */
+async function rpcHeader(node: ExecutionNode, logs: LogIndex, r: BlockRecord, full: boolean | undefined) {
   const at = { hash: r.hash, number: r.index };
   const block = full ? await node.chain.blocks.block(r.hash) : undefined;
   const header = block ? block.header : (await node.chain.blocks.header(r.hash))?.header;
   const chainId = node.chain.genesis.network_id;
-  const txs = block ? block.transactions.map((t, i) => rpcTx(txToJson(t), chainId, at, i)) : await node.chain.blocks.txHashes(r.hash);
+  const txs = full === undefined ? [] : block ? block.transactions.map((t, i) => rpcTx(txToJson(t), chainId, at, i)) : await node.chain.blocks.txHashes(r.hash);
   return {
     number: qty(r.index),
     hash: r.hash,
@@ -60,7 +76,7 @@ async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, ful
     receiptsRoot: ZERO_HASH,
     gasUsed: qty(r.gas_used),
     gasLimit: qty(node.chain.genesis.config.max_gas_per_block),
-    baseFeePerGas: null,
+    baseFeePerGas: qty(BigInt(node.chain.genesis.config.min_gas_price)),
     difficulty: '0x0',
     totalDifficulty: '0x0',
     nonce: '0x0000000000000000',
@@ -69,8 +85,7 @@ async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, ful
     uncles: [],
     logsBloom: toHex(logsBloom(await logsOfBlock(node, logs, r))),
     extraData: '0x',
-    size: qty(r.size),
-    transactions: txs,
+    ...(full === undefined ? {} : { transactions: txs }),
   };
 }
 
@@ -99,12 +114,15 @@ async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: T
   return (await node.submit(tx, 'rpc', { ...(envelope ? { envelope } : {}), limitSender: (sender) => ctx.limitSender(sender) })).hash;
 }
 
-const METHODS: Record<string, Method> = {
+const METHODS = {
   web3_clientVersion: () => `svc/${process.env.npm_package_version ?? '0.1.0'}/node-${process.version}`,
   net_version: (_p, n) => String(n.chain.genesis.network_id),
   eth_chainId: (_p, n) => qty(n.chain.genesis.network_id),
   eth_blockNumber: (_p, n) => qty(n.chain.head().index),
   eth_gasPrice: (_p, n) => qty(BigInt(n.chain.genesis.config.min_gas_price)),
+  // No fee market: the floor is the base fee (rpcHeader), and a transaction at the floor is
+  // included while blocks have room, so the tip needed is zero.
+  eth_maxPriorityFeePerGas: () => '0x0',
   svc_getNonce: (p, n) => {
     const a = param(p, 0, address, 'address')!;
     const acc = n.account(a);
@@ -147,9 +165,45 @@ const METHODS: Record<string, Method> = {
     return out;
   },
   ...STATE_METHODS,
+  ...filterMethods(STATE_METHODS.eth_getLogs),
+  // Over WebSocket (rpc-ws.ts) these are answered before this table is reached.
   eth_subscribe: () => {
-    throw new RpcError(RpcCode.MethodNotFound, 'eth_subscribe is not available on the execution layer: subscribe to the beacon event stream at ws://<beacon-host>:8080/ws instead');
+    throw new RpcError(RpcCode.MethodNotFound, 'eth_subscribe needs a WebSocket connection to this port (ws://<host>:8545/); the beacon\'s own event stream is ws://<beacon-host>:8080/ws');
   },
+  eth_unsubscribe: () => {
+    throw new RpcError(RpcCode.MethodNotFound, 'eth_unsubscribe needs a WebSocket connection to this port (ws://<host>:8545/)');
+  },
+} satisfies Record<string, Method>;
+
+/**
+ * Most parameters each method takes: more is -32602 "too many arguments, want at most N", as geth
+ * answers (missing required ones are refused by each parameter's own parser, naming it).
+ */
+const ARITY: { readonly [K in keyof typeof METHODS]: Arity } = {
+  web3_clientVersion: 0,
+  net_version: 0,
+  eth_chainId: 0,
+  eth_blockNumber: 0,
+  eth_gasPrice: 0,
+  eth_maxPriorityFeePerGas: 0,
+  svc_getNonce: 1,
+  eth_getBlockByNumber: 2,
+  eth_getBlockByHash: 2,
+  eth_getTransactionByHash: 1,
+  eth_getTransactionReceipt: 1,
+  eth_sendRawTransaction: 1,
+  svc_sendTransaction: 1,
+  txpool_status: 0,
+  txpool_content: 0,
+  ...STATE_ARITY,
+  eth_newBlockFilter: 0,
+  eth_newPendingTransactionFilter: 1,
+  eth_newFilter: 1,
+  eth_getFilterChanges: 1,
+  eth_getFilterLogs: 1,
+  eth_uninstallFilter: 1,
+  eth_subscribe: 2,
+  eth_unsubscribe: 1,
 };
 
 interface RpcRequest {
@@ -163,6 +217,11 @@ function errorResponse(id: unknown, code: number, message: string, data?: unknow
   return { jsonrpc: '2.0' as const, id: id ?? null, error: { code, message, ...(data === undefined ? {} : { data }) } };
 }
 
+/** The revert data of a reverted call: its reason (the VM's return data on a revert) ABI-encoded as Error(string). */
+function revertData(err: CallFailedError): string {
+  return abiErrorString(err.result.returnData);
+}
+
 /** Handles one request object; returns undefined for notifications (no id). */
 export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
   if (typeof req !== 'object' || req === null || Array.isArray(req)) return errorResponse(null, RpcCode.InvalidRequest, 'invalid request: expected an object');
@@ -173,15 +232,19 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
     return errorResponse(validId ? id : null, RpcCode.InvalidRequest, 'invalid request: need jsonrpc "2.0", a string method and a string or number id');
   }
   if (r.params !== undefined && !Array.isArray(r.params)) return errorResponse(id, RpcCode.InvalidParams, 'params must be an array');
-  const method = Object.hasOwn(METHODS, r.method) ? METHODS[r.method] : undefined;
+  const name = r.method as keyof typeof METHODS;
+  const method: Method | undefined = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
   if (!method) return errorResponse(id, RpcCode.MethodNotFound, `the method ${r.method} does not exist/is not available`);
+  const params = (r.params as Params | undefined) ?? [];
+  if (params.length > ARITY[name]) return errorResponse(id, RpcCode.InvalidParams, `too many arguments, want at most ${ARITY[name]}`);
   try {
-    const result = await method((r.params as Params | undefined) ?? [], node, ctx, env);
+    const result = await method(params, node, ctx, env);
     return id === undefined ? undefined : { jsonrpc: '2.0', id, result };
   } catch (err) {
     if (err instanceof RpcError) return errorResponse(id, err.code, err.message, err.data);
-    // Ethereum nodes answer a reverted call with code 3 and the revert data; tooling decodes both.
-    if (err instanceof CallFailedError && err.reverted) return errorResponse(id, RpcCode.Reverted, err.message, toHex(err.result.returnData));
+    // Ethereum nodes answer a reverted call with code 3 and the revert data ABI-encoded as
+    // Error(string), which viem and ethers decode into the reason.
+    if (err instanceof CallFailedError && err.reverted) return errorResponse(id, RpcCode.Reverted, err.message, revertData(err));
     if (err instanceof TxError || err instanceof PoolError || err instanceof MalformedError || err instanceof SvcError) {
       // A call refused or ended by the call threads' limits is the server's answer (as geth's "execution aborted (timeout)"), not an internal fault.
       return errorResponse(id, err.status >= 500 && !(err instanceof CallLimitError) ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
@@ -190,16 +253,37 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
   }
 }
 
-/** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
-export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
-  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), logs: new LogIndex(node.chain.store) };
+/**
+ * Registers POST / on the RPC server, and JSON-RPC over WebSocket on upgrades to / (rpc-ws.ts).
+ * Bodies are parsed here so a parse error is -32700, not HTTP 400. The filters and subscriptions
+ * follow the node's canonical changes and admissions through one RpcFeed.
+ */
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number, log: Logger): void {
+  const logs = new LogIndex(node.chain.store);
+  const feed = new RpcFeed((r) => logs.ofStoredBlock(r, false, () => node.chain.blocks.receipts(r.hash)), log);
+  node.onCanonical((change) => feed.canonical(change));
+  node.admission.onAdmitted((tx) => feed.pending(tx.hash));
+  const filters = new RpcFilters(feed);
+  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), logs, filters };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
+  const context = (ip: string): RpcContext => ({ client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) });
+  const sockets = RpcSockets.attach(app.server, {
+    handle: (req, ctx) => handleRpc(req, node, env, ctx),
+    context,
+    header: (r) => rpcHeader(node, logs, r, undefined),
+    feed,
+    log,
+    maxBatch: MAX_BATCH,
+  });
+  app.addHook('onClose', async () => {
+    filters.close();
+    await sockets.close();
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
   app.post('/', async (req, reply) => {
-    const ip = clientIp(req);
-    const ctx: RpcContext = { client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) };
+    const ctx = context(clientIp(req));
     let parsed: unknown;
     try {
       parsed = JSON.parse(String(req.body ?? ''));

@@ -32,7 +32,10 @@ test('a receipt lists its logs in Ethereum form and its contract address', () =>
   assert.is.not(r.logsBloom, '0x' + '00'.repeat(256));
   const failed = rpcReceipt({ transactionHash: log.transactionHash, transactionIndex: 0, blockHash: log.blockHash, blockNumber: 4, from: log.address, to: log.address, kind: 'contract_call', status: 0, gasUsed: 1, cumulativeGasUsed: 1, effectiveGasPrice: '1', fee: '1', contractAddress: null, logs: [], error: 'revert: no' });
   assert.is(failed.status, '0x0');
-  assert.is(failed.revertReason, 'revert: no');
+  // Error(string) ABI: selector, offset 0x20, length 2, "no" right-padded to a word.
+  assert.is(failed.revertReason, '0x08c379a0' + '20'.padStart(64, '0') + '2'.padStart(64, '0') + '6e6f'.padEnd(64, '0'));
+  const trapped = rpcReceipt({ transactionHash: log.transactionHash, transactionIndex: 0, blockHash: log.blockHash, blockNumber: 4, from: log.address, to: log.address, kind: 'contract_call', status: 0, gasUsed: 1, cumulativeGasUsed: 1, effectiveGasPrice: '1', fee: '1', contractAddress: null, logs: [], error: 'out of gas' });
+  assert.is(trapped.revertReason, undefined, 'no revert data when the run did not revert');
 });
 
 test.run();
