@@ -16,16 +16,16 @@ import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { PriorityGate } from '../../util/priority-gate.js';
-import { Admission, type SubmitOptions, type TxSource } from './admission.js';
+import { Admission, type SubmitOptions, type TxSource } from './txpool/admission.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
-import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
+import { POOL_JOURNAL_FILE, PoolJournal } from './txpool/journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
 import { moduleCacheStats } from './vm/executor.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
-import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool/pool.js';
 import { SignatureVerifier } from './verifier.js';
 import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
 import { CallPool } from './reads/call-pool.js';
@@ -52,7 +52,7 @@ export interface ExecutionNodeOptions {
   log: Logger;
   verifierThreads?: number;
   poolCapacity?: number;
-  /** Queue bounds (txpool.ts PoolOptions); defaults DEFAULT_POOL_OPTIONS. */
+  /** Queue bounds (txpool/pool.ts PoolOptions); defaults DEFAULT_POOL_OPTIONS. */
   poolQueue?: Partial<Pick<PoolOptions, 'accountQueue' | 'globalQueue'>>;
   /** Transaction submissions per second per client IP (0 = unlimited). */
   submitRatePerIp?: number;

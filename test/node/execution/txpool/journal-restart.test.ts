@@ -10,15 +10,15 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { toHex } from '../../../src/core/codec/bytes.js';
-import { initSignatureBackend } from '../../../src/core/crypto/mldsa.js';
-import { genesisHash } from '../../../src/core/genesis/genesis.js';
-import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
-import { encodeBlock } from '../../../src/core/types/block.js';
-import { decodeEnvelopeList, decodeTx, encodeEnvelopeList, encodeTx, type StandardTx } from '../../../src/core/types/transaction.js';
-import { POOL_JOURNAL_FILE } from '../../../src/node/execution/journal.js';
-import { devnet, expectOk, fixtureGenesis, GENESIS_TIME, genesisBranch, hashOf, http, makeBlock, type ParentRef, refOf, transfer, withTempDir } from './fixture.js';
-import { limited, mempool, type Proc, startProc, stopClean } from './process.js';
+import { toHex } from '../../../../src/core/codec/bytes.js';
+import { initSignatureBackend } from '../../../../src/core/crypto/mldsa.js';
+import { genesisHash } from '../../../../src/core/genesis/genesis.js';
+import { genesisStateRoot } from '../../../../src/core/state/genesis-root.js';
+import { encodeBlock } from '../../../../src/core/types/block.js';
+import { decodeEnvelopeList, decodeTx, encodeEnvelopeList, encodeTx, type StandardTx } from '../../../../src/core/types/transaction.js';
+import { POOL_JOURNAL_FILE } from '../../../../src/node/execution/txpool/journal.js';
+import { devnet, expectOk, fixtureGenesis, GENESIS_TIME, genesisBranch, hashOf, http, makeBlock, type ParentRef, refOf, transfer, withTempDir } from '../fixture.js';
+import { limited, mempool, type Proc, startProc, stopClean } from '../process.js';
 
 const SENDERS = 40;
 /** Nonces per sender before the kill: 4,000 transfers of 5.3 KB, over 20 MB of journal. */

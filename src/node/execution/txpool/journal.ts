@@ -15,11 +15,11 @@
  * (journal-legacy.ts).
  */
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
-import { SvcError } from '../../core/errors.js';
-import { syncDir } from '../../util/fs.js';
-import { GroupCommit } from '../../util/group-commit.js';
-import type { Logger } from '../../util/log.js';
-import { type BatchOp, type ChainStore, type WriteBatch } from '../shared/store.js';
+import { SvcError } from '../../../core/errors.js';
+import { syncDir } from '../../../util/fs.js';
+import { GroupCommit } from '../../../util/group-commit.js';
+import type { Logger } from '../../../util/log.js';
+import { type BatchOp, type ChainStore, type WriteBatch } from '../../shared/store.js';
 import { COMPACT_MIN_BYTES, type Compacted, compactionDue, type LiveEntry, swapInCompacted, writeCompacted } from './journal-compaction.js';
 import { addRecordBytes, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
 import { upgradeLegacyKeys } from './journal-legacy.js';

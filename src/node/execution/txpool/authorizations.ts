@@ -3,8 +3,8 @@
  * transaction for an account is valid only when signed by one of them. Kept beside the
  * account state: the state root does not commit to them yet.
  */
-import { Keys } from './store.js';
-import { type WriteBatch } from '../shared/store.js';
+import { Keys } from '../store.js';
+import { type WriteBatch } from '../../shared/store.js';
 
 /** Authorisation changes of one block, in order (1 = add, -1 = remove): enough to undo them. */
 export type AuthChanges = Array<[op: 1 | -1, account: string, ecdsa: string]>;

@@ -2,13 +2,13 @@
  * The ingress of a transaction a peer sent, by gossip or the pool exchange: the full admission
  * pipeline, and the verdict that says whether the peer is to blame for a refusal.
  */
-import { toHex } from '../../core/codec/bytes.js';
-import { sha3 } from '../../core/crypto/hash.js';
-import { MalformedError, SvcError, TxError, type TxErrorName } from '../../core/errors.js';
-import { decodeTxViews, type Transaction } from '../../core/types/transaction.js';
-import type { Logger } from '../../util/log.js';
-import type { PriorityGate } from '../../util/priority-gate.js';
-import type { GossipVerdict } from '../p2p/types.js';
+import { toHex } from '../../../core/codec/bytes.js';
+import { sha3 } from '../../../core/crypto/hash.js';
+import { MalformedError, SvcError, TxError, type TxErrorName } from '../../../core/errors.js';
+import { decodeTxViews, type Transaction } from '../../../core/types/transaction.js';
+import type { Logger } from '../../../util/log.js';
+import type { PriorityGate } from '../../../util/priority-gate.js';
+import type { GossipVerdict } from '../../p2p/types.js';
 import type { Admission } from './admission.js';
 
 /** What admitting a peer's transaction needs from the node. */

@@ -5,11 +5,11 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { toHex } from '../../../src/core/codec/bytes.js';
-import { GWEI } from '../../../src/core/constants.js';
-import { txFromJson, txToJson } from '../../../src/core/types/transaction-json.js';
-import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { flipByte } from '../../helpers/assert.js';
+import { toHex } from '../../../../src/core/codec/bytes.js';
+import { GWEI } from '../../../../src/core/constants.js';
+import { txFromJson, txToJson } from '../../../../src/core/types/transaction-json.js';
+import type { ExecutionNode } from '../../../../src/node/execution/node.js';
+import { flipByte } from '../../../helpers/assert.js';
 import {
   account,
   devnet,
@@ -27,7 +27,7 @@ import {
   submit,
   submitOk,
   transfer,
-} from './fixture.js';
+} from '../fixture.js';
 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;

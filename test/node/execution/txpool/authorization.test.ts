@@ -5,11 +5,11 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
-import { TX_BASE_GAS } from '../../../src/core/constants.js';
-import { type Transaction, encodeTx, signAuthorizationTx, signEcdsaAuthorizedTx, txHash } from '../../../src/core/types/transaction.js';
-import { txFromJson } from '../../../src/core/types/transaction-json.js';
-import type { ExecutionNode } from '../../../src/node/execution/node.js';
+import { parseHex, toHex } from '../../../../src/core/codec/bytes.js';
+import { TX_BASE_GAS } from '../../../../src/core/constants.js';
+import { type Transaction, encodeTx, signAuthorizationTx, signEcdsaAuthorizedTx, txHash } from '../../../../src/core/types/transaction.js';
+import { txFromJson } from '../../../../src/core/types/transaction-json.js';
+import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import {
   CHAIN_ID,
   MIN_GAS_PRICE,
@@ -26,7 +26,7 @@ import {
   post,
   startNode,
   transfer,
-} from './fixture.js';
+} from '../fixture.js';
 
 const { keys } = devnet();
 const owner = keys.accounts[1]!;

@@ -2,23 +2,23 @@
  * The transaction admission pipeline (spec order, first failure rejects, spec messages), shared
  * by every ingress path: REST, JSON-RPC, the faucet and P2P gossip.
  */
-import { SvcError, TxError } from '../../core/errors.js';
-import { isRecommit, recommitProblem, RecommitError } from '../../core/consensus/recommit.js';
-import { validateDeploy } from './vm/executor.js';
-import { isBridgeAddress } from '../../core/bridge/gas.js';
-import { toHex, toBase64 } from '../../core/codec/bytes.js';
-import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
-import type { Logger } from '../../util/log.js';
-import type { ExecutionChain } from './chain.js';
+import { SvcError, TxError } from '../../../core/errors.js';
+import { isRecommit, recommitProblem, RecommitError } from '../../../core/consensus/recommit.js';
+import { validateDeploy } from '../vm/executor.js';
+import { isBridgeAddress } from '../../../core/bridge/gas.js';
+import { toHex, toBase64 } from '../../../core/codec/bytes.js';
+import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../../core/types/transaction.js';
+import type { Logger } from '../../../util/log.js';
+import type { ExecutionChain } from '../chain.js';
 import type { JournalEntry, PoolJournal } from './journal.js';
-import { type ExecutionMetrics, MALFORMED_SUBMISSION } from './metrics.js';
-import { RateLimitError } from './api/rate-limit.js';
-import type { BatchOp, WriteBatch } from '../shared/store.js';
-import { PoolError, type PoolEntry, TxPool } from './txpool.js';
-import { type PoolStatus } from '../../api/execution.js';
-import type { SignatureVerifier, VerifyResult } from './verifier.js';
-import type { StateView } from './state/types.js';
-import type { MempoolEntryJson } from '../../api/execution.js';
+import { type ExecutionMetrics, MALFORMED_SUBMISSION } from '../metrics.js';
+import { RateLimitError } from '../api/rate-limit.js';
+import type { BatchOp, WriteBatch } from '../../shared/store.js';
+import { PoolError, type PoolEntry, TxPool } from './pool.js';
+import { type PoolStatus } from '../../../api/execution.js';
+import type { SignatureVerifier, VerifyResult } from '../verifier.js';
+import type { StateView } from '../state/types.js';
+import type { MempoolEntryJson } from '../../../api/execution.js';
 
 /** Where a transaction came from (for logs and metrics); `journal` is the start-up replay, `pool` a peer's pool (the pool exchange). */
 export type TxSource = 'rest' | 'rpc' | 'faucet' | 'p2p' | 'pool' | 'reorg' | 'journal';

@@ -9,20 +9,20 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClassicLevel } from 'classic-level';
 import { join } from 'node:path';
-import { encodeTx, type StandardTx } from '../../../src/core/types/transaction.js';
-import { toHex } from '../../../src/core/codec/bytes.js';
-import { sha3 } from '../../../src/core/crypto/hash.js';
+import { encodeTx, type StandardTx } from '../../../../src/core/types/transaction.js';
+import { toHex } from '../../../../src/core/codec/bytes.js';
+import { sha3 } from '../../../../src/core/crypto/hash.js';
 import { appendFile } from 'node:fs/promises';
-import { readJournalFile } from '../../../src/node/execution/journal.js';
-import { encodeJournalValue } from '../../../src/node/execution/journal-legacy.js';
-import { encodeAdd } from '../../../src/node/execution/journal-file.js';
-import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { type Admitted, SubmitRefusal } from '../../../src/node/execution/admission.js';
-import type { SvcError } from '../../../src/core/errors.js';
+import { readJournalFile } from '../../../../src/node/execution/txpool/journal.js';
+import { encodeJournalValue } from '../../../../src/node/execution/txpool/journal-legacy.js';
+import { encodeAdd } from '../../../../src/node/execution/txpool/journal-file.js';
+import type { ExecutionNode } from '../../../../src/node/execution/node.js';
+import { type Admitted, SubmitRefusal } from '../../../../src/node/execution/txpool/admission.js';
+import type { SvcError } from '../../../../src/core/errors.js';
 import type { FileHandle } from 'node:fs/promises';
-import { flipByte } from '../../helpers/assert.js';
-import { Keys } from '../../../src/node/execution/store.js';
-import { createLogger } from '../../../src/util/log.js';
+import { flipByte } from '../../../helpers/assert.js';
+import { Keys } from '../../../../src/node/execution/store.js';
+import { createLogger } from '../../../../src/util/log.js';
 import {
   devnet,
   expectEnvelope,
@@ -40,7 +40,7 @@ import {
   submitOk,
   transfer,
   withTempDir,
-} from './fixture.js';
+} from '../fixture.js';
 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;

@@ -6,8 +6,8 @@
  * each step runs; this module writes, completes and renames the files.
  */
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
-import { syncDir } from '../../util/fs.js';
-import type { Logger } from '../../util/log.js';
+import { syncDir } from '../../../util/fs.js';
+import type { Logger } from '../../../util/log.js';
 import { encodeAdd, JOURNAL_MAGIC } from './journal-file.js';
 
 /** The file is compacted once it is this large and its dead records outweigh its live ones by COMPACT_DEAD_RATIO. */

@@ -11,15 +11,15 @@ import * as assert from 'uvu/assert';
 import { MemoryLevel } from 'memory-level';
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { toHex } from '../../../src/core/codec/bytes.js';
-import { MAX_TX_BYTES } from '../../../src/core/constants.js';
-import { sha3 } from '../../../src/core/crypto/hash.js';
-import { type JournalEntry, PoolJournal, readJournalFile } from '../../../src/node/execution/journal.js';
-import { encodeAdd, encodeRemove, JOURNAL_MAGIC } from '../../../src/node/execution/journal-file.js';
-import { ChainStore, type Db } from '../../../src/node/shared/store.js';
-import { silentLogger } from '../../../src/util/log.js';
-import { Rng } from '../../helpers/fuzz.js';
-import { withTempDir } from './fixture.js';
+import { toHex } from '../../../../src/core/codec/bytes.js';
+import { MAX_TX_BYTES } from '../../../../src/core/constants.js';
+import { sha3 } from '../../../../src/core/crypto/hash.js';
+import { type JournalEntry, PoolJournal, readJournalFile } from '../../../../src/node/execution/txpool/journal.js';
+import { encodeAdd, encodeRemove, JOURNAL_MAGIC } from '../../../../src/node/execution/txpool/journal-file.js';
+import { ChainStore, type Db } from '../../../../src/node/shared/store.js';
+import { silentLogger } from '../../../../src/util/log.js';
+import { Rng } from '../../../helpers/fuzz.js';
+import { withTempDir } from '../fixture.js';
 
 const MIB = 1 << 20;
 /** Journal lengths of the rounds: one past 20 MB, the others random. */

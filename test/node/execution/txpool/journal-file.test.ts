@@ -11,16 +11,16 @@ import * as assert from 'uvu/assert';
 import { MemoryLevel } from 'memory-level';
 import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sha3 } from '../../../src/core/crypto/hash.js';
-import { toHex } from '../../../src/core/codec/bytes.js';
-import { SvcError } from '../../../src/core/errors.js';
-import { type JournalEntry, PoolJournal, readJournalFile } from '../../../src/node/execution/journal.js';
-import { encodeJournalValue } from '../../../src/node/execution/journal-legacy.js';
-import { addRecordBytes, encodeAdd, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, MAX_REMOVALS_PER_RECORD } from '../../../src/node/execution/journal-file.js';
-import { Keys } from '../../../src/node/execution/store.js';
-import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
-import { createLogger } from '../../../src/util/log.js';
-import { withTempDir } from './fixture.js';
+import { sha3 } from '../../../../src/core/crypto/hash.js';
+import { toHex } from '../../../../src/core/codec/bytes.js';
+import { SvcError } from '../../../../src/core/errors.js';
+import { type JournalEntry, PoolJournal, readJournalFile } from '../../../../src/node/execution/txpool/journal.js';
+import { encodeJournalValue } from '../../../../src/node/execution/txpool/journal-legacy.js';
+import { addRecordBytes, encodeAdd, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, MAX_REMOVALS_PER_RECORD } from '../../../../src/node/execution/txpool/journal-file.js';
+import { Keys } from '../../../../src/node/execution/store.js';
+import { ChainStore, type Db, WriteBatch } from '../../../../src/node/shared/store.js';
+import { createLogger } from '../../../../src/util/log.js';
+import { withTempDir } from '../fixture.js';
 
 /** A journal entry with `size` bytes of envelope derived from `i` (its hash is the envelope's SHA3, as admission's is). */
 function entry(i: number, size = 5300): JournalEntry {

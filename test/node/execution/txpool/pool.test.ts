@@ -4,9 +4,9 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { StandardTx } from '../../../src/core/types/transaction.js';
-import { DEFAULT_POOL_OPTIONS, PoolError, type PoolEntry, TxPool } from '../../../src/node/execution/txpool.js';
-import { expectError } from '../../helpers/assert.js';
+import type { StandardTx } from '../../../../src/core/types/transaction.js';
+import { DEFAULT_POOL_OPTIONS, PoolError, type PoolEntry, TxPool } from '../../../../src/node/execution/txpool/pool.js';
+import { expectError } from '../../../helpers/assert.js';
 
 const A = '0x' + 'aa'.repeat(20);
 const B = '0x' + 'bb'.repeat(20);

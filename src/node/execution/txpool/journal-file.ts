@@ -20,10 +20,10 @@
  * records after it are still found) is skipped and reported.
  */
 import { type FileHandle } from 'node:fs/promises';
-import { MAX_TX_BYTES } from '../../core/constants.js';
-import { toHex } from '../../core/codec/bytes.js';
-import { sha3 } from '../../core/crypto/hash.js';
-import { crc32c } from '../../util/crc32c.js';
+import { MAX_TX_BYTES } from '../../../core/constants.js';
+import { toHex } from '../../../core/codec/bytes.js';
+import { sha3 } from '../../../core/crypto/hash.js';
+import { crc32c } from '../../../util/crc32c.js';
 
 /** First bytes of a journal file: the format and its version. */
 export const JOURNAL_MAGIC = Buffer.from('SVCPJNL1', 'latin1');

@@ -3,11 +3,11 @@
  * price, a capacity with eviction of the cheapest tail, and the validator's build order.
  * Pure data structure: admission rules and state reads live in admission.ts.
  */
-import { SvcError } from '../../core/errors.js';
-import type { Transaction } from '../../core/types/transaction.js';
-import { TX_BASE_GAS } from '../../core/constants.js';
-import { Heap, IndexedHeap } from '../../util/heap.js';
-import type { PoolStatus } from '../../api/execution.js';
+import { SvcError } from '../../../core/errors.js';
+import type { Transaction } from '../../../core/types/transaction.js';
+import { TX_BASE_GAS } from '../../../core/constants.js';
+import { Heap, IndexedHeap } from '../../../util/heap.js';
+import type { PoolStatus } from '../../../api/execution.js';
 
 /** A pooled transaction with the fields the pool orders by. */
 export interface PoolEntry {
