@@ -17,6 +17,7 @@ import { txToJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './txpool/admission.js';
+import { maintainPool } from './txpool/maintain.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
 import { POOL_JOURNAL_FILE, PoolJournal } from './txpool/journal.js';
@@ -146,7 +147,11 @@ export class ExecutionNode {
     release.push(() => verifier.close());
     let admission: Admission | undefined;
     const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), new ChainStore(stateDb), verifier, log, {
-      canonicalChanged: (change) => admission && ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log),
+      canonicalChanged: (change) => {
+        if (!admission) return;
+        maintainPool(change, admission, log);
+        ExecutionNode.recordCanonicalChange(change, chain, admission, metrics);
+      },
       blockRejected: (code, message) => {
         metrics.blocksRejected.inc({ reason: code });
         log.warn('block rejected', { code, error: message });
@@ -223,33 +228,17 @@ export class ExecutionNode {
     return node;
   }
 
-  private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
-    const pool = admission.pool;
-    const senders = new Set<string>();
-    for (const { record: r, txHashes, senders: from, slashed } of change.applied) {
-      admission.forget(txHashes);
-      for (const s of from) senders.add(s);
+  /** The chain and pool metrics a canonical change moves (the pool itself: txpool/maintain.ts). */
+  private static recordCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics): void {
+    for (const { record: r, txHashes, slashed } of change.applied) {
       metrics.txProcessed.inc(txHashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
       metrics.validatorsSlashed.inc(slashed);
     }
-    for (const s of senders) admission.dropStale(s);
-    // Reverted senders' nonces went back: their pooled transactions' queued counts change.
-    for (const r of change.reverted) for (const s of r.senders) pool.touch(s);
-    // Only a reorg re-pools: an import's notification (its answer waits for it) builds no set of its hashes.
-    if (change.reverted.length > 0) {
-      const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
-      for (const r of change.reverted) {
-        r.transactions.forEach((tx, i) => {
-          if (reapplied.has(r.txHashes[i]!)) return;
-          admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
-        });
-      }
-    }
     metrics.chainHeight.set(chain.head().index);
     metrics.accounts.set(chain.accountCount());
-    metrics.mempoolSize.set(pool.size);
+    metrics.mempoolSize.set(admission.pool.size);
   }
 
   /** Sets gauges that do not change with events (start-up). */
