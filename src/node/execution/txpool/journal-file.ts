@@ -25,6 +25,13 @@ import { toHex } from '../../../core/codec/bytes.js';
 import { sha3 } from '../../../core/crypto/hash.js';
 import { crc32c } from '../../../util/crc32c.js';
 
+/** A journaled transaction as read back on start (from an add record, or a legacy key). */
+export interface JournalEntry {
+  hash: string;
+  envelope: Uint8Array;
+  receivedAt: number;
+}
+
 /** First bytes of a journal file: the format and its version. */
 export const JOURNAL_MAGIC = Buffer.from('SVCPJNL1', 'latin1');
 

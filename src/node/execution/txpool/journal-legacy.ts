@@ -8,8 +8,7 @@ import { toHex } from '../../../core/codec/bytes.js';
 import { sha3 } from '../../../core/crypto/hash.js';
 import type { Logger } from '../../../util/log.js';
 import { type BatchOp, type ChainStore } from '../../shared/store.js';
-import { isRecordableHash } from './journal-file.js';
-import type { JournalEntry } from './journal.js';
+import { isRecordableHash, type JournalEntry } from './journal-file.js';
 import { Keys } from '../store.js';
 
 /** Bytes before the envelope in a legacy `p:` value: the admission time, u64 little-endian Unix ms. */

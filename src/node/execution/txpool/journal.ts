@@ -21,8 +21,11 @@ import { GroupCommit } from '../../../util/group-commit.js';
 import type { Logger } from '../../../util/log.js';
 import { type BatchOp, type ChainStore, type WriteBatch } from '../../shared/store.js';
 import { COMPACT_MIN_BYTES, type Compacted, compactionDue, type LiveEntry, swapInCompacted, writeCompacted } from './journal-compaction.js';
-import { addRecordBytes, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type ScanResult, scanRecords } from './journal-file.js';
+import { addRecordBytes, encodeAddInto, encodeRemove, isRecordableHash, JOURNAL_MAGIC, type JournalEntry, type ScanResult, scanRecords } from './journal-file.js';
 import { upgradeLegacyKeys } from './journal-legacy.js';
+
+// Defined beside the record format, which journal-legacy.ts shares without importing this module.
+export type { JournalEntry } from './journal-file.js';
 
 /** The journal's file name in the execution data directory (beside `chain/`). */
 export const POOL_JOURNAL_FILE = 'pool.journal';
@@ -30,13 +33,6 @@ export const POOL_JOURNAL_FILE = 'pool.journal';
 const LAZY_FLUSH_MS = 1000;
 /** Largest write buffer the writer keeps for the next write; a larger write gets a buffer of its own. */
 const KEPT_WRITE_BUFFER_BYTES = 8 << 20;
-
-/** A journaled transaction as read back on start. */
-export interface JournalEntry {
-  hash: string;
-  envelope: Uint8Array;
-  receivedAt: number;
-}
 
 /** The journal could not be written; the submission was not kept. */
 export class JournalError extends SvcError {
