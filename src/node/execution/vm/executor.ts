@@ -9,7 +9,7 @@ import { ContractModuleError } from './errors.js';
 import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
 import { type CompiledContract, compileContract, type ContractLoader, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
 import { callIntrinsicGas } from '../../../core/types/transaction.js';
-import { prepareModule } from './validate.js';
+import { prepareModule } from './prepare.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };
 

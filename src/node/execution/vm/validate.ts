@@ -4,8 +4,7 @@
  * ContractModuleError whose code names the rule.
  */
 import { checkValType, type DecodedBody, decodeBody } from './code.js';
-import { type ContractErrorCode, ContractModuleError, InstrumentationError } from './errors.js';
-import { instrument } from './instrument.js';
+import { type ContractErrorCode, ContractModuleError } from './errors.js';
 import {
   MAX_CODE_BYTES,
   MAX_DATA_SEGMENTS,
@@ -143,27 +142,6 @@ export function validateModule(code: Uint8Array): ValidatedModule {
     throw new ContractModuleError('CONTRACT_MODULE_MALFORMED', `malformed module: ${detail}`);
   }
   return { module: m, bodies };
-}
-
-/** A module that deployment accepts: its decoded form and the stored (metered) form. */
-export interface PreparedModule {
-  module: WasmModule;
-  stored: Uint8Array;
-}
-
-/**
- * Everything deployment checks, in the order it does: the static rules, then the rewrite. A module
- * the rewrite cannot handle is refused like any other bad module (deterministic on every node,
- * never a failed block import). `svc contract build` runs this same function on its output.
- */
-export function prepareModule(code: Uint8Array): PreparedModule {
-  const validated = validateModule(code);
-  try {
-    return { module: validated.module, stored: instrument(validated) };
-  } catch (err) {
-    if (err instanceof InstrumentationError) throw new ContractModuleError('CONTRACT_UNSUPPORTED_FEATURE', `the VM cannot meter this module: ${err.message}`);
-    throw err;
-  }
 }
 
 /** What a transaction can run in a module: callable methods (sorted) and whether `init` is exported. */

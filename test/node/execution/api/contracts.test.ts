@@ -5,7 +5,7 @@ import { type ContractBackend, ContractReader, ESTIMATE_GAS_BUDGET_CAPS, ESTIMAT
 import type { BlockRecord } from '../../../../src/node/execution/blocks.js';
 import { intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
 import { compileContract } from '../../../../src/node/execution/vm/runtime.js';
-import { prepareModule } from '../../../../src/node/execution/vm/validate.js';
+import { prepareModule } from '../../../../src/node/execution/vm/prepare.js';
 import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 
