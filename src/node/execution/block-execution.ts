@@ -17,7 +17,7 @@ import type { Registry, RegistryChanges } from './registry.js';
 import type { StateView } from './state/types.js';
 import type { View } from './state/view.js';
 import type { ConsensusAccounting, IncludedVote } from './rewards.js';
-import { runContractTx } from './vm/executor.js';
+import { runContractTx } from '../../vm/index.js';
 import { type BridgeDocs, type BridgeExecution, bridgeKind } from './bridge.js';
 
 /** The refusal of a block for one of its transactions. */

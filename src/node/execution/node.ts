@@ -23,7 +23,7 @@ import { Faucet } from './faucet.js';
 import { POOL_JOURNAL_FILE, PoolJournal } from './txpool/journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
-import { moduleCacheStats } from './vm/executor.js';
+import { moduleCacheStats } from '../../vm/index.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool/pool.js';

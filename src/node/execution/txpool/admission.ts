@@ -4,7 +4,7 @@
  */
 import { SvcError, TxError } from '../../../core/errors.js';
 import { isRecommit, recommitProblem, RecommitError } from '../../../core/consensus/recommit.js';
-import { validateDeploy } from '../vm/executor.js';
+import { validateDeploy } from '../../../vm/index.js';
 import { isBridgeAddress } from '../../../core/bridge/gas.js';
 import { toHex, toBase64 } from '../../../core/codec/bytes.js';
 import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../../core/types/transaction.js';

@@ -1,16 +1,16 @@
 /** Static refusals at deployment and the stored (instrumented) form. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { u64LE } from '../../../../src/core/codec/bytes.js';
-import { ContractModuleError } from '../../../../src/node/execution/vm/errors.js';
-import { type ContractTxContext, intrinsicGas, runContractTx, validateDeploy } from '../../../../src/node/execution/vm/executor.js';
-import { DEPTH_EXPORT, GAS_EXPORT, instrument, START_EXPORT } from '../../../../src/node/execution/vm/instrument.js';
-import { MAX_CODE_BYTES, MAX_MEMORY_PAGES } from '../../../../src/node/execution/vm/schedule.js';
-import { HOST_SIGNATURES, validateModule } from '../../../../src/node/execution/vm/validate.js';
-import { encodeModule, parseModule } from '../../../../src/node/execution/vm/wasm.js';
-import { expectError } from '../../../helpers/assert.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+import { u64LE } from '../../src/core/codec/bytes.js';
+import { ContractModuleError } from '../../src/vm/errors.js';
+import { type ContractTxContext, intrinsicGas, runContractTx, validateDeploy } from '../../src/vm/executor.js';
+import { DEPTH_EXPORT, GAS_EXPORT, instrument, START_EXPORT } from '../../src/vm/instrument.js';
+import { MAX_CODE_BYTES, MAX_MEMORY_PAGES } from '../../src/vm/schedule.js';
+import { HOST_SIGNATURES, validateModule } from '../../src/vm/validate.js';
+import { encodeModule, parseModule } from '../../src/vm/wasm.js';
+import { expectError } from '../helpers/assert.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../helpers/wat.js';
 import { COUNTER } from './contracts.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);

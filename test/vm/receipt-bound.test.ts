@@ -1,11 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { toHex } from '../../../../src/core/codec/bytes.js';
-import { type ContractTxResult, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { LOG_JSON_BYTES, LOG_TOPIC_JSON_BYTES, MAX_REVERT_REASON_BYTES, RECEIPT_BYTE_GAS } from '../../../../src/node/execution/vm/schedule.js';
-import { reasonText } from '../../../../src/node/execution/vm/runtime.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+import { toHex } from '../../src/core/codec/bytes.js';
+import { type ContractTxResult, runContractTx } from '../../src/vm/executor.js';
+import { LOG_JSON_BYTES, LOG_TOPIC_JSON_BYTES, MAX_REVERT_REASON_BYTES, RECEIPT_BYTE_GAS } from '../../src/vm/schedule.js';
+import { reasonText } from '../../src/vm/runtime.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../helpers/wat.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);
 const BLOCK_GAS = 30_000_000n;

@@ -1,5 +1,5 @@
 /** WebAssembly-text test contracts for the VM tests (not a test file itself). */
-import { HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+import { HOST_IMPORTS, wat } from '../helpers/wat.js';
 
 /** WAT string literal of raw bytes. */
 export function watBytes(bytes: Uint8Array): string {

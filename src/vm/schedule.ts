@@ -3,7 +3,7 @@
  * spec fixes deployment, storage-write and ML-DSA figures; the rest follows Ethereum's relative
  * prices so that one gas is roughly one cheap WebAssembly instruction.
  */
-import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, DILITHIUM_VERIFY_GAS, STORAGE_WRITE_GAS, TX_BASE_GAS } from '../../../core/constants.js';
+import { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, DILITHIUM_VERIFY_GAS, STORAGE_WRITE_GAS, TX_BASE_GAS } from '../core/constants.js';
 
 export { DEPLOY_BASE_GAS, DEPLOY_BYTE_GAS, TX_BASE_GAS };
 
@@ -33,7 +33,7 @@ export const MAX_NESTING = 1_024;
  * JavaScript frames between the two modules. Measured on Node 20 (V8 11, Liftoff frames, the
  * larger tier): a frame takes about 48 bytes plus 8 per local or stack value, so 32,768 slots is
  * about 256 KiB of a ~984 KiB stack, and the injected limit always trips before V8's
- * (test/node/execution/vm/depth.test.ts recurses with small and large frames and across contracts).
+ * (test/vm/depth.test.ts recurses with small and large frames and across contracts).
  */
 export const STACK_BUDGET_SLOTS = 32_768;
 export const FRAME_BASE_SLOTS = 8;

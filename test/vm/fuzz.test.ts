@@ -5,13 +5,13 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ContractModuleError } from '../../../../src/node/execution/vm/errors.js';
-import { runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { instrument } from '../../../../src/node/execution/vm/instrument.js';
-import { validateModule } from '../../../../src/node/execution/vm/validate.js';
-import { Rng } from '../../../helpers/fuzz.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData } from '../../../helpers/wat.js';
+import { ContractModuleError } from '../../src/vm/errors.js';
+import { runContractTx } from '../../src/vm/executor.js';
+import { instrument } from '../../src/vm/instrument.js';
+import { validateModule } from '../../src/vm/validate.js';
+import { Rng } from '../helpers/fuzz.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData } from '../helpers/wat.js';
 import { CALLER, COUNTER, FORWARDER } from './contracts.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);

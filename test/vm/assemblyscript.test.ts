@@ -6,9 +6,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import asc from 'assemblyscript/asc';
-import { type ContractTxContext, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData } from '../../../helpers/wat.js';
+import { type ContractTxContext, runContractTx } from '../../src/vm/executor.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData } from '../helpers/wat.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);
 const test = suite('vm runs AssemblyScript output');

@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bytesToBigintBE, concatBytes, toHex, u64LE } from '../../../../src/core/codec/bytes.js';
-import { contractAddress } from '../../../../src/core/crypto/address.js';
-import { sha3 } from '../../../../src/core/crypto/hash.js';
-import { initSignatureBackend, keygenFromSeed, sign } from '../../../../src/core/crypto/mldsa.js';
-import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { MAX_MEMORY_PAGES, MAX_REVERT_REASON_BYTES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../../../src/node/execution/vm/schedule.js';
-import type { StateView } from '../../../../src/node/execution/state/types.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+import { bytesToBigintBE, concatBytes, toHex, u64LE } from '../../src/core/codec/bytes.js';
+import { contractAddress } from '../../src/core/crypto/address.js';
+import { sha3 } from '../../src/core/crypto/hash.js';
+import { initSignatureBackend, keygenFromSeed, sign } from '../../src/core/crypto/mldsa.js';
+import { clearModuleCache, type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../src/vm/executor.js';
+import { MAX_MEMORY_PAGES, MAX_REVERT_REASON_BYTES, MEMORY_PAGE_GAS, MLDSA_VERIFY_GAS, STORAGE_WRITE_GAS } from '../../src/vm/schedule.js';
+import type { StateView } from '../../src/node/execution/state/types.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../helpers/wat.js';
 import { CALLER, COUNTER, COUNTER_TOPIC, REVERT_REASON } from './contracts.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);

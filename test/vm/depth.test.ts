@@ -5,12 +5,12 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { concatBytes } from '../../../../src/core/codec/bytes.js';
-import { type ContractTxContext, type ContractTxResult, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { MAX_CALL_DEPTH } from '../../../../src/node/execution/vm/schedule.js';
-import type { StateView } from '../../../../src/node/execution/state/types.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+import { concatBytes } from '../../src/core/codec/bytes.js';
+import { type ContractTxContext, type ContractTxResult, runContractTx } from '../../src/vm/executor.js';
+import { MAX_CALL_DEPTH } from '../../src/vm/schedule.js';
+import type { StateView } from '../../src/node/execution/state/types.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../helpers/wat.js';
 import { FORWARDER } from './contracts.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);

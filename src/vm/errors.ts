@@ -1,5 +1,5 @@
 /** Typed errors of the contract VM: why a module was refused at deployment. */
-import { SvcError } from '../../../core/errors.js';
+import { SvcError } from '../core/errors.js';
 
 /** Machine codes of a refused deployment; clients branch on these, never on the message. */
 export const CONTRACT_ERROR_CODES = [

@@ -2,13 +2,13 @@
  * The VM's entry point for the chain and for read-only calls: intrinsic gas, deploy-time
  * validation, and running a deployment or a call against a journaled StateView.
  */
-import { bytesEqual, toHex } from '../../../core/codec/bytes.js';
-import { contractAddress } from '../../../core/crypto/address.js';
-import type { StateView } from '../state/types.js';
+import { bytesEqual, toHex } from '../core/codec/bytes.js';
+import { contractAddress } from '../core/crypto/address.js';
+import type { StateView } from './state.js';
 import { ContractModuleError } from './errors.js';
-import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
+import { ByteCache, type CacheStats } from '../util/byte-cache.js';
 import { type CompiledContract, compileContract, type ContractLoader, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
-import { callIntrinsicGas } from '../../../core/types/transaction.js';
+import { callIntrinsicGas } from '../core/types/transaction.js';
 import { prepareModule } from './prepare.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };

@@ -3,11 +3,11 @@
  * docs/contracts.md bound to the frame, gas accounting between the module's counter and the host,
  * and nested calls with their own journal checkpoints.
  */
-import { bigintToBytesBE, bytesEqual, bytesToBigintBE, toHex } from '../../../core/codec/bytes.js';
-import { SvcError } from '../../../core/errors.js';
-import { sha3 } from '../../../core/crypto/hash.js';
-import { verify } from '../../../core/crypto/mldsa.js';
-import type { StateView } from '../state/types.js';
+import { bigintToBytesBE, bytesEqual, bytesToBigintBE, toHex } from '../core/codec/bytes.js';
+import { SvcError } from '../core/errors.js';
+import { sha3 } from '../core/crypto/hash.js';
+import { verify } from '../core/crypto/mldsa.js';
+import type { StateView } from './state.js';
 import { DEPTH_EXPORT, GAS_EXPORT, START_EXPORT } from './instrument.js';
 import {
   BALANCE_GAS,

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sha3 } from '../../../../src/core/crypto/hash.js';
-import { clearModuleCache, type ContractTxContext, intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
+import { sha3 } from '../../src/core/crypto/hash.js';
+import { clearModuleCache, type ContractTxContext, intrinsicGas, runContractTx } from '../../src/vm/executor.js';
 import {
   COMPILE_BYTE_GAS,
   copyGas,
@@ -12,10 +12,10 @@ import {
   INSTANCE_GAS,
   MEMORY_PAGE_GAS,
   TABLE_ENTRY_GAS,
-} from '../../../../src/node/execution/vm/schedule.js';
-import type { StateView } from '../../../../src/node/execution/state/types.js';
-import { TrieState } from '../../../helpers/trie-state.js';
-import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
+} from '../../src/vm/schedule.js';
+import type { StateView } from '../../src/node/execution/state/types.js';
+import { TrieState } from '../helpers/trie-state.js';
+import { callData, deployData, HOST_IMPORTS, wat } from '../helpers/wat.js';
 
 const ALICE = '0x' + 'a1'.repeat(20);
 const test = suite('vm instantiation and compile pricing');
