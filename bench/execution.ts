@@ -45,7 +45,7 @@ import { type Block, blockHash, blockToJson, buildSignedBlock, decodeBlockWithEn
 import { decodeTxViews, encodeEnvelopeList, encodeTx, signStandardTx, type StandardTx } from '../src/core/types/transaction.js';
 import { buildGenesis } from '../src/genesis/build.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
-import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool.js';
+import { DEFAULT_POOL_OPTIONS, TxPool } from '../src/node/execution/txpool/pool.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, EVENT_LOOP_BLOCK_GOAL_MS, eventLoopBlockNote, formatTable } from './harness.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { MemoryLevel } from 'memory-level';
 import { toHex } from '../src/core/codec/bytes.js';
 import { sha3 } from '../src/core/crypto/hash.js';
-import { type JournalEntry, PoolJournal, POOL_JOURNAL_FILE } from '../src/node/execution/journal.js';
+import { type JournalEntry, PoolJournal, POOL_JOURNAL_FILE } from '../src/node/execution/txpool/journal.js';
 import { ChainStore, type Db } from '../src/node/shared/store.js';
 import { silentLogger } from '../src/util/log.js';
 import { type BenchResult, EVENT_LOOP_BLOCK_GOAL_MS, eventLoopBlockNote } from './harness.js';

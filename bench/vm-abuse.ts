@@ -11,7 +11,7 @@ import { encodeDeploy } from '../src/core/codec/calldata.js';
 import type { StandardTx } from '../src/core/types/transaction.js';
 import type { ImportResult } from '../src/api/execution.js';
 import type { WalletKeys } from '../src/wallet/derivation.js';
-import { clearModuleCache } from '../src/node/execution/vm/executor.js';
+import { clearModuleCache } from '../src/vm/executor.js';
 import { heavyModule, type HeavyShape, ISSUE_HEAVY } from './vm-shapes.js';
 import type { BenchResult } from './harness.js';
 

@@ -3,8 +3,8 @@
  * encoder: shapes AssemblyScript cannot express (a thousand data segments, a full table, a
  * thousand globals) but a deployer can hand-write.
  */
-import { encodeModule, FUNCREF, I64, Writer, type WasmModule } from '../src/node/execution/vm/wasm.js';
-import { MAX_MEMORY_PAGES, MAX_TABLE_ENTRIES } from '../src/node/execution/vm/schedule.js';
+import { encodeModule, FUNCREF, I64, Writer, type WasmModule } from '../src/vm/wasm.js';
+import { MAX_MEMORY_PAGES, MAX_TABLE_ENTRIES } from '../src/vm/schedule.js';
 
 /** What a heavy-instantiation callee allocates and initialises. */
 export interface HeavyShape {

@@ -10,7 +10,7 @@
  */
 import v8 from 'node:v8';
 import asc from 'assemblyscript/asc';
-import { runContractTx } from '../src/node/execution/vm/executor.js';
+import { runContractTx } from '../src/vm/executor.js';
 import { MemoryLevel } from 'memory-level';
 import { ChainStore, type Db, WriteBatch } from '../src/node/shared/store.js';
 import { StateDb } from '../src/node/execution/state/db.js';
@@ -18,8 +18,8 @@ import { EMPTY_REF, type NodeRef } from '../src/node/execution/state/trie.js';
 import type { View } from '../src/node/execution/state/view.js';
 import { tokenThroughputRows } from './vm-blocks.js';
 import { type BenchResult, formatTable, measure } from './harness.js';
-import { GAS_EXPORT, instrument, START_EXPORT } from '../src/node/execution/vm/instrument.js';
-import { validateModule } from '../src/node/execution/vm/validate.js';
+import { GAS_EXPORT, instrument, START_EXPORT } from '../src/vm/instrument.js';
+import { validateModule } from '../src/vm/validate.js';
 
 const METERING_GOAL = 2;
 const BLOCK_GAS = 30_000_000n;

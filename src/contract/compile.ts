@@ -2,16 +2,14 @@
  * Compiles an AssemblyScript contract to a WebAssembly module the VM accepts: the SDK importable
  * as "svc-sdk" from a file anywhere on disk, a runtime without a start function, AssemblyScript's
  * abort routed to svc.revert, size-optimised (deployment costs gas per byte), and the result
- * checked by the VM's own deployment check (src/node/execution/vm/validate.ts, prepareModule), so
- * the build and a deployment can never disagree on what is accepted.
+ * checked by the VM's own deployment check (prepareModule, src/vm/prepare.ts, through the public
+ * src/vm/check.ts), so the build and a deployment can never disagree on what is accepted.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../core/errors.js';
-import { type ContractErrorCode, ContractModuleError } from '../node/execution/vm/errors.js';
-import { MAX_MEMORY_PAGES } from '../node/execution/vm/schedule.js';
-import { entryPoints, type PreparedModule, prepareModule } from '../node/execution/vm/validate.js';
+import { type ContractErrorCode, ContractModuleError, entryPoints, MAX_MEMORY_PAGES, type PreparedModule, prepareModule } from '../vm/check.js';
 
 /** The part of AssemblyScript's compiler API (assemblyscript/asc) this module uses. */
 interface AscDiagnostic {

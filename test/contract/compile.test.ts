@@ -3,18 +3,18 @@
  * deployment check accepts (only svc.* host imports with the ABI's signatures, no floats, no start
  * function, one exported memory at the VM's cap), expose the documented methods, and match what
  * `npm run build` put in dist/contracts; contracts the VM would refuse fail at build time with
- * the VM's code and a clear reason. The examples run on the VM in test/node/execution/vm/examples.test.ts.
+ * the VM's code and a clear reason. The examples run on the VM in test/vm/examples.test.ts.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkModule, compileContract, ContractCompileError, ContractRejectedError, type CompiledContract } from '../../src/contract/compile.js';
-import { MAX_MEMORY_PAGES } from '../../src/node/execution/vm/schedule.js';
-import { HOST_MODULE, HOST_SIGNATURES } from '../../src/node/execution/vm/validate.js';
-import { parseModule } from '../../src/node/execution/vm/wasm.js';
-import { validateDeploy } from '../../src/node/execution/vm/executor.js';
-import { ContractModuleError } from '../../src/node/execution/vm/errors.js';
+import { MAX_MEMORY_PAGES } from '../../src/vm/schedule.js';
+import { HOST_MODULE, HOST_SIGNATURES } from '../../src/vm/validate.js';
+import { parseModule } from '../../src/vm/wasm.js';
+import { validateDeploy } from '../../src/vm/executor.js';
+import { ContractModuleError } from '../../src/vm/errors.js';
 import { REPO_ROOT, withTempDir } from '../helpers/cli.js';
 import { engineExports, engineImports } from '../helpers/wasm.js';
 import { deployData, wat } from '../helpers/wat.js';

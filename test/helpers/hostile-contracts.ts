@@ -7,8 +7,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseHex } from '../../src/core/codec/bytes.js';
-import { MAX_DATA_SEGMENTS, MAX_MEMORY_PAGES, MAX_TABLE_ENTRIES } from '../../src/node/execution/vm/schedule.js';
-import { watBytes } from '../node/execution/vm/contracts.js';
+import { MAX_DATA_SEGMENTS, MAX_MEMORY_PAGES, MAX_TABLE_ENTRIES } from '../../src/vm/schedule.js';
+import { watBytes } from '../vm/contracts.js';
 import { wat } from './wat.js';
 
 /** Globals the callee declares (under the VM's MAX_GLOBALS). */

@@ -5,7 +5,7 @@ import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, read
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
 import { ExecutionNode } from '../../node/execution/node.js';
-import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
+import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool/pool.js';
 
 export default class NodeExecution extends SvcCommand {
   static override summary = 'Run the execution layer: state, transaction pool, block import, REST (8546) and JSON-RPC (8545)';

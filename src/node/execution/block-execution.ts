@@ -12,12 +12,12 @@ import type { Genesis } from '../../core/genesis/genesis.js';
 import type { Block } from '../../core/types/block.js';
 import { type AuthorizationTx, type EcdsaAuthorizedTx, type StandardTx, type Transaction, TxType, checkGasLimit, isAuthorization, maxCost, txKind } from '../../core/types/transaction.js';
 import type { LogJson, Receipt } from '../../api/execution.js';
-import { type AuthChanges, AuthOverlay, type Authorizations } from './authorizations.js';
+import { type AuthChanges, AuthOverlay, type Authorizations } from './txpool/authorizations.js';
 import type { Registry, RegistryChanges } from './registry.js';
 import type { StateView } from './state/types.js';
 import type { View } from './state/view.js';
 import type { ConsensusAccounting, IncludedVote } from './rewards.js';
-import { runContractTx } from './vm/executor.js';
+import { runContractTx } from '../../vm/index.js';
 import { type BridgeDocs, type BridgeExecution, bridgeKind } from './bridge.js';
 
 /** The refusal of a block for one of its transactions. */

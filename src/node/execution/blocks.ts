@@ -14,7 +14,7 @@ import type { Attestation } from '../../core/types/attestation.js';
 import type { SlashingEvidence } from '../../core/consensus/slashing.js';
 import { decodeTx, type Transaction } from '../../core/types/transaction.js';
 import { ByteCache, type CacheStats } from '../../util/byte-cache.js';
-import type { AuthChanges } from './authorizations.js';
+import type { AuthChanges } from './txpool/authorizations.js';
 import type { ConsensusRecord } from './consensus-fields.js';
 import type { RegistryChanges } from './registry.js';
 import type { IncludedVote } from './rewards.js';

@@ -9,7 +9,7 @@ import type { Receipt } from '../../api/execution.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import type { WriteBatch } from '../shared/store.js';
 import type { Branch } from './ancestry.js';
-import type { Authorizations } from './authorizations.js';
+import type { Authorizations } from './txpool/authorizations.js';
 import type { BlockRecord, BlockStore, LoadedChanges } from './blocks.js';
 import type { ConsensusFields } from './consensus-fields.js';
 import type { LogIndex } from './logs.js';

@@ -20,7 +20,7 @@ import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { type Block, blockHash } from '../../core/types/block.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import { encodeTx, isAuthorization } from '../../core/types/transaction.js';
-import { Authorizations } from './authorizations.js';
+import { Authorizations } from './txpool/authorizations.js';
 import { ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';

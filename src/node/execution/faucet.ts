@@ -10,7 +10,7 @@ import { signStandardTx, txHash } from '../../core/types/transaction.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { Mutex } from '../../util/mutex.js';
-import type { Admission } from './admission.js';
+import type { Admission } from './txpool/admission.js';
 import type { ExecutionChain } from './chain.js';
 import { Keys } from './store.js';
 import { WriteBatch } from '../shared/store.js';

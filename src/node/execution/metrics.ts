@@ -8,8 +8,8 @@ import { TX_ERRORS } from '../../core/errors.js';
 import type { CacheStats } from '../../util/byte-cache.js';
 import type { KeyCacheStats } from '../../core/crypto/mldsa-wasm.js';
 import { keyCacheLookupsCounter, NodeMetrics, sigGeneratedCounter } from '../shared/metrics.js';
-import { POOL_ERROR_CODES } from './txpool.js';
-import { CONTRACT_ERROR_CODES } from './vm/errors.js';
+import { POOL_ERROR_CODES } from './txpool/pool.js';
+import { CONTRACT_ERROR_CODES } from '../../vm/index.js';
 import { BRIDGE_ERROR_CODES } from '../../core/bridge/types.js';
 import { BRIDGE_OP_NAMES } from './bridge.js';
 

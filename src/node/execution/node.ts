@@ -16,16 +16,17 @@ import type { Transaction } from '../../core/types/transaction.js';
 import { txToJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { PriorityGate } from '../../util/priority-gate.js';
-import { Admission, type SubmitOptions, type TxSource } from './admission.js';
+import { Admission, type SubmitOptions, type TxSource } from './txpool/admission.js';
+import { maintainPool } from './txpool/maintain.js';
 import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
-import { POOL_JOURNAL_FILE, PoolJournal } from './journal.js';
+import { POOL_JOURNAL_FILE, PoolJournal } from './txpool/journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
 import { ExecutionMetrics } from './metrics.js';
-import { moduleCacheStats } from './vm/executor.js';
+import { moduleCacheStats } from '../../vm/index.js';
 import { ChainStore, type Db } from '../shared/store.js';
 import { CHAIN_DB_DIR, EXECUTION_DB_OPTIONS, STATE_DB_DIR } from './store.js';
-import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions, TxPool } from './txpool/pool.js';
 import { SignatureVerifier } from './verifier.js';
 import { type ExecutionP2pOptions, TxGossip } from './p2p.js';
 import { CallPool } from './reads/call-pool.js';
@@ -52,7 +53,7 @@ export interface ExecutionNodeOptions {
   log: Logger;
   verifierThreads?: number;
   poolCapacity?: number;
-  /** Queue bounds (txpool.ts PoolOptions); defaults DEFAULT_POOL_OPTIONS. */
+  /** Queue bounds (txpool/pool.ts PoolOptions); defaults DEFAULT_POOL_OPTIONS. */
   poolQueue?: Partial<Pick<PoolOptions, 'accountQueue' | 'globalQueue'>>;
   /** Transaction submissions per second per client IP (0 = unlimited). */
   submitRatePerIp?: number;
@@ -148,7 +149,10 @@ export class ExecutionNode {
     let started: ExecutionNode | undefined;
     const chain = await ExecutionChain.open(opts.genesis, new ChainStore(db), new ChainStore(stateDb), verifier, log, {
       canonicalChanged: (change) => {
-        if (admission) ExecutionNode.onCanonicalChange(change, chain, admission, metrics, log);
+        if (admission) {
+          maintainPool(change, admission, log);
+          ExecutionNode.recordCanonicalChange(change, chain, admission, metrics);
+        }
         started?.canonicalChanged(change);
       },
       blockRejected: (code, message) => {
@@ -228,33 +232,17 @@ export class ExecutionNode {
     return node;
   }
 
-  private static onCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics, log: Logger): void {
-    const pool = admission.pool;
-    const senders = new Set<string>();
-    for (const { record: r, txHashes, senders: from, slashed } of change.applied) {
-      admission.forget(txHashes);
-      for (const s of from) senders.add(s);
+  /** The chain and pool metrics a canonical change moves (the pool itself: txpool/maintain.ts). */
+  private static recordCanonicalChange(change: CanonicalChange, chain: ExecutionChain, admission: Admission, metrics: ExecutionMetrics): void {
+    for (const { record: r, txHashes, slashed } of change.applied) {
       metrics.txProcessed.inc(txHashes.length);
       metrics.gasUsed.inc(r.gas_used);
       metrics.gasFees.inc(Number(BigInt(r.fees)));
       metrics.validatorsSlashed.inc(slashed);
     }
-    for (const s of senders) admission.dropStale(s);
-    // Reverted senders' nonces went back: their pooled transactions' queued counts change.
-    for (const r of change.reverted) for (const s of r.senders) pool.touch(s);
-    // Only a reorg re-pools: an import's notification (its answer waits for it) builds no set of its hashes.
-    if (change.reverted.length > 0) {
-      const reapplied = new Set(change.applied.flatMap((r) => r.txHashes));
-      for (const r of change.reverted) {
-        r.transactions.forEach((tx, i) => {
-          if (reapplied.has(r.txHashes[i]!)) return;
-          admission.submit(tx, 'reorg').catch((err: Error) => log.debug('reverted tx not re-pooled', { error: err.message }));
-        });
-      }
-    }
     metrics.chainHeight.set(chain.head().index);
     metrics.accounts.set(chain.accountCount());
-    metrics.mempoolSize.set(pool.size);
+    metrics.mempoolSize.set(admission.pool.size);
   }
 
   private readonly canonicalListeners: Array<(change: CanonicalChange) => void> = [];

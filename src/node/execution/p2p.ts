@@ -12,12 +12,12 @@ import type { Logger } from '../../util/log.js';
 import type { PriorityGate } from '../../util/priority-gate.js';
 import { startP2p } from '../p2p/host.js';
 import { type GossipVerdict, type P2pHost, type P2pOptions, Topics } from '../p2p/types.js';
-import type { Admission, AdmittedTx, TxSource } from './admission.js';
+import type { Admission, AdmittedTx, TxSource } from './txpool/admission.js';
 import type { ExecutionMetrics } from './metrics.js';
-import { admitFromPeer } from './peer-tx.js';
+import { admitFromPeer } from './txpool/peer-tx.js';
 import { PoolExchange } from './pool-exchange.js';
 
-export { verdictOfRefusal } from './peer-tx.js';
+export { verdictOfRefusal } from './txpool/peer-tx.js';
 
 /** Where and to whom the execution host listens and dials (`--p2p-host`, `--p2p-port`, `--bootnodes`). */
 export type ExecutionP2pOptions = Pick<P2pOptions, 'host' | 'port' | 'bootnodes' | 'keyFile' | 'maxPeers'>;

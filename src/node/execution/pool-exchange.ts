@@ -20,7 +20,7 @@ import type { P2pHost } from '../p2p/types.js';
 import { singleAnswer } from '../p2p/reqresp.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { ExecutionMetrics } from './metrics.js';
-import { admitFromPeer, type PeerTxDeps, type PeerTxOutcome } from './peer-tx.js';
+import { admitFromPeer, type PeerTxDeps, type PeerTxOutcome } from './txpool/peer-tx.js';
 import {
   type Announced,
   decodeHashesPage,

@@ -108,6 +108,6 @@ export const Keys = {
   txLocation: (txHash: string) => `t:${txHash}`,
   faucetClaim: (address: string) => `f:${address}`,
   authorizations: (account: string) => `e:${account}`,
-  /** Legacy pool journal (before pool.journal): read once on start, moved into the file and deleted (journal.ts). */
+  /** Legacy pool journal (before pool.journal): read once on start, moved into the file and deleted (txpool/journal.ts). */
   poolTx: (txHash: string) => `p:${txHash}`,
 } as const;

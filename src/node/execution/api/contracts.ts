@@ -6,7 +6,7 @@
 import { SvcError } from '../../../core/errors.js';
 import type { AccountProofJson, StateView } from '../../execution/state/types.js';
 import type { BlockRecord } from '../blocks.js';
-import { type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../vm/executor.js';
+import { type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../vm/index.js';
 import type { ExecutionChain } from '../chain.js';
 
 export type { ContractTxContext, ContractTxResult };

@@ -11,7 +11,7 @@ import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, classify, clientIp, ok, sszBody } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseBatch, parseBatchEntry, parseEnvelope, parseSubmission } from './submission.js';
-import { type Submission, SubmitRefusal } from '../admission.js';
+import { type Submission, SubmitRefusal } from '../txpool/admission.js';
 import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { LogIndex } from '../logs.js';

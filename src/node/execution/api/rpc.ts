@@ -12,7 +12,7 @@ import { txFromJson, txToJson } from '../../../core/types/transaction-json.js';
 import type { BlockRecord } from '../chain.js';
 import type { LogJson } from '../../../api/execution.js';
 import type { ExecutionNode } from '../node.js';
-import { PoolError } from '../txpool.js';
+import { PoolError } from '../txpool/pool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';

@@ -11,7 +11,7 @@ import { SvcError } from '../../../core/errors.js';
 import { CallFailedError, type CallOffload, type CallRequest } from '../api/contracts.js';
 import type { NodeRef } from '../state/trie.js';
 import type { StateSource } from '../state/view.js';
-import type { ContractTxResult } from '../vm/executor.js';
+import type { ContractTxResult } from '../../../vm/index.js';
 import { type CallAnswer, type CallBlock, type CallJob, READ_DONE, type ReadAnswer, type ReadRequest, type WireError } from './protocol.js';
 
 /** A call refused or ended by the pool's limits (busy, per-client cap, time budget). */

@@ -11,7 +11,7 @@ import { backendFromEnv, initSignatureBackend } from '../../../core/crypto/mldsa
 import { CallFailedError, ContractReader } from '../api/contracts.js';
 import type { NodeRef } from '../state/trie.js';
 import { type AccountEntry, type StateSource, View } from '../state/view.js';
-import { intrinsicGas, runContractTx } from '../vm/executor.js';
+import { intrinsicGas, runContractTx } from '../../../vm/index.js';
 import { ByteCache } from '../../../util/byte-cache.js';
 import { toHex } from '../../../core/codec/bytes.js';
 import { type CallAnswer, type CallJob, READ_DONE, READ_IDLE, type ReadAnswer, type ReadRequest, type WireError } from './protocol.js';

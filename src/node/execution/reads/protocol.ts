@@ -6,7 +6,7 @@
  */
 import type { AccountEntry } from '../state/view.js';
 import type { NodeRef } from '../state/trie.js';
-import type { ContractTxResult } from '../vm/executor.js';
+import type { ContractTxResult } from '../../../vm/index.js';
 
 /** A block as a call runs in it: its state root and its context. */
 export interface CallBlock {

@@ -13,7 +13,7 @@ import { TopLevels } from './top-levels.js';
 import { ACCOUNT_VALUE_BYTES, nodeHash } from '../../../core/state/trie.js';
 import { HASHLESS_MAX_DEPTH, HashlessNode } from './hashless.js';
 import { detached } from '../../../util/byte-arena.js';
-import { ACCOUNT_TREE, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, valueBytesOf } from './trie.js';
+import { ACCOUNT_TREE, type InternalNode, accountNodeAt, decodeStored, nodeKey, type StoredNode, type TrieNodeSource, valueBytesOf } from './trie.js';
 
 const HEX = '0123456789abcdef';
 
@@ -124,7 +124,7 @@ const READ_PARALLELISM = Math.max(1, Math.min(4, availableParallelism()));
 const MIN_READ_RUN = 256;
 
 /** Reads and caches stored trie nodes and code. */
-export class NodeStore {
+export class NodeStore implements TrieNodeSource {
   private readonly cache: GenerationalCache<StoredNode>;
   /** The account trie's upper levels, apart from the generations. */
   readonly top: TopLevels;

@@ -12,7 +12,6 @@
 import { bytesEqual } from '../../../core/codec/bytes.js';
 import { HASH_BYTES } from '../../../core/constants.js';
 import { ACCOUNT_VALUE_BYTES, EMPTY_TRIE_ROOT, INTERNAL_TAG, LEAF_TAG, STORAGE_VALUE_BYTES, nibble, nodeHash } from '../../../core/state/trie.js';
-import type { NodeStore } from './node-store.js';
 import { ByteArena } from '../../../util/byte-arena.js';
 
 /** Where a trie's root node is: its hash and the version that wrote it. */
@@ -387,10 +386,25 @@ type Sub = LeafSub | { kind: 'internal'; hash: Uint8Array; version: number };
 const hex = (i: number) => HEX[i]!;
 const NO_EXTRA = new Uint8Array(0);
 
+/**
+ * The reads a trie makes of its node store (node-store.ts NodeStore). Declared here, not imported:
+ * the store is built over this file's node types, so the trie names only what it calls.
+ */
+export interface TrieNodeSource {
+  /** The node under `key`; a missing node is a damaged (or pruned) state, never an empty one. */
+  node(key: string, valueBytes: number): StoredNode;
+  /** The node `version` wrote at `path` of `tree`. */
+  nodeAt(tree: string, version: number, path: string, valueBytes: number): StoredNode;
+  /** Whether the store's upper levels hold the node `version` wrote at `path` of `tree`. */
+  holdsAt(tree: string, version: number, path: string): boolean;
+  /** A cached node at `path` of `tree`, without reading. */
+  cachedAt(tree: string, version: number, path: string): StoredNode | undefined;
+}
+
 /** One trie (the account trie, or one account's storage trie) read through a node store. */
 export class Trie {
   constructor(
-    private readonly store: NodeStore,
+    private readonly store: TrieNodeSource,
     /** `a` for accounts, `s<account key hex>` for an account's storage. */
     readonly tree: string,
     /** Bytes of a leaf's value in this trie. */

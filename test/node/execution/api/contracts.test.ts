@@ -3,9 +3,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ContractBackend, ContractReader, ESTIMATE_GAS_BUDGET_CAPS, ESTIMATE_MAX_RUNS } from '../../../../src/node/execution/api/contracts.js';
 import type { BlockRecord } from '../../../../src/node/execution/blocks.js';
-import { intrinsicGas, runContractTx } from '../../../../src/node/execution/vm/executor.js';
-import { compileContract } from '../../../../src/node/execution/vm/runtime.js';
-import { prepareModule } from '../../../../src/node/execution/vm/validate.js';
+import { intrinsicGas, runContractTx } from '../../../../src/vm/executor.js';
+import { compileContract } from '../../../../src/vm/runtime.js';
+import { prepareModule } from '../../../../src/vm/prepare.js';
 import { TrieState } from '../../../helpers/trie-state.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 

@@ -14,7 +14,7 @@ import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import { CallLimitError, CallPool } from '../../../../src/node/execution/reads/call-pool.js';
 import { SvcError } from '../../../../src/core/errors.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
-import { COUNTER } from '../vm/contracts.js';
+import { COUNTER } from '../../../vm/contracts.js';
 import { devnet, genesisRef, importOk, makeBlock, rpc, startNode, transfer } from '../fixture.js';
 
 const { keys } = devnet();
