@@ -43,7 +43,7 @@ import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genes
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import { BEACON_SYNCING } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
-import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import type { HeadEvent, NewBlockEvent } from '../../api/events.js';
 import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from './event-stream.js';

@@ -20,7 +20,7 @@
 import { WebSocket, type RawData } from 'ws';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../util/log.js';
-import type { BridgeBidRegisteredEvent, EventType, HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import type { BridgeBidRegisteredEvent, EventType, HeadEvent, NewBlockEvent } from '../../api/events.js';
 import { BID_STATUSES, type BidStatus } from '../../api/bridge.js';
 import { realTimers, type Timers } from './timers.js';
 
