@@ -33,7 +33,6 @@ const PENDING = new Set<string>([
   'node/execution/api/engine.ts',
   'node/execution/api/rest-contracts.ts',
   'node/execution/api/rest.ts',
-  'node/validator/event-stream.ts',
   'node/validator/metrics.ts',
 ]);
 
