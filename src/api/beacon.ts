@@ -6,9 +6,6 @@
 import type { SlashingEvidenceJson, SlashingKind } from '../core/consensus/slashing.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import type { AttestationJson } from '../core/types/attestation.js';
-import type { PeerView } from '../node/p2p/types.js';
-
-export type { PeerView };
 
 /** An FFG checkpoint. */
 export interface CheckpointView {
@@ -76,6 +73,18 @@ export interface BeaconHealthView {
   /** Machine code of why the beacon cannot make progress (EXECUTION_UNREACHABLE, WRONG_CHAIN, PROPOSALS_REJECTED). */
   reason?: string;
   message?: string;
+}
+
+/** One connected peer, as `/api/v1/p2p/peers` lists it (JSON field names on the wire). */
+export interface PeerView {
+  peer_id: string;
+  address: string;
+  direction: 'inbound' | 'outbound';
+  agent: string | null;
+  /** ISO 8601. */
+  connected_since: string;
+  /** The connection encrypter's protocol id, e.g. the hybrid handshake's. */
+  handshake: string;
 }
 
 /** GET /api/v1/p2p/peers (not enveloped, as the spec shows it); `note` says why the list is empty when P2P is off. */

@@ -18,6 +18,10 @@ import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, re
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
 import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
+import { routeUrl } from '../api/routes/route.js';
+import { beaconRoutes } from '../api/routes/beacon.js';
+import { validatorRoutes } from '../api/routes/validator.js';
+import { bridgeRoutes } from '../api/routes/bridge.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
 export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
@@ -158,16 +162,17 @@ export class BeaconClient extends JsonApiClient {
   }
 
   /**
-   * GET /beacon/v1/node/health. The beacon answers 503 with the same view while it cannot make
+   * The beacon's health route (beaconRoutes.health). The beacon answers 503 with the same view while it cannot make
    * progress (execution unreachable or on another chain, or refusing its proposals): that is
    * returned, not thrown, with `reason` and `message` saying why.
    */
   async health(opts?: RequestOptions): Promise<BeaconHealthSummary> {
-    const what = 'GET /beacon/v1/node/health';
+    const r = beaconRoutes.health;
+    const what = `${r.method} ${r.path}`;
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
     let x: JsonExchange;
     try {
-      x = await exchangeJson(this.baseUrl + '/beacon/v1/node/health', 'GET', undefined, {}, timeoutMs);
+      x = await exchangeJson(this.baseUrl + r.path, r.method, undefined, {}, timeoutMs);
     } catch (err) {
       if (isTimeout(err)) throw new BeaconClientError('TIMEOUT', `the ${this.name} at ${this.baseUrl} did not answer ${what} within ${timeoutMs} ms`, undefined, { cause: err });
       throw new BeaconClientError('UNREACHABLE', `cannot reach the ${this.name} at ${this.baseUrl} (${transportReason(err)})`, undefined, { cause: err });
@@ -186,8 +191,9 @@ export class BeaconClient extends JsonApiClient {
 
   /** The fork-choice head and the justified and finalised checkpoints. */
   async head(opts?: RequestOptions): Promise<HeadView> {
-    const what = 'GET /api/v1/beacon/head';
-    const d = await this.data('GET', '/api/v1/beacon/head', undefined, opts);
+    const r = beaconRoutes.head;
+    const what = `${r.method} ${r.path}`;
+    const d = await this.data(r.method, r.path, undefined, opts);
     return {
       root: hash(d.root, `${what}: root`, this),
       slot: uint(d.slot, `${what}: slot`, this),
@@ -201,9 +207,10 @@ export class BeaconClient extends JsonApiClient {
 
   /** Proposer duties of `epoch` (the current one, or the next). */
   async proposerDuties(epoch: number, opts?: RequestOptions): Promise<ProposerDutiesView> {
-    const path = `/api/v1/validator/duties/proposer/${checkUint(epoch, 'epoch')}`;
-    const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, opts);
+    const r = validatorRoutes.proposerDuties;
+    const path = routeUrl(r, { epoch: String(checkUint(epoch, 'epoch')) });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, opts);
     if (!Array.isArray(d.duties)) throw this.badResponse(what, 'duties is not an array');
     return {
       epoch: uint(d.epoch, `${what}: epoch`, this),
@@ -222,8 +229,9 @@ export class BeaconClient extends JsonApiClient {
 
   /** The whole registry in one call (index, address, active, stake of each): a many-key validator client's index lookup. */
   async validators(opts?: RequestOptions): Promise<Array<Pick<ValidatorView, 'index' | 'address' | 'active' | 'stake'>>> {
-    const what = 'GET /api/v1/validators';
-    const d = await this.data('GET', '/api/v1/validators', undefined, opts);
+    const r = beaconRoutes.validators;
+    const what = `${r.method} ${r.path}`;
+    const d = await this.data(r.method, r.path, undefined, opts);
     if (!Array.isArray(d.validators)) throw this.badResponse(what, 'validators is not an array');
     return (d.validators as unknown[]).map((v, i) => {
       const o = v as Record<string, unknown>;
@@ -238,9 +246,10 @@ export class BeaconClient extends JsonApiClient {
   async validator(id: number | string, opts?: RequestOptions): Promise<ValidatorView> {
     const ref = typeof id === 'number' ? String(checkUint(id, 'validator index')) : id.toLowerCase();
     if (typeof id === 'string' && !/^0x[0-9a-f]{40}$/.test(ref)) throw new SvcError('MALFORMED_INPUT', 'malformed validator id: expected an index or a 0x address');
-    const path = `/api/v1/validators/${ref}`;
-    const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, opts);
+    const r = beaconRoutes.validator;
+    const path = routeUrl(r, { id: ref });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, opts);
     if (typeof d.active !== 'boolean') throw this.badResponse(what, 'active is not a boolean');
     if (typeof d.stake !== 'string') throw this.badResponse(what, 'stake is not a string');
     return {
@@ -255,9 +264,10 @@ export class BeaconClient extends JsonApiClient {
 
   /** What to vote for at `slot`: the head, and the FFG source and target. */
   async attestationData(slot: number, opts?: RequestOptions): Promise<AttestationDataView> {
-    const path = `/api/v1/validator/attestation_data?slot=${checkUint(slot, 'slot')}`;
-    const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, opts);
+    const r = validatorRoutes.attestationData;
+    const path = routeUrl(r, {}, { slot: checkUint(slot, 'slot') });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, opts);
     return {
       slot: uint(d.slot, `${what}: slot`, this),
       beacon_block_root: hash(d.beacon_block_root, `${what}: beacon_block_root`, this),
@@ -268,9 +278,10 @@ export class BeaconClient extends JsonApiClient {
 
   /** Attestations a proposer at `slot` may include (parsed strictly); needs the bearer token. */
   async blockAttestations(slot: number, opts?: RequestOptions): Promise<{ slot: number; attestations: Attestation[]; slashings: SlashingEvidence[] }> {
-    const path = `/api/v1/validator/block_attestations?slot=${checkUint(slot, 'slot')}`;
-    const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, { ...opts, auth: true });
+    const r = validatorRoutes.blockAttestations;
+    const path = routeUrl(r, {}, { slot: checkUint(slot, 'slot') });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, { ...opts, auth: true });
     if (!Array.isArray(d.attestations)) throw this.badResponse(what, 'attestations is not an array');
     // Absent from beacons older than slashing: none to include.
     const rawSlashings = d.slashings ?? [];
@@ -288,9 +299,9 @@ export class BeaconClient extends JsonApiClient {
 
   /** Submits a signed block as its SSZ bytes (`encodeBlock`); needs the bearer token. */
   async proposeBlock(ssz: Uint8Array, opts?: RequestOptions): Promise<ProposeResultView> {
-    const path = '/api/v1/validator/blocks/propose';
-    const what = `POST ${path}`;
-    const { json } = await this.requestSsz('POST', path, { ...opts, body: ssz, auth: true });
+    const r = validatorRoutes.proposeBlock;
+    const what = `${r.method} ${r.path}`;
+    const { json } = await this.requestSsz(r.method, r.path, { ...opts, body: ssz, auth: true });
     const o = object(json, what, this);
     if (o.success !== true || !('data' in o)) throw this.badResponse(what, 'no {success: true, data} envelope');
     const d = object(o.data, what, this);
@@ -299,13 +310,10 @@ export class BeaconClient extends JsonApiClient {
 
   /** BIDs of GET /api/v1/bridge/bids (newest first), with the fields a signer recomputes the id from. */
   async bridgeBids(q: { status?: BidStatus; direction?: BidDirection; limit?: number }, opts?: RequestOptions): Promise<Array<{ bid: string; status: BidStatus; direction: BidDirection; fields: BidFields }>> {
-    const params = new URLSearchParams();
-    if (q.status) params.set('status', q.status);
-    if (q.direction) params.set('direction', q.direction);
-    if (q.limit !== undefined) params.set('limit', String(checkUint(q.limit, 'limit')));
-    const path = `/api/v1/bridge/bids${params.size > 0 ? `?${params.toString()}` : ''}`;
-    const what = `GET ${path}`;
-    const d = await this.data('GET', path, undefined, opts);
+    const r = bridgeRoutes.bids;
+    const path = routeUrl(r, {}, { status: q.status || undefined, direction: q.direction || undefined, limit: q.limit === undefined ? undefined : checkUint(q.limit, 'limit') });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, opts);
     return array(d.bids, `${what}: bids`, this).map((raw, i) => {
       const o = object(raw, `${what}: bids[${i}]`, this);
       if (typeof o.status !== 'string' || !BID_STATUSES.includes(o.status as BidStatus)) throw this.badResponse(what, `bids[${i}].status is not a BID status`);
@@ -322,9 +330,10 @@ export class BeaconClient extends JsonApiClient {
 
   /** Posts a validator's BID signature (POST /api/v1/bridge/bids/:id/signatures); `added` is false when the beacon had it already. */
   async submitBidSignature(bid: string, s: BidSignatureJson, opts?: RequestOptions): Promise<BidSignatureResult> {
-    const path = `/api/v1/bridge/bids/${bid}/signatures`;
-    const what = `POST ${path}`;
-    const d = await this.data('POST', path, s, opts);
+    const r = bridgeRoutes.submitBidSignature;
+    const path = routeUrl(r, { id: bid });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, s, opts);
     if (typeof d.added !== 'boolean') throw this.badResponse(what, 'added is not a boolean');
     if (typeof d.status !== 'string' || !BID_STATUSES.includes(d.status as BidStatus)) throw this.badResponse(what, 'status is not a BID status');
     return { bid: hash(d.bid, `${what}: bid`, this), added: d.added, status: d.status as BidStatus, signers: uint(d.signers, `${what}: signers`, this), signed_stake: String(d.signed_stake), active_stake: String(d.active_stake) };
@@ -332,8 +341,9 @@ export class BeaconClient extends JsonApiClient {
 
   /** Submits a signed attestation; needs the bearer token. */
   async submitAttestation(att: AttestationJson, opts?: RequestOptions): Promise<AttestResultView> {
-    const what = 'POST /api/v1/attestation';
-    const d = await this.data('POST', '/api/v1/attestation', att, { ...opts, auth: true });
+    const r = validatorRoutes.attest;
+    const what = `${r.method} ${r.path}`;
+    const d = await this.data(r.method, r.path, att, { ...opts, auth: true });
     if (typeof d.status !== 'string') throw this.badResponse(what, 'status is not a string');
     return { ...d, status: d.status };
   }

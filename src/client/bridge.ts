@@ -18,6 +18,9 @@ import {
   type CounterpartsView,
   type RegistrationRequestView,
 } from '../api/bridge.js';
+import { routeUrl } from '../api/routes/route.js';
+import { bridgeRoutes } from '../api/routes/bridge.js';
+import { lightRoutes } from '../api/routes/light.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient, type RequestOptions } from './beacon.js';
 import { LightApiClient } from './light.js';
 
@@ -45,32 +48,30 @@ export class BridgeBeaconClient extends LightApiClient {
 
   /** GET /api/v1/bridge/bids, newest first. */
   async bids(q: BidQuery = {}, opts?: RequestOptions): Promise<BidListView> {
-    const params = new URLSearchParams();
-    if (q.status !== undefined) params.set('status', q.status);
-    if (q.address !== undefined) params.set('address', q.address.toLowerCase());
-    if (q.direction !== undefined) params.set('direction', q.direction);
-    if (q.limit !== undefined) params.set('limit', String(q.limit));
-    const qs = params.toString();
-    const path = `/api/v1/bridge/bids${qs ? `?${qs}` : ''}`;
-    const d = await this.data('GET', path, undefined, opts ?? {});
-    if (!Array.isArray(d.bids)) throw this.badResponse(`GET ${path}`, 'no bids list');
-    return { bids: d.bids.map((b, i) => this.checkBid(b, `GET ${path} bids[${i}]`)) };
+    const r = bridgeRoutes.bids;
+    const path = routeUrl(r, {}, { status: q.status, address: q.address?.toLowerCase(), direction: q.direction, limit: q.limit });
+    const d = await this.data(r.method, path, undefined, opts ?? {});
+    if (!Array.isArray(d.bids)) throw this.badResponse(`${r.method} ${path}`, 'no bids list');
+    return { bids: d.bids.map((b, i) => this.checkBid(b, `${r.method} ${path} bids[${i}]`)) };
   }
 
   /** GET /api/v1/bridge/bids/:id with its history; 404 UNKNOWN_BID when this beacon has not seen it. */
   async bid(id: string, opts?: RequestOptions): Promise<BidView> {
-    const path = `/api/v1/bridge/bids/${parseBidId(id)}`;
-    return this.checkBid(await this.data('GET', path, undefined, opts ?? {}), `GET ${path}`);
+    const r = bridgeRoutes.bid;
+    const path = routeUrl(r, { id: parseBidId(id) });
+    return this.checkBid(await this.data(r.method, path, undefined, opts ?? {}), `${r.method} ${path}`);
   }
 
   /** GET /api/v1/bridge/bids/:id/signatures: the source validators' BID signatures. */
   async signatures(id: string, opts?: RequestOptions): Promise<BidSignaturesView> {
-    const path = `/api/v1/bridge/bids/${parseBidId(id)}/signatures`;
-    const d = await this.data('GET', path, undefined, opts ?? {});
-    if (typeof d.bid !== 'string' || !Array.isArray(d.signatures)) throw this.badResponse(`GET ${path}`, 'no bid and signatures');
+    const r = bridgeRoutes.bidSignatures;
+    const path = routeUrl(r, { id: parseBidId(id) });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, opts ?? {});
+    if (typeof d.bid !== 'string' || !Array.isArray(d.signatures)) throw this.badResponse(what, 'no bid and signatures');
     const signatures = d.signatures.map((s, i): BidSignatureJson => {
       const o = s as Partial<BidSignatureJson> | null;
-      if (!o || !Number.isSafeInteger(o.validator_index) || typeof o.signature !== 'string') throw this.badResponse(`GET ${path}`, `signatures[${i}] is not {validator_index, signature}`);
+      if (!o || !Number.isSafeInteger(o.validator_index) || typeof o.signature !== 'string') throw this.badResponse(what, `signatures[${i}] is not {validator_index, signature}`);
       return { validator_index: o.validator_index!, signature: o.signature };
     });
     return { bid: d.bid, signatures };
@@ -78,37 +79,43 @@ export class BridgeBeaconClient extends LightApiClient {
 
   /** POST /api/v1/bridge/bids/:id/signatures (202 added, 200 already known). */
   async postSignature(id: string, sig: BidSignatureJson, opts?: RequestOptions): Promise<BidSignatureResult> {
-    const path = `/api/v1/bridge/bids/${parseBidId(id)}/signatures`;
-    return (await this.data('POST', path, sig, opts ?? {})) as unknown as BidSignatureResult;
+    const r = bridgeRoutes.submitBidSignature;
+    return (await this.data(r.method, routeUrl(r, { id: parseBidId(id) }), sig, opts ?? {})) as unknown as BidSignatureResult;
   }
 
-  /** GET /api/v1/bridge/counterparts: this chain and the counterparts it knows. */
+  /** This chain and the counterparts it knows (the beacon's counterparts route). */
   async counterparts(opts?: RequestOptions): Promise<CounterpartsView> {
-    return checkCounterparts(await this.data('GET', '/api/v1/bridge/counterparts', undefined, opts ?? {}), this, 'GET /api/v1/bridge/counterparts');
+    const r = bridgeRoutes.counterparts;
+    return checkCounterparts(await this.data(r.method, r.path, undefined, opts ?? {}), this, `${r.method} ${r.path}`);
   }
 
   /** POST /api/v1/bridge/registrations: asks this chain's validators (through this beacon) to sign a counterpart's registration. */
   async requestRegistration(genesis: unknown, allowance: bigint, opts?: RequestOptions): Promise<RegistrationRequestView> {
-    return this.checkRegistration(await this.data('POST', '/api/v1/bridge/registrations', { genesis, allowance: allowance.toString() }, opts ?? {}), 'POST /api/v1/bridge/registrations');
+    const r = bridgeRoutes.requestRegistration;
+    return this.checkRegistration(await this.data(r.method, r.path, { genesis, allowance: allowance.toString() }, opts ?? {}), `${r.method} ${r.path}`);
   }
 
   /** GET /api/v1/bridge/registrations: the requests this beacon holds, newest first. */
   async registrations(opts?: RequestOptions): Promise<RegistrationRequestView[]> {
-    const d = await this.data('GET', '/api/v1/bridge/registrations', undefined, opts ?? {});
-    if (!Array.isArray(d.registrations)) throw this.badResponse('GET /api/v1/bridge/registrations', 'no registrations list');
-    return d.registrations.map((r, i) => this.checkRegistration(r, `GET /api/v1/bridge/registrations registrations[${i}]`));
+    const r = bridgeRoutes.registrations;
+    const what = `${r.method} ${r.path}`;
+    const d = await this.data(r.method, r.path, undefined, opts ?? {});
+    if (!Array.isArray(d.registrations)) throw this.badResponse(what, 'no registrations list');
+    return d.registrations.map((x, i) => this.checkRegistration(x, `${what} registrations[${i}]`));
   }
 
   /** GET /api/v1/bridge/registrations/:id with the signatures gathered; 404 UNKNOWN_REGISTRATION when not held. */
   async registration(id: string, opts?: RequestOptions): Promise<RegistrationRequestView> {
-    const path = `/api/v1/bridge/registrations/${parseBidId(id)}`;
-    return this.checkRegistration(await this.data('GET', path, undefined, opts ?? {}), `GET ${path}`);
+    const r = bridgeRoutes.registration;
+    const path = routeUrl(r, { id: parseBidId(id) });
+    return this.checkRegistration(await this.data(r.method, path, undefined, opts ?? {}), `${r.method} ${path}`);
   }
 
   /** POST /api/v1/bridge/registrations/:id/signatures (202 added, 200 already held). */
   async postRegistrationSignature(id: string, sig: BidSignatureJson, opts?: RequestOptions): Promise<RegistrationRequestView> {
-    const path = `/api/v1/bridge/registrations/${parseBidId(id)}/signatures`;
-    return this.checkRegistration(await this.data('POST', path, sig, opts ?? {}), `POST ${path}`);
+    const r = bridgeRoutes.submitRegistrationSignature;
+    const path = routeUrl(r, { id: parseBidId(id) });
+    return this.checkRegistration(await this.data(r.method, path, sig, opts ?? {}), `${r.method} ${path}`);
   }
 
   private checkRegistration(v: unknown, what: string): RegistrationRequestView {
@@ -121,9 +128,10 @@ export class BridgeBeaconClient extends LightApiClient {
 
   /** GET /api/v1/light/proof of `address` and its storage `keys` against block `root`'s header. */
   async storageProof(root: string, address: string, keys: readonly string[], opts?: RequestOptions): Promise<LightProofView> {
-    const path = `/api/v1/light/proof?root=${root}&address=${address}&keys=${keys.join(',')}`;
-    const d = await this.data('GET', path, undefined, opts ?? {});
-    if (typeof d.block_hash !== 'string' || typeof d.header !== 'object' || typeof d.proof !== 'object' || d.proof === null) throw this.badResponse(`GET ${path}`, 'no block_hash, header and proof');
+    const r = lightRoutes.proof;
+    const path = routeUrl(r, {}, { root, address, keys: keys.join(',') });
+    const d = await this.data(r.method, path, undefined, opts ?? {});
+    if (typeof d.block_hash !== 'string' || typeof d.header !== 'object' || typeof d.proof !== 'object' || d.proof === null) throw this.badResponse(`${r.method} ${path}`, 'no block_hash, header and proof');
     return d as unknown as LightProofView;
   }
 

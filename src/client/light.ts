@@ -12,6 +12,8 @@ import { MAX_LIGHT_HEADERS } from '../core/constants.js';
 import { blockHash, headerFromJson } from '../core/types/block.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { requireObject } from '../core/codec/json.js';
+import { routeUrl } from '../api/routes/route.js';
+import { lightRoutes } from '../api/routes/light.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient } from './beacon.js';
 
 /** The beacon's light-client routes, answers returned unparsed: the verifiers parse them strictly. */
@@ -20,24 +22,24 @@ export class LightApiClient extends JsonApiClient {
     super(baseUrl, { name: 'beacon node', unreachableHint: ': point --beacon at a running beacon node', ...opts });
   }
 
-  /** GET /api/v1/light/bootstrap (genesis, or the finalized block `root`). */
+  /** The bootstrap (genesis, or the finalized block `root`). */
   bootstrap(root?: string): Promise<Record<string, unknown>> {
-    return this.data('GET', `/api/v1/light/bootstrap${root === undefined ? '' : `?root=${root}`}`, undefined);
+    return this.data(lightRoutes.bootstrap.method, routeUrl(lightRoutes.bootstrap, {}, { root }), undefined);
   }
 
-  /** GET /api/v1/light/finality_update. */
+  /** The latest finality update. */
   finalityUpdate(): Promise<Record<string, unknown>> {
-    return this.data('GET', '/api/v1/light/finality_update', undefined);
+    return this.data(lightRoutes.finalityUpdate.method, lightRoutes.finalityUpdate.path, undefined);
   }
 
-  /** GET /api/v1/light/headers from a finalized root back to a height. */
+  /** Headers from a finalized root back to a height. */
   headers(from: string, toHeight: number): Promise<Record<string, unknown>> {
-    return this.data('GET', `/api/v1/light/headers?from=${from}&to=${toHeight}`, undefined);
+    return this.data(lightRoutes.headers.method, routeUrl(lightRoutes.headers, {}, { from, to: toHeight }), undefined);
   }
 
-  /** GET /api/v1/light/proof of an account against block `root`'s header. */
+  /** The proof of an account against block `root`'s header. */
   proof(root: string, address: string): Promise<Record<string, unknown>> {
-    return this.data('GET', `/api/v1/light/proof?root=${root}&address=${address}`, undefined);
+    return this.data(lightRoutes.proof.method, routeUrl(lightRoutes.proof, {}, { root, address }), undefined);
   }
 }
 

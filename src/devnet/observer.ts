@@ -4,8 +4,10 @@
  * finalized, error) that `svc devnet up --json` prints as NDJSON.
  */
 import { EventEmitter } from 'node:events';
-import WebSocket from 'ws';
+import { BeaconEventStream } from '../client/event-stream.js';
 import { ExecutionClient } from '../client/execution.js';
+import type { FinalizedCheckpointEvent, NewAttestationEvent, NewBlockEvent } from '../api/events.js';
+import { silentLogger } from '../util/log.js';
 import type { DevnetManifest, ManifestNode } from './manifest.js';
 import { type NodeProbe, probeNode } from './probe.js';
 import type { DevnetView, EventLine, NodeView, ProcessView } from './view.js';
@@ -30,6 +32,8 @@ const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 /** Retry pace until the first connection: the beacon is starting, and its first blocks must not be missed. */
 const FIRST_CONNECT_RETRY_MS = 100;
+/** No jitter: one observer reconnecting in lockstep with nobody (the backoff's factor is exactly 1). */
+const NO_JITTER = (): number => 0.5;
 
 /** Keeps a live view of a devnet described by its manifest. */
 export class Observer extends EventEmitter<ObserverEvents> {
@@ -38,11 +42,8 @@ export class Observer extends EventEmitter<ObserverEvents> {
   private readonly execution: ExecutionClient;
   private readonly byAddress = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
-  private socket: WebSocket | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private reconnectMs = RECONNECT_MIN_MS;
+  private readonly stream: BeaconEventStream;
   private stopped = false;
-  private everConnected = false;
   private polling = false;
   private lastBalancesSlot = -1;
   private lastFinalized = -1;
@@ -61,6 +62,20 @@ export class Observer extends EventEmitter<ObserverEvents> {
     this.processesOf = processes;
     this.execution = new ExecutionClient(manifest.endpoints.execution, { timeoutMs: POLL_TIMEOUT_MS });
     manifest.validators.forEach((v) => this.byAddress.set(v.address.toLowerCase(), v.index));
+    this.stream = new BeaconEventStream({
+      url: manifest.endpoints.ws,
+      // The view and the NDJSON events are the observer's output; the stream's own lines are not.
+      log: silentLogger,
+      minBackoffMs: RECONNECT_MIN_MS,
+      maxBackoffMs: RECONNECT_MAX_MS,
+      random: NO_JITTER,
+      firstConnectRetryMs: FIRST_CONNECT_RETRY_MS,
+      handlers: {
+        new_block: (d, time) => this.onBlock(d, time),
+        new_attestation: (d) => this.onAttestation(d),
+        finalized_checkpoint: (d) => this.onFinalized(d),
+      },
+    });
     this.view = {
       dir: manifest.dir,
       chainId: manifest.chain_id,
@@ -99,15 +114,14 @@ export class Observer extends EventEmitter<ObserverEvents> {
       });
     };
     tick();
-    this.connect();
+    this.stream.start();
   }
 
   /** Stops polling and closes the socket. */
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearTimeout(this.reconnectTimer);
-    this.socket?.terminate();
+    void this.stream.stop();
   }
 
   /** Records a line in the recent-events list (and, for errors, in the event stream). */
@@ -187,48 +201,18 @@ export class Observer extends EventEmitter<ObserverEvents> {
     this.emit('event', { event: 'finalized', time, epoch, root });
   }
 
-  private connect(): void {
-    if (this.stopped) return;
-    const socket = new WebSocket(this.manifest.endpoints.ws);
-    this.socket = socket;
-    socket.on('open', () => {
-      this.everConnected = true;
-      this.reconnectMs = RECONNECT_MIN_MS;
-    });
-    socket.on('message', (data) => this.onMessage(String(data)));
-    // 'close' always follows 'error'; reconnect there only.
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      if (this.stopped) return;
-      if (!this.everConnected) {
-        this.reconnectTimer = setTimeout(() => this.connect(), FIRST_CONNECT_RETRY_MS);
-        return;
-      }
-      this.reconnectTimer = setTimeout(() => this.connect(), this.reconnectMs);
-      this.reconnectMs = Math.min(RECONNECT_MAX_MS, this.reconnectMs * 2);
-    });
+  private onBlock(d: NewBlockEvent, time: string): void {
+    this.count(d.proposer, 'proposed');
+    this.pushLine({ time, kind: 'block', text: `slot ${d.slot}: block ${d.block_hash.slice(0, 10)}… by validator ${this.byAddress.get(d.proposer) ?? d.proposer} (${d.transactions} tx)` });
+    this.emit('event', { event: 'block', time, slot: d.slot, hash: d.block_hash, proposer: d.proposer, transactions: d.transactions });
   }
 
-  private onMessage(text: string): void {
-    let msg: { type?: unknown; data?: Record<string, unknown>; timestamp?: unknown };
-    try {
-      msg = JSON.parse(text) as typeof msg;
-    } catch {
-      return;
-    }
-    const d = msg.data;
-    if (typeof d !== 'object' || d === null) return;
-    const time = typeof msg.timestamp === 'string' ? msg.timestamp : new Date().toISOString();
-    if (msg.type === 'new_block' && typeof d.slot === 'number' && typeof d.block_hash === 'string' && typeof d.proposer === 'string') {
-      const transactions = typeof d.transactions === 'number' ? d.transactions : 0;
-      this.count(d.proposer, 'proposed');
-      this.pushLine({ time, kind: 'block', text: `slot ${d.slot}: block ${d.block_hash.slice(0, 10)}… by validator ${this.byAddress.get(d.proposer.toLowerCase()) ?? d.proposer} (${transactions} tx)` });
-      this.emit('event', { event: 'block', time, slot: d.slot, hash: d.block_hash, proposer: d.proposer, transactions });
-    } else if (msg.type === 'new_attestation' && typeof d.validator === 'string') {
-      this.count(d.validator, 'attested');
-    } else if (msg.type === 'finalized_checkpoint' && typeof d.epoch === 'number' && typeof d.root === 'string') {
-      this.finalized(d.epoch, d.root, false);
-    }
+  private onAttestation(d: NewAttestationEvent): void {
+    this.count(d.validator, 'attested');
+  }
+
+  private onFinalized(d: FinalizedCheckpointEvent): void {
+    this.finalized(d.epoch, d.root, false);
   }
 
   private count(address: string, field: 'proposed' | 'attested'): void {

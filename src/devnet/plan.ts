@@ -6,6 +6,9 @@
  */
 import type { Genesis } from '../core/genesis/genesis.js';
 import { genesisHash } from '../core/genesis/genesis.js';
+import { beaconRoutes } from '../api/routes/beacon.js';
+import { eventRoutes } from '../api/routes/events.js';
+import { validatorClientRoutes } from '../api/routes/validator.js';
 import { writePeerKeyFromSeed } from '../node/p2p/identity.js';
 import { type DevnetLayout, logPath, nodeDataDirs, nodeProcessNames, nodeTokenPath, nodeValidatorsDataDir, validatorDataDir } from './layout.js';
 import { type DevnetManifest, type ManifestKey, type ManifestNode, type ManifestPeer, type ValidatorProcesses, DevnetError } from './manifest.js';
@@ -135,7 +138,7 @@ export async function describeNodes(layout: DevnetLayout, g: Genesis, ports: Nod
       index: i,
       role: producer ? 'producer' : 'follower',
       processes: nodeProcessNames(i),
-      endpoints: { execution: `http://127.0.0.1:${p.rest}`, rpc: `http://127.0.0.1:${p.rpc}`, beacon: `http://127.0.0.1:${p.beacon}`, ws: `ws://127.0.0.1:${p.beacon}/ws` },
+      endpoints: { execution: `http://127.0.0.1:${p.rest}`, rpc: `http://127.0.0.1:${p.rpc}`, beacon: `http://127.0.0.1:${p.beacon}`, ws: `ws://127.0.0.1:${p.beacon}${eventRoutes.stream.path}` },
       ports: { rest: p.rest, rpc: p.rpc, beacon: p.beacon },
       p2p: id
         ? {
@@ -215,7 +218,7 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
       log: logPath(layout, names.beacon),
       dataDir: node.data_dirs.beacon,
       port: node.ports.beacon,
-      healthUrls: [`${node.endpoints.beacon}/beacon/v1/node/health`],
+      healthUrls: [`${node.endpoints.beacon}${beaconRoutes.health.path}`],
     };
     const vals = validatorGroups([node.validators], mode).map((held): ProcessSpec => {
       const metrics = metricsPorts[held[0]!]!;
@@ -229,7 +232,7 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
         log: logPath(layout, name),
         dataDir,
         port: metrics,
-        healthUrls: [`http://127.0.0.1:${metrics}/metrics`],
+        healthUrls: [`http://127.0.0.1:${metrics}${validatorClientRoutes.metrics.path}`],
         validators: held,
       };
     });
@@ -269,7 +272,7 @@ export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metr
         log: logPath(layout, 'node'),
         dataDir: layout.data,
         port: node.ports.beacon,
-        healthUrls: [`${node.endpoints.execution}/health`, `${node.endpoints.beacon}/beacon/v1/node/health`],
+        healthUrls: [`${node.endpoints.execution}/health`, `${node.endpoints.beacon}${beaconRoutes.health.path}`],
         validators: [...node.validators],
       },
     ],

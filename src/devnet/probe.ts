@@ -7,6 +7,7 @@ import { BeaconClient } from '../client/beacon.js';
 import { ExecutionClient } from '../client/execution.js';
 import type { BeaconHealthSummary } from '../client/beacon.js';
 import type { HeadView } from '../api/beacon.js';
+import { beaconRoutes } from '../api/routes/beacon.js';
 import type { HealthView } from '../api/execution.js';
 import type { ManifestNode } from './manifest.js';
 
@@ -39,12 +40,14 @@ export async function probeNode(node: Pick<ManifestNode, 'endpoints'>, timeoutMs
   return { head, beaconHealth, beaconPeers, execution: exec, errors };
 }
 
-/** The number of peers `GET /api/v1/p2p/peers` lists (the spec: an object with a `peers` array). */
+/** The number of peers the beacon's peers route lists (the spec: an object with a `peers` array). */
 export async function beaconPeerCount(beaconUrl: string, timeoutMs: number): Promise<number> {
-  const r = await fetch(`${beaconUrl}/api/v1/p2p/peers`, { signal: AbortSignal.timeout(timeoutMs) });
+  const route = beaconRoutes.peers;
+  const what = `${route.method} ${route.path}`;
+  const r = await fetch(`${beaconUrl}${route.path}`, { method: route.method, signal: AbortSignal.timeout(timeoutMs) });
   const body: unknown = await r.json();
-  if (r.status !== 200) throw new Error(`GET /api/v1/p2p/peers answered HTTP ${r.status}`);
+  if (r.status !== 200) throw new Error(`${what} answered HTTP ${r.status}`);
   const peers = typeof body === 'object' && body !== null ? (body as { peers?: unknown }).peers : undefined;
-  if (!Array.isArray(peers)) throw new Error('GET /api/v1/p2p/peers answered without a peers list');
+  if (!Array.isArray(peers)) throw new Error(`${what} answered without a peers list`);
   return peers.length;
 }

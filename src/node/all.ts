@@ -18,6 +18,7 @@ import { adoptOneKeyDataDirs, openValidatorDataDir } from './validator/data-dir.
 import type { SlashingProtectionDb } from './validator/slashing-protection.js';
 import type { TlsPair } from './shared/tls.js';
 import type { HistoryMode } from './execution/pruning.js';
+import { beaconRoutes } from '../api/routes/beacon.js';
 
 /** The two libp2p hosts of a single-process node: one interface, a port and bootnodes each. */
 export interface AllP2pOptions {
@@ -78,7 +79,7 @@ export interface AllNode {
  */
 async function checkBeaconTrusted(url: string): Promise<void> {
   try {
-    await (await fetch(`${url}/beacon/v1/node/health`, { signal: AbortSignal.timeout(10_000) })).arrayBuffer();
+    await (await fetch(`${url}${beaconRoutes.health.path}`, { signal: AbortSignal.timeout(10_000) })).arrayBuffer();
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
     throw new SvcError(

@@ -7,6 +7,8 @@
  */
 import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
+import { beaconRoutes } from '../../api/routes/beacon.js';
+import { validatorClientRoutes } from '../../api/routes/validator.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { MAX_GENESIS_VALIDATORS, buildGenesis } from '../../genesis/build.js';
 import { peerIdFromSeed } from '../../node/p2p/identity.js';
@@ -290,7 +292,7 @@ export function validatorCommand(node: ExportNode, at: Addressing, keys: Validat
 export const LIGHT_ENV: Readonly<Record<string, string>> = { NODE_OPTIONS: LIGHT_PROCESS_FLAGS.join(' ') };
 
 /** The health URL of each kind of container, on its own loopback. */
-export const HEALTH_PATHS = { execution: '/health', beacon: '/beacon/v1/node/health', validator: '/metrics' } as const;
+export const HEALTH_PATHS = { execution: '/health', beacon: beaconRoutes.health.path, validator: validatorClientRoutes.metrics.path } as const;
 
 /** `node <app>/bin/healthcheck.js URL`: the probe command of a container (Compose healthcheck, image HEALTHCHECK). */
 export function healthcheckCommand(url: string): string[] {

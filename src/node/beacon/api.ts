@@ -9,6 +9,9 @@ import { type Block, blockFromJson, blockToJson, decodeBlock } from '../../core/
 import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.js';
 import { ProposerError } from '../../core/consensus/proposer.js';
 import { errorBody, ok, sszBody } from '../shared/http.js';
+import { registerRoute } from '../shared/routes.js';
+import { beaconRoutes } from '../../api/routes/beacon.js';
+import { validatorRoutes } from '../../api/routes/validator.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
 import { registerBridgeRoutes } from './bridge-api.js';
@@ -56,7 +59,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   } } as const;
 
   // Without P2P there is nobody to sync from: a distance there is missed slots, not syncing.
-  app.get('/beacon/v1/node/syncing', async () => {
+  registerRoute(app, beaconRoutes.syncing, {}, async () => {
     const head = chain.head();
     const distance = Math.max(0, chain.currentSlot() - head.slot);
     const n = net();
@@ -75,22 +78,22 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   // 503 while the beacon cannot make progress (execution unreachable or on another chain, or
   // refusing every proposal), so a supervisor or load balancer gating on the status sees it; the
   // body is the same view either way, with the reason.
-  app.get('/beacon/v1/node/health', async (_req, reply) => {
+  registerRoute(app, beaconRoutes.health, {}, async (_req, reply) => {
     const head = chain.head();
     const health = chain.health();
     const view: BeaconHealthView = { status: health.healthy ? 'healthy' : 'unhealthy', layer: 'beacon', head_slot: head.slot, head_root: head.root, current_slot: chain.currentSlot(), finalized_epoch: chain.forkChoice.finalized().epoch, validators: chain.validators().length, peers: net()?.peerCount() ?? 0 };
     return health.healthy ? view : reply.status(503).send({ ...view, reason: health.reason, message: health.message });
   });
 
-  app.get('/api/v1/beacon/head', async (_req, reply) => {
+  registerRoute(app, beaconRoutes.head, {}, async (_req, reply) => {
     const head = chain.head();
     const view: HeadView = { root: head.root, slot: head.slot, index: head.index, justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized(), proposer_dependent_roots: chain.headDependentRoots(head.root) };
     return ok(reply, view);
   });
 
-  app.get('/api/v1/beacon/finality_checkpoints', async (_req, reply) => ok(reply, { justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() }));
+  registerRoute(app, beaconRoutes.finalityCheckpoints, {}, async (_req, reply) => ok(reply, { justified: chain.forkChoice.justified(), finalized: chain.forkChoice.finalized() }));
 
-  app.get<{ Params: { id: string } }>('/api/v1/beacon/blocks/:id', async (req, reply) => {
+  registerRoute(app, beaconRoutes.block, {}, async (req, reply) => {
     const id = req.params.id;
     const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(uintParam(id, 'slot'));
     const record = root ? chain.record(root) : undefined;
@@ -99,9 +102,9 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     return ok(reply, { ...record, randao: undefined, block: ssz === undefined ? null : blockToJson(decodeBlock(ssz)) });
   });
 
-  app.get('/api/v1/validators', async (_req, reply) => ok(reply, { validators: chain.validators() }));
+  registerRoute(app, beaconRoutes.validators, {}, async (_req, reply) => ok(reply, { validators: chain.validators() }));
 
-  app.get<{ Params: { id: string } }>('/api/v1/validators/:id', async (req, reply) => {
+  registerRoute(app, beaconRoutes.validator, {}, async (req, reply) => {
     const id = req.params.id;
     const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[uintParam(id, 'validator index')];
     if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
@@ -117,7 +120,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     return ok(reply, { index: v.index, address: v.address, active: v.active, status: v.active ? 'active' : 'exited', stake: v.stake, balance, randao_last: chain.randaoLast(v.index) ?? null, latest_vote: chain.forkChoice.latestMessage(v.index) ?? null, duties });
   });
 
-  app.get<{ Params: { epoch: string } }>('/api/v1/validator/duties/proposer/:epoch', async (req, reply) => {
+  registerRoute(app, validatorRoutes.proposerDuties, {}, async (req, reply) => {
     const epoch = uintParam(req.params.epoch, 'epoch');
     const current = epochOfSlot(chain.genesis, chain.currentSlot());
     // One epoch of seed lookahead: duties are known for the current and the next epoch only.
@@ -126,7 +129,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     return ok(reply, view);
   });
 
-  app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/attestation_data', async (req, reply) => {
+  registerRoute(app, validatorRoutes.attestationData, {}, async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
@@ -134,7 +137,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   // Authenticated like proposals: it hands out the pool a proposer packs.
-  app.get<{ Querystring: { slot?: string } }>('/api/v1/validator/block_attestations', validatorRoute, async (req, reply) => {
+  registerRoute(app, validatorRoutes.blockAttestations, validatorRoute, async (req, reply) => {
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
@@ -158,9 +161,9 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     if (!r.already_known) net()?.publishBlock(block, ssz);
     return r;
   };
-  app.post('/api/v1/validator/blocks/propose', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
-  app.post('/api/v1/beacon/block/proposal', validatorRoute, async (req, reply) => ok(reply, await propose(req)));
-  app.post('/api/v1/attestation', validatorRoute, async (req, reply) => {
+  // The spec names the route twice: both paths are the one route (its alias).
+  registerRoute(app, validatorRoutes.proposeBlock, validatorRoute, async (req, reply) => ok(reply, await propose(req)));
+  registerRoute(app, validatorRoutes.attest, validatorRoute, async (req, reply) => {
     const att = attestationFromJson(req.body);
     assertOnNetworkFinality();
     const r = await chain.attest(att);
@@ -170,13 +173,13 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   // Slashing evidence: public, like the /ws stream that announces it; anyone may submit evidence,
   // which is verified in full (forged evidence is a 400 naming the rule it breaks).
-  app.get<{ Querystring: { status?: string } }>('/api/v1/slashing', async (req, reply) => {
+  registerRoute(app, beaconRoutes.slashings, {}, async (req, reply) => {
     const status = req.query.status;
     if (status !== undefined && !SLASHING_STATUSES.includes(status as SlashingStatus)) throw new SvcError('MALFORMED_INPUT', `malformed status: expected one of ${SLASHING_STATUSES.join(', ')}`, 400);
     const view: SlashingListView = { slashings: chain.slashing.list(status as SlashingStatus | undefined) };
     return ok(reply, view);
   });
-  app.get<{ Params: { id: string } }>('/api/v1/slashing/validators/:id', async (req, reply) => {
+  registerRoute(app, beaconRoutes.validatorSlashings, {}, async (req, reply) => {
     const id = req.params.id;
     const validators = chain.validators();
     const index = ADDRESS_RE.test(id) ? validators.find((x) => x.address === id.toLowerCase())?.index : uintParam(id, 'validator index');
@@ -184,25 +187,25 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const view: SlashingListView = { slashings: chain.slashing.ofValidator(index) };
     return ok(reply, view);
   });
-  app.get<{ Params: { hash: string } }>('/api/v1/slashing/:hash', async (req, reply) => {
+  registerRoute(app, beaconRoutes.slashing, {}, async (req, reply) => {
     if (!HASH_RE.test(req.params.hash)) throw new SvcError('MALFORMED_INPUT', 'malformed evidence hash: expected 0x and 64 hex digits', 400);
     const v = chain.slashing.get(req.params.hash.toLowerCase());
     if (!v) throw new SvcError('NOT_FOUND', `no slashing evidence ${req.params.hash}`, 404);
     return ok(reply, v);
   });
-  app.post('/api/v1/slashing', async (req, reply) => {
+  registerRoute(app, beaconRoutes.submitSlashing, {}, async (req, reply) => {
     const ev = evidenceFromJson(req.body);
     const r = await chain.submitEvidence(ev, 'api');
     const view: SlashingSubmitView = r;
     return ok(reply, view, r.status === 'added' ? 202 : 200);
   });
 
-  app.get('/api/v1/forks/state', async (_req, reply) => {
+  registerRoute(app, beaconRoutes.forks, {}, async (_req, reply) => {
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
     return ok(reply, { epoch, forks: forkSchedule(chain.genesis, epoch) });
   });
 
-  app.get('/api/v1/p2p/peers', async () => {
+  registerRoute(app, beaconRoutes.peers, {}, async () => {
     const view: PeersView = o.net ? { peers: net()?.peers() ?? [] } : { peers: [], note: 'P2P is off (--no-p2p)' };
     return view;
   });
@@ -210,5 +213,5 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   registerLightRoutes(app, { chain, engine: o.engine });
   registerBridgeRoutes(app, { bridge: chain.bridge });
 
-  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
+  registerRoute(app, beaconRoutes.metrics, {}, async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));
 }

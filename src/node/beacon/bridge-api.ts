@@ -11,6 +11,8 @@ import { SIGNATURE_BYTES } from '../../core/constants.js';
 import { MalformedError, SvcError } from '../../core/errors.js';
 import { BID_STATUSES, type BidDirection, type BidListView, type BidSignaturesView, type BidStatus, type CounterpartsView, type RegistrationListView } from '../../api/bridge.js';
 import { ok } from '../shared/http.js';
+import { registerRoute } from '../shared/routes.js';
+import { bridgeRoutes } from '../../api/routes/bridge.js';
 import type { BridgeStore } from './bridge.js';
 import { BRIDGE_LIST_DEFAULT, BRIDGE_LIST_MAX, type BidQuery } from './bridge-queries.js';
 import { EngineError } from './engine-client.js';
@@ -79,19 +81,19 @@ export function parseRegistrationRequestBody(body: unknown): { genesis: unknown;
 export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeStore }): void {
   const { bridge } = o;
 
-  app.get('/api/v1/bridge/bids', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.bids, {}, async (req, reply) => {
     const view: BidListView = { bids: await bridge.list(parseBidQuery(req.query as Record<string, unknown>)) };
     return ok(reply, view);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/bridge/bids/:id', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.bid, {}, async (req, reply) => {
     const bid = bidParam(req.params.id);
     const view = await bridge.bid(bid);
     if (!view) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
     return ok(reply, view);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/bridge/bids/:id/signatures', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.bidSignatures, {}, async (req, reply) => {
     const bid = bidParam(req.params.id);
     const signatures = await bridge.signatures(bid);
     if (!signatures) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
@@ -99,33 +101,33 @@ export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeSt
     return ok(reply, view);
   });
 
-  app.post<{ Params: { id: string } }>('/api/v1/bridge/bids/:id/signatures', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.submitBidSignature, {}, async (req, reply) => {
     const bid = bidParam(req.params.id);
     const s = parseBidSignatureBody(req.body);
     const { added, result } = await bridge.addSignature(bid, s);
     return ok(reply, result, added ? 202 : 200);
   });
 
-  app.get('/api/v1/bridge/registrations', async (_req, reply) => {
+  registerRoute(app, bridgeRoutes.registrations, {}, async (_req, reply) => {
     const view: RegistrationListView = { registrations: bridge.registrations.list() };
     return ok(reply, view);
   });
 
-  app.post('/api/v1/bridge/registrations', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.requestRegistration, {}, async (req, reply) => {
     const { genesis, allowance } = parseRegistrationRequestBody(req.body);
     const { added, view } = bridge.registrations.request(genesis, allowance);
     return ok(reply, view, added ? 202 : 200);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/bridge/registrations/:id', async (req, reply) => ok(reply, bridge.registrations.get(idParam(req.params.id, 'registration'))));
+  registerRoute(app, bridgeRoutes.registration, {}, async (req, reply) => ok(reply, bridge.registrations.get(idParam(req.params.id, 'registration'))));
 
-  app.post<{ Params: { id: string } }>('/api/v1/bridge/registrations/:id/signatures', async (req, reply) => {
+  registerRoute(app, bridgeRoutes.submitRegistrationSignature, {}, async (req, reply) => {
     const id = idParam(req.params.id, 'registration');
     const { added, view } = bridge.registrations.addSignature(id, parseBidSignatureBody(req.body));
     return ok(reply, view, added ? 202 : 200);
   });
 
-  app.get('/api/v1/bridge/counterparts', async (_req, reply) => {
+  registerRoute(app, bridgeRoutes.counterparts, {}, async (_req, reply) => {
     let view: CounterpartsView;
     try {
       view = await bridge.counterparts();

@@ -4,19 +4,7 @@
  * ISO 8601 UTC (`2026-11-22T10:15:30.123Z`, the publish time). There is no authentication: the
  * stream is public and read-only (spec "Authentication" 5).
  *
- * Event types and their `data` (the first three are the spec's; `finalized_checkpoint` and
- * `slashing` are svc's shapes for the beacon outputs the spec names without a wire format; `head`
- * is svc's, after Ethereum's, for validators to refetch duties when the head changes branch):
- *
- * | type | data |
- * |---|---|
- * | `new_block` | `slot` (integer), `block_hash` (0x hex), `proposer` (0x address), `transactions` (integer, count) |
- * | `new_attestation` | `slot` (integer), `validator` (0x address), `block_hash` (0x hex, the attested head) |
- * | `bridge_bid_registered` | `bid` (0x hex), `status` (string, e.g. `PENDING`), `amount` (base-10 wei string), `chain` (counterpart chain name) |
- * | `bridge_bid_status` | `bid` (0x hex), `status`, `previous` (a status, or null for a BID first seen in it), `direction` (`outgoing` or `incoming`): every BID transition after registration (docs/bridge.md) |
- * | `finalized_checkpoint` | `epoch` (integer), `root` (0x hex, the checkpoint block root): the new finalised checkpoint |
- * | `slashing` | `kind` (`double_proposal`, `double_vote` or `surround_vote`), `validator_index` (integer), `validator` (0x address or null), `evidence_hash` (0x hex), `slot`, `epoch` (integers), `evidence` (the two conflicting signed messages: `{ type: 'proposer', header_1, header_2 }` or `{ type: 'attester', attestation_1, attestation_2 }`), verifiable by anyone; once per evidence |
- * | `head` | `slot` (integer), `block_hash` (0x hex), `proposer_dependent_roots` (`[{ epoch, root }]`, as in GET /api/v1/beacon/head): fork choice chose another head (a new block, or votes moving it to another branch) |
+ * Event types and their `data`: src/api/events.ts (the wire types, shared with the stream client).
  *
  * Behaviour:
  * - Only upgrades of path `/ws` (any query string) are accepted; any other upgrade path is
@@ -36,14 +24,14 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { DependentRootView } from '../../api/beacon.js';
-import type { BridgeBidRegisteredEvent, BridgeBidStatusEvent } from '../../api/bridge.js';
+import { EVENT_TYPES, type EventDataMap, type EventEnvelope, type EventType } from '../../api/events.js';
+import { eventRoutes } from '../../api/routes/events.js';
 import type { Logger } from '../../util/log.js';
 import { errorBody } from '../shared/http.js';
 import type { BeaconMetrics } from './metrics.js';
 
 /** The stream's path. */
-export const WS_PATH = '/ws';
+const WS_PATH = eventRoutes.stream.path;
 /** Spec keepalive: ping/pong every 30 s. */
 export const DEFAULT_PING_INTERVAL_MS = 30_000;
 /** Per-client backlog above which a client counts as too slow and is dropped. */
@@ -54,78 +42,6 @@ export const DEFAULT_MAX_CLIENTS = 10_000;
 export const MAX_INBOUND_BYTES = 4 * 1024;
 /** How long `close()` waits for clients to answer the close frame before terminating them. */
 const CLOSE_GRACE_MS = 1_000;
-
-/** `new_block` data. */
-export interface NewBlockEvent {
-  slot: number;
-  block_hash: string;
-  proposer: string;
-  /** Number of transactions in the block. */
-  transactions: number;
-}
-
-/** `new_attestation` data. */
-export interface NewAttestationEvent {
-  slot: number;
-  validator: string;
-  block_hash: string;
-}
-
-export type { BridgeBidRegisteredEvent, BridgeBidStatusEvent } from '../../api/bridge.js';
-
-/** `finalized_checkpoint` data (svc). */
-export interface FinalizedCheckpointEvent {
-  epoch: number;
-  root: string;
-}
-
-/** `slashing` data (svc): new slashing evidence this beacon learnt of (detected, submitted, gossiped or in a block). */
-export interface SlashingEvent {
-  kind: 'double_proposal' | 'double_vote' | 'surround_vote';
-  validator_index: number;
-  /** The accused validator's address (null if the registry does not hold it). */
-  validator: string | null;
-  /** SHA3-256 of the evidence's wire encoding (GET /api/v1/slashing/:hash). */
-  evidence_hash: string;
-  /** Slot of the double proposal, or of the later vote. */
-  slot: number;
-  /** Epoch of the double proposal, or the later vote's target epoch. */
-  epoch: number;
-  /** The two conflicting signed messages (slashing evidence JSON, docs/beacon.md "Slashing"). */
-  evidence: object;
-}
-
-/** `head` data (svc): the new head and the dependent roots of its epoch's and the next epoch's proposer duties. */
-export interface HeadEvent {
-  slot: number;
-  block_hash: string;
-  proposer_dependent_roots: DependentRootView[];
-}
-
-/** `data` of each event type. */
-export interface EventDataMap {
-  new_block: NewBlockEvent;
-  new_attestation: NewAttestationEvent;
-  bridge_bid_registered: BridgeBidRegisteredEvent;
-  bridge_bid_status: BridgeBidStatusEvent;
-  finalized_checkpoint: FinalizedCheckpointEvent;
-  slashing: SlashingEvent;
-  head: HeadEvent;
-}
-
-export type EventType = keyof EventDataMap;
-export const EVENT_TYPES: readonly EventType[] = ['new_block', 'new_attestation', 'bridge_bid_registered', 'bridge_bid_status', 'finalized_checkpoint', 'slashing', 'head'];
-
-/** One message on the wire. */
-export interface EventEnvelope<T extends EventType = EventType> {
-  type: T;
-  data: EventDataMap[T];
-  /** ISO 8601 UTC. */
-  timestamp: string;
-}
-
-/** Discriminated union of every message (narrow on `type`). */
-export type BeaconEvent = { [T in EventType]: EventEnvelope<T> }[EventType];
 
 export interface EventHubOptions {
   log: Logger;

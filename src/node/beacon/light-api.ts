@@ -13,6 +13,8 @@ import { headerOfBlockBytes } from './block-bytes.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { FinalityUpdateJson, HeaderChainView, LightBootstrapView, LightProofView } from '../../api/light.js';
 import { ok } from '../shared/http.js';
+import { registerRoute } from '../shared/routes.js';
+import { lightRoutes } from '../../api/routes/light.js';
 import type { BeaconBlockRecord, BeaconChain } from './chain.js';
 import { EngineError, type EngineClient } from './engine-client.js';
 
@@ -51,7 +53,7 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
     return headerOfBlockBytes(stored);
   };
 
-  app.get<{ Querystring: { root?: string } }>('/api/v1/light/bootstrap', async (req, reply) => {
+  registerRoute(app, lightRoutes.bootstrap, {}, async (req, reply) => {
     const root = req.query.root === undefined ? chain.genesisRoot : rootParam(req.query.root, 'root');
     const r = root === chain.genesisRoot ? known(root) : finalizedRecord(root);
     const view: LightBootstrapView = {
@@ -64,14 +66,14 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
     return ok(reply, view);
   });
 
-  app.get<{ Querystring: { epoch?: string } }>('/api/v1/light/finality_update', async (req, reply) => {
+  registerRoute(app, lightRoutes.finalityUpdate, {}, async (req, reply) => {
     const epoch = req.query.epoch === undefined ? undefined : Number(parseDecimal(req.query.epoch, 'epoch', 32));
     const update: FinalityUpdateJson | undefined = await chain.light.update(epoch);
     if (!update) throw new SvcError('NO_FINALITY_UPDATE', epoch === undefined ? 'no finality update yet: no checkpoint after genesis has been finalized with its votes seen by this beacon' : `no finality update for epoch ${epoch} (only the newest finalized epochs are kept)`, 404);
     return ok(reply, update);
   });
 
-  app.get<{ Querystring: { from?: string; to?: string } }>('/api/v1/light/headers', async (req, reply) => {
+  registerRoute(app, lightRoutes.headers, {}, async (req, reply) => {
     if (req.query.from === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed from: required (a finalized block root)', 400);
     if (req.query.to === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed to: required (a block root or height)', 400);
     // The cheap checks first: the range's length is known before finality is walked.
@@ -91,7 +93,7 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
     return ok(reply, view);
   });
 
-  app.get<{ Querystring: { root?: string; address?: string; keys?: string } }>('/api/v1/light/proof', async (req, reply) => {
+  registerRoute(app, lightRoutes.proof, {}, async (req, reply) => {
     const address = req.query.address;
     if (address === undefined || !ADDRESS_RE.test(address)) throw new SvcError('MALFORMED_INPUT', 'malformed address: expected 0x and 40 hex digits', 400);
     const keys = req.query.keys === undefined || req.query.keys === '' ? [] : req.query.keys.split(',');

@@ -6,6 +6,10 @@
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../util/log.js';
+import type { PeerView } from '../../api/beacon.js';
+
+// The wire view of a peer is an API type; the host's contract hands it out.
+export type { PeerView };
 
 /** GossipSub topics (DECISIONS.md, P2P). Payloads are SSZ encodings. */
 export const Topics = {
@@ -61,18 +65,6 @@ export interface ProtocolLimits {
  * status 429 (over a rate limit) resets the stream without a penalty.
  */
 export type RequestHandler = (request: Uint8Array, peer: string) => AsyncIterable<Uint8Array>;
-
-/** One connected peer, as `/api/v1/p2p/peers` lists it (JSON field names on the wire). */
-export interface PeerView {
-  peer_id: string;
-  address: string;
-  direction: 'inbound' | 'outbound';
-  agent: string | null;
-  /** ISO 8601. */
-  connected_since: string;
-  /** The connection encrypter's protocol id, e.g. the hybrid handshake's. */
-  handshake: string;
-}
 
 export interface P2pOptions {
   /** Which layer runs the host (label of every metric and log line). */

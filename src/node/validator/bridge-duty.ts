@@ -23,7 +23,7 @@ import type { BeaconClient } from '../../client/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import type { ValidatorMetrics } from './metrics.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../../util/timers.js';
 import type { RegistrationSigning } from './bridge-registration-duty.js';
 
 /** Most BIDs of one status a pass lists (the beacon's listing cap). */

@@ -43,10 +43,10 @@ import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genes
 import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
 import { BEACON_SYNCING } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
-import type { HeadEvent, NewBlockEvent } from '../beacon/events.js';
+import type { HeadEvent, NewBlockEvent } from '../../api/events.js';
 import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { ProposerDutiesCache } from './duties.js';
-import { BeaconEventStream } from './event-stream.js';
+import { BeaconEventStream } from '../../client/event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
 import { type AcceptedCounterpart, RegistrationSigning } from './bridge-registration-duty.js';
 import { BridgeBeaconClient } from '../../client/bridge.js';
@@ -54,12 +54,12 @@ import type { RandaoChain } from './randao-chain.js';
 import { KeySet } from './key-set.js';
 import type { SlashingProtectionDb } from './slashing-protection.js';
 import { serveMetrics, ValidatorMetrics } from './metrics.js';
-import { realTimers, type Timers } from './timers.js';
+import { realTimers, type Timers } from '../../util/timers.js';
 import { Proposer } from './proposal.js';
 import { AttestationRounds } from './attestation-rounds.js';
 import type { KeyContext, ValidatorKeys } from './validator-key.js';
 
-export type { Timers } from './timers.js';
+export type { Timers } from '../../util/timers.js';
 
 /** Pace of the first-contact attempts while the beacon has never answered (armFirstContact). */
 const FIRST_CONTACT_RETRY_MS = 200;
@@ -217,9 +217,9 @@ export class ValidatorClient {
       timers: this.timers,
       ...(opts.reconnectBackoffMs ? { minBackoffMs: opts.reconnectBackoffMs.min, maxBackoffMs: opts.reconnectBackoffMs.max } : {}),
       handlers: {
-        newBlock: (e) => this.onNewBlock(e),
+        new_block: (e) => this.onNewBlock(e),
         head: (e) => this.onHead(e),
-        bridgeBidRegistered: (e) => this.bridge.onRegistered(e),
+        bridge_bid_registered: (e) => this.bridge.onRegistered(e),
         event: (type) => this.metrics.wsEvents.inc({ type }),
         connected: (reconnect) => {
           this.metrics.wsConnected.set(1);

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { SvcError } from '../../core/errors.js';
+import { validatorClientRoutes } from '../../api/routes/validator.js';
 import { canonicalBytesGauge, type SignatureKind, sigGeneratedCounter } from '../shared/metrics.js';
 
 /** What `service_validator_bridge_signatures_total` counts by (see its help). */
@@ -104,12 +105,13 @@ export class ValidatorMetrics {
   }
 }
 
-/** Serves GET /metrics of `metrics` on host:port (404 envelope for anything else); resolves once listening. */
+/** Serves the metrics route of `metrics` on host:port (404 envelope for anything else); resolves once listening. */
 export async function serveMetrics(metrics: ValidatorMetrics, host: string, port: number): Promise<Server> {
+  const r = validatorClientRoutes.metrics;
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'only GET /metrics is served here' } }));
+    if (req.method !== r.method || path !== r.path) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: `only ${r.method} ${r.path} is served here` } }));
       return;
     }
     metrics.text().then(

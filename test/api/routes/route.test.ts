@@ -25,20 +25,12 @@ const PENDING = new Set<string>([
   'client/beacon.ts',
   'client/bridge.ts',
   'client/execution.ts',
-  'client/light.ts',
   'devnet/export/model.ts',
   'devnet/plan.ts',
-  'devnet/probe.ts',
-  'node/beacon/api.ts',
-  'node/beacon/bridge-api.ts',
   'node/beacon/engine-client.ts',
-  'node/beacon/events.ts',
-  'node/beacon/light-api.ts',
   'node/execution/api/engine.ts',
   'node/execution/api/rest-contracts.ts',
   'node/execution/api/rest.ts',
-  'node/validator/event-stream.ts',
-  'node/validator/metrics.ts',
 ]);
 
 function tsFiles(dir: string, out: string[] = []): string[] {

@@ -19,7 +19,7 @@ import { genesisHash } from '../../../src/core/genesis/genesis.js';
 import type { Receipt, RegistryEntry } from '../../../src/api/execution.js';
 import type { CounterpartsView } from '../../../src/api/bridge.js';
 import { type BridgeBlockRef, BridgeStore } from '../../../src/node/beacon/bridge.js';
-import type { EventDataMap, EventType } from '../../../src/node/beacon/events.js';
+import type { EventDataMap, EventType } from '../../../src/api/events.js';
 import { BeaconMetrics } from '../../../src/node/beacon/metrics.js';
 import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
 import { silentLogger } from '../../../src/util/log.js';

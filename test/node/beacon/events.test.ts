@@ -11,7 +11,8 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { createServer } from '../../../src/node/shared/http.js';
-import { EVENT_TYPES, EventHub, type BeaconEvent, type EventHubOptions } from '../../../src/node/beacon/events.js';
+import { EVENT_TYPES, type BeaconEvent } from '../../../src/api/events.js';
+import { EventHub, type EventHubOptions } from '../../../src/node/beacon/events.js';
 import { BeaconMetrics } from '../../../src/node/beacon/metrics.js';
 import { captureLog, type LogLine } from '../../helpers/log.js';
 

@@ -22,7 +22,7 @@ import { type Genesis } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, encodeAttestation, signAttestation, type AttestationData } from '../../../src/core/types/attestation.js';
 import { blockHash, decodeBlock, encodeBlock } from '../../../src/core/types/block.js';
 import { attesterSlashing, decodeEvidence, encodeEvidence, evidenceHash, evidenceToJson } from '../../../src/core/consensus/slashing.js';
-import type { BeaconEvent } from '../../../src/node/beacon/events.js';
+import type { BeaconEvent } from '../../../src/api/events.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { encodeRangeRequest } from '../../../src/node/beacon/sync/blocks-by-range.js';
 import { decodeStatus, encodeStatus } from '../../../src/node/beacon/sync/status.js';

@@ -1,6 +1,6 @@
 /**
- * The validator client's `/ws` subscription (src/node/validator/event-stream.ts and its use in
- * client.ts).
+ * The validator client's `/ws` subscription (src/client/event-stream.ts, the one stream client,
+ * and its use in client.ts).
  *
  * - Units: the stream URL (http → ws, https → wss), the capped jittered backoff, the message checks.
  * - Against a real BeaconNode + ExecutionNode (in process, ephemeral ports, two ValidatorClients
@@ -24,7 +24,8 @@ import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { slotAt, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { type Timers, ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
-import { BeaconEventStream, backoffDelay, eventStreamUrl, parseStreamMessage } from '../../../src/node/validator/event-stream.js';
+import { BeaconEventStream, backoffDelay, eventStreamUrl, parseStreamMessage } from '../../../src/client/event-stream.js';
+import type { EventType } from '../../../src/api/events.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
 import { SvcError } from '../../../src/core/errors.js';
@@ -74,6 +75,9 @@ function waitLine(what: string, logs: LogLine[][], pred: (l: LogLine) => boolean
 // ---------------------------------------------------------------------------------------------
 const Units = suite('validator event stream: URL, backoff, message checks');
 
+/** The event types the validator client has handlers for (client.ts): only their data is checked. */
+const VALIDATOR_READS: ReadonlySet<EventType> = new Set<EventType>(['new_block', 'head', 'bridge_bid_registered']);
+
 Units('the stream URL follows the beacon URL: http → ws, https → wss, path prefix kept', () => {
   assert.is(eventStreamUrl('http://127.0.0.1:8080'), 'ws://127.0.0.1:8080/ws');
   assert.is(eventStreamUrl('https://beacon.example:443'), 'wss://beacon.example/ws');
@@ -104,22 +108,22 @@ Units('messages: well-formed new_block, head and bridge_bid_registered are parse
   const hash = '0x' + 'AB'.repeat(32);
   const proposer = '0x' + 'Cd'.repeat(20);
   const block = { slot: 7, block_hash: hash, proposer, transactions: 3 };
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'new_block', data: block, timestamp: ts })), {
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'new_block', data: block, timestamp: ts }), VALIDATOR_READS), {
     kind: 'new_block',
     data: { slot: 7, block_hash: hash.toLowerCase(), proposer: proposer.toLowerCase(), transactions: 3 },
     timestamp: ts,
   });
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'finalized_checkpoint', data: { epoch: 1, root: hash }, timestamp: ts })), { kind: 'other', type: 'finalized_checkpoint', timestamp: ts });
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'finalized_checkpoint', data: { epoch: 1, root: hash }, timestamp: ts }), VALIDATOR_READS), { kind: 'other', type: 'finalized_checkpoint', timestamp: ts });
   const head = { slot: 9, block_hash: hash, proposer_dependent_roots: [{ epoch: 2, root: hash }, { epoch: 3, root: hash }] };
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'head', data: head, timestamp: ts })), {
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'head', data: head, timestamp: ts }), VALIDATOR_READS), {
     kind: 'head',
     data: { slot: 9, block_hash: hash.toLowerCase(), proposer_dependent_roots: [{ epoch: 2, root: hash.toLowerCase() }, { epoch: 3, root: hash.toLowerCase() }] },
     timestamp: ts,
   });
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'from_the_future', data: {}, timestamp: ts })), { kind: 'unknown', type: 'from_the_future' });
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'from_the_future', data: {}, timestamp: ts }), VALIDATOR_READS), { kind: 'unknown', type: 'from_the_future' });
   const bid = { bid: hash, status: 'PENDING', amount: '5000000000000000000', chain: 'svc-b' };
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_registered', data: bid, timestamp: ts })), { kind: 'bridge_bid_registered', data: { ...bid, bid: hash.toLowerCase() }, timestamp: ts });
-  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_status', data: { bid: hash, status: 'ATTESTED', previous: 'PENDING', direction: 'outgoing' }, timestamp: ts })), { kind: 'other', type: 'bridge_bid_status', timestamp: ts });
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_registered', data: bid, timestamp: ts }), VALIDATOR_READS), { kind: 'bridge_bid_registered', data: { ...bid, bid: hash.toLowerCase() }, timestamp: ts });
+  assert.equal(parseStreamMessage(JSON.stringify({ type: 'bridge_bid_status', data: { bid: hash, status: 'ATTESTED', previous: 'PENDING', direction: 'outgoing' }, timestamp: ts }), VALIDATOR_READS), { kind: 'other', type: 'bridge_bid_status', timestamp: ts });
   const garbage: Array<[string, RegExp]> = [
     ['not json', /not JSON/],
     ['[]', /not a JSON object/],
@@ -149,7 +153,7 @@ Units('messages: well-formed new_block, head and bridge_bid_registered are parse
     [JSON.stringify({ type: 'bridge_bid_registered', data: { ...bid, chain: null }, timestamp: ts }), /bridge_bid_registered: chain/],
   ];
   for (const [text, why] of garbage) {
-    const m = parseStreamMessage(text);
+    const m = parseStreamMessage(text, VALIDATOR_READS);
     assert.is(m.kind, 'malformed', text);
     assert.match((m as { reason: string }).reason, why, text);
   }
@@ -165,7 +169,7 @@ Units('retryNow() connects at once instead of waiting out the backoff, and does 
   const { pending, timers } = heldTimers();
   const { log, lines } = captureLog();
   let connects = 0;
-  const stream = new BeaconEventStream({ beaconUrl: `http://127.0.0.1:${port}`, log, timers, handlers: { newBlock: () => undefined, connected: () => void connects++ } });
+  const stream = new BeaconEventStream({ beaconUrl: `http://127.0.0.1:${port}`, log, timers, handlers: { new_block: () => undefined, connected: () => void connects++ } });
   stream.retryNow();
   assert.is(pending.size, 0, 'not running: nothing to retry');
   stream.start();

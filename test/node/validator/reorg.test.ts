@@ -21,7 +21,7 @@ import type { HeadView } from '../../../src/api/beacon.js';
 import { parseHex } from '../../../src/core/codec/bytes.js';
 import { signAttestation, attestationToJson } from '../../../src/core/types/attestation.js';
 import { slotStartMs } from '../../../src/core/genesis/genesis.js';
-import type { HeadEvent } from '../../../src/node/beacon/events.js';
+import type { HeadEvent } from '../../../src/api/events.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ValidatorClient } from '../../../src/node/validator/client.js';
 import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';

@@ -1,28 +1,35 @@
 /**
- * The validator client's subscription to the beacon's public event stream (`GET /ws`, envelope
- * `{ type, data, timestamp }`, see src/node/beacon/events.ts). It only speeds the client up: every
- * duty also has a slot-timer path, so losing the stream costs latency, never a duty.
+ * The one client of the beacon's public event stream (`GET /ws`, route src/api/routes/events.ts,
+ * envelope `{ type, data, timestamp }` and event types src/api/events.ts), used by the validator
+ * client and the devnet observer. Both also poll the beacon's REST API, so losing the stream costs
+ * latency, never a duty or a view.
  *
- * - The URL is the beacon URL with http → ws and https → wss, plus `/ws` (a path prefix is kept).
+ * - The URL is the beacon URL with http → ws and https → wss, plus `/ws` (a path prefix is kept),
+ *   or a ws(s) URL given as such (a devnet manifest names it).
  * - Reconnection: after a failed attempt or a dropped connection the next attempt waits a capped
  *   exponential backoff (default 250 ms doubling to 5 s, ±20 % jitter so a fleet of validators
  *   does not reconnect in lockstep after a beacon restart); a connection that opens resets it.
+ *   With `firstConnectRetryMs`, attempts before the first connection retry at that flat pace
+ *   instead (a beacon that is starting: its first events must not be missed).
  * - Liveness: the beacon pings every 30 s (ws answers the pongs). A connection on which nothing
  *   (ping or message) arrives for `idleTimeoutMs` (default 75 s) is taken as dead (a half-open
  *   TCP connection never reports itself) and replaced.
- * - Messages are checked before use: anything that is not a well-formed envelope (binary frames,
- *   text that is not JSON, wrong field types, a `new_block`, `head` or `bridge_bid_registered`
- *   whose data does not match the wire shape) is ignored and counted; never thrown. An event type this client does not know (a newer
- *   beacon) is ignored without counting it as malformed.
+ * - Typed events: the owner gives one handler per event type it reads. A message of such a type is
+ *   checked against its wire shape first (hex lowercased); anything that is not a well-formed
+ *   envelope (binary frames, text that is not JSON, wrong field types, data of a read type that
+ *   does not match its shape) is ignored and counted, never thrown. A known type the owner does
+ *   not read is only counted (`event`), its data unchecked; a type this client does not know (a
+ *   newer beacon) is ignored without counting it as malformed.
  * - Logs: one line when the stream connects and when it drops; the first failed attempt of an
  *   outage at info, the following ones at debug (a beacon down for an hour must not fill the log).
  */
 import { WebSocket, type RawData } from 'ws';
-import { SvcError } from '../../core/errors.js';
-import type { Logger } from '../../util/log.js';
-import type { BridgeBidRegisteredEvent, EventType, HeadEvent, NewBlockEvent } from '../beacon/events.js';
-import { BID_STATUSES, type BidStatus } from '../../api/bridge.js';
-import { realTimers, type Timers } from './timers.js';
+import { SvcError } from '../core/errors.js';
+import type { Logger } from '../util/log.js';
+import { EVENT_TYPES, type EventDataMap, type EventType, isEventType } from '../api/events.js';
+import { eventRoutes } from '../api/routes/events.js';
+import { BID_STATUSES, type BidStatus } from '../api/bridge.js';
+import { realTimers, type Timers } from '../util/timers.js';
 
 /** Default first reconnection delay. */
 export const DEFAULT_MIN_BACKOFF_MS = 250;
@@ -37,18 +44,14 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** How long stop() waits for the beacon to answer the close frame before cutting the socket. */
 const CLOSE_GRACE_MS = 1_000;
 
-/** The event types of the beacon's stream (kept here so the validator does not load the beacon's server code). */
-const KNOWN_TYPES: ReadonlySet<string> = new Set<EventType>(['new_block', 'new_attestation', 'bridge_bid_registered', 'bridge_bid_status', 'finalized_checkpoint', 'slashing', 'head']);
+/** A checked event of type T, as the client hands it over. */
+export type TypedMessage<T extends EventType> = { kind: T; data: EventDataMap[T]; timestamp: string };
 
 /** One message from the stream, as the client sees it after checking it. */
 export type StreamMessage =
-  /** A well-formed `new_block` (hex lowercased). */
-  | { kind: 'new_block'; data: NewBlockEvent; timestamp: string }
-  /** A well-formed `head` (hex lowercased). */
-  | { kind: 'head'; data: HeadEvent; timestamp: string }
-  /** A well-formed `bridge_bid_registered` (hex lowercased). */
-  | { kind: 'bridge_bid_registered'; data: BridgeBidRegisteredEvent; timestamp: string }
-  /** A well-formed envelope of another known type (the validator only counts these). */
+  /** A well-formed event of a type the owner reads (hex lowercased). */
+  | { [T in EventType]: TypedMessage<T> }[EventType]
+  /** A well-formed envelope of a known type the owner does not read (only counted). */
   | { kind: 'other'; type: EventType; timestamp: string }
   /** An envelope of a type this client does not know. */
   | { kind: 'unknown'; type: string }
@@ -57,6 +60,7 @@ export type StreamMessage =
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const SLASHING_KINDS: ReadonlySet<string> = new Set(['double_proposal', 'double_vote', 'surround_vote']);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,8 +70,89 @@ function isCount(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** Checks one text message from the beacon's stream; never throws. */
-export function parseStreamMessage(text: string): StreamMessage {
+function isHash(v: unknown): v is string {
+  return typeof v === 'string' && HASH_RE.test(v);
+}
+
+function isAddress(v: unknown): v is string {
+  return typeof v === 'string' && ADDRESS_RE.test(v);
+}
+
+function isBidStatus(v: unknown): v is BidStatus {
+  return typeof v === 'string' && BID_STATUSES.includes(v as BidStatus);
+}
+
+/** A data check: the event's data (hex lowercased), or why it is malformed. */
+type Check<T extends EventType> = (d: Record<string, unknown>) => EventDataMap[T] | string;
+
+// One check per event type: keyed by EventDataMap, so a new type without a check does not compile.
+const CHECKS: { readonly [T in EventType]: Check<T> } = {
+  new_block: ({ slot, block_hash, proposer, transactions }) => {
+    if (!isCount(slot)) return 'new_block: slot is not a non-negative integer';
+    if (!isHash(block_hash)) return 'new_block: block_hash is not 32 bytes of 0x hex';
+    if (!isAddress(proposer)) return 'new_block: proposer is not a 0x address';
+    if (!isCount(transactions)) return 'new_block: transactions is not a non-negative integer';
+    return { slot, block_hash: block_hash.toLowerCase(), proposer: proposer.toLowerCase(), transactions };
+  },
+  new_attestation: ({ slot, validator, block_hash }) => {
+    if (!isCount(slot)) return 'new_attestation: slot is not a non-negative integer';
+    if (!isAddress(validator)) return 'new_attestation: validator is not a 0x address';
+    if (!isHash(block_hash)) return 'new_attestation: block_hash is not 32 bytes of 0x hex';
+    return { slot, validator: validator.toLowerCase(), block_hash: block_hash.toLowerCase() };
+  },
+  bridge_bid_registered: ({ bid, status, amount, chain }) => {
+    if (!isHash(bid)) return 'bridge_bid_registered: bid is not 32 bytes of 0x hex';
+    if (!isBidStatus(status)) return 'bridge_bid_registered: status is not a BID status';
+    if (typeof amount !== 'string' || !/^(0|[1-9][0-9]*)$/.test(amount)) return 'bridge_bid_registered: amount is not a base-10 integer';
+    if (typeof chain !== 'string') return 'bridge_bid_registered: chain is not a string';
+    return { bid: bid.toLowerCase(), status, amount, chain };
+  },
+  bridge_bid_status: ({ bid, status, previous, direction }) => {
+    if (!isHash(bid)) return 'bridge_bid_status: bid is not 32 bytes of 0x hex';
+    if (!isBidStatus(status)) return 'bridge_bid_status: status is not a BID status';
+    if (previous !== null && !isBidStatus(previous)) return 'bridge_bid_status: previous is neither a BID status nor null';
+    if (direction !== 'outgoing' && direction !== 'incoming') return 'bridge_bid_status: direction is not outgoing or incoming';
+    return { bid: bid.toLowerCase(), status, previous, direction };
+  },
+  finalized_checkpoint: ({ epoch, root }) => {
+    if (!isCount(epoch)) return 'finalized_checkpoint: epoch is not a non-negative integer';
+    if (!isHash(root)) return 'finalized_checkpoint: root is not 32 bytes of 0x hex';
+    return { epoch, root: root.toLowerCase() };
+  },
+  slashing: ({ kind, validator_index, validator, evidence_hash, slot, epoch, evidence }) => {
+    if (typeof kind !== 'string' || !SLASHING_KINDS.has(kind)) return 'slashing: kind is not double_proposal, double_vote or surround_vote';
+    if (!isCount(validator_index)) return 'slashing: validator_index is not a non-negative integer';
+    if (validator !== null && !isAddress(validator)) return 'slashing: validator is neither a 0x address nor null';
+    if (!isHash(evidence_hash)) return 'slashing: evidence_hash is not 32 bytes of 0x hex';
+    if (!isCount(slot)) return 'slashing: slot is not a non-negative integer';
+    if (!isCount(epoch)) return 'slashing: epoch is not a non-negative integer';
+    if (!isRecord(evidence)) return 'slashing: evidence is not an object';
+    return { kind: kind as EventDataMap['slashing']['kind'], validator_index, validator: validator === null ? null : validator.toLowerCase(), evidence_hash: evidence_hash.toLowerCase(), slot, epoch, evidence };
+  },
+  head: ({ slot, block_hash, proposer_dependent_roots: roots }) => {
+    if (!isCount(slot)) return 'head: slot is not a non-negative integer';
+    if (!isHash(block_hash)) return 'head: block_hash is not 32 bytes of 0x hex';
+    if (!Array.isArray(roots)) return 'head: proposer_dependent_roots is not an array';
+    const dependent: EventDataMap['head']['proposer_dependent_roots'] = [];
+    for (const r of roots) {
+      if (!isRecord(r) || !isCount(r.epoch) || !isHash(r.root)) return 'head: proposer_dependent_roots holds something other than { epoch, root }';
+      dependent.push({ epoch: r.epoch, root: r.root.toLowerCase() });
+    }
+    return { slot, block_hash: block_hash.toLowerCase(), proposer_dependent_roots: dependent };
+  },
+};
+
+/** Checks the data of one event of a read type. */
+function checked<T extends EventType>(type: T, data: Record<string, unknown>, timestamp: string): StreamMessage {
+  const r = CHECKS[type](data);
+  return typeof r === 'string' ? { kind: 'malformed', reason: r } : ({ kind: type, data: r, timestamp } as StreamMessage);
+}
+
+/**
+ * Checks one text message from the beacon's stream; never throws. `read` names the event types
+ * whose data is checked and handed over; other known types come back as `other`.
+ */
+export function parseStreamMessage(text: string, read: ReadonlySet<EventType>): StreamMessage {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -79,38 +164,9 @@ export function parseStreamMessage(text: string): StreamMessage {
   if (typeof type !== 'string') return { kind: 'malformed', reason: 'type is not a string' };
   if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return { kind: 'malformed', reason: 'timestamp is not an ISO 8601 time' };
   if (!isRecord(data)) return { kind: 'malformed', reason: 'data is not an object' };
-  if (!KNOWN_TYPES.has(type)) return { kind: 'unknown', type };
-  if (type === 'head') return parseHead(data, timestamp);
-  if (type === 'bridge_bid_registered') return parseBidRegistered(data, timestamp);
-  if (type !== 'new_block') return { kind: 'other', type: type as EventType, timestamp };
-  const { slot, block_hash, proposer, transactions } = data;
-  if (!isCount(slot)) return { kind: 'malformed', reason: 'new_block: slot is not a non-negative integer' };
-  if (typeof block_hash !== 'string' || !HASH_RE.test(block_hash)) return { kind: 'malformed', reason: 'new_block: block_hash is not 32 bytes of 0x hex' };
-  if (typeof proposer !== 'string' || !ADDRESS_RE.test(proposer)) return { kind: 'malformed', reason: 'new_block: proposer is not a 0x address' };
-  if (!isCount(transactions)) return { kind: 'malformed', reason: 'new_block: transactions is not a non-negative integer' };
-  return { kind: 'new_block', data: { slot, block_hash: block_hash.toLowerCase(), proposer: proposer.toLowerCase(), transactions }, timestamp };
-}
-
-function parseHead(data: Record<string, unknown>, timestamp: string): StreamMessage {
-  const { slot, block_hash, proposer_dependent_roots: roots } = data;
-  if (!isCount(slot)) return { kind: 'malformed', reason: 'head: slot is not a non-negative integer' };
-  if (typeof block_hash !== 'string' || !HASH_RE.test(block_hash)) return { kind: 'malformed', reason: 'head: block_hash is not 32 bytes of 0x hex' };
-  if (!Array.isArray(roots)) return { kind: 'malformed', reason: 'head: proposer_dependent_roots is not an array' };
-  const dependent: HeadEvent['proposer_dependent_roots'] = [];
-  for (const r of roots) {
-    if (!isRecord(r) || !isCount(r.epoch) || typeof r.root !== 'string' || !HASH_RE.test(r.root)) return { kind: 'malformed', reason: 'head: proposer_dependent_roots holds something other than { epoch, root }' };
-    dependent.push({ epoch: r.epoch, root: r.root.toLowerCase() });
-  }
-  return { kind: 'head', data: { slot, block_hash: block_hash.toLowerCase(), proposer_dependent_roots: dependent }, timestamp };
-}
-
-function parseBidRegistered(data: Record<string, unknown>, timestamp: string): StreamMessage {
-  const { bid, status, amount, chain } = data;
-  if (typeof bid !== 'string' || !HASH_RE.test(bid)) return { kind: 'malformed', reason: 'bridge_bid_registered: bid is not 32 bytes of 0x hex' };
-  if (typeof status !== 'string' || !BID_STATUSES.includes(status as BidStatus)) return { kind: 'malformed', reason: 'bridge_bid_registered: status is not a BID status' };
-  if (typeof amount !== 'string' || !/^(0|[1-9][0-9]*)$/.test(amount)) return { kind: 'malformed', reason: 'bridge_bid_registered: amount is not a base-10 integer' };
-  if (typeof chain !== 'string') return { kind: 'malformed', reason: 'bridge_bid_registered: chain is not a string' };
-  return { kind: 'bridge_bid_registered', data: { bid: bid.toLowerCase(), status: status as BidStatus, amount, chain }, timestamp };
+  if (!isEventType(type)) return { kind: 'unknown', type };
+  if (!read.has(type)) return { kind: 'other', type, timestamp };
+  return checked(type, data, timestamp);
 }
 
 /** The stream URL of a beacon base URL: http → ws, https → wss, plus `/ws`; anything else is INVALID_URL. */
@@ -123,9 +179,21 @@ export function eventStreamUrl(beaconUrl: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SvcError('INVALID_URL', `beacon URL must be http:// or https://, got ${JSON.stringify(beaconUrl)}`);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/ws`;
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${eventRoutes.stream.path}`;
   url.search = '';
   url.hash = '';
+  return url.toString();
+}
+
+/** A ws:// or wss:// stream URL given as such; anything else is INVALID_URL. */
+function checkStreamUrl(streamUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(streamUrl);
+  } catch {
+    throw new SvcError('INVALID_URL', `event stream URL ${JSON.stringify(streamUrl)} is not a URL`);
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new SvcError('INVALID_URL', `event stream URL must be ws:// or wss://, got ${JSON.stringify(streamUrl)}`);
   return url.toString();
 }
 
@@ -138,14 +206,11 @@ export function backoffDelay(attempt: number, minMs: number, maxMs: number, rand
   return Math.round(Math.min(maxMs, nominal * (0.8 + 0.4 * random())));
 }
 
+/** One handler per event type the owner reads: given a well-formed event's data and its timestamp. */
+export type EventHandlers = { [T in EventType]?: (data: EventDataMap[T], timestamp: string) => void };
+
 /** What the stream tells its owner. Exceptions thrown by a handler are logged, never propagated into ws. */
-export interface EventStreamHandlers {
-  /** A well-formed `new_block` arrived. */
-  newBlock(data: NewBlockEvent): void;
-  /** A well-formed `head` arrived. */
-  head?(data: HeadEvent): void;
-  /** A well-formed `bridge_bid_registered` arrived. */
-  bridgeBidRegistered?(data: BridgeBidRegisteredEvent): void;
+export interface EventStreamHandlers extends EventHandlers {
   /** Any well-formed envelope arrived (`unknown` for a type this client does not know). */
   event?(type: EventType | 'unknown'): void;
   /** The connection opened; `reconnect` is false for the first connection of the stream. */
@@ -156,10 +221,11 @@ export interface EventStreamHandlers {
   malformed?(reason: string): void;
 }
 
+/** Where the stream is: the beacon's http(s) base URL, or the ws(s) stream URL itself. */
+export type EventStreamLocation = { beaconUrl: string; url?: undefined } | { url: string; beaconUrl?: undefined };
+
 /** How to run a BeaconEventStream. */
-export interface BeaconEventStreamOptions {
-  /** The beacon's http(s) base URL. */
-  beaconUrl: string;
+export type BeaconEventStreamOptions = EventStreamLocation & {
   log: Logger;
   handlers: EventStreamHandlers;
   timers?: Timers;
@@ -170,7 +236,9 @@ export interface BeaconEventStreamOptions {
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
   maxMessageBytes?: number;
-}
+  /** Flat delay between attempts until the first connection opens (default: the backoff from the start). */
+  firstConnectRetryMs?: number;
+};
 
 /** Bytes of a message as ws hands them over (a Buffer for the default binaryType, fragments concatenated). */
 function rawText(data: RawData): string {
@@ -192,6 +260,9 @@ export class BeaconEventStream {
   private readonly idleTimeoutMs: number;
   private readonly handshakeTimeoutMs: number;
   private readonly maxMessageBytes: number;
+  private readonly firstConnectRetryMs: number | undefined;
+  /** The event types the owner has a handler for: only their data is checked. */
+  private readonly read: ReadonlySet<EventType>;
   private ws: WebSocket | undefined;
   private running = false;
   private open = false;
@@ -208,9 +279,11 @@ export class BeaconEventStream {
   private malformedCount = 0;
 
   constructor(opts: BeaconEventStreamOptions) {
-    this.url = eventStreamUrl(opts.beaconUrl);
+    this.url = opts.url !== undefined ? checkStreamUrl(opts.url) : eventStreamUrl(opts.beaconUrl);
     this.log = opts.log;
     this.handlers = opts.handlers;
+    this.read = new Set(EVENT_TYPES.filter((t) => opts.handlers[t] !== undefined));
+    this.firstConnectRetryMs = opts.firstConnectRetryMs;
     this.timers = opts.timers ?? realTimers;
     this.random = opts.random ?? Math.random;
     this.minBackoffMs = opts.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS;
@@ -219,6 +292,7 @@ export class BeaconEventStream {
     this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!(this.minBackoffMs > 0)) throw new RangeError(`minBackoffMs must be positive, got ${this.minBackoffMs}`);
+    if (this.firstConnectRetryMs !== undefined && !(this.firstConnectRetryMs > 0)) throw new RangeError(`firstConnectRetryMs must be positive, got ${this.firstConnectRetryMs}`);
   }
 
   /** True while a connection is open. */
@@ -268,7 +342,7 @@ export class BeaconEventStream {
         done();
       });
       if (ws.readyState === WebSocket.OPEN) {
-        ws.close(1000, 'validator client stopping');
+        ws.close(1000, 'client stopping');
         // Real time on purpose: this bounds network I/O at shutdown, not a protocol delay that
         // tests drive through the injected timers. Cleared as soon as the socket closes.
         grace = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
@@ -327,7 +401,7 @@ export class BeaconEventStream {
       this.call(() => this.handlers.disconnected?.());
     }
     if (!this.running) return;
-    const delay = backoffDelay(this.attempt, this.minBackoffMs, this.maxBackoffMs, this.random);
+    const delay = !this.everConnected && this.firstConnectRetryMs !== undefined ? this.firstConnectRetryMs : backoffDelay(this.attempt, this.minBackoffMs, this.maxBackoffMs, this.random);
     if (!opened) {
       const fields = { url: this.url, error: error ?? `closed (${code})`, attempt: this.attempt + 1, retry_in_ms: delay };
       if (this.outageLogged) this.log.debug('beacon event stream still unavailable', fields);
@@ -344,7 +418,7 @@ export class BeaconEventStream {
 
   private onMessage(data: RawData, isBinary: boolean): void {
     this.armIdle();
-    const msg: StreamMessage = isBinary ? { kind: 'malformed', reason: 'binary frame' } : parseStreamMessage(rawText(data));
+    const msg: StreamMessage = isBinary ? { kind: 'malformed', reason: 'binary frame' } : parseStreamMessage(rawText(data), this.read);
     switch (msg.kind) {
       case 'malformed':
         this.malformedCount++;
@@ -361,19 +435,15 @@ export class BeaconEventStream {
       case 'other':
         this.call(() => this.handlers.event?.(msg.type));
         return;
-      case 'new_block':
-        this.call(() => this.handlers.event?.('new_block'));
-        this.call(() => this.handlers.newBlock(msg.data));
-        return;
-      case 'head':
-        this.call(() => this.handlers.event?.('head'));
-        this.call(() => this.handlers.head?.(msg.data));
-        return;
-      case 'bridge_bid_registered':
-        this.call(() => this.handlers.event?.('bridge_bid_registered'));
-        this.call(() => this.handlers.bridgeBidRegistered?.(msg.data));
-        return;
+      default:
+        this.call(() => this.handlers.event?.(msg.kind));
+        this.call(() => this.dispatch(msg));
     }
+  }
+
+  /** Hands a checked event to its type's handler. */
+  private dispatch<T extends EventType>(msg: TypedMessage<T>): void {
+    (this.handlers[msg.kind] as ((data: EventDataMap[T], timestamp: string) => void) | undefined)?.(msg.data, msg.timestamp);
   }
 
   /** Runs a handler; an exception would otherwise escape into ws's socket callbacks and crash the process. */

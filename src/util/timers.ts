@@ -1,4 +1,4 @@
-/** Timer functions the validator client and its event stream take (injectable so tests drive time without sleeping). */
+/** Timer functions the validator client and the event-stream client take (injectable so tests drive time without sleeping). */
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
