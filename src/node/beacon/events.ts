@@ -21,13 +21,13 @@
  *   over a connection, drops the client (the stream is read-only).
  * - At most `maxClients` (default 10,000) connections; further upgrades are answered 503.
  */
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { EVENT_TYPES, type EventDataMap, type EventEnvelope, type EventType } from '../../api/events.js';
 import { eventRoutes } from '../../api/routes/events.js';
 import type { Logger } from '../../util/log.js';
-import { errorBody } from '../shared/http.js';
+import { refuseUpgrade } from '../shared/http.js';
 import type { BeaconMetrics } from './metrics.js';
 
 /** The stream's path. */
@@ -172,9 +172,9 @@ export class EventHub {
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const path = (req.url ?? '').split('?', 1)[0];
-    if (path !== WS_PATH) return refuse(socket, 404, 'NOT_FOUND', `no WebSocket endpoint at ${path}; the event stream is ${WS_PATH}`);
-    if (this.closing) return refuse(socket, 503, 'UNAVAILABLE', 'the event stream is shutting down');
-    if (this.set.size >= this.maxClients) return refuse(socket, 503, 'UNAVAILABLE', `the event stream is full (${this.maxClients} clients)`);
+    if (path !== WS_PATH) return refuseUpgrade(socket, 404, 'NOT_FOUND', `no WebSocket endpoint at ${path}; the event stream is ${WS_PATH}`);
+    if (this.closing) return refuseUpgrade(socket, 503, 'UNAVAILABLE', 'the event stream is shutting down');
+    if (this.set.size >= this.maxClients) return refuseUpgrade(socket, 503, 'UNAVAILABLE', `the event stream is full (${this.maxClients} clients)`);
     // handleUpgrade answers bad handshakes (method, version, key) itself.
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, req));
   };
@@ -237,14 +237,3 @@ export class EventHub {
   }
 }
 
-/** Answers a refused upgrade with an HTTP status and the error envelope, then destroys the socket. */
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify(errorBody(code, message));
-  socket.on('error', () => socket.destroy());
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-  // A peer that never reads must not keep the socket open.
-  setTimeout(() => socket.destroy(), 5_000).unref();
-}
