@@ -16,8 +16,9 @@ import { txFromJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
+import type { PendingTransactionsView } from '../api/execution.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
-import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
+import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
 export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';

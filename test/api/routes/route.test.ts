@@ -34,9 +34,6 @@ const PENDING = new Set<string>([
   'node/beacon/engine-client.ts',
   'node/beacon/events.ts',
   'node/beacon/light-api.ts',
-  'node/execution/api/engine.ts',
-  'node/execution/api/rest-contracts.ts',
-  'node/execution/api/rest.ts',
   'node/validator/event-stream.ts',
   'node/validator/metrics.ts',
 ]);

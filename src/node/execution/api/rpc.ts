@@ -14,6 +14,8 @@ import type { LogJson } from '../../../api/execution.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
+import { registerRoute } from '../../shared/routes.js';
+import { jsonRpc } from '../../../api/routes/execution.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 import { LogIndex, logsBloom } from '../logs.js';
@@ -190,14 +192,14 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
   }
 }
 
-/** Registers POST / on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
+/** Registers the JSON-RPC route (POST /) on the RPC server. Bodies are parsed here so a parse error is -32700, not HTTP 400. */
 export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number): void {
   const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), logs: new LogIndex(node.chain.store) };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
-  app.post('/', async (req, reply) => {
+  registerRoute(app, jsonRpc, {}, async (req, reply) => {
     const ip = clientIp(req);
     const ctx: RpcContext = { client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) };
     let parsed: unknown;
