@@ -1,6 +1,6 @@
 /**
  * The validator's HTTP clients on the binary wire, against stand-in servers that record each
- * request: BeaconClient.proposeBlock sends `encodeBlock` bytes; ExecutionEngineClient asks for
+ * request: BeaconClient.proposeBlock sends `encodeBlock` bytes; the engine client (src/client/engine.ts) asks for
  * pending transactions as an SSZ envelope list, reads a JSON answer too (by Content-Type), stops
  * at the first entry that does not decode, and calls a list that is not one a BAD_RESPONSE.
  */
@@ -13,7 +13,8 @@ import { buildSignedBlock, encodeBlock } from '../../src/core/types/block.js';
 import { encodeEnvelopeList, encodeTx } from '../../src/core/types/transaction.js';
 import { txToJson } from '../../src/core/types/transaction-json.js';
 import { SSZ_MEDIA_TYPE } from '../../src/api/media.js';
-import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../src/client/beacon.js';
+import { BeaconClient, BeaconClientError } from '../../src/client/beacon.js';
+import { EngineClient, EngineError } from '../../src/client/engine.js';
 import { filled } from '../helpers/assert.js';
 import { CHAIN_ID, devnet, transfer } from '../node/execution/fixture.js';
 
@@ -52,7 +53,7 @@ const ENVELOPES = TXS.map(encodeTx);
 test('pendingTransactions asks for SSZ and decodes the envelope list, keeping execution\'s envelopes', async () => {
   const exec = await standIn(() => bytes(encodeEnvelopeList(ENVELOPES)));
   try {
-    const p = await new ExecutionEngineClient(exec.url).pendingTransactions();
+    const p = await new EngineClient(exec.url).pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, ENVELOPES);
     assert.equal(p.transactions.map((t) => encodeTx(t)), ENVELOPES);
@@ -67,7 +68,7 @@ test('pendingTransactions asks for SSZ and decodes the envelope list, keeping ex
 test('pendingTransactions reads a JSON answer (an execution node without SSZ) into the same transactions and envelopes', async () => {
   const exec = await standIn(() => json(200, { success: true, data: { count: 3, gas: 63_000, transactions: TXS.map(txToJson) } }));
   try {
-    const p = await new ExecutionEngineClient(exec.url).pendingTransactions();
+    const p = await new EngineClient(exec.url).pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, ENVELOPES);
   } finally {
@@ -79,7 +80,7 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
   let answer: Answer = bytes(encodeEnvelopeList([ENVELOPES[0]!, Uint8Array.of(0x7f, 0, 0), ENVELOPES[2]!]));
   const exec = await standIn(() => answer);
   try {
-    const client = new ExecutionEngineClient(exec.url);
+    const client = new EngineClient(exec.url);
     const p = await client.pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, [ENVELOPES[0]]);
@@ -88,8 +89,8 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
 
     answer = bytes(Uint8Array.of(9, 9, 9));
     const bad = await client.pendingTransactions().then(() => undefined, (e: unknown) => e);
-    assert.ok(bad instanceof BeaconClientError);
-    assert.is((bad as BeaconClientError).code, 'BAD_RESPONSE');
+    assert.ok(bad instanceof EngineError);
+    assert.is((bad as EngineError).code, 'BAD_RESPONSE');
     assert.match((bad as Error).message, /getPendingTransactions: malformed transactions/);
 
     answer = json(200, { success: true, data: { count: 2, transactions: [txToJson(TXS[0]!), { nonce: 'x' }] } });
@@ -98,7 +99,7 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
 
     answer = json(403, { success: false, error: { code: 'ENGINE_FORBIDDEN', message: 'no' } });
     const forbidden = await client.pendingTransactions().then(() => undefined, (e: unknown) => e);
-    assert.equal([(forbidden as BeaconClientError).code, (forbidden as BeaconClientError).httpStatus], ['ENGINE_FORBIDDEN', 403]);
+    assert.equal([(forbidden as EngineError).code, (forbidden as EngineError).httpStatus], ['ENGINE_FORBIDDEN', 403]);
   } finally {
     await exec.close();
   }
