@@ -2,7 +2,8 @@
  * The validator's HTTP clients on the binary wire, against stand-in servers that record each
  * request: BeaconClient.proposeBlock sends `encodeBlock` bytes; the engine client (src/client/engine.ts) asks for
  * pending transactions as an SSZ envelope list, reads a JSON answer too (by Content-Type), stops
- * at the first entry that does not decode, and calls a list that is not one a BAD_RESPONSE.
+ * at the first entry that does not decode, and calls a list that is not one a BAD_RESPONSE; no
+ * answer is UNREACHABLE or TIMEOUT for the validator, as before the engine clients were one.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -103,6 +104,37 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
   } finally {
     await exec.close();
   }
+});
+
+test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transport, no HTTP status); a non-envelope error is HTTP_ERROR; stateRoot reads the block view', async () => {
+  const root = '0x' + 'cd'.repeat(32);
+  let answer: Answer | 'hang' = json(200, { success: true, data: { state_root: root.toUpperCase().replace('0X', '0x') } });
+  const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
+    if (answer === 'hang') return;
+    res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new EngineClient(url, { timeoutMs: 300 });
+  const hash = '0x' + 'ab'.repeat(32);
+  try {
+    assert.is(await client.stateRoot(hash), root);
+    answer = { status: 500, type: 'text/plain', body: 'boom' };
+    const http = await client.stateRoot(hash).then(() => undefined, (e: unknown) => e as EngineError);
+    assert.equal([http?.code, http?.httpStatus, http?.transport], ['HTTP_ERROR', 500, false]);
+    answer = 'hang';
+    const slow = await client.pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+    assert.equal([slow?.code, slow?.httpStatus, slow?.transport], ['TIMEOUT', undefined, true]);
+    assert.match(slow!.message, /did not answer GET \/api\/v1\/engine\/getPendingTransactions within 300 ms/);
+  } finally {
+    client.close();
+    await new Promise<void>((ok) => { server.close(() => ok()); server.closeAllConnections(); });
+  }
+  const down = await client.pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+  assert.equal([down?.code, down?.transport], ['UNREACHABLE', true]);
+  const refused = await new EngineClient(url).pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+  assert.equal([refused?.code, refused?.httpStatus, refused?.transport], ['UNREACHABLE', undefined, true]);
+  assert.match(refused!.message, /cannot reach the execution node at http:\/\/127\.0\.0\.1:\d+ \(connection refused\)/);
 });
 
 test('proposeBlock sends the block\'s SSZ bytes with the bearer token; refusals keep the beacon\'s code', async () => {
