@@ -25,7 +25,8 @@ import { vrfProve } from '../src/core/crypto/vrf.js';
 import { signStandardTx, type StandardTx, type Transaction } from '../src/core/types/transaction.js';
 import { txFromJson } from '../src/core/types/transaction-json.js';
 import { SSZ_MEDIA_TYPE } from '../src/api/media.js';
-import { BeaconClient, ExecutionEngineClient } from '../src/client/beacon.js';
+import { BeaconClient } from '../src/client/beacon.js';
+import { EngineClient } from '../src/client/engine.js';
 import { BeaconNode } from '../src/node/beacon/node.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
 import { silentLogger } from '../src/util/log.js';
@@ -112,7 +113,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
     const chain = beacon.chain;
     const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
     const beaconClient = new BeaconClient(beacon.url, { token, timeoutMs: 60_000 });
-    const engineClient = new ExecutionEngineClient(exec.restUrl, { timeoutMs: 60_000 });
+    const engineClient = new EngineClient(exec.restUrl, { timeoutMs: 60_000 });
     const pendingUrl = `${exec.restUrl}/api/v1/engine/getPendingTransactions`;
 
     // The old validator client's pending step: JSON, each entry parsed, its JSON length counted.

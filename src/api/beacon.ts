@@ -4,7 +4,6 @@
  * the devnet observer) both import.
  */
 import type { SlashingEvidenceJson, SlashingKind } from '../core/consensus/slashing.js';
-import type { TxJson } from '../core/types/transaction-json.js';
 import type { AttestationJson } from '../core/types/attestation.js';
 
 /** An FFG checkpoint. */
@@ -194,11 +193,4 @@ export interface ProposeResultView {
 export interface AttestResultView {
   status: string;
   [k: string]: unknown;
-}
-
-/** GET {execution}/api/v1/engine/getPendingTransactions */
-export interface PendingTransactionsView {
-  count: number;
-  gas: number;
-  transactions: TxJson[];
 }

@@ -7,6 +7,7 @@ import type { BlockJson } from '../core/types/block.js';
 import type { TxJson } from '../core/types/transaction-json.js';
 import type { TxKind } from '../core/types/transaction.js';
 import type { BridgeOpKind } from '../core/bridge/types.js';
+import type { AccountProofWire } from '../core/state/trie.js';
 
 /** Pool-internal status (spec: queued until every predecessor nonce is present). */
 export type PoolStatus = 'ready' | 'queued';
@@ -244,3 +245,76 @@ export interface LogsView {
   to_block: number;
   logs: LogJson[];
 }
+
+/** GET /api/v1/execution/mempool: a page of the pool (a bare answer, not the data envelope). */
+export interface MempoolPageView {
+  success: true;
+  /** Entries in the whole pool. */
+  count: number;
+  offset: number;
+  transactions: MempoolEntryJson[];
+}
+
+/** POST /api/v1/faucet/claim answers `success: true` with the claim; its older alias /faucet answers the claim alone. */
+export type FaucetClaimAnswer = FaucetClaimView & { success?: true };
+
+/** GET /api/v1/accounts/:address/proof: an account (and storage) proof against a block's post-state. */
+export type AccountProofView = AccountProofWire & { block_number: number; block_hash: string };
+
+/** GET /api/v1/engine/getPendingTransactions: the pool's includable entries in build order, under max_gas. */
+export interface PendingTransactionsView {
+  count: number;
+  gas: number;
+  transactions: TxJson[];
+}
+
+/** GET /api/v1/engine/config: the chain an execution node runs (the beacon's configuration exchange). */
+export interface EngineChainConfig {
+  chain_id: string;
+  network_id: number;
+  genesis_hash: string;
+}
+
+/** POST /api/v1/engine/forkchoiceUpdated: the new head and finalised block, and how many blocks were reverted and applied. */
+export interface ForkchoiceView {
+  head: BlockRef;
+  finalized: BlockRef;
+  reverted: number;
+  applied: number;
+}
+
+/** Body of POST /api/v1/engine/forkchoiceUpdated. */
+export interface ForkchoiceRequest {
+  head_block_hash: string;
+  finalized_block_hash?: string | null;
+}
+
+/** GET /api/v1/engine/registry */
+export interface RegistryView {
+  validators: RegistryEntry[];
+}
+
+/** Body of POST /api/v1/execution/call and /estimate-gas. */
+export interface CallRequestBody {
+  from?: string;
+  /** null: a deployment. */
+  to: string | null;
+  /** 0x hex calldata or deploy data. */
+  data: string;
+  /** Base-10 wei. */
+  value?: string;
+  gas?: number;
+  block?: string;
+}
+
+/** Query of GET /api/v1/execution/logs: a range (or one block by hash), emitters and topics (comma-separated alternatives). */
+export type LogsQuery = {
+  address?: string;
+  from?: string | number;
+  to?: string | number;
+  block_hash?: string;
+  topic0?: string;
+  topic1?: string;
+  topic2?: string;
+  topic3?: string;
+};

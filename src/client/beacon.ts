@@ -1,23 +1,21 @@
 /**
  * A small typed client for the beacon node's REST API (`{beacon_url}`, default port 8080) as the
- * validator client uses it, on node:http keep-alive connections (src/util/http-client.ts); plus the execution engine calls a proposer
- * makes (getPendingTransactions, a block's state root). Blocks go to the beacon and pending
- * transactions come from execution as SSZ bytes (application/octet-stream). Every request has a deadline; every failure is a
+ * validator client uses it, on node:http keep-alive connections (src/util/http-client.ts); the
+ * calls a proposer makes to execution are the engine client's (src/client/engine.ts). Blocks go to
+ * the beacon as SSZ bytes (application/octet-stream). Every request has a deadline; every failure is a
  * BeaconClientError whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT /
  * BAD_RESPONSE / HTTP_ERROR. Answers are checked for the fields the validator relies on (extra
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
 import { type Attestation, type AttestationJson, attestationFromJson } from '../core/types/attestation.js';
-import { type Transaction, decodeEnvelopeList, decodeTx, encodeTx } from '../core/types/transaction.js';
 import { SSZ_MEDIA_TYPE } from '../api/media.js';
 import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
-import { txFromJson } from '../core/types/transaction-json.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
-import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, PendingTransactionsView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
+import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
 import { routeUrl } from '../api/routes/route.js';
 import { beaconRoutes } from '../api/routes/beacon.js';
 import { validatorRoutes } from '../api/routes/validator.js';
@@ -346,92 +344,6 @@ export class BeaconClient extends JsonApiClient {
     const d = await this.data(r.method, r.path, att, { ...opts, auth: true });
     if (typeof d.status !== 'string') throw this.badResponse(what, 'status is not a string');
     return { ...d, status: d.status };
-  }
-}
-
-/** Execution's pending transactions as the proposer packs them (see ExecutionEngineClient.pendingTransactions). */
-export interface PendingTransactions {
-  /** Entries execution offered (decoded or not). */
-  count: number;
-  transactions: Transaction[];
-  /** Each decoded transaction's envelope bytes, as execution sent them. */
-  envelopes: Uint8Array[];
-  /** The first entry that does not parse; it and everything after it were left out. */
-  malformed?: { position: number; message: string };
-}
-
-/**
- * The execution engine call a proposer makes. The engine API answers loopback callers, or
- * callers with an HS256 JWT when execution has an engine secret (`jwt` makes a fresh one per call).
- */
-export class ExecutionEngineClient extends JsonApiClient {
-  constructor(baseUrl: string, opts: { timeoutMs?: number; jwt?: () => string } = {}) {
-    super(baseUrl, {
-      name: 'execution node',
-      unreachableHint: ': start one with `svc node execution`, or point --execution-url at a running node',
-      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
-      // The engine JWT is not the beacon token: it goes in the same header, minted per request.
-      ...(opts.jwt === undefined ? {} : { token: opts.jwt }),
-    });
-  }
-
-  /**
-   * Pending transactions in build order, packed under the gas cap, asked for as SSZ (an envelope
-   * list); an execution node that answers JSON is read too. Each entry is decoded; decoding stops
-   * at the first entry that does not parse (a later one of its sender may depend on its nonce),
-   * which `malformed` reports. `envelopes[i]` is the encoding of `transactions[i]`, as execution
-   * sent it, so a block built from them need not encode them again.
-   */
-  async pendingTransactions(opts?: RequestOptions): Promise<PendingTransactions> {
-    const path = '/api/v1/engine/getPendingTransactions';
-    const what = `GET ${path}`;
-    const r = await this.requestSsz('GET', path, { ...opts, acceptSsz: true, auth: true });
-    const out: PendingTransactions = { count: 0, transactions: [], envelopes: [] };
-    const take = (tx: Transaction, envelope: Uint8Array): void => {
-      out.transactions.push(tx);
-      out.envelopes.push(envelope);
-    };
-    if (r.bytes !== undefined) {
-      let list: Uint8Array[];
-      try {
-        list = decodeEnvelopeList(r.bytes);
-      } catch (err) {
-        throw this.badResponse(what, (err as Error).message);
-      }
-      out.count = list.length;
-      for (const [i, envelope] of list.entries()) {
-        try {
-          take(decodeTx(envelope), envelope);
-        } catch (err) {
-          out.malformed = { position: i, message: (err as Error).message };
-          break;
-        }
-      }
-      return out;
-    }
-    const o = object(r.json, what, this);
-    if (o.success !== true || !('data' in o)) throw this.badResponse(what, 'no {success: true, data} envelope');
-    const d: Partial<PendingTransactionsView> & Record<string, unknown> = object(o.data, what, this);
-    if (!Array.isArray(d.transactions)) throw this.badResponse(what, 'transactions is not an array');
-    uint(d.count, `${what}: count`, this);
-    out.count = d.transactions.length;
-    for (const [i, json] of d.transactions.entries()) {
-      try {
-        const tx = txFromJson(json);
-        take(tx, encodeTx(tx));
-      } catch (err) {
-        out.malformed = { position: i, message: (err as Error).message };
-        break;
-      }
-    }
-    return out;
-  }
-
-  /** Post-state root of a stored block (what a child's header carries as `state_root`). */
-  async stateRoot(blockHash: string, opts?: RequestOptions): Promise<string> {
-    const path = `/api/v1/blocks/${hash(blockHash, 'block hash', this)}`;
-    const d = await this.data('GET', path, undefined, opts);
-    return hash(d.state_root, `GET ${path}: state_root`, this);
   }
 }
 

@@ -1,21 +1,25 @@
 /**
  * A small typed client for the execution layer's REST API (`{execution_url}`, default port 8546),
- * on node:http keep-alive connections (src/util/http-client.ts). Every request has a deadline; every failure is an ExecutionClientError
+ * its URLs built from the route table (src/api/routes/execution.ts), on node:http keep-alive connections (src/util/http-client.ts). Every request has a deadline; every failure is an ExecutionClientError
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
 import { encodeEnvelopeList } from '../core/types/transaction.js';
 import { runningDevnet } from '../devnet/manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
+import * as routes from '../api/routes/execution.js';
+import { type PathParams, type QueryValues, type Route, routeUrl } from '../api/routes/route.js';
 import type {
   AccountView,
   BatchSubmitResult,
   BlockView,
+  CallRequestBody,
   CallView,
   CodeView,
   EstimateGasView,
   FaucetClaimView,
   HealthView,
+  LogsQuery,
   LogsView,
   MempoolEntryJson,
   MempoolView,
@@ -112,88 +116,94 @@ export class ExecutionClient {
 
   /** GET /health; refuses a server that is not an execution node. */
   async health(opts?: RequestOptions): Promise<HealthView> {
-    const h = object(await this.request('GET', '/health', undefined, opts), 'GET /health');
+    const path = routeUrl(routes.health, {});
+    const what = `${routes.health.method} ${path}`;
+    const h = object(await this.request(routes.health.method, path, undefined, opts), what);
     if (h.layer !== 'execution' || typeof h.chain_id !== 'string') {
-      throw new ExecutionClientError('BAD_RESPONSE', `${this.baseUrl} is not an execution node (GET /health answered layer ${JSON.stringify(h.layer ?? null)})`);
+      throw new ExecutionClientError('BAD_RESPONSE', `${this.baseUrl} is not an execution node (${what} answered layer ${JSON.stringify(h.layer ?? null)})`);
     }
     return h as unknown as HealthView;
   }
 
   /** Balance and nonces of an address at the head. */
   async account(address: string, opts?: RequestOptions): Promise<AccountView> {
-    return this.data<AccountView>('GET', `/api/v1/accounts/${checkAddress(address)}`, undefined, opts);
+    return this.data(routes.account, { address: checkAddress(address) }, undefined, undefined, opts);
   }
 
   /** Submits a signed envelope to the pool: bytes go as SSZ (application/octet-stream), a 0x string as JSON `{raw}`. */
   submitRaw(raw: string | Uint8Array, opts?: RequestOptions): Promise<SubmitView> {
-    return this.data<SubmitView>('POST', '/api/v1/transactions', typeof raw === 'string' ? { raw } : raw, opts);
+    return this.data(routes.submitTransaction, {}, undefined, typeof raw === 'string' ? { raw } : raw, opts);
   }
 
   /** Submits up to MAX_TX_BATCH signed envelopes in one SSZ envelope list; each entry is accepted or refused on its own. */
   submitBatch(envelopes: readonly Uint8Array[], opts?: RequestOptions): Promise<BatchSubmitResult> {
-    return this.data<BatchSubmitResult>('POST', '/api/v1/transactions/batch', encodeEnvelopeList(envelopes), opts);
+    return this.data(routes.submitBatch, {}, undefined, encodeEnvelopeList(envelopes), opts);
   }
 
   /** Lifecycle state of a transaction. */
   txStatus(hash: string, opts?: RequestOptions): Promise<TxStatus> {
-    return this.data<TxStatus>('GET', `/api/v1/transactions/${parseTxHash(hash)}`, undefined, opts);
+    return this.data(routes.transaction, { hash: parseTxHash(hash) }, undefined, undefined, opts);
   }
 
   /** The pool's contents. */
   async mempool(opts?: RequestOptions): Promise<MempoolView> {
-    const o = object(await this.request('GET', '/api/v1/execution/mempool', undefined, opts), 'GET /api/v1/execution/mempool');
-    if (typeof o.count !== 'number' || !Array.isArray(o.transactions)) throw this.badResponse('GET /api/v1/execution/mempool', 'no count and transactions');
+    const path = routeUrl(routes.mempool, {});
+    const what = `${routes.mempool.method} ${path}`;
+    const o = object(await this.request(routes.mempool.method, path, undefined, opts), what);
+    if (typeof o.count !== 'number' || !Array.isArray(o.transactions)) throw this.badResponse(what, 'no count and transactions');
     return { count: o.count, transactions: o.transactions as MempoolEntryJson[] };
   }
 
   /** Asks the faucet for its fixed amount; a cooldown is FAUCET_COOLDOWN (HTTP 429). */
   async faucetClaim(address: string, opts?: RequestOptions): Promise<FaucetClaimView> {
-    const o = object(await this.request('POST', '/api/v1/faucet/claim', { address }, opts), 'POST /api/v1/faucet/claim');
-    if (typeof o.tx_hash !== 'string' || typeof o.amount !== 'string') throw this.badResponse('POST /api/v1/faucet/claim', 'no tx_hash and amount');
+    const path = routeUrl(routes.faucetClaim, {});
+    const what = `${routes.faucetClaim.method} ${path}`;
+    const o = object(await this.request(routes.faucetClaim.method, path, { address }, opts), what);
+    if (typeof o.tx_hash !== 'string' || typeof o.amount !== 'string') throw this.badResponse(what, 'no tx_hash and amount');
     return { address: typeof o.address === 'string' ? o.address : address.toLowerCase(), tx_hash: o.tx_hash, amount: o.amount };
   }
 
   /** A block by height, 0x hash, `latest`, `finalized` or `earliest`. */
   block(id: string | number, opts?: RequestOptions): Promise<BlockView> {
-    return this.data<BlockView>('GET', `/api/v1/blocks/${encodeURIComponent(String(id))}`, undefined, opts);
+    return this.data(routes.block, { id: String(id) }, undefined, undefined, opts);
   }
 
   /** The deployed code of a contract at a block (default latest). */
   code(address: string, block?: string, opts?: RequestOptions): Promise<CodeView> {
-    return this.data<CodeView>('GET', `/api/v1/execution/contracts/${checkAddress(address)}/code${blockQuery(block)}`, undefined, opts);
+    return this.data(routes.contractCode, { address: checkAddress(address) }, { block }, undefined, opts);
   }
 
   /** One 32-byte storage slot of a contract at a block (default latest). */
   storage(address: string, key: string, block?: string, opts?: RequestOptions): Promise<StorageView> {
-    return this.data<StorageView>('GET', `/api/v1/execution/contracts/${checkAddress(address)}/storage/${encodeURIComponent(key)}${blockQuery(block)}`, undefined, opts);
+    return this.data(routes.contractStorage, { address: checkAddress(address), key }, { block }, undefined, opts);
   }
 
   /** Runs a read-only call (no transaction); a revert is EXECUTION_REVERTED with the reason. */
   call(req: CallBody, opts?: RequestOptions): Promise<CallView> {
-    return this.data<CallView>('POST', '/api/v1/execution/call', req, opts);
+    return this.data(routes.call, {}, undefined, req, opts);
   }
 
   /** The least gas limit under which a deployment or call succeeds. */
   estimateGas(req: CallBody, opts?: RequestOptions): Promise<EstimateGasView> {
-    return this.data<EstimateGasView>('POST', '/api/v1/execution/estimate-gas', req, opts);
+    return this.data(routes.estimateGas, {}, undefined, req, opts);
   }
 
   /** Logs of canonical blocks by range, emitters and topics (each position: alternatives). */
   logs(q: LogsRequest, opts?: RequestOptions): Promise<LogsView> {
-    const params = new URLSearchParams();
-    if (q.address?.length) params.set('address', q.address.join(','));
-    if (q.from !== undefined) params.set('from', String(q.from));
-    if (q.to !== undefined) params.set('to', String(q.to));
-    q.topics?.forEach((t, i) => t && t.length && params.set(`topic${i}`, t.join(',')));
-    const qs = params.toString();
-    return this.data<LogsView>('GET', `/api/v1/execution/logs${qs ? `?${qs}` : ''}`, undefined, opts);
+    const query: LogsQuery = {};
+    if (q.address?.length) query.address = q.address.join(',');
+    if (q.from !== undefined) query.from = q.from;
+    if (q.to !== undefined) query.to = q.to;
+    q.topics?.forEach((t, i) => t && t.length && (query[`topic${i}` as 'topic0'] = t.join(',')));
+    return this.data(routes.logs, {}, query, undefined, opts);
   }
 
   /** A `{success: true, data}` route: returns `data`. */
-  private async data<T>(method: string, path: string, body: unknown, opts: RequestOptions | undefined): Promise<T> {
-    const o = object(await this.request(method, path, body, opts), `${method} ${path}`);
-    if (o.success !== true || !('data' in o)) throw this.badResponse(`${method} ${path}`, 'no {success: true, data} envelope');
-    return o.data as T;
+  private async data<P extends string, Res, Req, Q extends QueryValues | undefined>(r: Route<P, Res, Req, Q>, params: PathParams<P>, query: Q | undefined, body: Req | undefined, opts: RequestOptions | undefined): Promise<Res> {
+    const path = routeUrl(r, params, query);
+    const o = object(await this.request(r.method, path, body, opts), `${r.method} ${path}`);
+    if (o.success !== true || !('data' in o)) throw this.badResponse(`${r.method} ${path}`, 'no {success: true, data} envelope');
+    return o.data as Res;
   }
 
   /** One HTTP exchange: JSON in and out, the error envelope mapped to ExecutionClientError. */
@@ -228,17 +238,7 @@ export class ExecutionClient {
 }
 
 /** Body of POST /call and /estimate-gas. */
-export interface CallBody {
-  from?: string;
-  /** null: a deployment. */
-  to: string | null;
-  /** 0x hex calldata or deploy data. */
-  data: string;
-  /** Base-10 wei. */
-  value?: string;
-  gas?: number;
-  block?: string;
-}
+export type CallBody = CallRequestBody;
 
 /** Query of GET /logs. */
 export interface LogsRequest {
@@ -252,8 +252,6 @@ function checkAddress(address: string): string {
   if (!ADDRESS_RE.test(address)) throw new SvcError('MALFORMED_INPUT', 'malformed address: expected a 0x-prefixed 20-byte hex address');
   return address.toLowerCase();
 }
-
-const blockQuery = (block: string | undefined) => (block === undefined ? '' : `?block=${encodeURIComponent(block)}`);
 
 function object(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ExecutionClientError('BAD_RESPONSE', `unexpected answer to ${what}: not a JSON object`);

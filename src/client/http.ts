@@ -1,6 +1,6 @@
 /** Plumbing shared by the HTTP clients: one exchange (node:http keep-alive, see util/http-client), the error envelope, transport faults. */
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
-import { type HttpAnswer, HttpClientError, httpClientFor, jsonBody } from '../util/http-client.js';
+import { type HttpAnswer, type HttpClient, HttpClientError, httpClientFor, jsonBody } from '../util/http-client.js';
 
 /** Status line of an answer. */
 export interface AnswerHead {
@@ -17,12 +17,13 @@ export interface JsonExchange {
 }
 
 /**
- * Sends one request with a deadline over the process's keep-alive connection to that origin and
- * returns the raw answer; transport failures reject with HttpClientError.
+ * Sends one request with a deadline over the process's keep-alive connection to that origin (or
+ * over `via`, a client of that origin a caller keeps to itself so it can close it) and returns
+ * the raw answer; transport failures reject with HttpClientError.
  */
-export function exchange(url: string, method: string, body: string | Uint8Array | undefined, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer> {
+export function exchange(url: string, method: string, body: string | Uint8Array | undefined, headers: Record<string, string>, timeoutMs: number, via?: HttpClient): Promise<HttpAnswer> {
   const u = new URL(url);
-  return httpClientFor(u.origin).request({ method, path: u.pathname + u.search, headers, body, timeoutMs });
+  return (via ?? httpClientFor(u.origin)).request({ method, path: u.pathname + u.search, headers, body, timeoutMs });
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The validator's HTTP clients on the binary wire, against stand-in servers that record each
- * request: BeaconClient.proposeBlock sends `encodeBlock` bytes; ExecutionEngineClient asks for
+ * request: BeaconClient.proposeBlock sends `encodeBlock` bytes; the engine client (src/client/engine.ts) asks for
  * pending transactions as an SSZ envelope list, reads a JSON answer too (by Content-Type), stops
- * at the first entry that does not decode, and calls a list that is not one a BAD_RESPONSE.
+ * at the first entry that does not decode, and calls a list that is not one a BAD_RESPONSE; no
+ * answer is UNREACHABLE or TIMEOUT for the validator, as before the engine clients were one.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,7 +14,8 @@ import { buildSignedBlock, encodeBlock } from '../../src/core/types/block.js';
 import { encodeEnvelopeList, encodeTx } from '../../src/core/types/transaction.js';
 import { txToJson } from '../../src/core/types/transaction-json.js';
 import { SSZ_MEDIA_TYPE } from '../../src/api/media.js';
-import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../src/client/beacon.js';
+import { BeaconClient, BeaconClientError } from '../../src/client/beacon.js';
+import { EngineClient, EngineError } from '../../src/client/engine.js';
 import { filled } from '../helpers/assert.js';
 import { CHAIN_ID, devnet, transfer } from '../node/execution/fixture.js';
 
@@ -52,7 +54,7 @@ const ENVELOPES = TXS.map(encodeTx);
 test('pendingTransactions asks for SSZ and decodes the envelope list, keeping execution\'s envelopes', async () => {
   const exec = await standIn(() => bytes(encodeEnvelopeList(ENVELOPES)));
   try {
-    const p = await new ExecutionEngineClient(exec.url).pendingTransactions();
+    const p = await new EngineClient(exec.url).pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, ENVELOPES);
     assert.equal(p.transactions.map((t) => encodeTx(t)), ENVELOPES);
@@ -67,7 +69,7 @@ test('pendingTransactions asks for SSZ and decodes the envelope list, keeping ex
 test('pendingTransactions reads a JSON answer (an execution node without SSZ) into the same transactions and envelopes', async () => {
   const exec = await standIn(() => json(200, { success: true, data: { count: 3, gas: 63_000, transactions: TXS.map(txToJson) } }));
   try {
-    const p = await new ExecutionEngineClient(exec.url).pendingTransactions();
+    const p = await new EngineClient(exec.url).pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, ENVELOPES);
   } finally {
@@ -79,7 +81,7 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
   let answer: Answer = bytes(encodeEnvelopeList([ENVELOPES[0]!, Uint8Array.of(0x7f, 0, 0), ENVELOPES[2]!]));
   const exec = await standIn(() => answer);
   try {
-    const client = new ExecutionEngineClient(exec.url);
+    const client = new EngineClient(exec.url);
     const p = await client.pendingTransactions();
     assert.is(p.count, 3);
     assert.equal(p.envelopes, [ENVELOPES[0]]);
@@ -88,8 +90,8 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
 
     answer = bytes(Uint8Array.of(9, 9, 9));
     const bad = await client.pendingTransactions().then(() => undefined, (e: unknown) => e);
-    assert.ok(bad instanceof BeaconClientError);
-    assert.is((bad as BeaconClientError).code, 'BAD_RESPONSE');
+    assert.ok(bad instanceof EngineError);
+    assert.is((bad as EngineError).code, 'BAD_RESPONSE');
     assert.match((bad as Error).message, /getPendingTransactions: malformed transactions/);
 
     answer = json(200, { success: true, data: { count: 2, transactions: [txToJson(TXS[0]!), { nonce: 'x' }] } });
@@ -98,10 +100,41 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
 
     answer = json(403, { success: false, error: { code: 'ENGINE_FORBIDDEN', message: 'no' } });
     const forbidden = await client.pendingTransactions().then(() => undefined, (e: unknown) => e);
-    assert.equal([(forbidden as BeaconClientError).code, (forbidden as BeaconClientError).httpStatus], ['ENGINE_FORBIDDEN', 403]);
+    assert.equal([(forbidden as EngineError).code, (forbidden as EngineError).httpStatus], ['ENGINE_FORBIDDEN', 403]);
   } finally {
     await exec.close();
   }
+});
+
+test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transport, no HTTP status); a non-envelope error is HTTP_ERROR; stateRoot reads the block view', async () => {
+  const root = '0x' + 'cd'.repeat(32);
+  let answer: Answer | 'hang' = json(200, { success: true, data: { state_root: root.toUpperCase().replace('0X', '0x') } });
+  const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
+    if (answer === 'hang') return;
+    res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new EngineClient(url, { timeoutMs: 300 });
+  const hash = '0x' + 'ab'.repeat(32);
+  try {
+    assert.is(await client.stateRoot(hash), root);
+    answer = { status: 500, type: 'text/plain', body: 'boom' };
+    const http = await client.stateRoot(hash).then(() => undefined, (e: unknown) => e as EngineError);
+    assert.equal([http?.code, http?.httpStatus, http?.transport], ['HTTP_ERROR', 500, false]);
+    answer = 'hang';
+    const slow = await client.pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+    assert.equal([slow?.code, slow?.httpStatus, slow?.transport], ['TIMEOUT', undefined, true]);
+    assert.match(slow!.message, /did not answer GET \/api\/v1\/engine\/getPendingTransactions within 300 ms/);
+  } finally {
+    client.close();
+    await new Promise<void>((ok) => { server.close(() => ok()); server.closeAllConnections(); });
+  }
+  const down = await client.pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+  assert.equal([down?.code, down?.transport], ['UNREACHABLE', true]);
+  const refused = await new EngineClient(url).pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);
+  assert.equal([refused?.code, refused?.httpStatus, refused?.transport], ['UNREACHABLE', undefined, true]);
+  assert.match(refused!.message, /cannot reach the execution node at http:\/\/127\.0\.0\.1:\d+ \(connection refused\)/);
 });
 
 test('proposeBlock sends the block\'s SSZ bytes with the bearer token; refusals keep the beacon\'s code', async () => {

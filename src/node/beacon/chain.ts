@@ -30,7 +30,7 @@ import { Attestations } from './attestations.js';
 import { BeaconError } from './chain-errors.js';
 import { BEACON_KEYS as K, type BeaconBlockRecord, checkSchema, genesisRecord } from './chain-storage.js';
 import { LightStore } from './light.js';
-import type { EngineClient } from './engine-client.js';
+import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
 import { type BeaconHealth, ExecutionLink } from './execution-link.js';
 import { type CheckpointHex, ForkChoice } from './forkchoice.js';

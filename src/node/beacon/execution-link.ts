@@ -8,7 +8,7 @@ import type { DependentRootView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import { ExecutionRejectedError } from './chain-errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
-import type { EngineClient } from './engine-client.js';
+import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
 import type { CheckpointHex, ForkChoice } from './forkchoice.js';
 import type { BeaconMetrics } from './metrics.js';

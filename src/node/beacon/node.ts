@@ -17,7 +17,7 @@ import { ChainStore, type Db } from '../shared/store.js';
 import type { TlsPair } from '../shared/tls.js';
 import { registerBeaconRoutes } from './api.js';
 import { BeaconChain } from './chain.js';
-import { EngineClient } from './engine-client.js';
+import { type EngineClient, connectEngine } from './engine-client.js';
 import { EventHub } from './events.js';
 import { BeaconMetrics } from './metrics.js';
 import { BeaconNetwork } from './p2p.js';
@@ -108,7 +108,7 @@ export class BeaconNode {
     let engine: EngineClient;
     try {
       // A URL other than http(s):// is refused here (INVALID_URL), before any waiting.
-      engine = new EngineClient(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
+      engine = connectEngine(o.executionUrl.replace(/\/+$/, ''), expected, o.engineJwtSecret);
     } catch (err) {
       await db.close();
       throw err;

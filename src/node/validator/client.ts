@@ -40,7 +40,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
-import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../client/beacon.js';
+import { BeaconClient, BeaconClientError } from '../../client/beacon.js';
+import { EngineClient } from '../../client/engine.js';
 import { BEACON_SYNCING } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { HeadEvent, NewBlockEvent } from '../../api/events.js';
@@ -107,7 +108,7 @@ type Phase = (typeof PHASES)[number];
 export class ValidatorClient {
   readonly metrics = new ValidatorMetrics();
   readonly beacon: BeaconClient;
-  readonly execution: ExecutionEngineClient;
+  readonly execution: EngineClient;
   /** Signs this chain's bridge BIDs with every key (on `bridge_bid_registered`, and once per epoch). */
   readonly bridge: BridgeDuty;
   private readonly genesis: Genesis;
@@ -151,7 +152,7 @@ export class ValidatorClient {
     const getTimeout = opts.requestTimeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(this.slotMs / 2)));
     const proposeTimeoutMs = opts.proposeTimeoutMs ?? Math.max(10_000, this.slotMs);
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
-    this.execution = new ExecutionEngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
+    this.execution = new EngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
     const call = <T>(p: Promise<T>) => this.b(p);
     this.duties = new ProposerDutiesCache({
       genesis: opts.genesis,

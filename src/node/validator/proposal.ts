@@ -20,7 +20,8 @@ import { type BlockHeader, blockMerkleRoot, canonicalHeaderBytes, encodeBlock, h
 import { type Transaction, txSender } from '../../core/types/transaction.js';
 import { AttestationSsz, BlockSsz } from '../../core/types/ssz.js';
 import { isRecommit } from '../../core/consensus/recommit.js';
-import { type BeaconClient, BeaconClientError, type ExecutionEngineClient } from '../../client/beacon.js';
+import { type BeaconClient, BeaconClientError } from '../../client/beacon.js';
+import type { EngineClient } from '../../client/engine.js';
 import { BEACON_SYNCING, type HeadView, type ProposerDutyView, type ValidatorView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import { dependentRootOn, type ProposerDutiesCache } from './duties.js';
@@ -39,7 +40,7 @@ const MAX_PROPOSAL_ATTEMPTS = 3;
 export interface ProposerOptions {
   genesis: Genesis;
   beacon: BeaconClient;
-  execution: ExecutionEngineClient;
+  execution: EngineClient;
   sp: SlashingProtectionDb;
   duties: ProposerDutiesCache;
   metrics: ValidatorMetrics;

@@ -24,13 +24,8 @@ const ROUTE_LITERAL = /^\/(api\/v1\/|health$|metrics$|faucet$|ws$)/;
 const PENDING = new Set<string>([
   'client/beacon.ts',
   'client/bridge.ts',
-  'client/execution.ts',
   'devnet/export/model.ts',
   'devnet/plan.ts',
-  'node/beacon/engine-client.ts',
-  'node/execution/api/engine.ts',
-  'node/execution/api/rest-contracts.ts',
-  'node/execution/api/rest.ts',
 ]);
 
 function tsFiles(dir: string, out: string[] = []): string[] {

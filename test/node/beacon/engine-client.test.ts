@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseHex } from '../../../src/core/codec/bytes.js';
 import { type Block, buildSignedBlock, encodeBlock } from '../../../src/core/types/block.js';
-import { EngineClient, EngineError } from '../../../src/node/beacon/engine-client.js';
+import { EngineError, connectEngine } from '../../../src/node/beacon/engine-client.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
 import { encodeImportAnswer, receiptsWhere } from '../../../src/api/import-answer.js';
 import { isBridgeOutcome } from '../../../src/node/beacon/bridge.js';
@@ -61,7 +61,7 @@ test('newPayload posts the given SSZ bytes as application/octet-stream and retur
   const result = { hash: '0x' + 'ab'.repeat(32), number: 1, state_root: '0x' + 'cd'.repeat(32), receipts: [] };
   const exec = await standIn(() => ({ status: 200, body: { success: true, data: result } }));
   try {
-    const client = new EngineClient(exec.url, EXPECTED);
+    const client = connectEngine(exec.url, EXPECTED);
     const ssz = encodeBlock(fullishBlock());
     assert.equal(await client.newPayload(ssz), result);
     const posts = exec.seen.filter((s) => s.method === 'POST');
@@ -84,7 +84,7 @@ test('newPayload asks for the compact SSZ answer and decodes it; a malformed one
   let answer: Uint8Array = encodeImportAnswer(result, receipts.map((r) => JSON.stringify(r)));
   const exec = await standIn(() => ({ status: 200, body: answer }));
   try {
-    const client = new EngineClient(exec.url, EXPECTED);
+    const client = connectEngine(exec.url, EXPECTED);
     assert.equal(JSON.parse(JSON.stringify(await client.newPayload(encodeBlock(fullishBlock())))), result);
     assert.match(exec.seen.find((s) => s.method === 'POST')!.accept ?? '', /application\/octet-stream/);
     answer = answer.subarray(0, 40);
@@ -110,7 +110,7 @@ test('the beacon parses only the bridge receipts of a compact answer: their stat
   json[2] = json[2]!.slice(0, 10);
   const exec = await standIn(() => ({ status: 200, body: encodeImportAnswer(result, json) }));
   try {
-    const answer = await new EngineClient(exec.url, EXPECTED).newPayload(encodeBlock(fullishBlock()));
+    const answer = await connectEngine(exec.url, EXPECTED).newPayload(encodeBlock(fullishBlock()));
     assert.equal(receiptsWhere(answer, isBridgeOutcome), [receipts[1]]);
     assert.is(answer.state_root, result.state_root);
   } finally {
@@ -122,7 +122,7 @@ test('newPayload: execution\'s error envelope becomes an EngineError with its co
   let answer: { status: number; body: unknown } = { status: 400, body: { success: false, error: { code: 'MALFORMED_INPUT', message: 'malformed block: bad offset' } } };
   const exec = await standIn(() => answer);
   try {
-    const client = new EngineClient(exec.url, EXPECTED);
+    const client = connectEngine(exec.url, EXPECTED);
     const err = await client.newPayload(Uint8Array.of(1, 2, 3)).then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof EngineError);
     assert.equal([(err as EngineError).code, (err as EngineError).message, (err as EngineError).status], ['MALFORMED_INPUT', 'malformed block: bad offset', 400]);
@@ -144,7 +144,7 @@ async function engineError(p: Promise<unknown>): Promise<EngineError> {
 test('garbage answers: non-JSON is EXECUTION_ERROR (400 for a 2xx/4xx, 502 for a 5xx), an empty or truncated SSZ answer is EXECUTION_ERROR 502', async () => {
   let answer: { status: number; body: unknown } = { status: 200, body: '<html>not json' };
   const exec = await standIn(() => answer);
-  const client = new EngineClient(exec.url, EXPECTED);
+  const client = connectEngine(exec.url, EXPECTED);
   try {
     const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
     assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 400]);
@@ -168,7 +168,7 @@ test('garbage answers: non-JSON is EXECUTION_ERROR (400 for a 2xx/4xx, 502 for a
 test('a connection dropped mid-answer is EXECUTION_UNREACHABLE 503, and the chain is checked again before the next call', async () => {
   let drop = true;
   const exec = await standIn(() => (drop ? 'drop' : { status: 200, body: { success: true, data: { head: {}, finalized: {}, reverted: 0, applied: 0 } } }));
-  const client = new EngineClient(exec.url, EXPECTED);
+  const client = connectEngine(exec.url, EXPECTED);
   try {
     const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
     const e = await engineError(fcu());
@@ -190,12 +190,12 @@ test('a connection dropped mid-answer is EXECUTION_UNREACHABLE 503, and the chai
 
 test('an engine that hangs past the deadline is EXECUTION_UNREACHABLE; close() ends a call in flight the same way', async () => {
   const exec = await standIn(() => 'hang');
-  const client = new EngineClient(exec.url, EXPECTED, undefined, 300);
+  const client = connectEngine(exec.url, EXPECTED, undefined, 300);
   try {
     const e = await engineError(client.registry());
     assert.equal([e.code, e.status], ['EXECUTION_UNREACHABLE', 503]);
     assert.match(e.message, /within 300 ms/);
-    const slow = new EngineClient(exec.url, EXPECTED);
+    const slow = connectEngine(exec.url, EXPECTED);
     const inFlight = engineError(slow.registry());
     await waitFor('the second call to reach the engine', async () => exec.seen.length >= 2 || undefined, 5_000, 10);
     slow.close();
@@ -208,7 +208,7 @@ test('an engine that hangs past the deadline is EXECUTION_UNREACHABLE; close() e
 
 test('an execution URL that is not http(s) is refused at construction (INVALID_URL)', () => {
   try {
-    new EngineClient('ftp://127.0.0.1:8546', EXPECTED);
+    connectEngine('ftp://127.0.0.1:8546', EXPECTED);
     assert.unreachable();
   } catch (err) {
     assert.is((err as { code?: string }).code, 'INVALID_URL');

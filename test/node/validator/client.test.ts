@@ -29,7 +29,8 @@ import { blockFromJson, blockHash, blockToJson, bodyMerkleRoot, decodeBlock, ver
 import { encodeEnvelopeList, encodeTx, txHash } from '../../../src/core/types/transaction.js';
 import { SSZ_MEDIA_TYPE, acceptsSsz } from '../../../src/api/media.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
-import { BeaconClient, BeaconClientError, ExecutionEngineClient } from '../../../src/client/beacon.js';
+import { BeaconClient, BeaconClientError } from '../../../src/client/beacon.js';
+import { EngineClient } from '../../../src/client/engine.js';
 import { ValidatorClient, type ValidatorClientOptions } from '../../../src/node/validator/client.js';
 import { FakeTime } from './fake-time.js';
 import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
@@ -730,7 +731,7 @@ Client('typed answers, server codes, UNREACHABLE, BAD_RESPONSE, token validation
     assert.is(duties2.dependent_root, root(0xa3), 'epoch 2 depends on the last block before slot 4');
     assert.equal((await c.attestationData(6)).target.epoch, 1);
     assert.equal(await c.submitAttestation({ validator_index: 0, data: { slot: 0, beacon_block_root: GENESIS_ROOT, source: { epoch: 0, root: GENESIS_ROOT }, target: { epoch: 0, root: GENESIS_ROOT } }, signature: '0x00' }), { status: 'applied' });
-    const pending = await new ExecutionEngineClient(beacon.url).pendingTransactions();
+    const pending = await new EngineClient(beacon.url).pendingTransactions();
     assert.is(pending.count, TXS.length);
 
     const unauth = await rejection(new BeaconClient(beacon.url, { token: 'wrong' }).submitAttestation({} as never));

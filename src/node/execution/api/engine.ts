@@ -1,9 +1,11 @@
 /**
- * Engine API (beacon → execution). Answers loopback callers, or callers with a valid HS256 JWT
- * when the node has an engine secret; everyone else gets 403. POST /api/v1/blocks is the
- * spec's alias of newPayload and shares the rule, since accepted blocks move the head.
+ * Engine API (beacon → execution), registered from its route table (src/api/routes/engine.ts).
+ * Answers loopback callers, or callers with a valid HS256 JWT when the node has an engine secret;
+ * everyone else gets 403. newPayload's spec alias (POST /api/v1/blocks) shares the rule, since
+ * accepted blocks move the head.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { engineConfig, engineRegistry, forkchoiceUpdated, getPendingTransactions, isEngineRoute, newPayload } from '../../../api/routes/engine.js';
 import type { IncomingMessage } from 'node:http';
 import { encodeImportAnswer } from '../../../api/import-answer.js';
 import { receiptJson } from '../blocks.js';
@@ -17,12 +19,8 @@ import type { ExecutionNode } from '../node.js';
 import type { ImportWithJson } from '../chain.js';
 import { clientIp, errorBody, isLoopback, ok, okSsz, sszBody } from '../../shared/http.js';
 import { verifyEngineJwt } from '../../shared/jwt.js';
+import { registerRoute } from '../../shared/routes.js';
 import { parseHashParam } from './rest.js';
-
-/** Whether a matched route pattern is an engine route (POST /api/v1/blocks is newPayload's alias). */
-function isEngineRoute(route: string | undefined): boolean {
-  return route !== undefined && (route.startsWith('/api/v1/engine/') || route === '/api/v1/blocks');
-}
 
 /**
  * Reads an SSZ body whose Content-Length is declared straight into one buffer of that size: a
@@ -103,7 +101,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
 
   // SSZ bytes (encodeBlock) or the spec's JSON; the received envelopes go to import as they are.
   // The answer is JSON, or the compact SSZ answer (api/import-answer.ts) when Accept asks for it.
-  const newPayload = async (req: FastifyRequest, reply: FastifyReply) => {
+  const importPayload = async (req: FastifyRequest, reply: FastifyReply) => {
     const bytes = sszBody(req);
     const imported = bytes ? await importSsz(bytes) : await node.chain.importBlockWithJson(blockFromJson(req.body, { deferMissing: true }));
     return sendImport(reply, imported, acceptsSsz(req.headers.accept));
@@ -116,11 +114,10 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
   app.register(async (engine) => {
     engine.removeContentTypeParser(SSZ_MEDIA_TYPE);
     engine.addContentTypeParser(SSZ_MEDIA_TYPE, readSszBody);
-    engine.post('/api/v1/engine/newPayload', newPayload);
-    engine.post('/api/v1/blocks', newPayload);
+    registerRoute(engine, newPayload, {}, importPayload);
   });
 
-  app.post('/api/v1/engine/forkchoiceUpdated', async (req, reply) => {
+  registerRoute(app, forkchoiceUpdated, {}, async (req, reply) => {
     const o = requireObject(req.body, 'request');
     rejectUnknownKeys(o, ['head_block_hash', 'finalized_block_hash'], 'request');
     if (o.head_block_hash === undefined) throw new MalformedError('request.head_block_hash', 'required');
@@ -132,7 +129,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
     return ok(reply, await node.chain.forkchoiceUpdated(head, finalized));
   });
 
-  app.get<{ Querystring: { max_gas?: string } }>('/api/v1/engine/getPendingTransactions', async (req, reply) => {
+  registerRoute(app, getPendingTransactions, {}, async (req, reply) => {
     const cap = BigInt(node.chain.genesis.config.max_gas_per_block);
     const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
     if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
@@ -145,9 +142,9 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, 
 
   // The configuration exchange: the beacon checks it at start-up and after execution was
   // unreachable, and refuses to drive a node of another chain.
-  app.get('/api/v1/engine/config', async (_req, reply) =>
+  registerRoute(app, engineConfig, {}, async (_req, reply) =>
     ok(reply, { chain_id: node.chain.genesis.chain_id, network_id: node.chain.genesis.network_id, genesis_hash: node.chain.genesisHash }),
   );
 
-  app.get('/api/v1/engine/registry', async (_req, reply) => ok(reply, { validators: node.chain.registry.all() }));
+  registerRoute(app, engineRegistry, {}, async (_req, reply) => ok(reply, { validators: node.chain.registry.all() }));
 }

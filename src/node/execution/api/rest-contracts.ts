@@ -4,6 +4,7 @@
  * a block the node lacks a 404.
  */
 import type { FastifyInstance } from 'fastify';
+import * as routes from '../../../api/routes/execution.js';
 import type { CallView, CodeView, EstimateGasView, LogsView, StorageView } from '../../../api/execution.js';
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
@@ -13,6 +14,7 @@ import type { BlockRecord } from '../blocks.js';
 import { type LogIndex, topicsMatch } from '../logs.js';
 import type { ExecutionNode } from '../node.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
+import { registerRoute } from '../../shared/routes.js';
 import { type CallRequest, type ContractReader } from './contracts.js';
 import { ZERO_ADDRESS } from './rpc-params.js';
 
@@ -61,29 +63,19 @@ function topicAlternatives(v: string | undefined, name: string): string[] | null
   });
 }
 
-interface LogsQuery {
-  address?: string;
-  from?: string;
-  to?: string;
-  block_hash?: string;
-  topic0?: string;
-  topic1?: string;
-  topic2?: string;
-  topic3?: string;
-}
 
 /** Registers the contract and log routes. */
 export function registerContractRoutes(app: FastifyInstance, node: ExecutionNode, reader: ContractReader, logs: LogIndex): void {
   const small = { bodyLimit: DEFAULT_BODY_LIMIT };
 
-  app.get<{ Params: { address: string }; Querystring: { block?: string } }>('/api/v1/execution/contracts/:address/code', async (req, reply) => {
+  registerRoute(app, routes.contractCode, {}, async (req, reply) => {
     const address = normalizeAddress(req.params.address);
     const block = await blockOf(node, req.query.block);
     const code = await reader.code(block, address);
     return ok(reply, { address, block_number: block.index, block_hash: block.hash, code: toHex(code), size: code.length } satisfies CodeView);
   });
 
-  app.get<{ Params: { address: string; key: string }; Querystring: { block?: string } }>('/api/v1/execution/contracts/:address/storage/:key', async (req, reply) => {
+  registerRoute(app, routes.contractStorage, {}, async (req, reply) => {
     const address = normalizeAddress(req.params.address);
     const key = storageKeyParam(req.params.key);
     const block = await blockOf(node, req.query.block);
@@ -91,20 +83,20 @@ export function registerContractRoutes(app: FastifyInstance, node: ExecutionNode
     return ok(reply, { address, key: toHex(key), value: toHex(value), block_number: block.index, block_hash: block.hash } satisfies StorageView);
   });
 
-  app.post('/api/v1/execution/call', small, async (req, reply) => {
+  registerRoute(app, routes.call, small, async (req, reply) => {
     const { block: id, ...call } = callBody(req.body);
     const block = await blockOf(node, id);
     const r = await reader.call(block, call, clientIp(req));
     return ok(reply, { return_data: toHex(r.returnData), gas_used: Number(r.gasUsed), block_number: block.index, block_hash: block.hash } satisfies CallView);
   });
 
-  app.post('/api/v1/execution/estimate-gas', small, async (req, reply) => {
+  registerRoute(app, routes.estimateGas, small, async (req, reply) => {
     const { block: id, ...call } = callBody(req.body);
     const block = await blockOf(node, id);
     return ok(reply, { gas: Number(await reader.estimateGas(block, call, clientIp(req))), block_number: block.index } satisfies EstimateGasView);
   });
 
-  app.get<{ Querystring: LogsQuery }>('/api/v1/execution/logs', async (req, reply) => {
+  registerRoute(app, routes.logs, {}, async (req, reply) => {
     const q = req.query;
     rejectUnknownKeys(q as Record<string, unknown>, ['address', 'from', 'to', 'block_hash', 'topic0', 'topic1', 'topic2', 'topic3'], 'query');
     const addresses = q.address ? q.address.split(',').map((a) => normalizeAddress(a, 'address')) : [];

@@ -1,5 +1,6 @@
-/** Public REST routes of the execution layer (`{execution_url}`, default port 8546). */
+/** Public REST routes of the execution layer (`{execution_url}`, default port 8546), registered from src/api/routes/execution.ts. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import * as routes from '../../../api/routes/execution.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { SvcError } from '../../../core/errors.js';
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
@@ -15,6 +16,7 @@ import { type Submission, SubmitRefusal } from '../txpool/admission.js';
 import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { LogIndex } from '../logs.js';
+import { registerRoute } from '../../shared/routes.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 /**
@@ -44,24 +46,21 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   const faucetPerIp = new RateLimiter(limits.faucetRatePerIpPerMinute / 60, limits.faucetRatePerIpPerMinute, 'client');
   const small = { bodyLimit: DEFAULT_BODY_LIMIT };
 
-  app.get('/health', async () => node.health());
+  registerRoute(app, routes.health, {}, async () => node.health());
 
   const claim = async (body: unknown, ip: string) => {
     faucetPerIp.take(ip);
     return node.faucet.claim(requireObject(body, 'request').address);
   };
-  app.post('/api/v1/faucet/claim', small, async (req) => {
+  // The older variant of the claim endpoint (the route's alias) has its own response shape.
+  registerRoute(app, routes.faucetClaim, small, async (req) => {
     const c = await claim(req.body, clientIp(req));
-    return { success: true, tx_hash: c.tx_hash, amount: c.amount, address: c.address };
-  });
-  // The older variant of the claim endpoint, with its own response shape.
-  app.post('/faucet', small, async (req) => {
-    const c = await claim(req.body, clientIp(req));
-    return { tx_hash: c.tx_hash, amount: c.amount, address: c.address };
+    const claimed = { tx_hash: c.tx_hash, amount: c.amount, address: c.address };
+    return req.routeOptions.url === routes.faucetClaim.path ? { success: true, ...claimed } : claimed;
   });
 
   // Paged (default and maximum page sizes below): 50,000 entries with their signatures would be a ~350 MB answer.
-  app.get<{ Querystring: { limit?: string; offset?: string } }>('/api/v1/execution/mempool', async (req) => {
+  registerRoute(app, routes.mempool, {}, async (req) => {
     const limit = req.query.limit === undefined ? MEMPOOL_PAGE : Number(parseDecimal(req.query.limit, 'limit', 32));
     const offset = req.query.offset === undefined ? 0 : Number(parseDecimal(req.query.offset, 'offset', 32));
     if (limit < 1 || limit > MEMPOOL_PAGE_MAX) throw new SvcError('MALFORMED_INPUT', `malformed limit: must be 1..${MEMPOOL_PAGE_MAX}`, 400);
@@ -78,7 +77,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   };
   const limitSender = (sender: string) => submitPerSender.take(sender);
   // JSON, or the signed envelope's bytes (Content-Type: application/octet-stream).
-  app.post('/api/v1/transactions', { ...small, onError: countRefusal }, async (req, reply) => {
+  registerRoute(app, routes.submitTransaction, { ...small, onError: countRefusal }, async (req, reply) => {
     submitPerIp.take(clientIp(req));
     const bytes = sszBody(req);
     const { tx, envelope } = bytes ? parseEnvelope(bytes) : parseSubmission(req.body);
@@ -89,7 +88,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
   // Many envelopes per request (an SSZ envelope list, or JSON {raw: [...]}): each entry is its own
   // submission (rate limits, admission, refusal metrics, durability before the answer), all of them
   // in one admission batch: one verification round, one state prefetch, one journal write.
-  app.post('/api/v1/transactions/batch', { bodyLimit: BATCH_BODY_LIMIT, onError: countRefusal }, async (req, reply) => {
+  registerRoute(app, routes.submitBatch, { bodyLimit: BATCH_BODY_LIMIT, onError: countRefusal }, async (req, reply) => {
     const entries = parseBatch(req.body, sszBody(req));
     admitting.add(req);
     const ip = clientIp(req);
@@ -123,20 +122,19 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return ok(reply, { accepted, results } satisfies BatchSubmitResult);
   });
 
-  app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash', async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
+  registerRoute(app, routes.transaction, {}, async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
 
   const receipt = async (hash: string) => {
     const s = await node.txStatus(parseHashParam(hash));
     if (!s.receipt) throw new SvcError('NOT_FOUND', `no receipt for ${hash}: transaction is ${s.state}`, 404);
     return s.receipt;
   };
-  app.get<{ Params: { hash: string } }>('/api/v1/transactions/:hash/receipt', async (req, reply) => ok(reply, await receipt(req.params.hash)));
-  app.get<{ Params: { hash: string } }>('/api/v1/receipts/:hash', async (req, reply) => ok(reply, await receipt(req.params.hash)));
+  registerRoute(app, routes.receipt, {}, async (req, reply) => ok(reply, await receipt(req.params.hash)));
 
-  app.get<{ Params: { address: string } }>('/api/v1/accounts/:address', async (req, reply) => ok(reply, node.account(normalizeAddress(req.params.address))));
+  registerRoute(app, routes.account, {}, async (req, reply) => ok(reply, node.account(normalizeAddress(req.params.address))));
 
   // ?block= latest (default), finalized, a height or a hash; ?keys= comma-separated 32-byte storage keys.
-  app.get<{ Params: { address: string }; Querystring: { block?: string; keys?: string } }>('/api/v1/accounts/:address/proof', async (req, reply) => {
+  registerRoute(app, routes.accountProof, {}, async (req, reply) => {
     const address = normalizeAddress(req.params.address);
     const keys = parseStorageKeys(req.query.keys);
     const id = req.query.block ?? 'latest';
@@ -146,18 +144,18 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return ok(reply, { block_number: block.index, block_hash: block.hash, ...proof });
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/blocks/:id', async (req, reply) => {
+  registerRoute(app, routes.block, {}, async (req, reply) => {
     const r = await node.resolveBlock(req.params.id);
     if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
     return ok(reply, await node.blockView(r));
   });
 
   // Read at the head: the counterparts whose registration is in the canonical state.
-  app.get('/api/v1/bridge/counterparts', async (_req, reply) => ok(reply, await node.chain.bridge.counterparts(node.chain.headState())));
+  registerRoute(app, routes.bridgeCounterparts, {}, async (_req, reply) => ok(reply, await node.chain.bridge.counterparts(node.chain.headState())));
 
   registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), new LogIndex(node.chain.store));
 
-  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
+  registerRoute(app, routes.metrics, {}, async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
 }
 
 /** A refused batch entry: its hash (when it has bytes) and the error a single submission would get. */

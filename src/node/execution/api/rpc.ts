@@ -14,6 +14,8 @@ import type { LogJson } from '../../../api/execution.js';
 import type { ExecutionNode } from '../node.js';
 import { PoolError } from '../txpool/pool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
+import { registerRoute } from '../../shared/routes.js';
+import { jsonRpc } from '../../../api/routes/execution.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 import { LogIndex, logsBloom } from '../logs.js';
@@ -254,7 +256,7 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
 }
 
 /**
- * Registers POST / on the RPC server, and JSON-RPC over WebSocket on upgrades to / (rpc-ws.ts).
+ * Registers the JSON-RPC route (POST /) on the RPC server, and JSON-RPC over WebSocket on upgrades to / (rpc-ws.ts).
  * Bodies are parsed here so a parse error is -32700, not HTTP 400. The filters and subscriptions
  * follow the node's canonical changes and admissions through one RpcFeed.
  */
@@ -282,7 +284,7 @@ export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, su
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEFAULT_BODY_LIMIT }, (_req, body, done) => done(null, body));
-  app.post('/', async (req, reply) => {
+  registerRoute(app, jsonRpc, {}, async (req, reply) => {
     const ctx = context(clientIp(req));
     let parsed: unknown;
     try {
