@@ -23,6 +23,7 @@ import { bridgeRoutes } from '../api/routes/bridge.js';
 import { lightRoutes } from '../api/routes/light.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient, type RequestOptions } from './beacon.js';
 import { LightApiClient } from './light.js';
+import * as executionRoutes from '../api/routes/execution.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 
@@ -152,7 +153,7 @@ export class BridgeExecutionClient extends JsonApiClient {
 
   /** GET /api/v1/bridge/counterparts. */
   async counterparts(opts?: RequestOptions): Promise<CounterpartsView> {
-    return checkCounterparts(await this.data('GET', '/api/v1/bridge/counterparts', undefined, opts ?? {}), this, 'GET /api/v1/bridge/counterparts');
+    return checkCounterparts(await this.data('GET', executionRoutes.bridgeCounterparts.path, undefined, opts ?? {}), this, `GET ${executionRoutes.bridgeCounterparts.path}`);
   }
 }
 

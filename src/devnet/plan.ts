@@ -15,6 +15,7 @@ import { type DevnetManifest, type ManifestKey, type ManifestNode, type Manifest
 import { choosePorts } from './ports.js';
 import { LIGHT_PROCESS_FLAGS, type ProcessSpec } from './supervisor.js';
 import { type NodePorts, P2P_LISTEN_HOST, bootnodesOf, loopbackMultiaddr, peerKeySeed, preferredNodePorts, validatorsByNode } from './topology.js';
+import * as executionRoutes from '../api/routes/execution.js';
 
 /**
  * First validator metrics port tried: validator K's process tries this + K (one process per
@@ -208,7 +209,7 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
       log: logPath(layout, names.execution),
       dataDir: node.data_dirs.execution,
       port: node.ports.rest,
-      healthUrls: [`${execUrl}/health`],
+      healthUrls: [`${execUrl}${executionRoutes.health.path}`],
     });
     const beacon: ProcessSpec = {
       name: names.beacon,
@@ -272,7 +273,7 @@ export function singleProcessPlan(layout: DevnetLayout, node: ManifestNode, metr
         log: logPath(layout, 'node'),
         dataDir: layout.data,
         port: node.ports.beacon,
-        healthUrls: [`${node.endpoints.execution}/health`, `${node.endpoints.beacon}${beaconRoutes.health.path}`],
+        healthUrls: [`${node.endpoints.execution}${executionRoutes.health.path}`, `${node.endpoints.beacon}${beaconRoutes.health.path}`],
         validators: [...node.validators],
       },
     ],

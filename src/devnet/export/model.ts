@@ -18,6 +18,7 @@ import { PREFERRED_VALIDATOR_METRICS, type ValidatorKeySource, beaconArgs, devne
 import type { ValidatorProcesses } from '../manifest.js';
 import { LIGHT_PROCESS_FLAGS } from '../supervisor.js';
 import { MAX_DEVNET_NODES, type P2pLayer, bootnodesOf, peerKeySeed, preferredNodePorts, validatorsByNode } from '../topology.js';
+import * as executionRoutes from '../../api/routes/execution.js';
 
 /** Failures of `svc devnet export` and `svc devnet genesis`; the message names the field. */
 export class ExportError extends SvcError {}
@@ -292,7 +293,7 @@ export function validatorCommand(node: ExportNode, at: Addressing, keys: Validat
 export const LIGHT_ENV: Readonly<Record<string, string>> = { NODE_OPTIONS: LIGHT_PROCESS_FLAGS.join(' ') };
 
 /** The health URL of each kind of container, on its own loopback. */
-export const HEALTH_PATHS = { execution: '/health', beacon: beaconRoutes.health.path, validator: validatorClientRoutes.metrics.path } as const;
+export const HEALTH_PATHS = { execution: executionRoutes.health.path, beacon: beaconRoutes.health.path, validator: validatorClientRoutes.metrics.path } as const;
 
 /** `node <app>/bin/healthcheck.js URL`: the probe command of a container (Compose healthcheck, image HEALTHCHECK). */
 export function healthcheckCommand(url: string): string[] {
