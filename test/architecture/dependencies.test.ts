@@ -49,10 +49,6 @@ const KNOWN = new Set<string>([
   'no-circular: src/node/execution/state/node-store.ts → src/node/execution/state/trie.ts',
   'no-circular: src/node/execution/vm/instrument.ts → src/node/execution/vm/validate.ts',
   // Opened by the next commits of this change (issue 28 items 4 and 5).
-  'client-imports-api-core-util: src/client/bridge-ops.ts → src/devnet/manifest.ts',
-  'client-imports-api-core-util: src/client/execution.ts → src/devnet/manifest.ts',
-  'devnet-below-cli: src/devnet/export/model.ts → src/cli/p2p-flags.ts',
-  'genesis-imports-libraries: src/genesis/load.ts → src/devnet/manifest.ts',
   'no-circular: bench/ws-client.ts → bench/ws.ts',
   'no-circular: src/core/bridge/gas.ts → src/core/bridge/types.ts',
   'no-circular: src/core/consensus/slashing.ts → src/core/types/block.ts',

@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../cli/base.js';
 import { epochOfSlot, forkSchedule, slotAt } from '../../core/genesis/genesis.js';
-import { loadGenesisFile, defaultGenesisPath } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath } from '../../cli/flags.js';
 
 export default class ForksList extends SvcCommand {
   static override summary = "List the genesis fork manifest and each fork's status at the current epoch";

@@ -3,8 +3,10 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand, UsageError } from '../../cli/base.js';
 import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
-import { DEFAULT_P2P_PORT, p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
+import { DEFAULT_P2P_PORT } from '../../node/p2p/types.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath } from '../../cli/flags.js';
 import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
 
 export default class NodeAll extends SvcCommand {

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath } from '../../cli/flags.js';
 import { BeaconNode } from '../../node/beacon/node.js';
 
 export default class NodeBeacon extends SvcCommand {

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
 import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath } from '../../cli/flags.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
 

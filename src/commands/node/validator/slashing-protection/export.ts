@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../../../cli/base.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
+import { loadGenesisFile } from '../../../../genesis/load.js';
+import { defaultGenesisPath } from '../../../../cli/flags.js';
 import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 import { writeFileAtomic } from '../../../../util/fs.js';
 

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { SvcCommand } from '../../../../cli/base.js';
 import { SvcError } from '../../../../core/errors.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
+import { loadGenesisFile } from '../../../../genesis/load.js';
+import { defaultGenesisPath } from '../../../../cli/flags.js';
 import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 
 export default class SlashingProtectionImport extends SvcCommand {
