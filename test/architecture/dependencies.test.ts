@@ -48,11 +48,6 @@ const KNOWN = new Set<string>([
   'no-circular: src/node/execution/state/node-store.ts → src/node/execution/state/top-levels.ts',
   'no-circular: src/node/execution/state/node-store.ts → src/node/execution/state/trie.ts',
   'no-circular: src/node/execution/vm/instrument.ts → src/node/execution/vm/validate.ts',
-  // Opened by the next commits of this change (issue 28 items 4 and 5).
-  'no-circular: bench/ws-client.ts → bench/ws.ts',
-  'no-circular: src/core/bridge/gas.ts → src/core/bridge/types.ts',
-  'no-circular: src/core/consensus/slashing.ts → src/core/types/block.ts',
-  'no-circular: src/core/types/block.ts → src/core/types/transaction.ts',
 ]);
 
 /** One violation as KNOWN spells it. */

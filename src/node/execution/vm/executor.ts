@@ -8,7 +8,8 @@ import type { StateView } from '../state/types.js';
 import { ContractModuleError } from './errors.js';
 import { ByteCache, type CacheStats } from '../../../util/byte-cache.js';
 import { type CompiledContract, compileContract, type ContractLoader, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
-import { callIntrinsicGas } from '../../../core/types/transaction.js';
+import {  } from '../../../core/types/transaction.js';
+import { callIntrinsicGas } from '../../../core/gas.js';
 import { prepareModule } from './validate.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };
