@@ -26,7 +26,6 @@ export const TxType = {
   EcdsaRevocation: 2,
   EcdsaAuthorized: 3,
 } as const;
-export type TxTypeId = (typeof TxType)[keyof typeof TxType];
 
 /** Fields shared by value-moving transactions. */
 export interface ValueTxFields {
