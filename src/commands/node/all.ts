@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand, UsageError } from '../../cli/base.js';
-import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
+import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, stopOnSignal, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
 import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { DEFAULT_P2P_PORT } from '../../node/p2p/types.js';
 import { loadGenesisFile } from '../../genesis/load.js';
@@ -83,14 +83,7 @@ export default class NodeAll extends SvcCommand {
       beacon_p2p: node.beacon.net?.host.multiaddrs() ?? 'off',
       execution_p2p: node.execution.p2p?.multiaddrs() ?? 'off',
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        node.stop().then(done, done);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => node.stop(), { logFailure: false });
   }
 }
 

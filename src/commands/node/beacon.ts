@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
+import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal, tlsFlags } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { loadGenesisFile } from '../../genesis/load.js';
 import { defaultGenesisPath } from '../../cli/flags.js';
@@ -57,13 +57,6 @@ export default class NodeBeacon extends SvcCommand {
       ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
       log,
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        node.stop().then(done, done);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => node.stop(), { logFailure: false });
   }
 }

@@ -3,7 +3,7 @@ import { readRegistrationPolicy } from '../../node/validator/bridge-registration
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal } from '../../cli/node-setup.js';
 import { loadValidatorKeystores } from '../../cli/validator-keys.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
@@ -81,19 +81,6 @@ export default class NodeValidator extends SvcCommand {
       await slashingDb.close();
       throw err;
     }
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        client
-          .stop()
-          .then(() => slashingDb.close())
-          .then(done, (err: Error) => {
-            log.error('shutdown failed', { error: err.message });
-            done();
-          });
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => client.stop().then(() => slashingDb.close()), { logFailure: true });
   }
 }
