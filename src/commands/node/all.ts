@@ -6,7 +6,7 @@ import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, no
 import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
 import { DEFAULT_P2P_PORT } from '../../node/p2p/types.js';
 import { loadGenesisFile } from '../../genesis/load.js';
-import { defaultGenesisPath } from '../../cli/flags.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
 
 export default class NodeAll extends SvcCommand {
@@ -20,7 +20,7 @@ export default class NodeAll extends SvcCommand {
   static override examples = ['<%= config.bin %> node all --genesis ./devnet/genesis.json --data-dir ./devnet/all'];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'data directory (execution/, beacon/, validator-*/ inside)', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     'rest-port': Flags.integer({ description: 'execution REST port', default: 8546, min: 0, max: 65535 }),

@@ -4,7 +4,7 @@ import { SvcCommand } from '../../cli/base.js';
 import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal, tlsFlags } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { loadGenesisFile } from '../../genesis/load.js';
-import { defaultGenesisPath } from '../../cli/flags.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { BeaconNode } from '../../node/beacon/node.js';
 
 export default class NodeBeacon extends SvcCommand {
@@ -23,7 +23,7 @@ export default class NodeBeacon extends SvcCommand {
   ];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'LevelDB data directory', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     port: Flags.integer({ description: 'REST and WebSocket port', default: 8080, min: 0, max: 65535 }),

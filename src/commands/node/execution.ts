@@ -4,7 +4,7 @@ import { SvcCommand } from '../../cli/base.js';
 import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
 import { loadGenesisFile } from '../../genesis/load.js';
-import { defaultGenesisPath } from '../../cli/flags.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool.js';
 
@@ -19,7 +19,7 @@ export default class NodeExecution extends SvcCommand {
   ];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'LevelDB data directory', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     'rest-port': Flags.integer({ description: 'REST port', default: 8546, min: 0, max: 65535 }),

@@ -9,7 +9,7 @@ import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
 import { loadGenesisFile } from '../../genesis/load.js';
-import { defaultGenesisPath } from '../../cli/flags.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { signEngineJwt } from '../../node/shared/jwt.js';
 import { ValidatorClient } from '../../node/validator/client.js';
 import { openValidatorDataDir } from '../../node/validator/data-dir.js';
@@ -29,7 +29,7 @@ export default class NodeValidator extends SvcCommand {
     'keystores-dir': Flags.string({ description: 'directory whose every *.json is a validator wallet file (with or without --keystore)', helpValue: 'DIR' }),
     'allow-non-genesis-keys': Flags.boolean({ description: 'accept keys that are not genesis validators of this chain (validators that joined by deposit)', default: false }),
     'password-file': Flags.string({ description: 'password of the keystores, one for all (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'beacon-url': Flags.string({ description: 'beacon node REST URL (default: SVC_BEACON_URL, else http://127.0.0.1:8080)', helpValue: 'URL' }),
     'execution-url': Flags.string({ description: 'execution node REST URL for pending transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
     'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
