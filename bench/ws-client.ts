@@ -8,7 +8,7 @@
  * messages (at most `drainMs`), then → `{ result }`. Exits when the parent disconnects.
  */
 import { WebSocket } from 'ws';
-import { LatencyHistogram, nowMs, type WsClientResult } from './ws.js';
+import { LatencyHistogram, nowMs, type WsClientMessage } from './ws-protocol.js';
 
 interface Init {
   url: string;
@@ -16,8 +16,6 @@ interface Init {
   drainMs: number;
 }
 
-/** Messages this child sends. */
-export type WsClientMessage = { ready: number } | { error: string } | { result: WsClientResult };
 
 const send = (m: WsClientMessage): void => {
   process.send!(m);

@@ -1,8 +1,25 @@
 /** Flags shared by several commands. */
 import { Flags } from '@oclif/core';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { SvcError } from '../core/errors.js';
 import { PRODUCTION_KDF } from '../wallet/kdf.js';
 import { DEFAULT_EXECUTION_URL } from '../client/execution.js';
+import { runningDevnet } from '../client/devnet-manifest.js';
+
+/** `--genesis` of the commands that read a genesis file (resolved by defaultGenesisPath when absent). */
+export const genesisFlag = Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' });
+
+/** `--dir` of the devnet commands that act on an existing devnet (resolved by currentDevnetDir when absent). */
+export const devnetDirFlag = Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' });
+
+/** Genesis path used when none is given: $SVC_GENESIS, else ./genesis.json if present, else the running devnet's, else ./genesis.json. */
+export function defaultGenesisPath(): string {
+  if (process.env.SVC_GENESIS) return resolve(process.env.SVC_GENESIS);
+  const local = resolve('genesis.json');
+  if (existsSync(local)) return local;
+  return runningDevnet()?.genesis ?? local;
+}
 
 /** `--password-file`. */
 export const passwordFileFlag = Flags.string({ description: 'read the wallet password from this file (else SVC_PASSWORD, else a hidden prompt)' });

@@ -32,6 +32,28 @@ export function historyMode(flag: string | undefined, genesis: Genesis): History
   return mode;
 }
 
+/**
+ * Waits for the first SIGINT or SIGTERM, logs `shutting down` with it, runs `stop`, and resolves
+ * once that has settled: a node command's last step. A failed stop still resolves (the process
+ * is on its way out); `logFailure` logs it as `shutdown failed` first.
+ */
+export function stopOnSignal(log: Logger, stop: () => Promise<unknown>, o: { logFailure: boolean }): Promise<void> {
+  return new Promise<void>((done) => {
+    const onSignal = (signal: string) => {
+      log.info('shutting down', { signal });
+      stop().then(
+        () => done(),
+        (err: Error) => {
+          if (o.logFailure) log.error('shutdown failed', { error: err.message });
+          done();
+        },
+      );
+    };
+    process.once('SIGINT', () => onSignal('SIGINT'));
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+  });
+}
+
 /** The JSON-lines logger of a node command, refusing an unknown `--log-level`. */
 export function nodeLogger(component: string, level: string): Logger {
   if (!isLogLevel(level)) throw new SvcError('USAGE', `--log-level must be debug, info, warn or error, got ${level}`);

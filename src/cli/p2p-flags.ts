@@ -1,12 +1,7 @@
 /** The P2P flags of the node commands that run a libp2p host (`svc node execution`, `beacon`, `all`). */
 import { Flags } from '@oclif/core';
 import { UsageError } from './base.js';
-import { DEFAULT_MAX_PEERS } from '../node/p2p/types.js';
-
-/** The spec's libp2p port (SPEC fact 2). */
-export const DEFAULT_P2P_PORT = 9000;
-/** libp2p is public (SPEC, security: port 9000 is public), unlike the HTTP servers. */
-export const DEFAULT_P2P_HOST = '0.0.0.0';
+import { DEFAULT_MAX_PEERS, DEFAULT_P2P_HOST, DEFAULT_P2P_PORT } from '../node/p2p/types.js';
 
 /** A dialable bootnode: an IP or DNS TCP address ending in the peer id the handshake must prove. */
 const BOOTNODE_RE = /^\/(ip4|ip6|dns|dns4|dns6)\/[^/\s]+\/tcp\/\d{1,5}\/p2p\/[A-Za-z0-9]+$/;

@@ -27,7 +27,7 @@ import {
   releaseSlot,
 } from '../core/bridge/types.js';
 import { loadGenesisFile } from '../genesis/load.js';
-import { readManifest } from '../devnet/manifest.js';
+import { readManifest } from './devnet-manifest.js';
 import { unlockWallet } from '../wallet/keystore.js';
 import { resolveSigningWallet, signValueTx } from '../wallet/tx-builder.js';
 import type { BidView } from '../api/bridge.js';

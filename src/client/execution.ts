@@ -5,7 +5,7 @@
  */
 import { SvcError } from '../core/errors.js';
 import { encodeEnvelopeList } from '../core/types/transaction.js';
-import { runningDevnet } from '../devnet/manifest.js';
+import { runningDevnet } from './devnet-manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
 import * as routes from '../api/routes/execution.js';
 import { type PathParams, type QueryValues, type Route, routeUrl } from '../api/routes/route.js';

@@ -4,8 +4,9 @@
  * process table. Plain data, so the ink dashboard renders it and tests build it by hand.
  */
 
-/** Lifecycle of one supervised process. */
-export type ProcessStatus = 'starting' | 'healthy' | 'crashed' | 'restarting' | 'failed' | 'stopped';
+import type { ProcessStatus } from '../client/devnet-manifest.js';
+
+export type { ProcessStatus };
 
 /** One supervised process (execution, beacon, validators / validators-I holding a node's validators, validator-K, or `node` in single-process mode). */
 export interface ProcessView {

@@ -1,18 +1,7 @@
 /** Reading a genesis document from disk with clear errors. */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { runningDevnet } from '../devnet/manifest.js';
-import { resolve } from 'node:path';
 import { GenesisError } from '../core/errors.js';
 import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
-
-/** Genesis path used when none is given: $SVC_GENESIS, else ./genesis.json if present, else the running devnet's, else ./genesis.json. */
-export function defaultGenesisPath(): string {
-  if (process.env.SVC_GENESIS) return resolve(process.env.SVC_GENESIS);
-  const local = resolve('genesis.json');
-  if (existsSync(local)) return local;
-  return runningDevnet()?.genesis ?? local;
-}
 
 /** Reads and validates a genesis file. */
 export async function loadGenesisFile(path: string): Promise<Genesis> {

@@ -8,7 +8,7 @@ import type { StateView } from './state.js';
 import { ContractModuleError } from './errors.js';
 import { ByteCache, type CacheStats } from '../util/byte-cache.js';
 import { type CompiledContract, compileContract, type ContractLoader, EMPTY_CODE_HASH, runFrame, splitCallData, type TxRun, VmResourceError } from './runtime.js';
-import { callIntrinsicGas } from '../core/types/transaction.js';
+import { callIntrinsicGas } from '../core/gas.js';
 import { prepareModule } from './prepare.js';
 
 export { EMPTY_CODE_HASH, splitCallData, VmResourceError };

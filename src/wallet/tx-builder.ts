@@ -1,7 +1,8 @@
 /** Value transactions from user input: strict parsing of the fields, the signing wallet, signing. */
 import { parseHex, toHex } from '../core/codec/bytes.js';
 import { parseDecimal, parseAddress } from '../core/codec/json.js';
-import { type StandardTx, type ValueTxFields, encodeTx, intrinsicGas, signStandardTx, txHash, TxType } from '../core/types/transaction.js';
+import { type StandardTx, type ValueTxFields, encodeTx, signStandardTx, txHash, TxType } from '../core/types/transaction.js';
+import { intrinsicGas } from '../core/gas.js';
 import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../core/constants.js';
 import { SvcError, WalletError } from '../core/errors.js';
 import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';

@@ -26,14 +26,12 @@ import {
   type StandardTx,
   type Transaction,
   type ValueTxFields,
-  checkGasLimit,
   checkGasPrice,
   decodeTx,
   decodeTxViews,
   encodeTx,
   encodeUnsignedTx,
   EnvelopeVerifier,
-  intrinsicGas,
   maxCost,
   signAuthorizationTx,
   signEcdsaAuthorizedTx,
@@ -45,6 +43,7 @@ import {
   verifyEnvelope,
   verifyTxSignature,
 } from '../../src/core/types/transaction.js';
+import { checkGasLimit, intrinsicGas } from '../../src/core/gas.js';
 import { type ValueTxJson, txFromJson, txToJson } from '../../src/core/types/transaction-json.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../helpers/assert.js';
 

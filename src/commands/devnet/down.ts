@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { devnetDirFlag } from '../../cli/flags.js';
 import { SvcCommand } from '../../cli/base.js';
 import { type DownResult, downDevnet } from '../../devnet/lifecycle.js';
 import { currentDevnetDir } from '../../devnet/manifest.js';
@@ -7,7 +8,7 @@ export default class DevnetDown extends SvcCommand {
   static override summary = 'Stop a detached devnet (every process, in order); --clean also deletes its chain and keys';
   static override examples = ['<%= config.bin %> devnet down', '<%= config.bin %> devnet down --clean --json'];
   static override flags = {
-    dir: Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' }),
+    dir: devnetDirFlag,
     clean: Flags.boolean({ description: 'also remove the devnet\'s files (genesis, keys, data, logs, manifest)' }),
   };
 

@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { devnetDirFlag } from '../../cli/flags.js';
 import { SvcCommand } from '../../cli/base.js';
 import { type LogFile, followLog, logFiles, tailLines } from '../../devnet/logs.js';
 import { DevnetError, currentDevnetDir } from '../../devnet/manifest.js';
@@ -10,7 +11,7 @@ export default class DevnetLogs extends SvcCommand {
     process: Args.string({ description: 'execution, beacon, execution-I or beacon-I (node I), validators or validators-I (a node\'s validator client), validator-K (--validator-processes per-validator), node (single-process) or supervisor' }),
   };
   static override flags = {
-    dir: Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' }),
+    dir: devnetDirFlag,
     follow: Flags.boolean({ char: 'f', description: 'keep printing new lines until Ctrl-C' }),
     lines: Flags.integer({ char: 'n', description: 'how many of the last lines to print', default: 50, min: 0 }),
   };

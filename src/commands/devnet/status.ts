@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import { devnetDirFlag } from '../../cli/flags.js';
 import { SvcCommand } from '../../cli/base.js';
 import { formatAmount } from '../../cli/format.js';
 import { currentDevnetDir } from '../../devnet/manifest.js';
@@ -10,7 +10,7 @@ export default class DevnetStatusCommand extends SvcCommand {
   static override description = 'Exits 0 when the devnet is running and healthy, 1 otherwise (the report still prints).';
   static override examples = ['<%= config.bin %> devnet status', '<%= config.bin %> devnet status --json'];
   static override flags = {
-    dir: Flags.string({ description: 'devnet directory (default: SVC_DEVNET, else the one devnet up last started)' }),
+    dir: devnetDirFlag,
   };
 
   async run(): Promise<DevnetStatus> {

@@ -1,13 +1,13 @@
-import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../cli/base.js';
 import { epochOfSlot, forkSchedule, slotAt } from '../../core/genesis/genesis.js';
-import { loadGenesisFile, defaultGenesisPath } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 
 export default class ForksList extends SvcCommand {
   static override summary = "List the genesis fork manifest and each fork's status at the current epoch";
   static override examples = ['<%= config.bin %> forks list --genesis ./net/genesis.json', '<%= config.bin %> forks list --json'];
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
   };
 
   async run() {

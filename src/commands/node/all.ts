@@ -2,9 +2,11 @@ import { Flags } from '@oclif/core';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { SvcCommand, UsageError } from '../../cli/base.js';
-import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
-import { DEFAULT_P2P_PORT, p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { historyFlag, historyMode, loadFaucetKey, loadTlsFlags, logLevelFlag, nodeLogger, stopOnSignal, tlsFlags, unlockSigningKeystore } from '../../cli/node-setup.js';
+import { p2pFlags, parseBootnodes } from '../../cli/p2p-flags.js';
+import { DEFAULT_P2P_PORT } from '../../node/p2p/types.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { type AllP2pOptions, p2pPortClash, startAll } from '../../node/all.js';
 
 export default class NodeAll extends SvcCommand {
@@ -18,7 +20,7 @@ export default class NodeAll extends SvcCommand {
   static override examples = ['<%= config.bin %> node all --genesis ./devnet/genesis.json --data-dir ./devnet/all'];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'data directory (execution/, beacon/, validator-*/ inside)', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     'rest-port': Flags.integer({ description: 'execution REST port', default: 8546, min: 0, max: 65535 }),
@@ -81,14 +83,7 @@ export default class NodeAll extends SvcCommand {
       beacon_p2p: node.beacon.net?.host.multiaddrs() ?? 'off',
       execution_p2p: node.execution.p2p?.multiaddrs() ?? 'off',
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        node.stop().then(done, done);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => node.stop(), { logFailure: false });
   }
 }
 

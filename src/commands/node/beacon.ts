@@ -1,9 +1,10 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, tlsFlags } from '../../cli/node-setup.js';
+import { loadTlsFlags, logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal, tlsFlags } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { BeaconNode } from '../../node/beacon/node.js';
 
 export default class NodeBeacon extends SvcCommand {
@@ -22,7 +23,7 @@ export default class NodeBeacon extends SvcCommand {
   ];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'LevelDB data directory', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     port: Flags.integer({ description: 'REST and WebSocket port', default: 8080, min: 0, max: 65535 }),
@@ -56,13 +57,6 @@ export default class NodeBeacon extends SvcCommand {
       ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
       log,
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        node.stop().then(done, done);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => node.stop(), { logFailure: false });
   }
 }

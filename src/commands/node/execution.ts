@@ -1,9 +1,10 @@
 import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { historyFlag, historyMode, loadFaucetKey, logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal } from '../../cli/node-setup.js';
 import { p2pFlags, p2pKeyFileFlag, parseBootnodes } from '../../cli/p2p-flags.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { ExecutionNode } from '../../node/execution/node.js';
 import { DEFAULT_ACCOUNT_QUEUE, DEFAULT_GLOBAL_QUEUE } from '../../node/execution/txpool/pool.js';
 
@@ -18,7 +19,7 @@ export default class NodeExecution extends SvcCommand {
   ];
   static override enableJsonFlag = false;
   static override flags = {
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'data-dir': Flags.string({ description: 'LevelDB data directory', required: true }),
     host: Flags.string({ description: 'interface to listen on', default: '127.0.0.1' }),
     'rest-port': Flags.integer({ description: 'REST port', default: 8546, min: 0, max: 65535 }),
@@ -62,16 +63,6 @@ export default class NodeExecution extends SvcCommand {
       history: historyMode(flags.history, genesis),
       ...(flags.p2p ? { p2p: { host: flags['p2p-host'], port: flags['p2p-port'], bootnodes, maxPeers: flags['max-peers'], keyFile: flags['p2p-key-file'] ? resolve(flags['p2p-key-file']) : undefined } } : {}),
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        node.stop().then(done, (err: Error) => {
-          log.error('shutdown failed', { error: err.message });
-          done();
-        });
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => node.stop(), { logFailure: true });
   }
 }

@@ -3,12 +3,13 @@ import { readRegistrationPolicy } from '../../node/validator/bridge-registration
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../cli/base.js';
-import { logLevelFlag, nodeLogger, readJwtSecret } from '../../cli/node-setup.js';
+import { logLevelFlag, nodeLogger, readJwtSecret, stopOnSignal } from '../../cli/node-setup.js';
 import { loadValidatorKeystores } from '../../cli/validator-keys.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
 import { SvcError } from '../../core/errors.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../genesis/load.js';
+import { loadGenesisFile } from '../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
 import { signEngineJwt } from '../../node/shared/jwt.js';
 import { ValidatorClient } from '../../node/validator/client.js';
 import { openValidatorDataDir } from '../../node/validator/data-dir.js';
@@ -28,7 +29,7 @@ export default class NodeValidator extends SvcCommand {
     'keystores-dir': Flags.string({ description: 'directory whose every *.json is a validator wallet file (with or without --keystore)', helpValue: 'DIR' }),
     'allow-non-genesis-keys': Flags.boolean({ description: 'accept keys that are not genesis validators of this chain (validators that joined by deposit)', default: false }),
     'password-file': Flags.string({ description: 'password of the keystores, one for all (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     'beacon-url': Flags.string({ description: 'beacon node REST URL (default: SVC_BEACON_URL, else http://127.0.0.1:8080)', helpValue: 'URL' }),
     'execution-url': Flags.string({ description: 'execution node REST URL for pending transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
     'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
@@ -80,19 +81,6 @@ export default class NodeValidator extends SvcCommand {
       await slashingDb.close();
       throw err;
     }
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        log.info('shutting down', { signal });
-        client
-          .stop()
-          .then(() => slashingDb.close())
-          .then(done, (err: Error) => {
-            log.error('shutdown failed', { error: err.message });
-            done();
-          });
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
+    await stopOnSignal(log, () => client.stop().then(() => slashingDb.close()), { logFailure: true });
   }
 }

@@ -277,7 +277,6 @@ export function wordAmount(word: Uint8Array): bigint {
 
 /** States of a lock slot on the source chain. */
 export const LockState = { Locked: 1, Completed: 2, Refunded: 3 } as const;
-export type LockStateValue = (typeof LockState)[keyof typeof LockState];
 
 /** The 32-byte word of a small state value (big-endian, as storage words are read). */
 export function stateWord(value: number): Uint8Array {

@@ -9,16 +9,20 @@ import { HASH_BYTES, MAX_BLOCK_ATTESTATIONS, MAX_BLOCK_SLASHINGS, MAX_BLOCK_TXS,
 import { BlockError, MalformedError } from '../errors.js';
 import { concatBytes, parseHex, toHex, utf8 } from '../codec/bytes.js';
 import { parseAddress, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
-import { chainIdBytes, Domain, signingHash } from '../crypto/domain.js';
+import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { merkleRoot } from './merkle.js';
 import { vrfProve } from '../crypto/vrf.js';
-import { BlockHeaderSsz, BlockSsz, SignedHeaderSsz } from './ssz.js';
+import { BlockHeaderSsz, BlockSsz } from './ssz.js';
+import { type SignedHeader, encodeSignedHeader } from './signed-header.js';
 import { type Attestation, type AttestationJson, attestationFromJson, attestationHash, attestationToJson } from './attestation.js';
 import { type Transaction, decodeTx, decodeTxViews, encodeTx, txHash } from './transaction.js';
 import { txFromJson, txToJson, type TxJson } from './transaction-json.js';
-import { type SlashingEvidence, type SlashingEvidenceJson, decodeEvidence, encodeEvidence, evidenceFromJson, evidenceToJson, slashingLeaf } from '../consensus/slashing.js';
+import { type SlashingEvidence, type SlashingEvidenceJson, decodeEvidence, encodeEvidence, evidenceFromJson, evidenceToJson, slashingLeaf } from './evidence.js';
+
+// Where they were defined before signed-header.ts; many modules import them from here.
+export { type SignedHeader, encodeSignedHeader };
 
 /** Wire header. `index` is the block height; `timestampMs` is the slot start in Unix ms. */
 export interface BlockHeader {
@@ -48,17 +52,6 @@ export interface Block {
   attestations: Attestation[];
   /** Slashing evidence the proposer included (covered by `merkle_root`); [] for none. */
   slashings: SlashingEvidence[];
-}
-
-/** The canonical signed form of a header. */
-export interface SignedHeader {
-  chainId: string;
-  index: number;
-  /** Unix seconds: floor(wire ms / 1000). */
-  timestamp: number;
-  parentHash: Uint8Array;
-  merkleRoot: Uint8Array;
-  validatorIndex: number;
 }
 
 /** Merkle root of a block's transactions (its whole `merkle_root` when it includes no attestation). */
@@ -106,11 +99,6 @@ export function signedHeaderOf(header: BlockHeader, chainId: string, validatorIn
     merkleRoot: header.merkleRoot,
     validatorIndex,
   };
-}
-
-/** The 100-byte SSZ encoding of a SignedHeader. */
-export function encodeSignedHeader(sh: SignedHeader): Uint8Array {
-  return SignedHeaderSsz.serialize({ ...sh, chainId: chainIdBytes(sh.chainId) });
 }
 
 /** The canonical encoding: SignedHeader SSZ ‖ signature (3409 bytes). */

@@ -5,14 +5,11 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import {
   ADDRESS_BYTES,
-  DEPLOY_BASE_GAS,
-  DEPLOY_BYTE_GAS,
   ECDSA_SIGNATURE_BYTES,
   MAX_TX_BYTES,
   MAX_TX_DATA_BYTES,
   PUBLIC_KEY_BYTES,
   SIGNATURE_BYTES,
-  TX_BASE_GAS,
 } from '../constants.js';
 import { MalformedError, TxError } from '../errors.js';
 import { bigintToBytesBE, bytesToBigintBE, concatBytes, toHex } from '../codec/bytes.js';
@@ -21,7 +18,6 @@ import { chainIdBytes, Domain, domainTagBytes, signingHash } from '../crypto/dom
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { EcdsaAuthorizationSsz, EcdsaAuthorizedTxSsz, StandardTxSsz, TxEnvelopeListSsz } from './ssz.js';
-import { bridgeGas, isBridgeAddress } from '../bridge/gas.js';
 
 /** Envelope type bytes. */
 export const TxType = {
@@ -30,7 +26,6 @@ export const TxType = {
   EcdsaRevocation: 2,
   EcdsaAuthorized: 3,
 } as const;
-export type TxTypeId = (typeof TxType)[keyof typeof TxType];
 
 /** Fields shared by value-moving transactions. */
 export interface ValueTxFields {
@@ -392,34 +387,6 @@ export function verifyTxSignature(tx: Transaction, chainId: string): Uint8Array 
   }
   if (!verify(tx.publicKey, hash, tx.signature)) throw new TxError('ErrInvalidSignature');
   return addressFromPublicKey(tx.publicKey);
-}
-
-/** Intrinsic gas: 21,000 for transfers and calls, bridgeGas for bridge operations, 32,000 + 200 per code byte for deployments, 0 for authorisations. */
-export function intrinsicGas(tx: Transaction): bigint {
-  if (isAuthorization(tx)) return 0n;
-  return callIntrinsicGas(tx.to, tx.data);
-}
-
-/**
- * Intrinsic gas of a call (21,000), a bridge operation (bridgeGas: its bytes and signatures) or a
- * deployment (32,000 + 200 per code byte). Deploy data is `u32 LE code length ‖ code ‖ constructor
- * args`: only the code is priced per byte; data that does not frame that way (refused at
- * admission, a status-0 receipt in a block) pays for every byte.
- */
-export function callIntrinsicGas(to: Uint8Array | string | null, data: Uint8Array): bigint {
-  if (isBridgeAddress(to)) return bridgeGas(data);
-  if (to !== null) return TX_BASE_GAS;
-  const framed = data.length >= 4 ? new DataView(data.buffer, data.byteOffset, 4).getUint32(0, true) : -1;
-  const codeBytes = framed >= 0 && framed <= data.length - 4 ? framed : data.length;
-  return DEPLOY_BASE_GAS + DEPLOY_BYTE_GAS * BigInt(codeBytes);
-}
-
-/** Enforces ErrGasTooLow (below intrinsic gas) and ErrGasTooHigh (above `maxGas`). */
-export function checkGasLimit(tx: Transaction, maxGas: bigint): void {
-  if (isAuthorization(tx)) return;
-  if (tx.gasLimit > maxGas) throw new TxError('ErrGasTooHigh', `gas limit ${tx.gasLimit} exceeds protocol max ${maxGas}`);
-  const need = intrinsicGas(tx);
-  if (tx.gasLimit < need) throw new TxError('ErrGasTooLow', `intrinsic gas too low: gas limit ${tx.gasLimit} < ${need}`);
 }
 
 /** Enforces the minimum gas price (`gas price below minimum`). */

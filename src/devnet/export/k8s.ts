@@ -8,7 +8,6 @@
  * its P2P key and keystore on the genesis volume. Probes use the health URLs the devnet
  * supervisor waits on; memory requests come from the devnet's measured RSS (model.ts).
  */
-import { SHIPPED_ALERT_RULES, SHIPPED_DASHBOARD } from '../monitoring.js';
 import { CONTAINER_PATHS, CONTAINER_PORTS, type Addressing, ExportError, type ExportNetwork, type ExportNode, HEALTH_PATHS, IMAGE_USER, LIGHT_ENV, SECRET_NAMES, exportPacking, genesisStepArgs, memoryRequestMib, nodeCommands, nodeKeystoreDir, nodeKeystoreFile, secretPath, validatorCommand } from './model.js';
 import { GRAFANA_DASHBOARDS_DIR, GRAFANA_IMAGE, PROMETHEUS_IMAGE, exportPrometheusConfig, grafanaDashboardProvider, grafanaDatasource, scrapeTargetsFor } from './monitoring.js';
 
@@ -274,9 +273,6 @@ function monitoring(net: ExportNetwork, shipped: ShippedMonitoring): K8sObject[]
     service(k8sNames.grafana, grafLabels, 3000),
   ];
 }
-
-/** The shipped files the Kubernetes monitoring embeds in ConfigMaps. */
-export const SHIPPED_MONITORING_FILES = { alerts: SHIPPED_ALERT_RULES, dashboard: SHIPPED_DASHBOARD } as const;
 
 /**
  * Every manifest of `net`, numbered in apply order (`kubectl apply -f DIR` takes files by name):

@@ -12,7 +12,7 @@ import { validatorClientRoutes } from '../../api/routes/validator.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { MAX_GENESIS_VALIDATORS, buildGenesis } from '../../genesis/build.js';
 import { peerIdFromSeed } from '../../node/p2p/identity.js';
-import { DEFAULT_P2P_HOST } from '../../cli/p2p-flags.js';
+import { DEFAULT_P2P_HOST } from '../../node/p2p/types.js';
 import { DEFAULT_ACCOUNTS, checkNodesFit, devnetGenesisPlan } from '../lifecycle.js';
 import { PREFERRED_VALIDATOR_METRICS, type ValidatorKeySource, beaconArgs, devnetShape, executionArgs, p2pArgs, validatorArgs } from '../plan.js';
 import type { ValidatorProcesses } from '../manifest.js';

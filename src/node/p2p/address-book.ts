@@ -26,9 +26,6 @@ export const MAX_ADDRS_PER_PEER = 4;
 /** Format version of the persisted file. */
 const BOOK_VERSION = 1;
 
-/** Where a peer was first learned of: the label of `service_p2p_peer_discovery_total`. */
-export type DiscoverySource = 'bootnode' | 'peer_exchange' | 'inbound' | 'address_book';
-
 /** One known peer. */
 export interface BookEntry {
   peerId: string;

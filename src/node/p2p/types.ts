@@ -32,6 +32,11 @@ export const SyncProtocols = {
 /** The default peer target (SPEC Limits: a healthy node has 10 to 50 peers); libp2p prunes connections above the target. */
 export const DEFAULT_MAX_PEERS = 50;
 
+/** The spec's libp2p port (SPEC fact 2). */
+export const DEFAULT_P2P_PORT = 9000;
+/** libp2p is public (SPEC, security: port 9000 is public), unlike the HTTP servers. */
+export const DEFAULT_P2P_HOST = '0.0.0.0';
+
 /** Request/response protocol id of peer exchange (src/node/p2p/peer-exchange.ts), served by every host. */
 export const PEER_EXCHANGE_PROTOCOL = '/service/req/peers/1';
 

@@ -11,7 +11,8 @@ import { toHex, utf8 } from '../../../src/core/codec/bytes.js';
 import { BRIDGE_ADDRESS, MAX_BRIDGE_TIMEOUT_SECONDS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
 import { canonicalJson } from '../../../src/core/genesis/genesis.js';
 import { MalformedError } from '../../../src/core/errors.js';
-import { intrinsicGas, signStandardTx } from '../../../src/core/types/transaction.js';
+import { signStandardTx } from '../../../src/core/types/transaction.js';
+import { intrinsicGas } from '../../../src/core/gas.js';
 import {
   type BidFields,
   BridgeError,

@@ -30,7 +30,8 @@ import {
 import { merkleRoot } from '../../../src/core/types/merkle.js';
 import { EMPTY_CODE_HASH, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot } from '../../../src/core/state/trie.js';
 import { AttestationMessageSsz, BlockHeaderSsz } from '../../../src/core/types/ssz.js';
-import { type StandardTx, decodeTx, encodeTx, encodeUnsignedTx, intrinsicGas, txHash, txSender, txSigningHash } from '../../../src/core/types/transaction.js';
+import { type StandardTx, decodeTx, encodeTx, encodeUnsignedTx, txHash, txSender, txSigningHash } from '../../../src/core/types/transaction.js';
+import { intrinsicGas } from '../../../src/core/gas.js';
 import { parseValueFields, txToJson } from '../../../src/core/types/transaction-json.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

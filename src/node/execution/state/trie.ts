@@ -357,11 +357,6 @@ export function hashedEncoding(n: StoredNode): Uint8Array {
   return n.hashed();
 }
 
-/** Stored bytes of a node. */
-export function encodeStored(n: StoredNode): Uint8Array {
-  return n.bytes;
-}
-
 /** Decodes stored bytes (leaves of this tree carry `valueBytes` of value); null when malformed. */
 export function decodeStored(bytes: Uint8Array, valueBytes: number): StoredNode | null {
   if (bytes[0] === LEAF_TAG) {

@@ -7,7 +7,8 @@ import { isRecommit, recommitProblem, RecommitError } from '../../../core/consen
 import { validateDeploy } from '../../../vm/index.js';
 import { isBridgeAddress } from '../../../core/bridge/gas.js';
 import { toHex, toBase64 } from '../../../core/codec/bytes.js';
-import { type Transaction, TxType, checkGasLimit, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../../core/types/transaction.js';
+import { type Transaction, TxType, checkGasPrice, decodeTx, encodeTx, isAuthorization, maxCost, txKind } from '../../../core/types/transaction.js';
+import { checkGasLimit } from '../../../core/gas.js';
 import type { Logger } from '../../../util/log.js';
 import type { ExecutionChain } from '../chain.js';
 import type { JournalEntry, PoolJournal } from './journal.js';

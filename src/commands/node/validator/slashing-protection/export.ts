@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { resolve } from 'node:path';
 import { SvcCommand } from '../../../../cli/base.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
+import { loadGenesisFile } from '../../../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../../../cli/flags.js';
 import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 import { writeFileAtomic } from '../../../../util/fs.js';
 
@@ -15,7 +16,7 @@ export default class SlashingProtectionExport extends SvcCommand {
   ];
   static override flags = {
     'data-dir': Flags.string({ description: 'validator data directory', required: true }),
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
     out: Flags.string({ description: 'write the interchange to this file (mode 0600) instead of stdout' }),
     force: Flags.boolean({ description: 'overwrite --out if it exists', default: false }),
   };

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { SvcCommand } from '../../../../cli/base.js';
 import { SvcError } from '../../../../core/errors.js';
 import { genesisHash } from '../../../../core/genesis/genesis.js';
-import { defaultGenesisPath, loadGenesisFile } from '../../../../genesis/load.js';
+import { loadGenesisFile } from '../../../../genesis/load.js';
+import { defaultGenesisPath, genesisFlag } from '../../../../cli/flags.js';
 import { openValidatorDataDir } from '../../../../node/validator/data-dir.js';
 
 export default class SlashingProtectionImport extends SvcCommand {
@@ -17,7 +18,7 @@ export default class SlashingProtectionImport extends SvcCommand {
   static override args = { file: Args.string({ description: 'EIP-3076 interchange JSON file', required: true }) };
   static override flags = {
     'data-dir': Flags.string({ description: 'validator data directory', required: true }),
-    genesis: Flags.string({ description: 'genesis file (default: SVC_GENESIS, else ./genesis.json)' }),
+    genesis: genesisFlag,
   };
 
   async run() {
