@@ -28,6 +28,7 @@ import { EVENT_TYPES, type EventDataMap, type EventEnvelope, type EventType } fr
 import { eventRoutes } from '../../api/routes/events.js';
 import type { Logger } from '../../util/log.js';
 import { refuseUpgrade } from '../shared/http.js';
+import { closeSockets } from '../shared/ws.js';
 import type { BeaconMetrics } from './metrics.js';
 
 /** The stream's path. */
@@ -41,7 +42,6 @@ export const DEFAULT_MAX_CLIENTS = 10_000;
 /** What a client may send (per message and in total) before it is dropped. */
 export const MAX_INBOUND_BYTES = 4 * 1024;
 /** How long `close()` waits for clients to answer the close frame before terminating them. */
-const CLOSE_GRACE_MS = 1_000;
 
 export interface EventHubOptions {
   log: Logger;
@@ -159,14 +159,7 @@ export class EventHub {
 
   private async shutdown(): Promise<void> {
     clearInterval(this.timer);
-    const all = [...this.set];
-    const gone = all.map((c) => (c.ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise<void>((r) => c.ws.once('close', () => r()))));
-    for (const c of all) c.ws.close(1001, 'server shutting down');
-    const grace = setTimeout(() => {
-      for (const c of all) if (c.ws.readyState !== WebSocket.CLOSED) c.ws.terminate();
-    }, CLOSE_GRACE_MS);
-    await Promise.all(gone);
-    clearTimeout(grace);
+    await closeSockets([...this.set].map((c) => c.ws));
     this.wss.close();
   }
 

@@ -17,6 +17,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { toHex } from '../../../core/codec/bytes.js';
 import type { Logger } from '../../../util/log.js';
 import { DEFAULT_BODY_LIMIT, refuseUpgrade } from '../../shared/http.js';
+import { closeSockets } from '../../shared/ws.js';
 import type { BlockRecord } from '../blocks.js';
 import type { FeedLog, FeedSink, RpcFeed } from './rpc-feed.js';
 import { logMatches } from './rpc-filters.js';
@@ -30,7 +31,6 @@ export const MAX_SUBSCRIPTIONS = 128;
 /** Largest unsent backlog a client may have before it is dropped. */
 export const MAX_WS_BUFFERED_BYTES = 16 * 1024 * 1024;
 const HEARTBEAT_MS = 30_000;
-const CLOSE_GRACE_MS = 1_000;
 
 type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions' | 'syncing';
 
@@ -101,14 +101,7 @@ export class RpcSockets {
 
   private async shutdown(): Promise<void> {
     clearInterval(this.timer);
-    const all = [...this.clients];
-    const gone = all.map((c) => (c.ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise<void>((r) => c.ws.once('close', () => r()))));
-    for (const c of all) c.ws.close(1001, 'server shutting down');
-    const grace = setTimeout(() => {
-      for (const c of all) if (c.ws.readyState !== WebSocket.CLOSED) c.ws.terminate();
-    }, CLOSE_GRACE_MS);
-    await Promise.all(gone);
-    clearTimeout(grace);
+    await closeSockets([...this.clients].map((c) => c.ws));
     this.wss.close();
   }
 
