@@ -20,14 +20,12 @@ import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
 import { LogIndex, logsBloom } from '../logs.js';
 import { CallFailedError, chainBackend, ContractReader } from './contracts.js';
-import { qty, rpcReceipt, rpcTx } from './rpc-format.js';
-import type { Arity } from './rpc-params.js';
-import { address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
+import { abiErrorString, qty, rpcReceipt, rpcTx } from './rpc-format.js';
+import { type Arity, address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
 import { STATE_ARITY, STATE_METHODS } from './rpc-state.js';
 import { RpcFeed } from './rpc-feed.js';
 import { filterMethods, RpcFilters } from './rpc-filters.js';
 import { RpcSockets } from './rpc-ws.js';
-import { abiErrorString } from './rpc-format.js';
 import type { Logger } from '../../../util/log.js';
 
 export { RpcCode, RpcError } from './rpc-params.js';
