@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { cliEnv, expectJsonOk, runCli, withTempDir } from '../helpers/cli.js';
 import { getJson, waitFor } from '../helpers/network.js';
 import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
-import { devnetStatus, manifestPids } from '../helpers/devnet-cli.js';
+import { DEVNET_COMMAND_CEILING_MS, devnetStatus, manifestPids } from '../helpers/devnet-cli.js';
 import type { DevnetStatus } from '../../src/devnet/status.js';
 import { HYBRID_NOISE_PROTOCOL } from '../../src/node/p2p/protocol-id.js';
 
@@ -37,7 +37,7 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
     const slotMs = SLOT_SECONDS * 1000;
     try {
       const up = expectJsonOk(
-        await runCli(['devnet', 'up', '--validators', '4', '--nodes', '2', '--followers', '1', '--slot-time', String(SLOT_SECONDS), '--slots-per-epoch', String(SLOTS_PER_EPOCH), '--dir', dir, '--detach', '--json'], env),
+        await runCli(['devnet', 'up', '--validators', '4', '--nodes', '2', '--followers', '1', '--slot-time', String(SLOT_SECONDS), '--slots-per-epoch', String(SLOTS_PER_EPOCH), '--dir', dir, '--detach', '--json'], env, { timeoutMs: DEVNET_COMMAND_CEILING_MS }),
       );
       assert.is(up.event, 'started');
       assert.equal(

@@ -28,15 +28,16 @@ const CHILD_TIMEOUT_MS = 30_000;
 
 /**
  * Runs `node bin/run.js ...args` with exactly `env` (nothing inherited) and stdin closed, so the CLI
- * sees no TTY and must never prompt.
+ * sees no TTY and must never prompt. `timeoutMs` raises the ceiling for a command that waits by
+ * design (`devnet up --detach` waits for a whole network to come up).
  */
-export function runCli(args: readonly string[], env: Record<string, string>, opts: { cwd?: string } = {}): Promise<CliResult> {
+export function runCli(args: readonly string[], env: Record<string, string>, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [RUN_JS, ...args], {
       env,
       cwd: opts.cwd ?? REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: CHILD_TIMEOUT_MS,
+      timeout: opts.timeoutMs ?? CHILD_TIMEOUT_MS,
     });
     let stdout = '';
     let stderr = '';

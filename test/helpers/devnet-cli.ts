@@ -2,9 +2,15 @@
 import { readManifest } from '../../src/devnet/manifest.js';
 import { expectJsonOk, runCli } from './cli.js';
 
+/**
+ * Ceiling of one `svc devnet …` command: `up --detach` waits by design for every process to come up
+ * (up to 240 s of its own), far longer than a plain command's ceiling on a loaded machine.
+ */
+export const DEVNET_COMMAND_CEILING_MS = 300_000;
+
 /** Runs `svc …args --json` and returns the parsed document (asserting success). */
 export async function svcJson(env: Record<string, string>, ...args: string[]): Promise<any> {
-  return expectJsonOk(await runCli([...args, '--json'], env));
+  return expectJsonOk(await runCli([...args, '--json'], env, { timeoutMs: DEVNET_COMMAND_CEILING_MS }));
 }
 
 /** `devnet status --json` (exit 1 when unhealthy still prints the report). */
