@@ -87,9 +87,31 @@ function digestOf(plain) {
   return out;
 }
 
-/** Runs one file in its own uvu process; prints its output whole when it ends. */
 /** Seconds each file of this run took, for --record. */
 const measured = {};
+/** CPU seconds each file used (the uvu process and every process it started and reaped). */
+const cpu = {};
+
+/**
+ * CPU seconds of this runner's reaped children so far (Linux: cutime + cstime of /proc/self/stat,
+ * at 100 ticks a second), or undefined elsewhere. A child's whole tree is counted when it is
+ * reaped, so the growth across one file's exit is that file's CPU (two files reaped in the same
+ * tick share theirs; a process a test detaches, such as `devnet up --detach`'s supervisor, is
+ * reaped by init and not counted). The suite is CPU-bound on CI's two cores, so this, not wall
+ * time, is what a file costs the run.
+ */
+function reapedCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+let reapedBefore = reapedCpuSeconds();
+
+/** Runs one file in its own uvu process; prints its output whole when it ends. */
 
 function runFile(file) {
   return new Promise((resolve) => {
@@ -106,11 +128,15 @@ function runFile(file) {
         if (m) totals[key] += Number(m[1]);
       }
       if (code === 0) measured[file] = Math.max(1, Math.round((Date.now() - t0) / 1000));
+      const reaped = reapedCpuSeconds();
+      if (reaped !== undefined && reapedBefore !== undefined) cpu[file] = reaped - reapedBefore;
+      reapedBefore = reaped;
       if (code !== 0) {
         failed.push(`${file} (${signal ?? `exit ${code}`})`);
         digests.push(`----- ${file}\n${digestOf(plain).join('\n')}`);
       }
-      process.stdout.write(`\n----- ${file}: ${code === 0 ? 'ok' : 'FAILED'} in ${Math.round((Date.now() - t0) / 1000)} s\n${out}`);
+      const cpuNote = cpu[file] === undefined ? '' : ` (${Math.round(cpu[file])} s CPU)`;
+      process.stdout.write(`\n----- ${file}: ${code === 0 ? 'ok' : 'FAILED'} in ${Math.round((Date.now() - t0) / 1000)} s${cpuNote}\n${out}`);
       resolve();
     });
   });
@@ -159,6 +185,11 @@ if (record) {
   console.log(`recorded ${Object.keys(measured).length} durations in ${relative(root, durationsPath)}`);
 }
 const secs = Math.round((Date.now() - started) / 1000);
+const byCpu = Object.entries(cpu).sort(([, a], [, b]) => b - a);
+if (byCpu.length > 0) {
+  const all = byCpu.reduce((sum, [, c]) => sum + c, 0);
+  console.log(`\nCPU: ${Math.round(all)} s in all; the most: ${byCpu.slice(0, 12).map(([f, c]) => `${f} ${Math.round(c)} s`).join(', ')}`);
+}
 console.log(`\n${totals.passed}/${totals.total} tests passed (${totals.skipped} skipped) in ${files.length} files, ${secs} s, ${jobs} at a time`);
 if (failed.length > 0) console.log(`\nWhat failed (each file's whole output is above):\n${digests.join('\n')}\n\nFAILED: ${failed.join(', ')}`);
 process.exit(failed.length === 0 && totals.passed + totals.skipped === totals.total ? 0 : 1);

@@ -66,9 +66,11 @@ test('pool exchange: a transfer accepted by a cut-off node reaches every pool af
       assert.ok(await execMetric(a, 'service_execution_pool_exchange_transactions_total', { verdict: 'accept' }) + (await execMetric(c, 'service_execution_pool_exchange_transactions_total', { verdict: 'accept' })) >= 1, 'fetched through the pool exchange');
 
       // --- Included by A, and every node agrees on the block.
-      const included = await waitFor('the transfer in a block on every node', async () => {
+      // Finalized on every node, so no node may still be on a fork whose block holds it too: two
+      // different finalized blocks for it would be a safety failure, not a node catching up.
+      const included = await waitFor('the transfer in a finalized block on every node', async () => {
         const states = await Promise.all([a, b, c].map(async (n) => (await getJson(`${n.execUrl}/api/v1/transactions/${hash}`)).data));
-        return states.every((s) => s?.state === 'Confirmed' || s?.state === 'Finalized') ? states : undefined;
+        return states.every((s) => s?.state === 'Finalized') ? states : undefined;
       }, 30 * slotMs + 30_000);
       for (const s of included) assert.is(s.block.hash, included[0].block.hash, 'one block for the transfer everywhere');
       const penalties = await Promise.all([a, b, c].map(async (n) => metricBy(await scrape(`${n.execUrl}/metrics`), 'service_p2p_peer_penalties_total', 'reason')));
