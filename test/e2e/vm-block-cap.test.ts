@@ -47,11 +47,16 @@ test('2 nodes import a block-gas-cap transaction of each hostile shape within on
         const hash = sent.hash as string;
         // When each node first answers the receipt (polled every 50 ms): its import is done.
         const seen = new Map<string, number>();
-        const receipts = await waitFor(`the ${method} transaction's receipt on both nodes`, async () => {
+        await waitFor(`the ${method} transaction's receipt on both nodes`, async () => {
           for (const n of [p0, p1]) if (!seen.has(n.name) && (await receiptOn(n, hash))) seen.set(n.name, Date.now());
-          return seen.size === 2 ? Promise.all([receiptOn(p0, hash), receiptOn(p1, hash)]) : undefined;
+          return seen.size === 2 ? true : undefined;
         }, 60 * slotMs + 60_000, 50);
-        const [r0, r1] = receipts;
+        // Compared once finalized on both: until then a node may still hold it in another fork's
+        // block (a reorg around its inclusion did exactly that on a loaded machine).
+        const [r0, r1] = await waitFor(`the ${method} transaction finalized on both nodes`, async () => {
+          const states = await Promise.all([p0, p1].map(async (n) => (await getJson(`${n.execUrl}/api/v1/transactions/${hash}`)).data?.state));
+          return states.every((st) => st === 'Finalized') ? Promise.all([receiptOn(p0, hash), receiptOn(p1, hash)]) : undefined;
+        }, 30 * slotMs + 30_000);
         assert.equal(r1, r0, `the ${method} receipt is the same on both nodes`);
         assert.is(r0.gasUsed, cap, `the ${method} transaction used the whole block gas cap (${JSON.stringify(r0)})`);
         const [b0, b1] = await Promise.all([p0, p1].map(async (n) => (await getJson(`${n.execUrl}/api/v1/blocks/${r0.blockHash}`)).data));
