@@ -31,6 +31,7 @@ import type { FloodReport } from './flood-client.js';
 import { type BenchResult, formatTable, onNdjson } from './harness.js';
 import { pump } from './pump.js';
 import { startCpu } from './threads.js';
+import { txStatus } from '../src/node/execution/api/queries.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const CHAIN_ID = 'svc-flood';
@@ -208,7 +209,7 @@ async function newPayloadRows(say: (m: string) => void): Promise<{ details: Pick
     const single: number[] = [];
     for (let k = 0; k < 500; k++) {
       const t1 = performance.now();
-      const s = await node.txStatus(hashes[(k * 37) % hashes.length]!);
+      const s = await txStatus(node.modules, hashes[(k * 37) % hashes.length]!);
       single.push(performance.now() - t1);
       check(s.state === 'Confirmed' || s.state === 'Finalized', 'lookup finds the transaction');
     }

@@ -77,8 +77,8 @@ export class ExecutionChain {
   private readonly mutex = new Mutex();
   /** Stored blocks: records, receipts, transactions, state changes. */
   readonly blocks: BlockStore;
-  /** Canonical blocks' logs, for eth_getLogs. */
-  private readonly logs: LogIndex;
+  /** Canonical blocks' logs, for eth_getLogs (the API reads the chain's one index). */
+  readonly logs: LogIndex;
   private headRef!: BlockRef;
   /** The head block's state root (kept beside headRef so head reads need no record lookup). */
   private headRoot: NodeRef = EMPTY_REF;

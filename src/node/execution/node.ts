@@ -11,14 +11,12 @@ import type { AddressInfo } from 'node:net';
 import { backendFromEnv, initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
-import { blockToJson } from '../../core/types/block.js';
 import type { Transaction } from '../../core/types/transaction.js';
-import { txToJson } from '../../core/types/transaction-json.js';
 import type { Logger } from '../../util/log.js';
 import { PriorityGate } from '../../util/priority-gate.js';
 import { Admission, type SubmitOptions, type TxSource } from './txpool/admission.js';
 import { maintainPool } from './txpool/maintain.js';
-import { type BlockRecord, type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
+import { type CanonicalChange, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, ExecutionChain } from './chain.js';
 import { Faucet } from './faucet.js';
 import { POOL_JOURNAL_FILE, PoolJournal } from './txpool/journal.js';
 import { BLOCK_BODIES_FILE } from './body-file.js';
@@ -34,7 +32,8 @@ import { registerRestRoutes } from './api/rest.js';
 import { registerEngineRoutes } from './api/engine.js';
 import { registerRpcMethods } from './api/rpc.js';
 import { createServer, ENGINE_BODY_LIMIT } from '../shared/http.js';
-import type { AccountView, BlockView, HealthView, TxStatus } from '../../api/execution.js';
+import { chainBackend, ContractReader } from './api/contracts.js';
+import type { ExecutionModules } from './api/modules.js';
 import type { P2pHost } from '../p2p/types.js';
 import { defaultHistory, type HistoryMode } from './pruning.js';
 
@@ -75,6 +74,8 @@ export class ExecutionNode {
   readonly enginePriority: PriorityGate;
   /** eth_call and eth_estimateGas run here, off the main thread (reads/call-pool.ts). */
   readonly calls: CallPool;
+  /** What the REST, engine and JSON-RPC APIs serve from (api/modules.ts). */
+  readonly modules: ExecutionModules;
   private gossip: TxGossip | undefined;
 
   private constructor(
@@ -92,6 +93,18 @@ export class ExecutionNode {
   ) {
     this.enginePriority = new PriorityGate(chain.genesis.config.slot_seconds * 1000);
     this.calls = new CallPool(chain, BigInt(chain.genesis.config.max_gas_per_block));
+    this.modules = {
+      chain,
+      admission,
+      faucet,
+      metrics,
+      enginePriority: this.enginePriority,
+      calls: this.calls,
+      logs: chain.logs,
+      contracts: new ContractReader(chainBackend(chain), BigInt(chain.genesis.config.max_gas_per_block), this.calls),
+      peerCount: () => this.peerCount(),
+      onCanonical: (listener) => this.canonicalListeners.push(listener),
+    };
   }
 
   /** Opens storage, replays the pool journal through admission (state itself is on disk), and starts serving. */
@@ -196,9 +209,9 @@ export class ExecutionNode {
     const node = new ExecutionNode(chain, admission, faucet, metrics, verifier, dbs, journal, rest, rpc, log);
     started = node;
     const submitRatePerIp = opts.submitRatePerIp ?? 200;
-    registerRestRoutes(rest, node, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
-    registerEngineRoutes(rest, node, opts.engineJwtSecret);
-    registerRpcMethods(rpc, node, submitRatePerIp, log);
+    registerRestRoutes(rest, node.modules, { submitRatePerIp, faucetRatePerIpPerMinute: opts.faucetRatePerIpPerMinute ?? 10 });
+    registerEngineRoutes(rest, node.modules, opts.engineJwtSecret);
+    registerRpcMethods(rpc, node.modules, submitRatePerIp, log);
     metrics.watchCaches(() => ({ ...chain.blocks.cacheStats(), state_nodes: chain.state.nodes.stats(), verified_signers: verifier.cacheStats(), signature_keys: verifier.keyCacheStats(), contract_modules: moduleCacheStats() }), () => verifier.keyCacheStats());
     node.refreshGauges();
     try {
@@ -245,12 +258,8 @@ export class ExecutionNode {
     metrics.mempoolSize.set(admission.pool.size);
   }
 
+  /** After each committed canonical change, after the pool has followed it: the RPC's filters and subscriptions (modules.onCanonical). */
   private readonly canonicalListeners: Array<(change: CanonicalChange) => void> = [];
-
-  /** Calls `listener` after each committed canonical change, after the pool has followed it (the RPC's filters and subscriptions). */
-  onCanonical(listener: (change: CanonicalChange) => void): void {
-    this.canonicalListeners.push(listener);
-  }
 
   private canonicalChanged(change: CanonicalChange): void {
     for (const l of this.canonicalListeners) {
@@ -293,77 +302,6 @@ export class ExecutionNode {
   /** Runs the admission pipeline. */
   submit(tx: Transaction, source: TxSource, opts?: SubmitOptions) {
     return this.admission.submit(tx, source, opts);
-  }
-
-  /** Lifecycle of a transaction by hash: reads its location, receipt and envelope, never its block. */
-  async txStatus(hash: string): Promise<TxStatus> {
-    await this.enginePriority.idle();
-    const loc = await this.chain.txLocation(hash);
-    if (loc) {
-      const found = await this.chain.blocks.entry(loc.block, loc.index);
-      if (!found) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
-      const { tx, receipt } = found;
-      const finalized = receipt.blockNumber <= this.chain.finalized().index;
-      return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
-    }
-    const entry = this.admission.pool.get(hash);
-    if (entry) return { hash, state: 'Pending', pool_status: this.admission.statusOf(entry), tx: txToJson(entry.tx) };
-    return { hash, state: 'unknown' };
-  }
-
-  /** Balance and nonces of an address at the head. */
-  account(address: string): AccountView {
-    const acc = this.chain.headState().account(address);
-    return { address, balance: acc.balance.toString(), nonce: Number(acc.nonce), pending_nonce: Number(this.admission.pool.pendingNonce(address, acc.nonce)) };
-  }
-
-  /** Resolves `latest`, `finalized`, `earliest`, a height or a hash to a block record. */
-  async resolveBlock(id: string): Promise<BlockRecord | undefined> {
-    await this.enginePriority.idle();
-    if (id === 'latest' || id === 'pending') return this.chain.record(this.chain.head().hash);
-    if (id === 'finalized' || id === 'safe') return this.chain.record(this.chain.finalized().hash);
-    if (id === 'earliest') return this.chain.record(this.chain.genesisHash);
-    if (/^0x[0-9a-fA-F]{64}$/.test(id)) return this.chain.record(id.toLowerCase());
-    if (/^(0|[1-9][0-9]{0,15})$/.test(id)) {
-      const h = await this.chain.canonicalHash(Number(id));
-      return h ? this.chain.record(h) : undefined;
-    }
-    throw new SvcError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`, 400);
-  }
-
-  /** A block with metadata (the view carries the whole block, so the whole block is read). */
-  async blockView(r: BlockRecord): Promise<BlockView> {
-    const [block, transactions] = await Promise.all([this.chain.blocks.block(r.hash), this.chain.blocks.txHashes(r.hash)]);
-    return {
-      hash: r.hash,
-      number: r.index,
-      parent_hash: r.parent,
-      timestamp: r.timestamp,
-      proposer: r.proposer,
-      state_root: r.state_root,
-      gas_used: r.gas_used,
-      fees: r.fees,
-      transactions,
-      canonical: (await this.chain.canonicalHash(r.index)) === r.hash,
-      finalized: r.index <= this.chain.finalized().index && (await this.chain.canonicalHash(r.index)) === r.hash,
-      block: block ? blockToJson(block) : null,
-    };
-  }
-
-  /** Health summary (spec fields plus chain id and finality). */
-  health(): HealthView {
-    const head = this.chain.head();
-    return {
-      status: 'healthy',
-      layer: 'execution',
-      latest_block: head.index,
-      peers: this.peerCount(),
-      chain_id: this.chain.genesis.chain_id,
-      head_hash: head.hash,
-      finalized_block: this.chain.finalized().index,
-      mempool: this.admission.pool.size,
-      ...(({ pending, queued }) => ({ mempool_pending: pending, mempool_queued: queued }))(this.admission.pool.counts(this.admission.accountNonce)),
-    };
   }
 
   /** Stops serving and closes storage; safe to call twice. */

@@ -15,7 +15,7 @@ import { MalformedError, SvcError } from '../../../core/errors.js';
 import { blockFromJson, decodeBlockWithEnvelopes } from '../../../core/types/block.js';
 import { encodeEnvelopeList } from '../../../core/types/transaction.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
-import type { ExecutionNode } from '../node.js';
+import type { ExecutionModules } from './modules.js';
 import type { ImportWithJson } from '../chain.js';
 import { clientIp, errorBody, isLoopback, ok, okSsz, sszBody } from '../../shared/http.js';
 import { verifyEngineJwt } from '../../shared/jwt.js';
@@ -84,7 +84,7 @@ function sendImport(reply: FastifyReply, { result, receiptsJson, receiptsEncoded
 }
 
 /** Registers the engine routes behind the loopback/JWT guard. */
-export function registerEngineRoutes(app: FastifyInstance, node: ExecutionNode, jwtSecret: Uint8Array | undefined): void {
+export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModules, jwtSecret: Uint8Array | undefined): void {
   app.addHook('onRequest', async (req, reply) => {
     // Decide on the matched route, not the raw URL: the router percent-decodes paths, so
     // `/api/v1/%65ngine/newPayload` reaches the engine handler while its raw URL does not

@@ -11,18 +11,19 @@ import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../..
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
 import type { BlockRecord } from '../blocks.js';
-import { type LogIndex, topicsMatch } from '../logs.js';
-import type { ExecutionNode } from '../node.js';
+import { topicsMatch } from '../logs.js';
+import type { ExecutionModules } from './modules.js';
+import { resolveBlock } from './queries.js';
 import { DEFAULT_BODY_LIMIT, clientIp, ok } from '../../shared/http.js';
 import { registerRoute } from '../../shared/routes.js';
-import { type CallRequest, type ContractReader } from './contracts.js';
+import type { CallRequest } from './contracts.js';
 import { ZERO_ADDRESS } from './rpc-params.js';
 
 /** The block a `block` query or body field names (default latest); 404 when the node lacks it. */
-async function blockOf(node: ExecutionNode, id: unknown): Promise<BlockRecord> {
+async function blockOf(node: ExecutionModules, id: unknown): Promise<BlockRecord> {
   if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') throw new MalformedError('block', 'expected a number, a 0x hash, latest, finalized or earliest');
   const name = id === undefined ? 'latest' : String(id);
-  const r = await node.resolveBlock(name);
+  const r = await resolveBlock(node, name);
   if (!r) throw new SvcError('NOT_FOUND', `no block ${name}`, 404);
   return r;
 }
@@ -65,7 +66,8 @@ function topicAlternatives(v: string | undefined, name: string): string[] | null
 
 
 /** Registers the contract and log routes. */
-export function registerContractRoutes(app: FastifyInstance, node: ExecutionNode, reader: ContractReader, logs: LogIndex): void {
+export function registerContractRoutes(app: FastifyInstance, node: ExecutionModules): void {
+  const { contracts: reader, logs } = node;
   const small = { bodyLimit: DEFAULT_BODY_LIMIT };
 
   registerRoute(app, routes.contractCode, {}, async (req, reply) => {
@@ -123,7 +125,7 @@ export function registerContractRoutes(app: FastifyInstance, node: ExecutionNode
 }
 
 /** A range bound: a height (it may be past the head) or a tag. */
-async function heightOf(node: ExecutionNode, v: string, field: string): Promise<number> {
+async function heightOf(node: ExecutionModules, v: string, field: string): Promise<number> {
   if (/^(0|[1-9][0-9]{0,15})$/.test(v)) return Number(v);
   if (!['latest', 'finalized', 'safe', 'earliest', 'pending'].includes(v)) throw new MalformedError(field, 'expected a block number, latest, finalized or earliest');
   return (await blockOf(node, v)).index;

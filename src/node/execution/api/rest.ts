@@ -8,14 +8,13 @@ import { MAX_TX_BATCH } from '../../../core/constants.js';
 import { sha3 } from '../../../core/crypto/hash.js';
 import type { BatchEntryResult, BatchSubmitResult } from '../../../api/execution.js';
 import { parseDecimal, requireObject } from '../../../core/codec/json.js';
-import type { ExecutionNode } from '../node.js';
+import type { ExecutionModules } from './modules.js';
+import { account, blockView, health, resolveBlock, txStatus } from './queries.js';
 import { DEFAULT_BODY_LIMIT, classify, clientIp, ok, sszBody } from '../../shared/http.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseBatch, parseBatchEntry, parseEnvelope, parseSubmission } from './submission.js';
 import { type Submission, SubmitRefusal } from '../txpool/admission.js';
-import { chainBackend, ContractReader } from './contracts.js';
 import { registerContractRoutes } from './rest-contracts.js';
-import { LogIndex } from '../logs.js';
 import { registerRoute } from '../../shared/routes.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
@@ -40,13 +39,13 @@ export interface RestLimits {
 }
 
 /** Registers /health, faucet, mempool, transactions, accounts, blocks, contracts and logs, bridge counterparts, and /metrics. */
-export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, limits: RestLimits): void {
+export function registerRestRoutes(app: FastifyInstance, node: ExecutionModules, limits: RestLimits): void {
   const submitPerIp = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'client');
   const submitPerSender = new RateLimiter(limits.submitRatePerIp, limits.submitRatePerIp * 2, 'sender');
   const faucetPerIp = new RateLimiter(limits.faucetRatePerIpPerMinute / 60, limits.faucetRatePerIpPerMinute, 'client');
   const small = { bodyLimit: DEFAULT_BODY_LIMIT };
 
-  registerRoute(app, routes.health, {}, async () => node.health());
+  registerRoute(app, routes.health, {}, async () => health(node));
 
   const claim = async (body: unknown, ip: string) => {
     faucetPerIp.take(ip);
@@ -82,7 +81,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     const bytes = sszBody(req);
     const { tx, envelope } = bytes ? parseEnvelope(bytes) : parseSubmission(req.body);
     admitting.add(req);
-    return ok(reply, await node.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender }), 202);
+    return ok(reply, await node.admission.submit(tx, 'rest', { ...(envelope ? { envelope } : {}), limitSender }), 202);
   });
 
   // Many envelopes per request (an SSZ envelope list, or JSON {raw: [...]}): each entry is its own
@@ -122,38 +121,38 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionNode, li
     return ok(reply, { accepted, results } satisfies BatchSubmitResult);
   });
 
-  registerRoute(app, routes.transaction, {}, async (req, reply) => ok(reply, await node.txStatus(parseHashParam(req.params.hash))));
+  registerRoute(app, routes.transaction, {}, async (req, reply) => ok(reply, await txStatus(node, parseHashParam(req.params.hash))));
 
   const receipt = async (hash: string) => {
-    const s = await node.txStatus(parseHashParam(hash));
+    const s = await txStatus(node, parseHashParam(hash));
     if (!s.receipt) throw new SvcError('NOT_FOUND', `no receipt for ${hash}: transaction is ${s.state}`, 404);
     return s.receipt;
   };
   registerRoute(app, routes.receipt, {}, async (req, reply) => ok(reply, await receipt(req.params.hash)));
 
-  registerRoute(app, routes.account, {}, async (req, reply) => ok(reply, node.account(normalizeAddress(req.params.address))));
+  registerRoute(app, routes.account, {}, async (req, reply) => ok(reply, account(node, normalizeAddress(req.params.address))));
 
   // ?block= latest (default), finalized, a height or a hash; ?keys= comma-separated 32-byte storage keys.
   registerRoute(app, routes.accountProof, {}, async (req, reply) => {
     const address = normalizeAddress(req.params.address);
     const keys = parseStorageKeys(req.query.keys);
     const id = req.query.block ?? 'latest';
-    const block = await node.resolveBlock(id);
+    const block = await resolveBlock(node, id);
     if (!block) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
     const proof = await node.chain.proof(block.hash, address, keys);
     return ok(reply, { block_number: block.index, block_hash: block.hash, ...proof });
   });
 
   registerRoute(app, routes.block, {}, async (req, reply) => {
-    const r = await node.resolveBlock(req.params.id);
+    const r = await resolveBlock(node, req.params.id);
     if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
-    return ok(reply, await node.blockView(r));
+    return ok(reply, await blockView(node, r));
   });
 
   // Read at the head: the counterparts whose registration is in the canonical state.
   registerRoute(app, routes.bridgeCounterparts, {}, async (_req, reply) => ok(reply, await node.chain.bridge.counterparts(node.chain.headState())));
 
-  registerContractRoutes(app, node, new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), new LogIndex(node.chain.store));
+  registerContractRoutes(app, node);
 
   registerRoute(app, routes.metrics, {}, async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await node.metrics.text()));
 }

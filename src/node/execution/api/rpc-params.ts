@@ -6,7 +6,8 @@
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
 import type { BlockRecord } from '../blocks.js';
-import type { ExecutionNode } from '../node.js';
+import type { ExecutionModules } from './modules.js';
+import { resolveBlock } from './queries.js';
 import type { CallRequest } from './contracts.js';
 
 /** Standard JSON-RPC error codes (DECISIONS.md), and 3 for a reverted call as Ethereum nodes answer. */
@@ -100,17 +101,17 @@ function blockNumber(v: unknown): number {
 }
 
 /** The block a selector names, or a -32000 error when this node has no such block. */
-export async function resolveSelector(node: ExecutionNode, sel: BlockSelector): Promise<BlockRecord> {
+export async function resolveSelector(node: ExecutionModules, sel: BlockSelector): Promise<BlockRecord> {
   let r: BlockRecord | undefined;
   let what: string;
   if ('tag' in sel) {
-    r = await node.resolveBlock(sel.tag);
+    r = await resolveBlock(node, sel.tag);
     what = sel.tag;
   } else if ('number' in sel) {
-    r = sel.number > node.chain.head().index ? undefined : await node.resolveBlock(String(sel.number));
+    r = sel.number > node.chain.head().index ? undefined : await resolveBlock(node, String(sel.number));
     what = `0x${sel.number.toString(16)} (head is 0x${node.chain.head().index.toString(16)})`;
   } else {
-    r = await node.resolveBlock(sel.hash);
+    r = await resolveBlock(node, sel.hash);
     what = sel.hash;
     if (r && sel.requireCanonical && (await node.chain.canonicalHash(r.index)) !== r.hash) throw new RpcError(RpcCode.Server, `block ${sel.hash} is not canonical`);
   }
@@ -205,4 +206,4 @@ export interface RpcEnv {
 export type Arity = number;
 
 /** One JSON-RPC method. */
-export type Method = (params: Params, node: ExecutionNode, ctx: RpcContext, env: RpcEnv) => unknown;
+export type Method = (params: Params, node: ExecutionModules, ctx: RpcContext, env: RpcEnv) => unknown;

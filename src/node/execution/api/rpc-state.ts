@@ -5,7 +5,8 @@
  */
 import type { LogJson } from '../../../api/execution.js';
 import { toHex } from '../../../core/codec/bytes.js';
-import type { ExecutionNode } from '../node.js';
+import type { ExecutionModules } from './modules.js';
+import { account } from './queries.js';
 import { topicsMatch } from '../logs.js';
 import { qty, rpcLog } from './rpc-format.js';
 import {
@@ -40,7 +41,7 @@ function word32(value: string): string {
   return '0x' + BigInt(value).toString(16).padStart(64, '0');
 }
 
-async function boundHeight(node: ExecutionNode, sel: BlockSelector): Promise<number> {
+async function boundHeight(node: ExecutionModules, sel: BlockSelector): Promise<number> {
   if ('number' in sel) return sel.number;
   return (await resolveSelector(node, sel)).index;
 }
@@ -75,14 +76,14 @@ export const STATE_METHODS = {
   eth_getBalance: async (p, n, _c, env) => {
     const a = param(p, 0, address, 'address')!;
     const sel = param(p, 1, selector(), 'block', true) ?? { tag: 'latest' };
-    if (isHead(sel)) return qty(BigInt(n.account(a).balance));
+    if (isHead(sel)) return qty(BigInt(account(n, a).balance));
     return qty((await env.reader.account(await resolveSelector(n, sel), a)).balance);
   },
   eth_getTransactionCount: async (p, n, _c, env) => {
     const a = param(p, 0, address, 'address')!;
     const sel = param(p, 1, selector(), 'block', true) ?? { tag: 'latest' };
     if (isHead(sel)) {
-      const acc = n.account(a);
+      const acc = account(n, a);
       return qty('tag' in sel && sel.tag === 'pending' ? acc.pending_nonce : acc.nonce);
     }
     return qty((await env.reader.account(await resolveSelector(n, sel), a)).nonce);

@@ -11,15 +11,16 @@ import type { Transaction } from '../../../core/types/transaction.js';
 import { txFromJson, txToJson } from '../../../core/types/transaction-json.js';
 import type { BlockRecord } from '../chain.js';
 import type { LogJson } from '../../../api/execution.js';
-import type { ExecutionNode } from '../node.js';
+import type { ExecutionModules } from './modules.js';
+import { account, resolveBlock, txStatus } from './queries.js';
 import { PoolError } from '../txpool/pool.js';
 import { DEFAULT_BODY_LIMIT, clientIp } from '../../shared/http.js';
 import { registerRoute } from '../../shared/routes.js';
 import { jsonRpc } from '../../../api/routes/execution.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
-import { LogIndex, logsBloom } from '../logs.js';
-import { CallFailedError, chainBackend, ContractReader } from './contracts.js';
+import { type LogIndex, logsBloom } from '../logs.js';
+import { CallFailedError } from './contracts.js';
 import { abiErrorString, qty, rpcReceipt, rpcTx } from './rpc-format.js';
 import { type Arity, address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
 import { STATE_ARITY, STATE_METHODS } from './rpc-state.js';
@@ -37,19 +38,19 @@ const ZERO_HASH = '0x' + '00'.repeat(32);
 
 const UNLIMITED: RpcContext = { client: '', limitIp() {}, limitSender() {} };
 
-async function blockByTag(node: ExecutionNode, tag: unknown): Promise<BlockRecord | undefined> {
+async function blockByTag(node: ExecutionModules, tag: unknown): Promise<BlockRecord | undefined> {
   if (typeof tag !== 'string') throw new RpcError(RpcCode.InvalidParams, 'block tag must be a string');
   if (/^0x[0-9a-fA-F]+$/.test(tag)) {
     const n = BigInt(tag);
     if (n > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
-    return node.resolveBlock(n.toString());
+    return resolveBlock(node, n.toString());
   }
-  if (['latest', 'pending', 'finalized', 'safe', 'earliest'].includes(tag)) return node.resolveBlock(tag);
+  if (['latest', 'pending', 'finalized', 'safe', 'earliest'].includes(tag)) return resolveBlock(node, tag);
   throw new RpcError(RpcCode.InvalidParams, `invalid block tag ${JSON.stringify(tag)}`);
 }
 
 // Without full transactions only the record, the header and the hash list are read.
-async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, full: boolean) {
+async function rpcBlock(node: ExecutionModules, logs: LogIndex, r: BlockRecord, full: boolean) {
   return { ...(await rpcHeader(node, logs, r, full)), size: qty(r.size) };
 }
 
@@ -59,7 +60,7 @@ async function rpcBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord, ful
  * at least that floor (to the proposer, nothing is burned), so EIP-1559 tooling that reads it as
  * the base fee estimates a fee the chain accepts (docs/execution.md, "Fees").
  */
-async function rpcHeader(node: ExecutionNode, logs: LogIndex, r: BlockRecord, full: boolean | undefined) {
+async function rpcHeader(node: ExecutionModules, logs: LogIndex, r: BlockRecord, full: boolean | undefined) {
   const at = { hash: r.hash, number: r.index };
   const block = full ? await node.chain.blocks.block(r.hash) : undefined;
   const header = block ? block.header : (await node.chain.blocks.header(r.hash))?.header;
@@ -90,12 +91,12 @@ async function rpcHeader(node: ExecutionNode, logs: LogIndex, r: BlockRecord, fu
 }
 
 /** A stored block's logs (canonical from the index, side branches from their receipts). */
-export async function logsOfBlock(node: ExecutionNode, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
+export async function logsOfBlock(node: ExecutionModules, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
   const canonical = r.tx_count > 0 && (await node.chain.canonicalHash(r.index)) === r.hash;
   return logs.ofStoredBlock(r, canonical, () => node.chain.blocks.receipts(r.hash));
 }
 
-async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
+async function submit(node: ExecutionModules, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
   // Refusals before admission are rejections too (admission counts its own).
   try {
     ctx.limitIp();
@@ -111,7 +112,7 @@ async function submit(node: ExecutionNode, ctx: RpcContext, parse: () => { tx: T
     throw new RpcError(RpcCode.InvalidParams, (err as Error).message, err instanceof SvcError ? { code: err.code } : undefined);
   }
   const { tx, envelope } = parsed;
-  return (await node.submit(tx, 'rpc', { ...(envelope ? { envelope } : {}), limitSender: (sender) => ctx.limitSender(sender) })).hash;
+  return (await node.admission.submit(tx, 'rpc', { ...(envelope ? { envelope } : {}), limitSender: (sender) => ctx.limitSender(sender) })).hash;
 }
 
 const METHODS = {
@@ -125,7 +126,7 @@ const METHODS = {
   eth_maxPriorityFeePerGas: () => '0x0',
   svc_getNonce: (p, n) => {
     const a = param(p, 0, address, 'address')!;
-    const acc = n.account(a);
+    const acc = account(n, a);
     return { address: a, nonce: acc.nonce, pendingNonce: acc.pending_nonce };
   },
   eth_getBlockByNumber: async (p, n, _c, env) => {
@@ -136,16 +137,16 @@ const METHODS = {
   eth_getBlockByHash: async (p, n, _c, env) => {
     const h = param(p, 0, hash32, 'block hash')!;
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
-    const r = await n.resolveBlock(h);
+    const r = await resolveBlock(n, h);
     return r ? rpcBlock(n, env.logs, r, full) : null;
   },
   eth_getTransactionByHash: async (p, n) => {
-    const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
+    const s = await txStatus(n, param(p, 0, hash32, 'transaction hash')!);
     if (!s.tx) return null;
     return rpcTx(s.tx, n.chain.genesis.network_id, s.block, s.receipt?.transactionIndex);
   },
   eth_getTransactionReceipt: async (p, n) => {
-    const s = await n.txStatus(param(p, 0, hash32, 'transaction hash')!);
+    const s = await txStatus(n, param(p, 0, hash32, 'transaction hash')!);
     return s.receipt ? rpcReceipt(s.receipt) : null;
   },
   eth_sendRawTransaction: (p, n, ctx) => submit(n, ctx, () => parseRaw(p[0], 'raw transaction')),
@@ -223,7 +224,7 @@ function revertData(err: CallFailedError): string {
 }
 
 /** Handles one request object; returns undefined for notifications (no id). */
-export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
+export async function handleRpc(req: unknown, node: ExecutionModules, env: RpcEnv, ctx: RpcContext = UNLIMITED): Promise<object | undefined> {
   if (typeof req !== 'object' || req === null || Array.isArray(req)) return errorResponse(null, RpcCode.InvalidRequest, 'invalid request: expected an object');
   const r = req as Partial<RpcRequest>;
   const id = r.id;
@@ -258,13 +259,13 @@ export async function handleRpc(req: unknown, node: ExecutionNode, env: RpcEnv, 
  * Bodies are parsed here so a parse error is -32700, not HTTP 400. The filters and subscriptions
  * follow the node's canonical changes and admissions through one RpcFeed.
  */
-export function registerRpcMethods(app: FastifyInstance, node: ExecutionNode, submitRatePerIp: number, log: Logger): void {
-  const logs = new LogIndex(node.chain.store);
+export function registerRpcMethods(app: FastifyInstance, node: ExecutionModules, submitRatePerIp: number, log: Logger): void {
+  const logs = node.logs;
   const feed = new RpcFeed((r) => logs.ofStoredBlock(r, false, () => node.chain.blocks.receipts(r.hash)), log);
   node.onCanonical((change) => feed.canonical(change));
   node.admission.onAdmitted((tx) => feed.pending(tx.hash));
   const filters = new RpcFilters(feed);
-  const env: RpcEnv = { reader: new ContractReader(chainBackend(node.chain), BigInt(node.chain.genesis.config.max_gas_per_block), node.calls), logs, filters };
+  const env: RpcEnv = { reader: node.contracts, logs, filters };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   const context = (ip: string): RpcContext => ({ client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) });

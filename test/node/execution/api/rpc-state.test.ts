@@ -16,6 +16,7 @@ import { LogIndex, logsBloom } from '../../../../src/node/execution/logs.js';
 import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import { WriteBatch } from '../../../../src/node/shared/store.js';
 import { devnet, genesisRef, hashOf, importOk, makeBlock, rpc, rpcResult, startNode, transfer } from '../fixture.js';
+import { txStatus } from '../../../../src/node/execution/api/queries.js';
 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
@@ -57,7 +58,7 @@ test('transaction objects carry r, s, v and yParity: r zero and s a digest of th
   const full = await rpcResult(node, 'eth_getBlockByNumber', ['0x1', true]);
   assert.equal(full.transactions[0], tx);
   assert.is(tx.r, '0x' + '00'.repeat(32));
-  const sig = (await node.txStatus(txHashes[0]!)).tx as { signature: string };
+  const sig = (await txStatus(node.modules, txHashes[0]!)).tx as { signature: string };
   const digest = sha3(parseHex(sig.signature, 'signature'));
   digest[0]! &= 0x7f;
   assert.is(tx.s, toHex(digest));
