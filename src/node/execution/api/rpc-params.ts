@@ -195,10 +195,8 @@ export interface FilterStore {
   uninstall(id: string): boolean;
 }
 
-/** What methods reach beyond the node: contract state, the log index and the installed filters. */
+/** What methods reach beyond the node's modules: the installed filters. */
 export interface RpcEnv {
-  reader: import('./contracts.js').ContractReader;
-  logs: import('../logs.js').LogIndex;
   filters: FilterStore;
 }
 

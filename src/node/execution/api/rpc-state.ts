@@ -73,33 +73,33 @@ function rewardsAt(txs: Array<{ price: bigint; gas: number }>, floor: bigint, ps
 }
 
 export const STATE_METHODS = {
-  eth_getBalance: async (p, n, _c, env) => {
+  eth_getBalance: async (p, n, _c) => {
     const a = param(p, 0, address, 'address')!;
     const sel = param(p, 1, selector(), 'block', true) ?? { tag: 'latest' };
     if (isHead(sel)) return qty(BigInt(account(n, a).balance));
-    return qty((await env.reader.account(await resolveSelector(n, sel), a)).balance);
+    return qty((await n.contracts.account(await resolveSelector(n, sel), a)).balance);
   },
-  eth_getTransactionCount: async (p, n, _c, env) => {
+  eth_getTransactionCount: async (p, n, _c) => {
     const a = param(p, 0, address, 'address')!;
     const sel = param(p, 1, selector(), 'block', true) ?? { tag: 'latest' };
     if (isHead(sel)) {
       const acc = account(n, a);
       return qty('tag' in sel && sel.tag === 'pending' ? acc.pending_nonce : acc.nonce);
     }
-    return qty((await env.reader.account(await resolveSelector(n, sel), a)).nonce);
+    return qty((await n.contracts.account(await resolveSelector(n, sel), a)).nonce);
   },
-  eth_getCode: async (p, n, _c, env) => {
+  eth_getCode: async (p, n, _c) => {
     const a = param(p, 0, address, 'address')!;
     const block = await resolveSelector(n, param(p, 1, selector(), 'block', true) ?? { tag: 'latest' });
-    return toHex(await env.reader.code(block, a));
+    return toHex(await n.contracts.code(block, a));
   },
-  eth_getStorageAt: async (p, n, _c, env) => {
+  eth_getStorageAt: async (p, n, _c) => {
     const a = param(p, 0, address, 'address')!;
     const key = param(p, 1, storageKey, 'storage key')!;
     const block = await resolveSelector(n, param(p, 2, selector(), 'block', true) ?? { tag: 'latest' });
-    return toHex(await env.reader.storage(block, a, key));
+    return toHex(await n.contracts.storage(block, a, key));
   },
-  eth_getProof: async (p, n, _c, env) => {
+  eth_getProof: async (p, n, _c) => {
     const a = param(p, 0, address, 'address')!;
     const keys = param(
       p,
@@ -112,7 +112,7 @@ export const STATE_METHODS = {
       'storage keys',
     )!;
     const block = await resolveSelector(n, param(p, 2, selector(), 'block', true) ?? { tag: 'latest' });
-    const proof = await env.reader.proof(block, a, keys);
+    const proof = await n.contracts.proof(block, a, keys);
     return {
       address: proof.address,
       accountProof: proof.accountProof,
@@ -128,23 +128,23 @@ export const STATE_METHODS = {
       blockNumber: qty(block.index),
     };
   },
-  eth_call: async (p, n, c, env) => {
+  eth_call: async (p, n, c) => {
     const req = param(p, 0, callRequest, 'call object')!;
     const block = await resolveSelector(n, param(p, 1, selector(), 'block', true) ?? { tag: 'latest' });
-    return toHex((await env.reader.call(block, req, c.client)).returnData);
+    return toHex((await n.contracts.call(block, req, c.client)).returnData);
   },
-  eth_estimateGas: async (p, n, c, env) => {
+  eth_estimateGas: async (p, n, c) => {
     const req = param(p, 0, callRequest, 'call object')!;
     const block = await resolveSelector(n, param(p, 1, selector(), 'block', true) ?? { tag: 'latest' });
-    return qty(await env.reader.estimateGas(block, req, c.client));
+    return qty(await n.contracts.estimateGas(block, req, c.client));
   },
-  eth_getLogs: async (p, n, _c, env) => {
+  eth_getLogs: async (p, n, _c) => {
     const f = param(p, 0, logFilter, 'filter')!;
     let logs: LogJson[];
     if ('blockHash' in f.range) {
       const block = await resolveSelector(n, { hash: f.range.blockHash, requireCanonical: false });
       const canonical = block.tx_count > 0 && (await n.chain.canonicalHash(block.index)) === block.hash;
-      const all = await env.logs.ofStoredBlock(block, canonical, () => n.chain.blocks.receipts(block.hash));
+      const all = await n.logs.ofStoredBlock(block, canonical, () => n.chain.blocks.receipts(block.hash));
       const wanted = new Set(f.addresses);
       logs = all.filter((l) => (wanted.size === 0 || wanted.has(l.address)) && topicsMatch(l, f.topics));
     } else {
@@ -152,9 +152,9 @@ export const STATE_METHODS = {
       const requested = await boundHeight(n, f.range.to);
       if (from > requested) throw new RpcError(RpcCode.InvalidParams, `invalid filter: fromBlock 0x${from.toString(16)} is after toBlock 0x${requested.toString(16)}`);
       // The range cap applies to the range asked for, so a query's cost is bounded before the chain grows into it.
-      env.logs.checkRange(from, requested);
+      n.logs.checkRange(from, requested);
       const to = Math.min(requested, n.chain.head().index);
-      logs = from > to ? [] : await env.logs.query({ fromBlock: from, toBlock: to, addresses: f.addresses, topics: f.topics });
+      logs = from > to ? [] : await n.logs.query({ fromBlock: from, toBlock: to, addresses: f.addresses, topics: f.topics });
     }
     return logs.map((l) => rpcLog(l));
   },

@@ -19,7 +19,7 @@ import { registerRoute } from '../../shared/routes.js';
 import { jsonRpc } from '../../../api/routes/execution.js';
 import { parseRaw } from './submission.js';
 import { RateLimiter } from './rate-limit.js';
-import { type LogIndex, logsBloom } from '../logs.js';
+import { logsBloom } from '../logs.js';
 import { CallFailedError } from './contracts.js';
 import { abiErrorString, qty, rpcReceipt, rpcTx } from './rpc-format.js';
 import { type Arity, address, bool, hash32, type Method, param, type Params, type RpcContext, type RpcEnv, RpcCode, RpcError } from './rpc-params.js';
@@ -50,8 +50,8 @@ async function blockByTag(node: ExecutionModules, tag: unknown): Promise<BlockRe
 }
 
 // Without full transactions only the record, the header and the hash list are read.
-async function rpcBlock(node: ExecutionModules, logs: LogIndex, r: BlockRecord, full: boolean) {
-  return { ...(await rpcHeader(node, logs, r, full)), size: qty(r.size) };
+async function rpcBlock(node: ExecutionModules, r: BlockRecord, full: boolean) {
+  return { ...(await rpcHeader(node, r, full)), size: qty(r.size) };
 }
 
 /**
@@ -60,7 +60,7 @@ async function rpcBlock(node: ExecutionModules, logs: LogIndex, r: BlockRecord, 
  * at least that floor (to the proposer, nothing is burned), so EIP-1559 tooling that reads it as
  * the base fee estimates a fee the chain accepts (docs/execution.md, "Fees").
  */
-async function rpcHeader(node: ExecutionModules, logs: LogIndex, r: BlockRecord, full: boolean | undefined) {
+async function rpcHeader(node: ExecutionModules, r: BlockRecord, full: boolean | undefined) {
   const at = { hash: r.hash, number: r.index };
   const block = full ? await node.chain.blocks.block(r.hash) : undefined;
   const header = block ? block.header : (await node.chain.blocks.header(r.hash))?.header;
@@ -84,16 +84,16 @@ async function rpcHeader(node: ExecutionModules, logs: LogIndex, r: BlockRecord,
     mixHash: header ? toHex(header.randaoReveal) : ZERO_HASH,
     sha3Uncles: ZERO_HASH,
     uncles: [],
-    logsBloom: toHex(logsBloom(await logsOfBlock(node, logs, r))),
+    logsBloom: toHex(logsBloom(await logsOfBlock(node, r))),
     extraData: '0x',
     ...(full === undefined ? {} : { transactions: txs }),
   };
 }
 
 /** A stored block's logs (canonical from the index, side branches from their receipts). */
-export async function logsOfBlock(node: ExecutionModules, logs: LogIndex, r: BlockRecord): Promise<LogJson[]> {
+export async function logsOfBlock(node: ExecutionModules, r: BlockRecord): Promise<LogJson[]> {
   const canonical = r.tx_count > 0 && (await node.chain.canonicalHash(r.index)) === r.hash;
-  return logs.ofStoredBlock(r, canonical, () => node.chain.blocks.receipts(r.hash));
+  return node.logs.ofStoredBlock(r, canonical, () => node.chain.blocks.receipts(r.hash));
 }
 
 async function submit(node: ExecutionModules, ctx: RpcContext, parse: () => { tx: Transaction; envelope?: Uint8Array }): Promise<string> {
@@ -129,16 +129,16 @@ const METHODS = {
     const acc = account(n, a);
     return { address: a, nonce: acc.nonce, pendingNonce: acc.pending_nonce };
   },
-  eth_getBlockByNumber: async (p, n, _c, env) => {
+  eth_getBlockByNumber: async (p, n, _c) => {
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
     const r = await blockByTag(n, p[0]);
-    return r ? rpcBlock(n, env.logs, r, full) : null;
+    return r ? rpcBlock(n, r, full) : null;
   },
-  eth_getBlockByHash: async (p, n, _c, env) => {
+  eth_getBlockByHash: async (p, n, _c) => {
     const h = param(p, 0, hash32, 'block hash')!;
     const full = param(p, 1, bool, 'full transactions flag', true) ?? false;
     const r = await resolveBlock(n, h);
-    return r ? rpcBlock(n, env.logs, r, full) : null;
+    return r ? rpcBlock(n, r, full) : null;
   },
   eth_getTransactionByHash: async (p, n) => {
     const s = await txStatus(n, param(p, 0, hash32, 'transaction hash')!);
@@ -260,19 +260,18 @@ export async function handleRpc(req: unknown, node: ExecutionModules, env: RpcEn
  * follow the node's canonical changes and admissions through one RpcFeed.
  */
 export function registerRpcMethods(app: FastifyInstance, node: ExecutionModules, submitRatePerIp: number, log: Logger): void {
-  const logs = node.logs;
-  const feed = new RpcFeed((r) => logs.ofStoredBlock(r, false, () => node.chain.blocks.receipts(r.hash)), log);
+  const feed = new RpcFeed((r) => node.logs.ofStoredBlock(r, false, () => node.chain.blocks.receipts(r.hash)), log);
   node.onCanonical((change) => feed.canonical(change));
   node.admission.onAdmitted((tx) => feed.pending(tx.hash));
   const filters = new RpcFilters(feed);
-  const env: RpcEnv = { reader: node.contracts, logs, filters };
+  const env: RpcEnv = { filters };
   const perIp = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'client');
   const perSender = new RateLimiter(submitRatePerIp, submitRatePerIp * 2, 'sender');
   const context = (ip: string): RpcContext => ({ client: ip, limitIp: () => perIp.take(ip), limitSender: (sender) => perSender.take(sender) });
   const sockets = RpcSockets.attach(app.server, {
     handle: (req, ctx) => handleRpc(req, node, env, ctx),
     context,
-    header: (r) => rpcHeader(node, logs, r, undefined),
+    header: (r) => rpcHeader(node, r, undefined),
     feed,
     log,
     maxBatch: MAX_BATCH,
