@@ -1,6 +1,6 @@
 /**
  * Beacon-layer costs, each next to its limit:
- *  1. slot processing: `chain.propose(block)` from proposal verification (proposer draw, VRF
+ *  1. slot processing: `chain.processBlock(block)` from proposal verification (proposer draw, VRF
  *     proof, header signature, RANDAO reveal) to execution's acknowledgement (engine REST
  *     newPayload) and the fork-choice/store update, for an empty block and for a full 30M-gas
  *     block of 1,428 transfers from 64 prefunded senders, cold (never seen by execution, every
@@ -144,7 +144,7 @@ export async function runBeaconBench(opts: { seconds: number; print?: boolean })
         stateRoot: parseHex(head.state_root, 'head state root', 32),
       });
       const tp = performance.now();
-      const r = await chain.propose(block);
+      const r = await chain.processBlock(block);
       const ms = performance.now() - tp;
       check(!r.already_known && r.transactions === transactions.length && chain.head().root === r.block_hash, 'the proposal became the head');
       return ms;

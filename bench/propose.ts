@@ -7,7 +7,11 @@
  *  - JSON (the wire before issue 14): getPendingTransactions as JSON, each transaction parsed from
  *    JSON, its JSON length counted against the size cap, the proposal posted as wire JSON;
  *  - SSZ: getPendingTransactions as an envelope list (Accept: application/octet-stream), the
- *    proposal posted as `encodeBlock` bytes made from execution's own envelopes.
+ *    proposal posted as `encodeBlock` bytes made from execution's own envelopes (the validator
+ *    built the block, before issue 28);
+ *  - template: the beacon builds the block (GET /api/v1/validator/blocks/:slot, one getPayload
+ *    to execution), the validator writes its VRF proof, reveal and signature in place and posts
+ *    the bytes (the path since issue 28). The row beside it is its ratio to the SSZ one.
  * Every transaction is admitted to execution's pool first (untimed), as it is for a proposer: the
  * import finds every signature in the verified-transaction cache. One in-process ExecutionNode
  * (memory DB) and one BeaconNode (temp data dir); every figure includes all three roles' work,
@@ -20,6 +24,7 @@ import { parseHex } from '../src/core/codec/bytes.js';
 import { initSignatureBackend, signatureBackend } from '../src/core/crypto/mldsa.js';
 import { epochOfSlot, slotAt, slotStartMs } from '../src/core/genesis/genesis.js';
 import { type Block, type BlockHeader, blockMerkleRoot, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, signBlock } from '../src/core/types/block.js';
+import { envelopesOfBlockBytes, headerOfBlockBytes, withProposerFields } from '../src/core/types/block-bytes.js';
 import { sha3 } from '../src/core/crypto/hash.js';
 import { vrfProve } from '../src/core/crypto/vrf.js';
 import { signStandardTx, type StandardTx, type Transaction } from '../src/core/types/transaction.js';
@@ -46,7 +51,8 @@ const WARM_RUNS = 1;
 /** Genesis this many slots ago: every proposal's slot has started. */
 const SLOTS_AGO = 60;
 
-type Wire = 'json' | 'ssz';
+type Wire = 'json' | 'ssz' | 'template';
+const WIRES: readonly Wire[] = ['json', 'ssz', 'template'];
 
 /** One proposal's steps. */
 export interface ProposalSteps {
@@ -93,7 +99,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
   await initSignatureBackend('liboqs');
   const { genesis, chainId, validators, accounts, randao } = devBenchChain({ validators: VALIDATORS, senders: SENDERS, chainId: 'svc-pbench', networkId: 31340, slotsAgo: SLOTS_AGO });
   const perBlock = Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS);
-  const blocks = 2 * (RUNS + WARM_RUNS);
+  const blocks = WIRES.length * (RUNS + WARM_RUNS);
   const tSign = performance.now();
   const to = parseHex('0x' + 'be'.repeat(20), 'to', 20);
   const txs: StandardTx[] = [];
@@ -155,6 +161,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
       let envelopes: Uint8Array[] | undefined;
       let pendingBytes: number;
       let pendingType: string;
+      if (wire === 'template') return proposeTemplate(slot, v, cpu, tStart);
       if (wire === 'json') {
         const p = await pendingJson();
         pendingTxs = p.txs;
@@ -209,8 +216,26 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
       return { wire, pendingMs: tPending - tStart, pendingBytes, pendingType, signMs: tSigned - tPending, proposeMs: tEnd - tSigned, proposalBytes, totalMs: tEnd - tStart, cpu: split };
     };
 
+    // The beacon builds the block; the validator signs it in place and posts it.
+    const proposeTemplate = async (slot: number, v: number, cpu: ReturnType<typeof startCpu>, tStart: number): Promise<ProposalSteps> => {
+      const t = await beaconClient.produceBlock(slot, v);
+      const tPending = performance.now();
+      const header = headerOfBlockBytes(t.block);
+      check(envelopesOfBlockBytes(t.block).length === perBlock, 'the beacon packed every pending transaction');
+      const randaoReveal = randao[v]!.next(t.randaoLast ?? randao[v]!.commitment());
+      const vrfProof = vrfProve(validators[v]!.mldsa, header.vrfSeed, chainId);
+      const { signature } = signBlock(header, [], validators[v]!.mldsa, chainId, v);
+      const ssz = withProposerFields(t.block, { vrfProof, randaoReveal, signature });
+      const tSigned = performance.now();
+      const hash = (await beaconClient.proposeBlock(ssz)).block_hash;
+      const tEnd = performance.now();
+      const split = cpu.finish((tEnd - tStart) / 1000, { verifiers });
+      check(chain.head().root === hash && exec.admission.pool.size === 0, 'the proposal became the head and drained the pool');
+      return { wire: 'template', pendingMs: tPending - tStart, pendingBytes: t.block.length, pendingType: SSZ_MEDIA_TYPE, signMs: tSigned - tPending, proposeMs: tEnd - tSigned, proposalBytes: ssz.length, totalMs: tEnd - tStart, cpu: split };
+    };
+
     for (let i = 0; i < WARM_RUNS; i++) {
-      for (const wire of ['json', 'ssz'] as const) {
+      for (const wire of WIRES) {
         await admit();
         await proposeOne(wire);
       }
@@ -218,7 +243,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
     const runs: ProposalSteps[] = [];
     const profiles: string[] = [];
     for (let i = 0; i < RUNS; i++) {
-      for (const wire of ['json', 'ssz'] as const) {
+      for (const wire of WIRES) {
         await admit();
         if (opts.profileDir === undefined) runs.push(await proposeOne(wire));
         else {
@@ -242,8 +267,8 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
     const row = (wire: Wire): BenchResult => {
       const ms = med(wire, (r) => r.totalMs);
       return {
-        name: `proposal path, full block (${perBlock} transfers), ${wire.toUpperCase()} wire`,
-        backend: `pending → sign → propose → newPayload, median of ${RUNS}`,
+        name: wire === 'template' ? `proposal path, full block (${perBlock} transfers), beacon-built` : `proposal path, full block (${perBlock} transfers), ${wire.toUpperCase()} wire`,
+        backend: wire === 'template' ? `template (getPayload) → sign in place → propose → newPayload, median of ${RUNS}` : `pending → sign → propose → newPayload, median of ${RUNS}`,
         unit: 'ms',
         value: ms,
         ratio: ms / slotMs,
@@ -252,10 +277,13 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
     };
     const jsonMs = med('json', (r) => r.totalMs);
     const sszMs = med('ssz', (r) => r.totalMs);
+    const templateMs = med('template', (r) => r.totalMs);
     const results: BenchResult[] = [
       row('json'),
       row('ssz'),
       { name: 'proposal path, SSZ vs JSON', backend: 'ratio of the medians', unit: 'ms', value: jsonMs - sszMs, ratio: sszMs / jsonMs, note: `SSZ takes ${(sszMs / jsonMs).toFixed(2)}x the JSON time (${(jsonMs - sszMs).toFixed(0)} ms saved)` },
+      row('template'),
+      { name: 'proposal path, beacon-built vs validator-built (SSZ)', backend: 'ratio of the medians: slot start to block imported', unit: 'ms', value: sszMs - templateMs, ratio: templateMs / sszMs, note: `beacon-built takes ${(templateMs / sszMs).toFixed(2)}x the validator-built time (limit 1.00x: the beacon must not make it slower)` },
       { name: 'pending transactions body', backend: 'SSZ envelope list', unit: 'bytes', value: med('ssz', (r) => r.pendingBytes), ratio: med('ssz', (r) => r.pendingBytes) / med('json', (r) => r.pendingBytes), note: `${(med('ssz', (r) => r.pendingBytes) / med('json', (r) => r.pendingBytes)).toFixed(2)}x the JSON body (${(med('json', (r) => r.pendingBytes) / MB).toFixed(1)} MB)` },
       { name: 'proposal body', backend: 'SSZ block', unit: 'bytes', value: med('ssz', (r) => r.proposalBytes), ratio: med('ssz', (r) => r.proposalBytes) / med('json', (r) => r.proposalBytes), note: `${(med('ssz', (r) => r.proposalBytes) / med('json', (r) => r.proposalBytes)).toFixed(2)}x the JSON body (${(med('json', (r) => r.proposalBytes) / MB).toFixed(1)} MB)` },
       { name: 'newPayload body (beacon → execution)', backend: 'SSZ block', unit: 'bytes', value: newPayloadSszBytes, ratio: newPayloadSszBytes / newPayloadJsonBytes, note: `${(newPayloadSszBytes / newPayloadJsonBytes).toFixed(2)}x the hex JSON it was (${(newPayloadJsonBytes / MB).toFixed(1)} MB)` },
@@ -263,7 +291,7 @@ export async function runProposeBench(opts: { print?: boolean; profileDir?: stri
     const details: ProposeDetails = { transactions: perBlock, runs, newPayloadSszBytes, newPayloadJsonBytes };
     if (opts.print !== false) {
       console.log(formatTable(`propose (${((performance.now() - t0) / 1000).toFixed(0)} s)`, results));
-      for (const wire of ['json', 'ssz'] as const) {
+      for (const wire of WIRES) {
         const f = (g: (r: ProposalSteps) => number) => med(wire, g).toFixed(0);
         const types = [...new Set(of(wire).map((r) => r.pendingType.split(';')[0]))].join(', ');
         console.log(`  ${wire.toUpperCase()}: pending ${f((r) => r.pendingMs)} ms (${types}), sign ${f((r) => r.signMs)} ms, propose+newPayload ${f((r) => r.proposeMs)} ms; ${formatCpu(of(wire)[Math.floor(RUNS / 2)]!.cpu, perBlock)}`);

@@ -25,7 +25,7 @@ export interface HeadView {
   /**
    * Dependent roots (see ProposerDutiesView) of the head's epoch and the next one on the head's
    * branch, in that order; every later epoch's duties depend on the head block itself. A
-   * validator compares them with its cached duties' before it signs a proposal on this head.
+   * validator compares them with its cached duties to refetch the duties a new head draws differently.
    */
   proposer_dependent_roots: DependentRootView[];
 }

@@ -120,6 +120,11 @@ export interface ImportResult {
   receipts: Receipt[];
   canonical: boolean;
   already_known: boolean;
+  /**
+   * Whether importing it changed execution's current registry (a canonical block with a deposit,
+   * exit, RANDAO re-commitment or slashing that applied): the beacon re-reads the registry only then.
+   */
+  registry_changed: boolean;
 }
 
 /** One registered validator. */

@@ -26,6 +26,7 @@ export const ImportAnswerSsz = new ContainerType({
   gasUsed: new UintNumberType(8),
   canonical: new BooleanType(),
   alreadyKnown: new BooleanType(),
+  registryChanged: new BooleanType(),
   receipts: new ListCompositeType(new ByteListType(MAX_RECEIPT_BYTES), MAX_RECEIPTS),
   /** Receipt i's status (0 or 1), one byte each. */
   statuses: new ByteListType(MAX_RECEIPTS),
@@ -53,12 +54,12 @@ export interface EncodedReceipts {
   lengths: Uint32Array;
 }
 
-/** Bytes before the variable part: two hashes, two uint64, two booleans and three offsets. */
-const FIXED_BYTES = 32 + 32 + 8 + 8 + 1 + 1 + 3 * 4;
+/** Bytes before the variable part: two hashes, two uint64, three booleans and three offsets. */
+const FIXED_BYTES = 32 + 32 + 8 + 8 + 1 + 1 + 1 + 3 * 4;
 /** Where the offsets of receipts, statuses and kinds sit. */
-const RECEIPTS_OFFSET_AT = 82;
-const STATUSES_OFFSET_AT = 86;
-const KINDS_OFFSET_AT = 90;
+const RECEIPTS_OFFSET_AT = 83;
+const STATUSES_OFFSET_AT = 87;
+const KINDS_OFFSET_AT = 91;
 
 function hexToBuffer(hex: string): Buffer {
   return Buffer.from(hex.slice(2), 'hex');
@@ -114,6 +115,7 @@ export function encodeImportAnswer(r: ImportResult, receiptsJson: readonly strin
   b.writeBigUInt64LE(BigInt(r.gas_used), 72);
   b[80] = r.canonical ? 1 : 0;
   b[81] = r.already_known ? 1 : 0;
+  b[82] = r.registry_changed ? 1 : 0;
   const statusesAt = writeByteLists(b, FIXED_BYTES, lengths, encoded ? encoded.bytes : (receiptsJson as readonly string[]));
   for (let i = 0; i < n; i++) b[statusesAt + i] = r.receipts[i]!.status;
   const kindsAt = statusesAt + n;
@@ -217,6 +219,7 @@ export function decodeImportAnswer(bytes: Uint8Array): DecodedImportAnswer {
   Object.defineProperty(out, 'receipts', { get: receipts, enumerable: true });
   out.canonical = flag(80);
   out.already_known = flag(81);
+  out.registry_changed = flag(82);
   Object.defineProperty(out, 'outcomes', { value: outcomes, enumerable: false });
   Object.defineProperty(out, 'receipt', { value: receipt, enumerable: false });
   return out;

@@ -8,9 +8,8 @@
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
-import { type Attestation, type AttestationJson, attestationFromJson } from '../core/types/attestation.js';
+import type { AttestationJson } from '../core/types/attestation.js';
 import { SSZ_MEDIA_TYPE } from '../api/media.js';
-import { type SlashingEvidence, evidenceFromJson } from '../core/consensus/slashing.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
@@ -20,6 +19,9 @@ import { routeUrl } from '../api/routes/route.js';
 import { beaconRoutes } from '../api/routes/beacon.js';
 import { validatorRoutes } from '../api/routes/validator.js';
 import { bridgeRoutes } from '../api/routes/bridge.js';
+import { type BlockTemplate, decodeBlockTemplate } from '../api/block-production.js';
+import { blockFromJson, encodeBlock } from '../core/types/block.js';
+import { parseHex } from '../core/codec/bytes.js';
 
 /** Where the beacon REST API listens when nothing else is configured (SPEC: port 8080). */
 export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
@@ -274,25 +276,37 @@ export class BeaconClient extends JsonApiClient {
     };
   }
 
-  /** Attestations a proposer at `slot` may include (parsed strictly); needs the bearer token. */
-  async blockAttestations(slot: number, opts?: RequestOptions): Promise<{ slot: number; attestations: Attestation[]; slashings: SlashingEvidence[] }> {
-    const r = validatorRoutes.blockAttestations;
-    const path = routeUrl(r, {}, { slot: checkUint(slot, 'slot') });
+  /**
+   * The unsigned block of `slot` for validator `proposerIndex`, asked for as SSZ
+   * (api/block-production.ts); a JSON answer is read too. Needs the bearer token. The beacon's
+   * refusals keep their codes (WRONG_PROPOSER, INVALID_SLOT, BEACON_SYNCING, EXECUTION_UNREACHABLE).
+   */
+  async produceBlock(slot: number, proposerIndex: number, opts?: RequestOptions): Promise<BlockTemplate> {
+    const r = validatorRoutes.produceBlock;
+    const path = routeUrl(r, { slot: String(checkUint(slot, 'slot')) }, { proposer_index: checkUint(proposerIndex, 'validator index') });
     const what = `${r.method} ${path}`;
-    const d = await this.data(r.method, path, undefined, { ...opts, auth: true });
-    if (!Array.isArray(d.attestations)) throw this.badResponse(what, 'attestations is not an array');
-    // Absent from beacons older than slashing: none to include.
-    const rawSlashings = d.slashings ?? [];
-    if (!Array.isArray(rawSlashings)) throw this.badResponse(what, 'slashings is not an array');
-    let attestations: Attestation[];
-    let slashings: SlashingEvidence[];
+    const x = await this.requestSsz(r.method, path, { ...opts, acceptSsz: true, auth: true });
+    let t: BlockTemplate;
     try {
-      attestations = d.attestations.map((a) => attestationFromJson(a));
-      slashings = rawSlashings.map((e) => evidenceFromJson(e));
+      if (x.bytes) t = decodeBlockTemplate(x.bytes);
+      else {
+        const o = object(x.json, what, this);
+        if (o.success !== true || !('data' in o)) throw this.badResponse(what, 'no {success: true, data} envelope');
+        const d = object(o.data, what, this);
+        t = {
+          slot: uint(d.slot, `${what}: slot`, this),
+          proposerIndex: uint(d.proposer_index, `${what}: proposer_index`, this),
+          dependentRoot: parseHex(hash(d.dependent_root, `${what}: dependent_root`, this), 'dependent_root', 32),
+          randaoLast: d.randao_last === null ? null : parseHex(hash(d.randao_last, `${what}: randao_last`, this), 'randao_last', 32),
+          block: encodeBlock(blockFromJson(d.block)),
+        };
+      }
     } catch (err) {
+      if (err instanceof BeaconClientError) throw err;
       throw this.badResponse(what, (err as Error).message);
     }
-    return { slot: uint(d.slot, `${what}: slot`, this), attestations, slashings };
+    if (t.slot !== slot || t.proposerIndex !== proposerIndex) throw this.badResponse(what, `it answered the block of slot ${t.slot} for validator ${t.proposerIndex}`);
+    return t;
   }
 
   /** Submits a signed block as its SSZ bytes (`encodeBlock`); needs the bearer token. */

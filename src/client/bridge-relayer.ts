@@ -61,27 +61,27 @@ export class Relayer {
   private readonly waits = new Map<string, string>();
   private passes = 0;
 
-  constructor(private readonly o: RelayerOptions) {}
+  constructor(private readonly opts: RelayerOptions) {}
 
   /** Loops pass after pass, `intervalMs` apart, until `signal` aborts; a failed pass is logged and the loop goes on. */
   async run(signal: AbortSignal): Promise<void> {
-    this.o.log({ time: now(), action: 'started', message: `relaying ${this.o.source.chainId} → ${this.o.dest.chainId} every ${this.o.intervalMs} ms` });
+    this.opts.log({ time: now(), action: 'started', message: `relaying ${this.opts.source.chainId} → ${this.opts.dest.chainId} every ${this.opts.intervalMs} ms` });
     while (!signal.aborted) {
       try {
         await this.pass();
       } catch (err) {
-        this.o.log({ time: now(), action: 'error', code: (err as SvcError).code ?? 'ERROR', message: (err as Error).message });
+        this.opts.log({ time: now(), action: 'error', code: (err as SvcError).code ?? 'ERROR', message: (err as Error).message });
       }
-      await sleep(this.o.intervalMs, signal);
+      await sleep(this.opts.intervalMs, signal);
     }
-    this.o.log({ time: now(), action: 'stopped' });
+    this.opts.log({ time: now(), action: 'stopped' });
   }
 
   /** One round: settle what was in flight, then every actionable BID of the source for the destination. */
   async pass(): Promise<void> {
     this.passes += 1;
     await this.checkInFlight();
-    const { source, dest } = this.o;
+    const { source, dest } = this.opts;
     const seen = new Set<string>();
     for (const status of ['FINALIZED', 'EXPIRED'] as const) {
       const list = await source.beacon.bids({ status, direction: 'outgoing', limit: PASS_LIMIT });
@@ -91,7 +91,7 @@ export class Relayer {
         try {
           await this.handle(view);
         } catch (err) {
-          this.o.log({ time: now(), action: 'error', bid: view.bid, code: (err as SvcError).code ?? 'ERROR', message: (err as Error).message });
+          this.opts.log({ time: now(), action: 'error', bid: view.bid, code: (err as SvcError).code ?? 'ERROR', message: (err as Error).message });
         }
       }
     }
@@ -106,12 +106,12 @@ export class Relayer {
     const key = `${op}:${bid}`;
     if (this.waits.get(key) === message) return;
     this.waits.set(key, message);
-    this.o.log({ time: now(), action: 'waiting', op, bid, message });
+    this.opts.log({ time: now(), action: 'waiting', op, bid, message });
   }
 
   /** What one BID needs now, decided by the destination's state: release it, complete it, or refund it. */
   private async handle(view: BidView): Promise<void> {
-    const { source, dest } = this.o;
+    const { source, dest } = this.opts;
     const bid = Buffer.from(view.bid.slice(2), 'hex');
     const id = view.bid.toLowerCase();
     const released = bytesEqual(hexWord((await dest.execution.storage(BRIDGE_ADDRESS, toHex(releaseSlot(bid)))).value), RELEASED_WORD);
@@ -123,30 +123,30 @@ export class Relayer {
           this.waiting('release', id, `the source's finalised header ${proven.header.index} does not prove the lock yet`);
           return;
         }
-        await this.submit(id, 'release', dest, () => submitBridgeOp(dest, this.o.destSigner, { op: BridgeOp.Release, body }));
+        await this.submit(id, 'release', dest, () => submitBridgeOp(dest, this.opts.destSigner, { op: BridgeOp.Release, body }));
         return;
       }
       // EXPIRED and never released: refund once the destination finalised a header at or past the timeout.
-      if (!this.o.sourceSigner || this.busy(id, 'refund')) return;
+      if (!this.opts.sourceSigner || this.busy(id, 'refund')) return;
       const fields = bidFieldsFromJson(view.fields);
       const { body, proven } = await buildSettle(dest.beacon, fields, bid);
       if (proven.header.timestampMs < fields.timeout * 1000 || !bytesEqual(proven.value, stateWord(0))) {
         this.waiting('refund', id, `the destination's finalised header ${proven.header.index} (${proven.header.timestampMs} ms) is before the timeout ${fields.timeout} s or shows a release`);
         return;
       }
-      const signer = this.o.sourceSigner;
+      const signer = this.opts.sourceSigner;
       await this.submit(id, 'refund', source, () => submitBridgeOp(source, signer, { op: BridgeOp.Refund, body }));
       return;
     }
     // Released on the destination: complete on the source once that release is final there.
-    if (!this.o.sourceSigner || this.busy(id, 'complete')) return;
+    if (!this.opts.sourceSigner || this.busy(id, 'complete')) return;
     const fields = bidFieldsFromJson(view.fields);
     const { body, proven } = await buildSettle(dest.beacon, fields, bid);
     if (!bytesEqual(proven.value, RELEASED_WORD)) {
       this.waiting('complete', id, `the release is not final on ${dest.chainId} yet (finalised header ${proven.header.index})`);
       return;
     }
-    const signer = this.o.sourceSigner;
+    const signer = this.opts.sourceSigner;
     await this.submit(id, 'complete', source, () => submitBridgeOp(source, signer, { op: BridgeOp.Complete, body }));
   }
 
@@ -164,14 +164,14 @@ export class Relayer {
     const key = `${op}:${bid}`;
     try {
       const sent = await send();
-      this.inFlight.set(key, { chain, hash: sent.hash, until: Date.now() + (this.o.inFlightMs ?? 20 * this.o.intervalMs) });
-      this.o.log({ time: now(), action: 'submitted', op, bid, chain: chain.chainId, tx_hash: sent.hash });
+      this.inFlight.set(key, { chain, hash: sent.hash, until: Date.now() + (this.opts.inFlightMs ?? 20 * this.opts.intervalMs) });
+      this.opts.log({ time: now(), action: 'submitted', op, bid, chain: chain.chainId, tx_hash: sent.hash });
     } catch (err) {
       const e = err as SvcError & { httpStatus?: number };
       // A 4xx is the chain's verdict on this operation: back off instead of asking again at once.
       if (typeof e.httpStatus === 'number' && e.httpStatus >= 400 && e.httpStatus < 500) {
-        this.refused.set(key, this.passes + (this.o.backoffPasses ?? 8));
-        this.o.log({ time: now(), action: 'refused', op, bid, chain: chain.chainId, code: e.code, message: e.message });
+        this.refused.set(key, this.passes + (this.opts.backoffPasses ?? 8));
+        this.opts.log({ time: now(), action: 'refused', op, bid, chain: chain.chainId, code: e.code, message: e.message });
         return;
       }
       throw err;
@@ -187,8 +187,8 @@ export class Relayer {
         if ((s.state === 'Confirmed' || s.state === 'Finalized') && s.receipt) {
           this.inFlight.delete(key);
           const ok = s.receipt.status === 1;
-          this.o.log({ time: now(), action: 'included', op, bid, chain: f.chain.chainId, tx_hash: f.hash, ok, ...(ok ? {} : { message: s.receipt.error ?? 'failed' }) });
-          if (!ok) this.refused.set(key, this.passes + (this.o.backoffPasses ?? 8));
+          this.opts.log({ time: now(), action: 'included', op, bid, chain: f.chain.chainId, tx_hash: f.hash, ok, ...(ok ? {} : { message: s.receipt.error ?? 'failed' }) });
+          if (!ok) this.refused.set(key, this.passes + (this.opts.backoffPasses ?? 8));
           continue;
         }
       } catch {

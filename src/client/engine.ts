@@ -1,9 +1,8 @@
 /**
  * The one client of the execution node's engine API (src/api/routes/engine.ts) and of the few
  * execution reads its callers make: the beacon drives execution with it (newPayload,
- * forkchoiceUpdated, registry, proofs, counterparts, balances) and the validator asks it for
- * pending transactions and a parent's state root. URLs come from the route table; the engine API
- * answers loopback callers, or callers with an HS256 JWT (`jwt` mints one per request).
+ * forkchoiceUpdated, getPayload, registry, proofs, counterparts, balances). URLs come from the
+ * route table; the engine API answers loopback callers, or callers with an HS256 JWT (`jwt` mints one per request).
  *
  * Every answer goes through one decoder (`decode`), which names what went wrong as a Failure; the
  * caller's wording turns it into an EngineError. A beacon's link to its execution node (`chain`
@@ -13,11 +12,12 @@
  */
 import { SvcError, WrongChainError } from '../core/errors.js';
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
-import type { BlockView, EngineChainConfig, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryEntry } from '../api/execution.js';
+import type { EngineChainConfig, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryEntry } from '../api/execution.js';
 import type { CounterpartsView } from '../api/bridge.js';
 import { decodeImportAnswer } from '../api/import-answer.js';
-import { engineConfig, engineRegistry, forkchoiceUpdated, getPendingTransactions, newPayload } from '../api/routes/engine.js';
-import { account, accountProof, block, bridgeCounterparts } from '../api/routes/execution.js';
+import { engineConfig, engineRegistry, forkchoiceUpdated, getPayload, getPendingTransactions, newPayload } from '../api/routes/engine.js';
+import { decodePayload, type Payload, type PayloadQuery } from '../api/block-production.js';
+import { account, accountProof, bridgeCounterparts } from '../api/routes/execution.js';
 import { type PathParams, type QueryValues, type Route, routeUrl } from '../api/routes/route.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { type Transaction, decodeEnvelopeList, decodeTx, encodeTx } from '../core/types/transaction.js';
@@ -273,13 +273,38 @@ export class EngineClient {
     return out;
   }
 
-  /** Post-state root of a stored block (what a child's header carries as `state_root`). */
-  async stateRoot(blockHash: string, opts?: EngineRequestOptions): Promise<string> {
-    const c = this.callOf(block, { id: blockHash.toLowerCase() }, undefined, opts);
-    if (!HASH_RE.test(blockHash)) throw this.failed(c, { kind: 'malformed', ssz: false, why: 'block hash: expected 0x and 64 hex digits' });
-    const d = this.object(c, await this.call<BlockView, typeof block.path, undefined>(block, { id: blockHash.toLowerCase() }, undefined, undefined, opts ?? {}));
+  /**
+   * What a block on `parent` is built from, in one call, asked for as SSZ: the parent's
+   * post-state root and the pending envelopes in build order (none of them decoded here).
+   * `proposer`'s own RANDAO re-commitment (and its later nonces) is left out unless `ownRecommit`.
+   */
+  async payload(parent: string, proposer: string, ownRecommit: boolean, opts?: EngineRequestOptions): Promise<Payload> {
+    const query: PayloadQuery = { parent, proposer, own_recommit: ownRecommit };
+    const c = this.callOf(getPayload, {}, query, opts);
+    const answer = await this.call<Payload | unknown, typeof getPayload.path, PayloadQuery>(getPayload, {}, query, undefined, {
+      ...opts,
+      ssz: (bytes) => {
+        try {
+          return decodePayload(bytes);
+        } catch (err) {
+          throw this.failed(c, { kind: 'malformed', ssz: true, why: (err as Error).message });
+        }
+      },
+    });
+    if (typeof answer === 'object' && answer !== null && 'envelopes' in answer && (answer as Payload).stateRoot instanceof Uint8Array) return answer as Payload;
+    // An execution node that answers JSON: the same payload, each transaction encoded.
+    const d = this.object(c, answer);
     if (typeof d.state_root !== 'string' || !HASH_RE.test(d.state_root)) throw this.failed(c, { kind: 'malformed', ssz: false, why: 'state_root: expected 0x and 64 hex digits' });
-    return d.state_root.toLowerCase();
+    if (!Array.isArray(d.transactions)) throw this.failed(c, { kind: 'malformed', ssz: false, why: 'transactions is not an array' });
+    const envelopes: Uint8Array[] = [];
+    for (const [i, json] of d.transactions.entries()) {
+      try {
+        envelopes.push(encodeTx(txFromJson(json)));
+      } catch (err) {
+        throw this.failed(c, { kind: 'malformed', ssz: false, why: `transaction ${i}: ${(err as Error).message}` });
+      }
+    }
+    return { stateRoot: Buffer.from(d.state_root.slice(2), 'hex'), envelopes };
   }
 
   // Calls that change execution's state go only to a node whose chain was checked (a link only).

@@ -27,7 +27,7 @@ const receipt = (i: number, extra: Partial<Receipt> = {}): Receipt => ({
   logs: [],
   ...extra,
 });
-const result = (receipts: Receipt[]): ImportResult => ({ status: 'VALID', block_hash: '0x' + 'ab'.repeat(32), block_number: 7, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000 * receipts.length, receipts, canonical: true, already_known: false });
+const result = (receipts: Receipt[]): ImportResult => ({ status: 'VALID', block_hash: '0x' + 'ab'.repeat(32), block_number: 7, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000 * receipts.length, receipts, canonical: true, already_known: false, registry_changed: true });
 
 test('the encoder writes ImportAnswerSsz exactly, and the decoder returns the JSON answer', () => {
   // The last list: kinds of one length that differ (contract_call, bridge_refund), repeats and changes.
@@ -43,6 +43,7 @@ test('the encoder writes ImportAnswerSsz exactly, and the decoder returns the JS
       gasUsed: r.gas_used,
       canonical: r.canonical,
       alreadyKnown: r.already_known,
+      registryChanged: r.registry_changed,
       receipts: json.map((j) => new Uint8Array(Buffer.from(j, 'utf8'))),
       statuses: new Uint8Array(receipts.map((x) => x.status)),
       kinds: receipts.map((x) => new Uint8Array(Buffer.from(x.kind, 'latin1'))),
@@ -81,8 +82,8 @@ test('malformed answers are MalformedError', () => {
     return b;
   };
   const view = Buffer.from(good.buffer, good.byteOffset, good.byteLength);
-  const statusesAt = view.readUInt32LE(86);
-  const kindsAt = view.readUInt32LE(90);
+  const statusesAt = view.readUInt32LE(87);
+  const kindsAt = view.readUInt32LE(91);
   const withU32 = (at: number, v: number) => {
     const b = good.slice();
     Buffer.from(b.buffer, b.byteOffset, b.byteLength).writeUInt32LE(v, at);
@@ -90,7 +91,7 @@ test('malformed answers are MalformedError', () => {
   };
   // One status byte more (the kinds list moves up by one): 3 statuses for 2 receipts.
   const extraStatus = new Uint8Array([...good.subarray(0, kindsAt), 1, ...good.subarray(kindsAt)]);
-  Buffer.from(extraStatus.buffer).writeUInt32LE(kindsAt + 1, 90);
+  Buffer.from(extraStatus.buffer).writeUInt32LE(kindsAt + 1, 91);
   const notJson = encodeImportAnswer(result([receipt(0)]), ['{not json']);
   const mislabelled = encodeImportAnswer(result([receipt(0)]), [JSON.stringify(receipt(0, { kind: 'bridge_lock' }))]);
   const misstatused = encodeImportAnswer(result([receipt(0)]), [JSON.stringify(receipt(0, { status: 0 }))]);
@@ -101,12 +102,13 @@ test('malformed answers are MalformedError', () => {
     ['empty', new Uint8Array(0), false],
     ['truncated fixed part', good.subarray(0, 80), false],
     ['boolean 2', flipped(80, 2), false],
-    ['receipts offset', flipped(82, 90), false],
-    ['statuses offset before the receipts', withU32(86, 93), false],
-    ['kinds offset before the statuses', withU32(90, statusesAt - 1), false],
-    ['kinds offset past the end', withU32(90, good.length + 1), false],
-    ['first list offset not a multiple of 4', flipped(94, 9), false],
-    ['list offset past the end', withU32(94 + 4, statusesAt), false],
+    ['boolean 2 (registry_changed)', flipped(82, 2), false],
+    ['receipts offset', flipped(83, 91), false],
+    ['statuses offset before the receipts', withU32(87, 94), false],
+    ['kinds offset before the statuses', withU32(91, statusesAt - 1), false],
+    ['kinds offset past the end', withU32(91, good.length + 1), false],
+    ['first list offset not a multiple of 4', flipped(95, 9), false],
+    ['list offset past the end', withU32(95 + 4, statusesAt), false],
     ['more statuses than receipts', extraStatus, false],
     ['fewer kinds than receipts', withU32(kindsAt, 4), false],
     ['kinds list cut short', good.subarray(0, kindsAt + 2), false],

@@ -106,9 +106,9 @@ test('pendingTransactions: decoding stops at the first bad entry (reported); a b
   }
 });
 
-test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transport, no HTTP status); a non-envelope error is HTTP_ERROR; stateRoot reads the block view', async () => {
+test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transport, no HTTP status); a non-envelope error is HTTP_ERROR; a JSON getPayload answer is read', async () => {
   const root = '0x' + 'cd'.repeat(32);
-  let answer: Answer | 'hang' = json(200, { success: true, data: { state_root: root.toUpperCase().replace('0X', '0x') } });
+  let answer: Answer | 'hang' = json(200, { success: true, data: { state_root: root.toUpperCase().replace('0X', '0x'), transactions: [] } });
   const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
     if (answer === 'hang') return;
     res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
@@ -118,9 +118,10 @@ test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transp
   const client = new EngineClient(url, { timeoutMs: 300 });
   const hash = '0x' + 'ab'.repeat(32);
   try {
-    assert.is(await client.stateRoot(hash), root);
+    const payload = await client.payload(hash, '0x' + '11'.repeat(20), false);
+    assert.equal([Buffer.from(payload.stateRoot).toString('hex'), payload.envelopes], [root.slice(2), []]);
     answer = { status: 500, type: 'text/plain', body: 'boom' };
-    const http = await client.stateRoot(hash).then(() => undefined, (e: unknown) => e as EngineError);
+    const http = await client.payload(hash, '0x' + '11'.repeat(20), false).then(() => undefined, (e: unknown) => e as EngineError);
     assert.equal([http?.code, http?.httpStatus, http?.transport], ['HTTP_ERROR', 500, false]);
     answer = 'hang';
     const slow = await client.pendingTransactions().then(() => undefined, (e: unknown) => e as EngineError);

@@ -8,7 +8,7 @@
  *   X's secret) and `--tls-cert/--tls-key` (a certificate naming Y's addresses);
  * - Z runs the 4 validators of a 4-validator genesis with `--beacon-url https://<Y>:8080`,
  *   `--token-file` (a copy of Y's validator token) and NODE_EXTRA_CA_CERTS naming Y's
- *   certificate, and takes pending transactions from X's engine API with the JWT secret too.
+ *   certificate, and no engine secret: the beacon builds the blocks (Z holds no copy of it).
  *
  * What it shows: the chain makes blocks and finalises; a transfer sent to X is included by a
  * validator on Z and becomes Finalized on X; X holds the beacon's head and finalised block; from
@@ -138,7 +138,7 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
         return;
       }
       const secretHex = randomBytes(32).toString('hex');
-      for (const d of [dirs.x, dirs.y, dirs.z]) await writeFile(join(d, 'engine.jwt'), `${secretHex}\n`, { mode: 0o600 });
+      for (const d of [dirs.x, dirs.y]) await writeFile(join(d, 'engine.jwt'), `${secretHex}\n`, { mode: 0o600 });
       const secret = Buffer.from(secretHex, 'hex');
       const caPem = await readFile(cert.certFile, 'utf8');
       await copyFile(cert.certFile, join(dirs.z, 'beacon.crt'));
@@ -183,7 +183,7 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
       assert.equal(await probe(z, { url: `http://${y.dataIp}:${BEACON_PORT}/beacon/v1/node/health` }, trustY), { error: 'ECONNRESET' }, 'plain HTTP to Y gets no answer');
       assert.equal(await probe(z, { url: `${beaconDataUrl}/beacon/v1/node/health` }), { error: 'DEPTH_ZERO_SELF_SIGNED_CERT' }, 'TLS to Y without the CA is refused by the client');
 
-      // --- Z: the four validators, trusting Y's certificate, pending transactions from X with the JWT.
+      // --- Z: the four validators, trusting Y's certificate; no engine secret on Z.
       for (let i = 0; i < 4; i++) {
         net.start(`z-validator-${i}`, [
           'node', 'validator',
@@ -192,13 +192,12 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
           '--beacon-url', beaconDataUrl,
           '--token-file', join(dirs.z, 'validator-token'),
           '--execution-url', execDataUrl,
-          '--execution-jwt-secret', join(dirs.z, 'engine.jwt'),
           '--data-dir', join(dirs.z, `validator-${i}`),
           '--metrics-port', '0',
         ], { prefix: z.prefix, env: trustY });
       }
 
-      // A transfer sent to X's REST reaches a block: a validator on Z took it from X's engine API.
+      // A transfer sent to X's REST reaches a block: Y built it from X's payload, a validator on Z signed it.
       const sent = expectJsonOk(await runCli([
         'tx', 'send', '--from', join(net.net, 'accounts', 'account-0.json'), '--to', TO, '--value', '4321', '--execution-url', execMgmtUrl, '--json',
       ], { ...net.env, SVC_PASSWORD: DEVNET_KEYSTORE_PASSWORD }));
@@ -244,8 +243,8 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
         const lines = net.log(`z-validator-${i}`);
         assert.ok(lines.some((l) => l.msg === 'beacon event stream connected: reacting to new blocks as they arrive' && String(l.url).startsWith('wss://')), `z-validator-${i} on Y's /ws over wss`);
         assert.ok(lines.some((l) => l.msg === 'attestation sent'), `z-validator-${i} attested through Y`);
-        // A busy machine may time a call out; a refusal would be the JWT not crossing hosts.
-        assert.equal(lines.filter((l) => l.msg === 'no transactions from execution: proposing an empty block' && l.code === 'ENGINE_FORBIDDEN'), [], `z-validator-${i}: X never refused its JWT`);
+        // A busy machine may time a call out; a refusal would be Y's JWT not crossing hosts.
+        assert.equal(lines.filter((l) => l.msg.startsWith('not proposing: the beacon cannot build the block') && l.code === 'ENGINE_FORBIDDEN'), [], `z-validator-${i}: X never refused Y's JWT`);
         assert.equal(lines.filter((l) => /slashing protection refused/.test(l.msg)), [], `z-validator-${i}`);
       }
       assert.ok(

@@ -7,6 +7,7 @@
  */
 import type { BlockJson } from '../../core/types/block.js';
 import type { EngineChainConfig, ForkchoiceRequest, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryView } from '../execution.js';
+import type { PayloadQuery, PayloadView } from '../block-production.js';
 import { route, routePaths } from './route.js';
 
 /**
@@ -22,6 +23,13 @@ export const forkchoiceUpdated = route<ForkchoiceView, ForkchoiceRequest>()('POS
 /** Includable pool entries in build order under `max_gas` (base 10); an SSZ envelope list when Accept asks for it. */
 export const getPendingTransactions = route<PendingTransactionsView, undefined, { max_gas?: string | bigint }>()('GET', '/api/v1/engine/getPendingTransactions');
 
+/**
+ * What a block on `parent` is built from, in one call (api/block-production.ts): the parent's
+ * post-state root and the includable pool entries in build order under the block gas cap; the
+ * SSZ PayloadSsz when Accept asks for it.
+ */
+export const getPayload = route<PayloadView, undefined, PayloadQuery>()('GET', '/api/v1/engine/getPayload');
+
 /** The configuration exchange: the chain execution runs. */
 export const engineConfig = route<EngineChainConfig>()('GET', '/api/v1/engine/config');
 
@@ -29,7 +37,7 @@ export const engineConfig = route<EngineChainConfig>()('GET', '/api/v1/engine/co
 export const engineRegistry = route<RegistryView>()('GET', '/api/v1/engine/registry');
 
 /** Every engine route: the server guards exactly these (and their aliases). */
-export const ENGINE_ROUTES = [newPayload, forkchoiceUpdated, getPendingTransactions, engineConfig, engineRegistry] as const;
+export const ENGINE_ROUTES = [newPayload, forkchoiceUpdated, getPendingTransactions, getPayload, engineConfig, engineRegistry] as const;
 
 const ENGINE_PATHS: ReadonlySet<string> = new Set(ENGINE_ROUTES.flatMap((r) => routePaths(r)));
 

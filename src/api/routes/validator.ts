@@ -2,11 +2,12 @@
  * The validator-duty routes the beacon serves (src/node/beacon/api.ts) and the validator client
  * calls (src/client/beacon.ts), plus the validator client process's own metrics endpoint
  * (src/node/validator/metrics.ts). `Res` is the `data` of the `{success: true, data}` envelope.
- * The POSTs and block_attestations need the beacon's bearer token.
+ * The POSTs, block_attestations and the block template need the beacon's bearer token.
  */
 import type { AttestationJson } from '../../core/types/attestation.js';
 import type { BlockJson } from '../../core/types/block.js';
 import type { AttestResultView, AttestationDataView, BlockAttestationsView, ProposeResultView, ProposerDutiesView } from '../beacon.js';
+import type { BlockTemplateQuery, BlockTemplateView } from '../block-production.js';
 import { route } from './route.js';
 
 /** Routes of the beacon for its validators. */
@@ -15,6 +16,11 @@ export const validatorRoutes = {
   proposerDuties: route<ProposerDutiesView>()('GET', '/api/v1/validator/duties/proposer/:epoch'),
   attestationData: route<AttestationDataView, undefined, { slot: number }>()('GET', '/api/v1/validator/attestation_data'),
   blockAttestations: route<BlockAttestationsView, undefined, { slot: number }>()('GET', '/api/v1/validator/block_attestations'),
+  /**
+   * The unsigned block for `:slot` that `proposer_index` signs (api/block-production.ts): built
+   * by the beacon on its head; the SSZ BlockTemplateSsz when Accept asks for it.
+   */
+  produceBlock: route<BlockTemplateView, undefined, BlockTemplateQuery>()('GET', '/api/v1/validator/blocks/:slot'),
   /** A signed block as JSON or as its SSZ bytes (application/octet-stream); the spec names the route twice. */
   proposeBlock: route<ProposeResultView, BlockJson | Uint8Array>()('POST', '/api/v1/validator/blocks/propose', ['/api/v1/beacon/block/proposal']),
   attest: route<AttestResultView, AttestationJson>()('POST', '/api/v1/attestation'),

@@ -126,7 +126,8 @@ export function composeFile(net: ExportNetwork): ComposeFile {
         command: validatorCommand(node, composeAddressing, keys),
         environment: { ...LIGHT_ENV },
         volumes: [`genesis:${g}:ro`, `${name}:${CONTAINER_PATHS.dataDir}`],
-        secrets: ['engine-jwt', 'keystore-password', 'validator-token'],
+        // No engine secret: the beacon builds the blocks, the validator never calls the engine API.
+        secrets: ['keystore-password', 'validator-token'],
         depends_on: { ...genesisDone, [beacon]: { condition: 'service_healthy' } },
         healthcheck: health(CONTAINER_PORTS.validatorMetrics, HEALTH_PATHS.validator),
         restart: 'unless-stopped',

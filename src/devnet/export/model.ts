@@ -282,7 +282,6 @@ export function validatorCommand(node: ExportNode, at: Addressing, keys: Validat
     }),
     '--metrics-host', '0.0.0.0',
     '--password-file', secretPath('keystore-password'),
-    '--execution-jwt-secret', secretPath('engine-jwt'),
   ];
 }
 

@@ -8,7 +8,12 @@ import { attestationFromJson, attestationToJson } from '../../core/types/attesta
 import { type Block, blockFromJson, blockToJson, decodeBlock } from '../../core/types/block.js';
 import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.js';
 import { ProposerError } from '../../core/consensus/proposer.js';
-import { errorBody, ok, sszBody } from '../shared/http.js';
+import { errorBody, ok, okSsz, sszBody } from '../shared/http.js';
+import { acceptsSsz } from '../../api/media.js';
+import { type BlockTemplateView, encodeBlockTemplate } from '../../api/block-production.js';
+import { toHex } from '../../core/codec/bytes.js';
+import { MAX_BLOCK_BYTES } from '../../core/constants.js';
+import { BlockProducer, IMPORT_WAIT_SLOT_FRACTION } from './block-production.js';
 import { registerRoute } from '../shared/routes.js';
 import { beaconRoutes } from '../../api/routes/beacon.js';
 import { validatorRoutes } from '../../api/routes/validator.js';
@@ -18,6 +23,7 @@ import { registerBridgeRoutes } from './bridge-api.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
+import type { Logger } from '../../util/log.js';
 import type { BeaconNetwork } from './p2p.js';
 import { BEACON_SYNCING, type BeaconHealthView, type BlockAttestationsView, type HeadView, type PeersView, type ProposerDutiesView, type SlashingListView, type SlashingStatus, type SlashingSubmitView, type SyncingView } from '../../api/beacon.js';
 
@@ -27,8 +33,6 @@ export const SYNCING_DISTANCE_SLOTS = 2;
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 const SLASHING_STATUSES: readonly SlashingStatus[] = ['pending', 'included', 'superseded'];
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-/** A proposer waits at most a third of a slot for an earlier block still being imported (block_attestations). */
-const IMPORT_WAIT_SLOT_FRACTION = 3;
 
 /** Constant-time bearer-token check. */
 export function tokenMatches(header: string | undefined, token: string): boolean {
@@ -50,7 +54,7 @@ function uintParam(v: string, field: 'epoch' | 'slot' | 'validator index'): numb
  * network once started, undefined before: the server listens before P2P starts, so a client that
  * finds the node on the network also finds its REST port open.
  */
-export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; events?: EventHub; net?: () => BeaconNetwork | undefined }): void {
+export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconChain; engine: EngineClient; token: string; metrics: BeaconMetrics; log: Logger; events?: EventHub; net?: () => BeaconNetwork | undefined }): void {
   const { chain } = o;
   // Before P2P has started there is no peer to publish to, as for a node yet to find its first.
   const net = (): BeaconNetwork | undefined => o.net?.();
@@ -141,11 +145,23 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
-    // A proposer asks this after reading the head and reads the head again after it: waiting here
-    // for a block of an earlier slot still being imported has it build on that block, not on
-    // its parent beside it (bounded, within the validator's request deadline of half a slot).
+    // Waiting here for a block of an earlier slot still being imported has a proposer that packs
+    // these build on that block, not on its parent beside it (bounded, as the block template is).
     await chain.importsBefore(slot, (chain.genesis.config.slot_seconds * 1000) / IMPORT_WAIT_SLOT_FRACTION);
     const view: BlockAttestationsView = { slot, attestations: chain.blockAttestations(slot).map(attestationToJson), slashings: chain.blockSlashings().map(evidenceToJson) };
+    return ok(reply, view);
+  });
+
+  // The unsigned block a proposer signs: built here, on the head, from one execution payload.
+  const producer = new BlockProducer({ chain, engine: o.engine, log: o.log, maxBlockBytes: MAX_BLOCK_BYTES });
+  registerRoute(app, validatorRoutes.produceBlock, validatorRoute, async (req, reply) => {
+    const slot = uintParam(req.params.slot, 'slot');
+    if (req.query.proposer_index === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed proposer_index: required', 400);
+    const index = Number(parseDecimal(req.query.proposer_index, 'proposer_index', 32));
+    assertOnNetworkFinality();
+    const t = await producer.produce(slot, index);
+    if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeBlockTemplate(t));
+    const view: BlockTemplateView = { slot: t.slot, proposer_index: t.proposerIndex, dependent_root: toHex(t.dependentRoot), randao_last: t.randaoLast ? toHex(t.randaoLast) : null, block: blockToJson(decodeBlock(t.block)) };
     return ok(reply, view);
   });
 
@@ -157,7 +173,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     assertOnNetworkFinality();
     const ssz = sszBody(req);
     const block: Block = ssz === undefined ? blockFromJson(req.body) : decodeBlock(ssz);
-    const r = await chain.propose(block, ssz);
+    const r = await chain.processBlock(block, ssz);
     if (!r.already_known) net()?.publishBlock(block, ssz);
     return r;
   };

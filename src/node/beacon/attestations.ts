@@ -38,7 +38,7 @@ export type ReceivedAttestation = { status: 'applied'; durable: Promise<void>; v
 /** Verifies, counts and journals attestations; builds the data validators vote for. */
 export class Attestations {
   /** Handling over the chain's fork choice, pool and journal. */
-  constructor(private readonly d: AttestationDeps) {}
+  constructor(private readonly deps: AttestationDeps) {}
 
   /**
    * What a validator attesting at `slot` votes for: the head as of that slot, and the FFG source
@@ -47,10 +47,10 @@ export class Attestations {
    * ancestor at or before `slot`, as Ethereum's produceAttestationData does.
    */
   data(slot: number): AttestationDataView {
-    const fc = this.d.forkChoice;
-    if (slot > this.d.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
+    const fc = this.deps.forkChoice;
+    if (slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
     const head = fc.blockAtSlot(fc.head(), slot);
-    const epoch = epochOfSlot(this.d.genesis, slot);
+    const epoch = epochOfSlot(this.deps.genesis, slot);
     return { slot, beacon_block_root: head, source: this.sourceFor(head, epoch), target: { epoch, root: fc.checkpointFor(head, epoch) } };
   }
 
@@ -60,27 +60,27 @@ export class Attestations {
    * (UNKNOWN_VALIDATOR, FUTURE_SLOT, INVALID_SIGNATURE, SLASHABLE_ATTESTATION).
    */
   async receive(att: Attestation): Promise<ReceivedAttestation> {
-    const { forkChoice, metrics } = this.d;
-    const v = this.d.registry()[att.validatorIndex];
+    const { forkChoice, metrics } = this.deps;
+    const v = this.deps.registry()[att.validatorIndex];
     if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
-    if (att.data.slot > this.d.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
+    if (att.data.slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
     const t = performance.now();
-    const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.d.genesis.chain_id);
+    const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.deps.genesis.chain_id);
     metrics.signature(performance.now() - t, ok);
     if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
     // The detector holds the signed votes fork choice does not: it builds (and announces) the evidence.
-    await this.d.slashing.observeAttestation(att);
+    await this.deps.slashing.observeAttestation(att);
     const outcome = forkChoice.onAttestation(toForkChoiceAttestation(att));
     metrics.attestationsReceived.inc();
     if (outcome.status === 'slashable') {
       throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
     }
-    if (outcome.status === 'applied' || outcome.status === 'duplicate') this.d.light().observe(att, forkChoice.finalized().epoch);
+    if (outcome.status === 'applied' || outcome.status === 'duplicate') this.deps.light().observe(att, forkChoice.finalized().epoch);
     if (outcome.status !== 'applied') return { status: outcome.status };
-    this.d.pool.add(att);
+    this.deps.pool.add(att);
     // Queued under the lock, so journal order is acceptance order; awaited outside it, so
     // attestations arriving together share one synced write instead of one each.
-    const durable = this.d.journal.append(att);
+    const durable = this.deps.journal.append(att);
     return { status: outcome.status, durable, validator: v.address };
   }
 
@@ -90,11 +90,11 @@ export class Attestations {
    * still validly included, since inclusion rules do not depend on any node's fork-choice state.
    */
   applyIncluded(atts: readonly Attestation[]): void {
-    const { forkChoice, log } = this.d;
+    const { forkChoice, log } = this.deps;
     for (const att of atts) {
       try {
         const outcome = forkChoice.onAttestation(toForkChoiceAttestation(att));
-        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.d.light().observe(att, forkChoice.finalized().epoch);
+        if (outcome.status === 'applied' || outcome.status === 'duplicate') this.deps.light().observe(att, forkChoice.finalized().epoch);
         // The detector (which holds the signed votes) turns it into evidence and announces it.
         if (outcome.status === 'slashable') log.warn('slashable attestation included in a block', { validator: att.validatorIndex, kind: outcome.evidence.kind });
       } catch (err) {
@@ -111,23 +111,23 @@ export class Attestations {
    * at most (the chain's snapshot retires older entries), so this is cheap at any chain length.
    */
   async replayJournal(): Promise<void> {
-    const { forkChoice, log } = this.d;
-    const entries = await this.d.journal.load();
+    const { forkChoice, log } = this.deps;
+    const entries = await this.deps.journal.load();
     let applied = 0;
     for (const e of entries) {
       try {
         if ('error' in e) throw e.error;
         const att = e.attestation;
-        const v = this.d.registry()[att.validatorIndex];
+        const v = this.deps.registry()[att.validatorIndex];
         if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
         // Its signature was checked before it was journaled; only the effects are redone (the
         // slashing index included: its entries since the last snapshot were not written yet).
-        await this.d.slashing.observeAttestation(att);
+        await this.deps.slashing.observeAttestation(att);
         const status = forkChoice.onAttestation(toForkChoiceAttestation(att)).status;
         // A duplicate was already in the snapshot; either way it is includable again.
         if (status === 'applied' || status === 'duplicate') {
-          this.d.pool.add(att);
-          this.d.light().observe(att, forkChoice.finalized().epoch);
+          this.deps.pool.add(att);
+          this.deps.light().observe(att, forkChoice.finalized().epoch);
         }
         if (status === 'applied') applied++;
       } catch (err) {
@@ -145,7 +145,7 @@ export class Attestations {
    * finalized checkpoint is justified, so this ends there at the latest).
    */
   private sourceFor(head: string, epoch: number): CheckpointHex {
-    const fc = this.d.forkChoice;
+    const fc = this.deps.forkChoice;
     const best = fc.justified();
     if (best.epoch < epoch || epoch === 0) return best;
     const fin = fc.finalized();

@@ -18,7 +18,7 @@ import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../
 import type { Attestation } from '../../core/types/attestation.js';
 import { type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
 import { type Block, blockHash, canonicalHeaderBytes, encodeBlock, signedHeaderOf } from '../../core/types/block.js';
-import { headerOfBlockBytes, signatureOfBlockBytes } from './block-bytes.js';
+import { headerOfBlockBytes, signatureOfBlockBytes } from '../../core/types/block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
 import type { ImportResult, RegistryEntry } from '../../api/execution.js';
@@ -340,11 +340,11 @@ export class BeaconChain {
    * block whose parent is being imported waits for its parent: queued, never refused as unknown.
    * `onChecked` is called once a new block passed the beacon's checks, before execution has it.
    */
-  propose(block: Block, ssz?: Uint8Array, onChecked?: () => void): Promise<ProposeResult> {
+  processBlock(block: Block, ssz?: Uint8Array, onChecked?: () => void): Promise<ProposeResult> {
     const root = toHex(blockHash(block.header));
     const inFlight = this.importing.get(root);
     // Then checked as a copy of the accepted block (or imported again if the first copy failed).
-    if (inFlight) return inFlight.done.catch(() => undefined).then(() => this.propose(block, ssz));
+    if (inFlight) return inFlight.done.catch(() => undefined).then(() => this.processBlock(block, ssz));
     const parentImport = this.importing.get(toHex(block.header.parentHash))?.done;
     const done = (parentImport ? parentImport.catch(() => undefined) : Promise.resolve()).then(() => this.importBlock(block, ssz, root, onChecked));
     const slotMs = this.genesis.config.slot_seconds * 1000;
@@ -458,7 +458,9 @@ export class BeaconChain {
     }
     this.log.info('block accepted', { slot, number: h.index, hash: root, proposer: validator.index, txs: record.transactions, state_root: record.state_root });
     this.events?.publish('new_block', { slot, block_hash: root, proposer: c.proposer, transactions: record.transactions });
-    await this.refreshRegistry();
+    // Execution says when the block changed its registry (deposits, exits, re-commitments,
+    // slashings); an answer that does not say (an older node) is taken as a change.
+    if (result.registry_changed !== false) await this.refreshRegistry();
     await this.link.updateHead();
     return { block_hash: root, slot, index: h.index, state_root: record.state_root, transactions: record.transactions, already_known: false };
   }

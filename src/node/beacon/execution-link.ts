@@ -47,12 +47,12 @@ export class ExecutionLink {
   private checking = false;
 
   /** A link that has told execution nothing yet. */
-  constructor(private readonly d: ExecutionLinkDeps) {}
+  constructor(private readonly deps: ExecutionLinkDeps) {}
 
   /** Execution last heard of fork choice's current head and finalized block (a store reopened from its snapshot). */
   resume(): void {
-    this.lastHead = this.d.forkChoice.head();
-    this.lastFinalized = this.d.forkChoice.finalized().root;
+    this.lastHead = this.deps.forkChoice.head();
+    this.lastFinalized = this.deps.forkChoice.finalized().root;
   }
 
   /** The finalized block execution was last told of. */
@@ -62,7 +62,7 @@ export class ExecutionLink {
 
   /** Whether the beacon can make progress: execution reachable, on this chain, and taking its blocks. */
   health(): BeaconHealth {
-    const link = this.d.engine.linkProblem();
+    const link = this.deps.engine.linkProblem();
     if (link) return { healthy: false, reason: link.code, message: link.message };
     if (this.rejectedInRow >= UNHEALTHY_AFTER_REJECTIONS) {
       return { healthy: false, reason: 'PROPOSALS_REJECTED', message: `execution rejected the last ${this.rejectedInRow} proposals (last: ${this.lastRejection})` };
@@ -72,13 +72,16 @@ export class ExecutionLink {
 
   /** Has execution apply a checked block (its SSZ bytes); a refusal is a BeaconError (EXECUTION_REJECTED) or WrongChainError. */
   async newPayload(ssz: Uint8Array): Promise<Awaited<ReturnType<EngineClient['newPayload']>>> {
-    const result = await this.d.engine.newPayload(ssz).catch((err: SvcError) => {
+    const result = await this.deps.engine.newPayload(ssz).catch((err: SvcError) => {
       this.rejectedInRow++;
       this.lastRejection = `${err.code}: ${err.message}`;
       if (err instanceof WrongChainError) throw err;
       throw new ExecutionRejectedError(err.code, `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
     });
     this.rejectedInRow = 0;
+    // A new block on execution's head became its head: a forkchoiceUpdated naming it would change
+    // nothing, so updateHead skips it when fork choice agrees.
+    if (result.canonical && !result.already_known) this.lastHead = result.block_hash;
     return result;
   }
 
@@ -90,14 +93,14 @@ export class ExecutionLink {
    * on the next block, attestation or slot.
    */
   async updateHead(): Promise<void> {
-    const { forkChoice, engine, events, metrics, log } = this.d;
+    const { forkChoice, engine, events, metrics, log } = this.deps;
     const head = forkChoice.head();
     const fin = forkChoice.finalized();
     if (head !== this.lastPublishedHead) {
       // Validators learn here that the head changed branch, so duties drawn on the old one are
       // refetched before their slot rather than found stale at it.
       this.lastPublishedHead = head;
-      events?.publish('head', { slot: this.d.record(head)!.slot, block_hash: head, proposer_dependent_roots: this.d.headDependentRoots(head) });
+      events?.publish('head', { slot: this.deps.record(head)!.slot, block_hash: head, proposer_dependent_roots: this.deps.headDependentRoots(head) });
     }
     if (head === this.lastHead && fin.root === this.lastFinalized) return;
     // Execution refuses a head that does not descend from the finalized block (409). Fork choice
@@ -115,26 +118,28 @@ export class ExecutionLink {
       return;
     }
     let reverted: number;
+    let applied: number;
     try {
-      ({ reverted } = await engine.forkchoiceUpdated(head, fin.root));
+      ({ reverted, applied } = await engine.forkchoiceUpdated(head, fin.root));
     } catch (err) {
       const code = err instanceof SvcError ? err.code : 'INTERNAL';
       metrics.forkchoiceUpdatesFailed.inc({ reason: code });
       log.warn('execution refused forkchoiceUpdated; will retry', { head, finalized: fin.root, code, error: (err as Error).message });
       return;
     }
-    // A reorg can revert or apply deposits and exits, and execution checks the proposer draw
-    // against its registry: the beacon's copy must follow, or the next proposals would be drawn
-    // from a registry execution no longer has and be refused.
-    if (reverted > 0) {
-      await this.d.refreshRegistry().catch((err: Error) => log.warn('registry refresh after a reorg failed; refreshed again on the next block', { error: err.message }));
+    // A reorg (or catching up on blocks imported off its head) can revert or apply deposits and
+    // exits that newPayload did not report as changes of the current registry. Execution checks
+    // the proposer draw against its registry: the beacon's copy must follow, or the next
+    // proposals would be drawn from a registry execution no longer has and be refused.
+    if (reverted > 0 || applied > 0) {
+      await this.deps.refreshRegistry().catch((err: Error) => log.warn('registry refresh after a reorg failed; refreshed again on the next block', { error: err.message }));
     }
     if (fin.root !== this.lastFinalized) {
       metrics.finalizedEpoch.set(fin.epoch);
       metrics.blocksFinalized.inc(this.newlyFinalized(fin.root));
       events?.publish('finalized_checkpoint', { epoch: fin.epoch, root: fin.root });
       log.info('finalized', { epoch: fin.epoch, root: fin.root });
-      await this.d.onFinalized(fin);
+      await this.deps.onFinalized(fin);
       forkChoice.prune();
     }
     this.lastHead = head;
@@ -152,11 +157,11 @@ export class ExecutionLink {
     if (this.checking) return;
     this.checking = true;
     try {
-      const before = this.d.engine.linkProblem()?.code;
-      await this.d.engine.checkChain().catch(() => undefined);
-      const now = this.d.engine.linkProblem();
-      if (now && now.code !== before) this.d.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
-      else if (!now && before) this.d.log.info('execution link restored', { was: before });
+      const before = this.deps.engine.linkProblem()?.code;
+      await this.deps.engine.checkChain().catch(() => undefined);
+      const now = this.deps.engine.linkProblem();
+      if (now && now.code !== before) this.deps.log.error('execution cannot be driven; nothing is sent to it until this is resolved', { code: now.code, error: now.message });
+      else if (!now && before) this.deps.log.info('execution link restored', { was: before });
     } finally {
       this.checking = false;
     }
@@ -169,8 +174,8 @@ export class ExecutionLink {
    * is the number of blocks.
    */
   private newlyFinalized(root: string): number {
-    const now = this.d.record(root)?.index;
-    const before = this.d.record(this.lastFinalized)?.index ?? 0;
+    const now = this.deps.record(root)?.index;
+    const before = this.deps.record(this.lastFinalized)?.index ?? 0;
     return now === undefined ? 0 : Math.max(0, now - before);
   }
 }

@@ -9,7 +9,7 @@ import { parseDecimal } from '../../core/codec/json.js';
 import { MAX_LIGHT_HEADERS } from '../../core/constants.js';
 import { SvcError } from '../../core/errors.js';
 import { type BlockHeader, blockHash, headerToJson } from '../../core/types/block.js';
-import { headerOfBlockBytes } from './block-bytes.js';
+import { headerOfBlockBytes } from '../../core/types/block-bytes.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { FinalityUpdateJson, HeaderChainView, LightBootstrapView, LightProofView } from '../../api/light.js';
 import { ok } from '../shared/http.js';

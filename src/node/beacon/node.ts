@@ -137,7 +137,7 @@ export class BeaconNode {
     // HTTP listens before P2P starts: a client (or test) that finds the node on the network, or
     // reads its `p2p listening` line, must find the REST port open, not refused.
     let net: BeaconNetwork | undefined;
-    registerBeaconRoutes(app, { chain, engine, token, metrics, events, ...(o.p2p ? { net: () => net } : {}) });
+    registerBeaconRoutes(app, { chain, engine, token, metrics, log: o.log, events, ...(o.p2p ? { net: () => net } : {}) });
     const closeAll = async (): Promise<void> => {
       events.close();
       await app.close().catch(() => undefined);

@@ -99,7 +99,7 @@ export class BeaconNetwork {
             return false; // not in the fork-choice tree: not on the head's chain
           }
         },
-        importBlock: (b, ssz) => chain.propose(b, ssz),
+        importBlock: (b, ssz) => chain.processBlock(b, ssz),
       },
       host,
       limits: this.limits.blocksByRange,
@@ -211,7 +211,7 @@ export class BeaconNetwork {
     // build beside it meanwhile (issue 33). Execution's verdict still decides whether it is kept.
     let checked!: () => void;
     const passed = new Promise<'checked'>((resolve) => (checked = () => resolve('checked')));
-    const imported = this.chain.propose(block, data, checked);
+    const imported = this.chain.processBlock(block, data, checked);
     try {
       const first = await Promise.race([passed, imported]);
       if (first === 'checked') {

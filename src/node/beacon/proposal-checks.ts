@@ -17,7 +17,7 @@ import { type Block, blockMerkleRoot, bodyMerkleRoot, canonicalHeaderBytes, head
 import { txHash } from '../../core/types/transaction.js';
 import type { RegistryEntry } from '../../api/execution.js';
 import type { Logger } from '../../util/log.js';
-import { envelopesOfBlockBytes, sameBytes, signatureOfBlockBytes } from './block-bytes.js';
+import { envelopesOfBlockBytes, sameBytes, signatureOfBlockBytes } from '../../core/types/block-bytes.js';
 import { BeaconError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
 import type { BeaconMetrics } from './metrics.js';

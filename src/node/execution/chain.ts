@@ -24,7 +24,7 @@ import { Authorizations } from './txpool/authorizations.js';
 import { ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import { Registry } from './registry.js';
+import { Registry, type RegistryChanges } from './registry.js';
 import type { RegistryEntry, Receipt } from '../../api/execution.js';
 import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
@@ -285,14 +285,14 @@ export class ExecutionChain {
    * given, are the transactions' canonical envelopes as received (decodeBlockWithEnvelopes), in order.
    */
   async importBlock(block: Block, envelopes?: Uint8Array[]): Promise<ImportResult> {
-    return (await this.importBlockWithJson(block, envelopes)).result;
+    return (await this.importForAnswer(block, envelopes)).result;
   }
 
   /**
    * importBlock, also returning each receipt as the JSON string stored for it (absent for a block
    * already known), so the engine route answers without serialising 1,428 receipts a second time.
    */
-  importBlockWithJson(block: Block, envelopes?: Uint8Array[]): Promise<ImportWithJson> {
+  importForAnswer(block: Block, envelopes?: Uint8Array[]): Promise<ImportWithJson> {
     return this.mutex.run(async () => {
       try {
         return await this.importLocked(block, envelopes ?? block.transactions.map(encodeTx));
@@ -303,8 +303,8 @@ export class ExecutionChain {
     });
   }
 
-  private summary(r: BlockRecord, receipts: Receipt[], canonical: boolean, already: boolean): ImportResult {
-    return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already };
+  private summary(r: BlockRecord, receipts: Receipt[], canonical: boolean, already: boolean, registryChanged = false): ImportResult {
+    return { status: 'VALID', block_hash: r.hash, block_number: r.index, state_root: r.state_root, gas_used: r.gas_used, receipts, canonical, already_known: already, registry_changed: registryChanged };
   }
 
   private async importLocked(block: Block, envelopes: Uint8Array[]): Promise<ImportWithJson> {
@@ -417,7 +417,8 @@ export class ExecutionChain {
     this.blocks.remember(record, changes);
     this.log.info('block imported', { number: record.index, hash, txs: record.tx_count, gas_used: record.gas_used, canonical: extendsHead, state_root: record.state_root });
     if (extendsHead) this.notifyCanonical({ applied: [{ record, txHashes: hashes, senders: exec.senders, slashed: slashed.length }], reverted: [] });
-    return { result: this.summary(record, exec.receipts, extendsHead, false), receiptsJson, ...(stored ? { receiptsEncoded: { bytes: stored.receiptBytes, lengths: stored.index.receiptLengths } } : {}) };
+    const registryChanged = extendsHead && registryTouched(changes.registry);
+    return { result: this.summary(record, exec.receipts, extendsHead, false, registryChanged), receiptsJson, ...(stored ? { receiptsEncoded: { bytes: stored.receiptBytes, lengths: stored.index.receiptLengths } } : {}) };
   }
 
   /**
@@ -518,3 +519,7 @@ function rootOf(r: BlockRecord): NodeRef {
   return { version: r.root_version, hash: parseHex(r.state_root, 'state_root', HASH_BYTES) };
 }
 
+/** Whether a block's registry changes change anything (added, exited, re-committed or slashed validators). */
+function registryTouched(c: RegistryChanges): boolean {
+  return c.added.length > 0 || c.exited.length > 0 || (c.recommitted?.length ?? 0) > 0 || (c.slashed?.length ?? 0) > 0;
+}

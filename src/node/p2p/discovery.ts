@@ -83,11 +83,11 @@ export class Discovery {
 
   constructor(
     private readonly host: DiscoveryHost,
-    private readonly o: DiscoveryOptions,
+    private readonly opts: DiscoveryOptions,
   ) {
-    this.book = new AddressBook(o.dataDir, o.genesisHash.toLowerCase(), o.slotMs, o.log);
-    this.limits = peerExchangeLimits(o.slotMs);
-    this.budget = new PexBudget(o.slotMs);
+    this.book = new AddressBook(opts.dataDir, opts.genesisHash.toLowerCase(), opts.slotMs, opts.log);
+    this.limits = peerExchangeLimits(opts.slotMs);
+    this.budget = new PexBudget(opts.slotMs);
   }
 
   /**
@@ -96,7 +96,7 @@ export class Discovery {
    * meantime cover the heal too).
    */
   private get dialTimeoutMs(): number {
-    return Math.min(10_000, Math.max(5_000, 2 * this.o.slotMs));
+    return Math.min(10_000, Math.max(5_000, 2 * this.opts.slotMs));
   }
 
   /** Loads the persisted book, adds the bootnodes and starts dialling. */
@@ -108,8 +108,8 @@ export class Discovery {
       this.book.addBootnode(b.peerId, b.addr.toString().replace(/\/p2p\/[^/]+$/, ''));
       this.discovered(b.peerId, 'bootnode');
     }
-    if (loaded.length > 0) this.o.log.info('p2p address book loaded', { layer: this.o.layer, peers: loaded.length, path: this.book.path });
-    const tickMs = Math.max(100, Math.min(1_000, Math.floor(this.o.slotMs / 4)));
+    if (loaded.length > 0) this.opts.log.info('p2p address book loaded', { layer: this.opts.layer, peers: loaded.length, path: this.book.path });
+    const tickMs = Math.max(100, Math.min(1_000, Math.floor(this.opts.slotMs / 4)));
     this.timer = setInterval(() => this.tick(), tickMs);
     this.timer.unref();
     this.tick();
@@ -127,7 +127,7 @@ export class Discovery {
   private discovered(peer: string, source: 'bootnode' | 'peer_exchange' | 'inbound'): void {
     if (this.known.has(peer)) return;
     if (this.known.size < 100_000) this.known.add(peer);
-    this.o.metrics.peerDiscovered(source);
+    this.opts.metrics.peerDiscovered(source);
   }
 
   private tick(): void {
@@ -136,18 +136,18 @@ export class Discovery {
     const connected = this.host.connectedPeers();
     this.dialDue(connected, now);
     if (now >= this.nextPexAt) {
-      this.nextPexAt = now + (connected.size < this.o.maxPeers ? this.o.slotMs : PEX_IDLE_SLOTS * this.o.slotMs);
+      this.nextPexAt = now + (connected.size < this.opts.maxPeers ? this.opts.slotMs : PEX_IDLE_SLOTS * this.opts.slotMs);
       const confirmed = [...connected].filter((p) => this.book.get(p)?.confirmed);
       if (confirmed.length > 0) void this.askPeers(confirmed[this.pexTurn++ % confirmed.length]!);
     }
     if (now >= this.nextSaveAt) {
-      this.nextSaveAt = now + Math.max(2_000, this.o.slotMs);
+      this.nextSaveAt = now + Math.max(2_000, this.opts.slotMs);
       void this.book.save();
     }
   }
 
   private dialDue(connected: Set<string>, now: number): void {
-    let room = Math.min(MAX_DIALS_IN_FLIGHT - this.inFlight, this.o.maxPeers - connected.size - this.inFlight);
+    let room = Math.min(MAX_DIALS_IN_FLIGHT - this.inFlight, this.opts.maxPeers - connected.size - this.inFlight);
     if (room <= 0) return;
     const due: BookEntry[] = [];
     for (const e of this.book.all()) {
@@ -172,12 +172,12 @@ export class Discovery {
         reached = true;
       })
       .then(() => {
-        if (e.bootnode) this.o.metrics.bootnodeDial('ok');
+        if (e.bootnode) this.opts.metrics.bootnodeDial('ok');
       })
       .catch((err: unknown) => {
-        if (e.bootnode) this.o.metrics.bootnodeDial('failed');
+        if (e.bootnode) this.opts.metrics.bootnodeDial('failed');
         this.book.dialFailed(e.peerId, reached);
-        this.o.log.debug('p2p dial failed', { layer: this.o.layer, peer: e.peerId, bootnode: e.bootnode, confirmed: e.confirmed, reached, retryInMs: Math.max(0, e.nextDialAt - Date.now()), error: (err as Error).message });
+        this.opts.log.debug('p2p dial failed', { layer: this.opts.layer, peer: e.peerId, bootnode: e.bootnode, confirmed: e.confirmed, reached, retryInMs: Math.max(0, e.nextDialAt - Date.now()), error: (err as Error).message });
       })
       .finally(() => {
         e.dialing = false;
@@ -209,7 +209,7 @@ export class Discovery {
     if (!this.host.connectedPeers().has(peer)) return;
     const fresh = this.book.confirm(peer, this.dialableOf(peer));
     if (fresh) {
-      this.o.log.debug('p2p peer confirmed', { layer: this.o.layer, peer });
+      this.opts.log.debug('p2p peer confirmed', { layer: this.opts.layer, peer });
       void this.askPeers(peer);
     }
   }
@@ -245,7 +245,7 @@ export class Discovery {
       peerId: r.peerId,
       addrs: loopback ? r.addrs : r.addrs.filter((a) => !/^\/ip4\/127\.|^\/ip6\/::1\/|^\/dns\d?\/localhost\//.test(a)),
     }));
-    yield encodePexResponse(this.o.genesisHash, records.filter((r) => r.addrs.length > 0).slice(0, n));
+    yield encodePexResponse(this.opts.genesisHash, records.filter((r) => r.addrs.length > 0).slice(0, n));
   }
 
   /** Asks `peer` for its peers and learns the dialable ones. Never throws. */
@@ -254,23 +254,23 @@ export class Discovery {
     try {
       chunks = await this.host.request(peer, PEER_EXCHANGE_PROTOCOL, encodePexRequest(MAX_PEER_RECORDS), this.limits);
     } catch (err) {
-      this.o.log.debug('p2p peer exchange failed', { layer: this.o.layer, peer, error: (err as Error).message });
+      this.opts.log.debug('p2p peer exchange failed', { layer: this.opts.layer, peer, error: (err as Error).message });
       return;
     }
     let records;
     try {
       const answer = singleAnswer(chunks);
       if (answer === null) {
-        this.o.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'no_answer');
-        this.o.log.debug('p2p peer exchange ended without an answer', { layer: this.o.layer, peer });
+        this.opts.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'no_answer');
+        this.opts.log.debug('p2p peer exchange ended without an answer', { layer: this.opts.layer, peer });
         return;
       }
-      records = decodePexResponse(answer, this.o.genesisHash).records;
+      records = decodePexResponse(answer, this.opts.genesisHash).records;
     } catch (err) {
       const fault = err instanceof PeerExchangeError ? err.fault : 'malformed';
-      this.o.metrics.messageRejected(PEER_EXCHANGE_PROTOCOL, fault);
+      this.opts.metrics.messageRejected(PEER_EXCHANGE_PROTOCOL, fault);
       this.host.penalise(peer, `pex_${fault}`);
-      this.o.log.warn('p2p peer-exchange response refused', { layer: this.o.layer, peer, reason: fault, error: (err as Error).message });
+      this.opts.log.warn('p2p peer-exchange response refused', { layer: this.opts.layer, peer, reason: fault, error: (err as Error).message });
       return;
     }
     const conn = this.host.connectionOf(peer);
@@ -279,7 +279,7 @@ export class Discovery {
     for (const r of records) {
       if (r.peerId === this.host.peerId) continue;
       const addrs = r.addrs.map((a) => dialableAddr(a, r.peerId, loopback)).filter((a): a is string => a !== undefined);
-      if (addrs.length < r.addrs.length) this.o.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'undialable_address');
+      if (addrs.length < r.addrs.length) this.opts.metrics.messageIgnored(PEER_EXCHANGE_PROTOCOL, 'undialable_address');
       if (addrs.length === 0) continue;
       if (this.book.learn(r.peerId, [...new Set(addrs)])) {
         learned++;
@@ -287,7 +287,7 @@ export class Discovery {
       }
     }
     if (learned > 0) {
-      this.o.log.debug('p2p peers learned by peer exchange', { layer: this.o.layer, from: peer, learned });
+      this.opts.log.debug('p2p peers learned by peer exchange', { layer: this.opts.layer, from: peer, learned });
       this.dialDue(this.host.connectedPeers(), Date.now());
     }
   }

@@ -34,7 +34,7 @@ export class AttestationRounds {
   private work: Promise<void> = Promise.resolve();
   private slotData: SlotData | undefined;
 
-  constructor(private readonly o: AttestationRoundsOptions) {}
+  constructor(private readonly opts: AttestationRoundsOptions) {}
 
   /** The promise of the rounds queued so far (the keys' own lanes not included). */
   get lane(): Promise<void> {
@@ -48,8 +48,8 @@ export class AttestationRounds {
    */
   run(slot: number, when: 'head-at-slot' | 'always', trigger: AttestTrigger): void {
     this.work = this.work.then(async () => {
-      if (!this.o.running() || slotAt(this.o.genesis, this.o.clock()) > slot) return;
-      const due = this.o.keys().filter((k) => k.due(slot) !== undefined);
+      if (!this.opts.running() || slotAt(this.opts.genesis, this.opts.clock()) > slot) return;
+      const due = this.opts.keys().filter((k) => k.due(slot) !== undefined);
       if (due.length === 0) return;
       // A key re-sending a vote it already signed needs neither the head nor new data.
       for (const k of due) if (k.due(slot) === 'resend') k.enqueue(`attest at slot ${slot}`, () => k.attest(slot, undefined, trigger));
@@ -58,12 +58,12 @@ export class AttestationRounds {
       let data: AttestationDataView;
       try {
         if (when === 'head-at-slot') {
-          const head = await this.o.call(this.o.beacon.head());
+          const head = await this.opts.call(this.opts.beacon.head());
           if (head.slot < slot) return;
         }
         data = await this.attestationData(slot);
       } catch (err) {
-        this.o.failure(`attest at slot ${slot}`, err);
+        this.opts.failure(`attest at slot ${slot}`, err);
         return;
       }
       for (const k of fresh) k.enqueue(`attest at slot ${slot}`, () => k.attest(slot, data, trigger));
@@ -73,11 +73,11 @@ export class AttestationRounds {
   /** The beacon's attestation data for `slot`, asked once per slot (a failed answer is asked again). */
   private attestationData(slot: number): Promise<AttestationDataView> {
     if (this.slotData?.slot === slot) return this.slotData.data;
-    const epoch = epochOfSlot(this.o.genesis, slot);
+    const epoch = epochOfSlot(this.opts.genesis, slot);
     const what = `GET /api/v1/validator/attestation_data?slot=${slot}`;
-    const data = this.o.call(this.o.beacon.attestationData(slot)).then((d) => {
-      if (d.slot !== slot) throw this.o.beacon.badResponse(what, `it answered slot ${d.slot}`);
-      if (d.target.epoch !== epoch) throw this.o.beacon.badResponse(what, `target epoch ${d.target.epoch} is not the slot's epoch ${epoch}`);
+    const data = this.opts.call(this.opts.beacon.attestationData(slot)).then((d) => {
+      if (d.slot !== slot) throw this.opts.beacon.badResponse(what, `it answered slot ${d.slot}`);
+      if (d.target.epoch !== epoch) throw this.opts.beacon.badResponse(what, `target epoch ${d.target.epoch} is not the slot's epoch ${epoch}`);
       return d;
     });
     const entry = { slot, data };

@@ -56,8 +56,8 @@ export class BridgeDuty {
   private again = false;
   private timer: unknown;
 
-  constructor(private readonly o: BridgeDutyOptions) {
-    this.source = toHex(genesisHash(o.genesis));
+  constructor(private readonly opts: BridgeDutyOptions) {
+    this.source = toHex(genesisHash(opts.genesis));
   }
 
   /** Starts the epoch poll and runs a first pass. */
@@ -71,7 +71,7 @@ export class BridgeDuty {
   /** Stops the poll and waits for a pass in progress. */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer !== undefined) this.o.timers.clearTimeout(this.timer);
+    if (this.timer !== undefined) this.opts.timers.clearTimeout(this.timer);
     this.timer = undefined;
     await this.idle();
   }
@@ -83,7 +83,7 @@ export class BridgeDuty {
 
   /** A `bridge_bid_registered` event: sign now rather than at the next poll. */
   onRegistered(e: { bid: string }): void {
-    this.o.log.debug('bridge BID registered: signing pending BIDs', { bid: e.bid });
+    this.opts.log.debug('bridge BID registered: signing pending BIDs', { bid: e.bid });
     this.trigger();
   }
 
@@ -102,7 +102,7 @@ export class BridgeDuty {
     this.pass = (async () => {
       do {
         this.again = false;
-        await this.run().catch((err: Error) => this.o.log.warn('bridge duty pass failed', { error: err.message }));
+        await this.run().catch((err: Error) => this.opts.log.warn('bridge duty pass failed', { error: err.message }));
       } while (this.again && this.running);
     })().finally(() => {
       this.pass = undefined;
@@ -111,12 +111,12 @@ export class BridgeDuty {
 
   private arm(): void {
     if (!this.running) return;
-    const g = this.o.genesis;
+    const g = this.opts.genesis;
     const spe = g.config.slots_per_epoch;
-    const now = this.o.clock();
+    const now = this.opts.clock();
     const nextEpochSlot = (Math.floor(slotAt(g, now) / spe) + 1) * spe;
     const at = slotStartMs(g, nextEpochSlot) + (g.config.slot_seconds * 1000) / 2;
-    this.timer = this.o.timers.setTimeout(() => {
+    this.timer = this.opts.timers.setTimeout(() => {
       this.timer = undefined;
       this.trigger();
       this.arm();
@@ -124,11 +124,11 @@ export class BridgeDuty {
   }
 
   private async run(): Promise<void> {
-    const signers = this.o.signers();
+    const signers = this.opts.signers();
     if (signers.length === 0) return;
     // Apart from the BIDs: a registration the beacon cannot list must not hold up BID signatures.
-    await this.o.registrations?.run(signers).catch((err: Error) => this.o.log.warn('registration signing pass failed', { error: err.message }));
-    const bids = (await Promise.all(SIGNABLE.map((status) => this.o.beacon.bridgeBids({ status, direction: 'outgoing', limit: LIST_LIMIT })))).flat();
+    await this.opts.registrations?.run(signers).catch((err: Error) => this.opts.log.warn('registration signing pass failed', { error: err.message }));
+    const bids = (await Promise.all(SIGNABLE.map((status) => this.opts.beacon.bridgeBids({ status, direction: 'outgoing', limit: LIST_LIMIT })))).flat();
     const listed = new Set(bids.map((b) => b.bid));
     for (const id of [...this.signed]) if (!listed.has(id.slice(0, id.indexOf('/')))) this.signed.delete(id);
     for (const id of [...this.refused]) if (!listed.has(id)) this.refused.delete(id);
@@ -140,25 +140,25 @@ export class BridgeDuty {
       if (computed !== b.bid || wrongSource) {
         this.refused.add(b.bid);
         // A refusal is about the BID, not a key: counted once, in the process total.
-        this.o.metrics.bridgeSignatures.inc({ result: 'refused' });
-        this.o.log.warn('refusing to sign a BID the beacon listed', { bid: b.bid, reason: wrongSource ? `its source ${toHex(b.fields.source)} is not this chain ${this.source}` : `its fields hash to ${computed}` });
+        this.opts.metrics.bridgeSignatures.inc({ result: 'refused' });
+        this.opts.log.warn('refusing to sign a BID the beacon listed', { bid: b.bid, reason: wrongSource ? `its source ${toHex(b.fields.source)} is not this chain ${this.source}` : `its fields hash to ${computed}` });
         continue;
       }
       for (const { index, key } of signers) {
         if (!this.running) return;
         const id = `${b.bid}/${index}`;
         if (this.signed.has(id)) continue;
-        const s = signBid(parseHex(b.bid, 'bid', 32), index, key, this.o.genesis.chain_id);
-        this.o.metrics.signed('bridge_bid');
+        const s = signBid(parseHex(b.bid, 'bid', 32), index, key, this.opts.genesis.chain_id);
+        this.opts.metrics.signed('bridge_bid');
         try {
-          const r = await this.o.beacon.submitBidSignature(b.bid, { validator_index: index, signature: toHex(s.signature) });
+          const r = await this.opts.beacon.submitBidSignature(b.bid, { validator_index: index, signature: toHex(s.signature) });
           this.signed.add(id);
-          this.o.metrics.bridgeSigned(index, r.added ? 'added' : 'known');
-          this.o.log.info('bridge BID signed', { bid: b.bid, validator_index: index, added: r.added, status: r.status, signers: r.signers });
+          this.opts.metrics.bridgeSigned(index, r.added ? 'added' : 'known');
+          this.opts.log.info('bridge BID signed', { bid: b.bid, validator_index: index, added: r.added, status: r.status, signers: r.signers });
         } catch (err) {
           // Left unsigned in memory: the next pass (event or epoch) posts it again.
-          this.o.metrics.bridgeSigned(index, 'failed');
-          this.o.log.warn('bridge BID signature not accepted', { bid: b.bid, validator_index: index, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
+          this.opts.metrics.bridgeSigned(index, 'failed');
+          this.opts.log.warn('bridge BID signature not accepted', { bid: b.bid, validator_index: index, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
         }
       }
     }

@@ -91,7 +91,7 @@ export class RegistrationSigning {
   private readonly refused = new Set<string>();
 
   constructor(
-    private readonly o: {
+    private readonly opts: {
       genesis: Genesis;
       policy: readonly AcceptedCounterpart[];
       beacon: BridgeBeaconClient;
@@ -99,16 +99,16 @@ export class RegistrationSigning {
       metrics: ValidatorMetrics;
     },
   ) {
-    this.self = toHex(genesisHash(o.genesis));
+    this.self = toHex(genesisHash(opts.genesis));
   }
 
   /** One pass: lists the beacon's requests and signs (with every key not yet in a request's signatures) those the policy accepts. */
   async run(signers: ReadonlyArray<{ index: number; key: MlDsaKeyPair }>): Promise<void> {
-    const requests = await this.o.beacon.registrations();
+    const requests = await this.opts.beacon.registrations();
     for (const r of requests) {
-      const why = policyRefusal(this.o.policy, r, this.self);
+      const why = policyRefusal(this.opts.policy, r, this.self);
       if (why !== undefined) {
-        if (!this.refused.has(r.id)) this.o.log.warn('refusing to sign a counterpart registration', { registration: r.id, counterpart: r.terms.counterpart_chain_id, reason: why });
+        if (!this.refused.has(r.id)) this.opts.log.warn('refusing to sign a counterpart registration', { registration: r.id, counterpart: r.terms.counterpart_chain_id, reason: why });
         this.refused.add(r.id);
         continue;
       }
@@ -122,13 +122,13 @@ export class RegistrationSigning {
       };
       for (const { index, key } of signers) {
         if (have.has(index)) continue;
-        const s = signRegistration(terms, index, key, this.o.genesis.chain_id);
-        this.o.metrics.signed('bridge_registration');
+        const s = signRegistration(terms, index, key, this.opts.genesis.chain_id);
+        this.opts.metrics.signed('bridge_registration');
         try {
-          await this.o.beacon.postRegistrationSignature(r.id, { validator_index: index, signature: toHex(s.signature) });
-          this.o.log.info('counterpart registration signed', { registration: r.id, counterpart: r.terms.counterpart_chain_id, allowance: r.terms.allowance, validator_index: index });
+          await this.opts.beacon.postRegistrationSignature(r.id, { validator_index: index, signature: toHex(s.signature) });
+          this.opts.log.info('counterpart registration signed', { registration: r.id, counterpart: r.terms.counterpart_chain_id, allowance: r.terms.allowance, validator_index: index });
         } catch (err) {
-          this.o.log.warn('counterpart registration signature not accepted', { registration: r.id, validator_index: index, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
+          this.opts.log.warn('counterpart registration signature not accepted', { registration: r.id, validator_index: index, code: (err as { code?: string }).code ?? null, error: (err as Error).message });
         }
       }
     }

@@ -2,9 +2,9 @@
  * The validator client: one process holding one or many validator keys (as Lighthouse, Lodestar
  * and Teku run them), driven by a timer aligned to slot starts, talking to the beacon REST API
  * through one keep-alive BeaconClient, subscribed to the beacon's `/ws` event stream once
- * (`event-stream.ts`), and to execution's engine API for transactions. This file is the process
+ * (`event-stream.ts`); the beacon builds its blocks, it signs them. This file is the process
  * half (clock, phases, events, proposer duties, metrics server); `validator-key.ts` is the per-key
- * half (index, RANDAO keeper, attestation state) and `proposal.ts` builds the blocks.
+ * half (index, RANDAO keeper, attestation state) and `proposal.ts` signs the blocks.
  *
  * Per slot s (times from the slot start; a third of a slot is `slot_seconds / 3`):
  * - 0: **propose** if the epoch's proposer duties (one fetch per epoch for the whole chain, cached
@@ -41,11 +41,9 @@ import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { BeaconClient, BeaconClientError } from '../../client/beacon.js';
-import { EngineClient } from '../../client/engine.js';
 import { BEACON_SYNCING } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { HeadEvent, NewBlockEvent } from '../../api/events.js';
-import { MAX_BLOCK_BYTES } from '../../core/constants.js';
 import { ProposerDutiesCache } from './duties.js';
 import { BeaconEventStream } from '../../client/event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
@@ -71,6 +69,7 @@ export interface ValidatorClientOptions {
   /** One key, or every key this process runs (distinct addresses). */
   keys: ValidatorKeys | readonly ValidatorKeys[];
   beaconUrl: string;
+  /** Execution's public REST, for the RANDAO re-commitment transactions only (blocks come from the beacon). */
   executionUrl: string;
   /** Bearer token for the beacon's validator POSTs. */
   token: string;
@@ -84,14 +83,10 @@ export interface ValidatorClientOptions {
   metricsPort?: number;
   /** Interface of the metrics server (default 127.0.0.1). */
   metricsHost?: string;
-  /** Makes an engine JWT per request, for an execution node that is not on loopback. */
-  executionJwt?: () => string;
   /** Deadline of GET requests (default: half a slot, within 1 to 10 s). */
   requestTimeoutMs?: number;
-  /** Deadline of the block POST, which the beacon forwards to execution (default: max(slot, 10 s)). */
+  /** Deadline of the block template and the block POST, for both of which the beacon waits on execution (default: max(slot, 10 s)). */
   proposeTimeoutMs?: number;
-  /** Stop packing transactions once the block's SSZ would exceed this (default: the P2P block frame, MAX_BLOCK_BYTES). */
-  maxBlockBytes?: number;
   /** Chains already built (tests): each is used for the key whose seed built it, matched by `keys` order. */
   randaoChain?: RandaoChain | readonly (RandaoChain | undefined)[];
   /** Validator data directory: where RANDAO generations and chain checkpoints are kept (absent: memory). */
@@ -108,7 +103,6 @@ type Phase = (typeof PHASES)[number];
 export class ValidatorClient {
   readonly metrics = new ValidatorMetrics();
   readonly beacon: BeaconClient;
-  readonly execution: EngineClient;
   /** Signs this chain's bridge BIDs with every key (on `bridge_bid_registered`, and once per epoch). */
   readonly bridge: BridgeDuty;
   private readonly genesis: Genesis;
@@ -152,13 +146,12 @@ export class ValidatorClient {
     const getTimeout = opts.requestTimeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(this.slotMs / 2)));
     const proposeTimeoutMs = opts.proposeTimeoutMs ?? Math.max(10_000, this.slotMs);
     this.beacon = new BeaconClient(opts.beaconUrl, { token: opts.token, timeoutMs: getTimeout });
-    this.execution = new EngineClient(opts.executionUrl, { timeoutMs: getTimeout, ...(opts.executionJwt ? { jwt: opts.executionJwt } : {}) });
-    const call = <T>(p: Promise<T>) => this.b(p);
+    const call = <T>(p: Promise<T>) => this.beaconCall(p);
     this.duties = new ProposerDutiesCache({
       genesis: opts.genesis,
       log: opts.log,
       fetch: async (epoch) => {
-        const d = await this.b(this.beacon.proposerDuties(epoch));
+        const d = await this.beaconCall(this.beacon.proposerDuties(epoch));
         if (d.epoch !== epoch) throw this.beacon.badResponse(`GET /api/v1/validator/duties/proposer/${epoch}`, `it answered epoch ${d.epoch}`);
         return d;
       },
@@ -191,14 +184,12 @@ export class ValidatorClient {
     this.proposer = new Proposer({
       genesis: opts.genesis,
       beacon: this.beacon,
-      execution: this.execution,
       sp: opts.slashingDb,
       duties: this.duties,
       metrics: this.metrics,
       log: opts.log,
       call,
       proposeTimeoutMs,
-      maxBlockBytes: opts.maxBlockBytes ?? MAX_BLOCK_BYTES,
     });
     this.bridge = new BridgeDuty({
       genesis: opts.genesis,
@@ -285,7 +276,7 @@ export class ValidatorClient {
     this.log.info('validator client started', {
       ...(one ? { address: one.address, index: one.index ?? null } : { keys: this.set.keys.length, registered: this.set.keys.filter((k) => k.index !== undefined).length }),
       beacon: this.beacon.baseUrl,
-      execution: this.execution.baseUrl,
+      execution: this.opts.executionUrl,
       events: this.stream.url,
       slot: this.cursor.slot,
       metrics: this.metricsUrl ?? null,
@@ -522,7 +513,7 @@ export class ValidatorClient {
   // Beacon bookkeeping
 
   /** Awaits a beacon call; the first success after an outage is logged. */
-  private async b<T>(p: Promise<T>): Promise<T> {
+  private async beaconCall<T>(p: Promise<T>): Promise<T> {
     const v = await p;
     if (this.beaconDown) {
       this.beaconDown = false;

@@ -46,7 +46,7 @@ export class ProposerDutiesCache {
   /** The last `head` event while the stream is up. */
   private eventHead: HeadRef | undefined;
 
-  constructor(private readonly o: ProposerDutiesCacheOptions) {}
+  constructor(private readonly opts: ProposerDutiesCacheOptions) {}
 
   /** The cached duties of `epoch`, if any. */
   peek(epoch: number): CachedDuties | undefined {
@@ -62,12 +62,12 @@ export class ProposerDutiesCache {
   async get(epoch: number): Promise<CachedDuties> {
     const cached = this.byEpoch.get(epoch);
     if (cached) return cached;
-    const d = await this.o.fetch(epoch);
+    const d = await this.opts.fetch(epoch);
     for (const e of this.byEpoch.keys()) if (e < epoch - 1) this.byEpoch.delete(e);
     const entry = { dependentRoot: d.dependent_root, duties: d.duties };
-    const heard = this.eventHead && dependentRootOn(this.eventHead, epoch, this.o.genesis);
+    const heard = this.eventHead && dependentRootOn(this.eventHead, epoch, this.opts.genesis);
     if (heard !== undefined && heard !== entry.dependentRoot) {
-      this.o.log.debug('proposer duties answered for another branch than the last head event\'s: not cached', { epoch, dependent_root: entry.dependentRoot, head_dependent_root: heard });
+      this.opts.log.debug('proposer duties answered for another branch than the last head event\'s: not cached', { epoch, dependent_root: entry.dependentRoot, head_dependent_root: heard });
       return entry;
     }
     this.byEpoch.set(epoch, entry);
@@ -79,9 +79,9 @@ export class ProposerDutiesCache {
     this.eventHead = head;
     const stale: number[] = [];
     for (const [epoch, cached] of this.byEpoch) {
-      const want = dependentRootOn(head, epoch, this.o.genesis);
+      const want = dependentRootOn(head, epoch, this.opts.genesis);
       if (want === undefined || want === cached.dependentRoot) continue;
-      this.o.log.info('the head moved to a branch with other proposer duties: fetching them again', { epoch, head: head.root, dependent_root: want, duties_dependent_root: cached.dependentRoot });
+      this.opts.log.info('the head moved to a branch with other proposer duties: fetching them again', { epoch, head: head.root, dependent_root: want, duties_dependent_root: cached.dependentRoot });
       this.byEpoch.delete(epoch);
       stale.push(epoch);
     }

@@ -44,7 +44,7 @@ export class KeySet {
   private build: Promise<void> = Promise.resolve();
   private readonly chainBuilder = new RandaoChainBuilder();
 
-  constructor(private readonly o: KeySetOptions) {}
+  constructor(private readonly opts: KeySetOptions) {}
 
   /** Waits for the chain building and checks under way, then stops the builder's worker. */
   async close(): Promise<void> {
@@ -54,31 +54,31 @@ export class KeySet {
 
   /** Reads each key's RANDAO generation (a file read, no hashing) and makes its per-key half. */
   async open(): Promise<void> {
-    const many = this.o.keys.length > 1;
-    const prebuilt = this.o.randaoChain;
+    const many = this.opts.keys.length > 1;
+    const prebuilt = this.opts.randaoChain;
     const chains = prebuilt === undefined ? [] : Array.isArray(prebuilt) ? (prebuilt as readonly (RandaoChain | undefined)[]) : [prebuilt as RandaoChain];
     const keys: ValidatorKey[] = [];
-    for (const [i, keys_] of this.o.keys.entries()) {
-      const log = many ? withFields(this.o.log, { validator: keys_.address }) : this.o.log;
+    for (const [i, keys_] of this.opts.keys.entries()) {
+      const log = many ? withFields(this.opts.log, { validator: keys_.address }) : this.opts.log;
       let vk: ValidatorKey | undefined;
       const randao = await RandaoKeeper.openDeferred(
         {
-          genesis: this.o.genesis,
+          genesis: this.opts.genesis,
           keys: keys_,
-          execution: new ExecutionClient(this.o.executionUrl, { timeoutMs: this.o.recommitTimeoutMs }),
+          execution: new ExecutionClient(this.opts.executionUrl, { timeoutMs: this.opts.recommitTimeoutMs }),
           log,
-          dataDir: this.o.dataDir,
+          dataDir: this.opts.dataDir,
           adoptLegacy: !many,
           onRemaining: (left) => {
-            if (vk?.index !== undefined) this.o.metrics.randaoLeft(vk.index, left);
+            if (vk?.index !== undefined) this.opts.metrics.randaoLeft(vk.index, left);
           },
-          onSubmitted: () => this.o.metrics.randaoRecommits.inc(),
-          onSigned: () => this.o.metrics.signed('transaction'),
+          onSubmitted: () => this.opts.metrics.randaoRecommits.inc(),
+          onSigned: () => this.opts.metrics.signed('transaction'),
           buildChain: (seed, length, bits, generation) => this.chainBuilder.build(seed, length, bits, generation),
         },
         chains[i],
       );
-      vk = new ValidatorKey(this.o.keyCtx, keys_, randao, log);
+      vk = new ValidatorKey(this.opts.keyCtx, keys_, randao, log);
       keys.push(vk);
       this.byAddress.set(vk.address, vk);
     }
@@ -96,7 +96,7 @@ export class KeySet {
     const missing = this.keys.filter((k) => k.index === undefined);
     if (this.keys.length > 1) {
       try {
-        const registry = await this.o.call(this.o.beacon.validators());
+        const registry = await this.opts.call(this.opts.beacon.validators());
         const byAddress = new Map(registry.map((v) => [v.address, v]));
         for (const k of missing) {
           const v = byAddress.get(k.address);
@@ -108,11 +108,11 @@ export class KeySet {
       } catch (err) {
         // Asking 64 keys one by one would only fail 64 times more.
         if (err instanceof BeaconClientError && err.transport) {
-          this.o.failure('looking up the validator indices', err);
+          this.opts.failure('looking up the validator indices', err);
           return [];
         }
         // An older beacon without the listing: each key asks for itself.
-        this.o.log.debug('no registry listing from the beacon: looking up each key', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
+        this.opts.log.debug('no registry listing from the beacon: looking up each key', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
       }
     }
     await Promise.all(missing.map((k) => k.ensureIndex()));
@@ -135,8 +135,8 @@ export class KeySet {
     this.build = this.build.then(async () => {
       // The checks ask the beacon once per key: one after another, after every chain is there.
       for (const k of keys) {
-        if (!this.o.running()) return;
-        await k.checkRandaoNow().catch((err: unknown) => this.o.failure('checking the RANDAO value', err));
+        if (!this.opts.running()) return;
+        await k.checkRandaoNow().catch((err: unknown) => this.opts.failure('checking the RANDAO value', err));
       }
     });
   }
@@ -146,7 +146,7 @@ export class KeySet {
     this.chainsReady = new Promise<void>((ok) => (chainsReady = ok));
     try {
       for (const k of this.keys) {
-        if (!this.o.running()) return;
+        if (!this.opts.running()) return;
         await k.randao.ready().catch((err: Error) => k.log.error('cannot build the RANDAO chain: proposals of this key will fail', { error: err.message }));
       }
     } finally {
@@ -156,8 +156,8 @@ export class KeySet {
 
   /** Sets the key-count gauges. */
   countKeys(): void {
-    this.o.metrics.keys.set({ state: 'loaded' }, this.keys.length);
-    this.o.metrics.keys.set({ state: 'registered' }, this.keys.filter((k) => k.index !== undefined).length);
+    this.opts.metrics.keys.set({ state: 'loaded' }, this.keys.length);
+    this.opts.metrics.keys.set({ state: 'registered' }, this.keys.filter((k) => k.index !== undefined).length);
   }
 
   /** Asks the beacon again for the indices it has not named yet (in the background, each key on its lane). */
@@ -165,7 +165,7 @@ export class KeySet {
     for (const k of this.keys) {
       if (k.index !== undefined) continue;
       k.enqueue('looking up the validator index', async () => {
-        if (!this.o.running() || k.index !== undefined) return;
+        if (!this.opts.running() || k.index !== undefined) return;
         if ((await k.ensureIndex()) !== undefined) this.countKeys();
       });
     }

@@ -101,7 +101,7 @@ export class RandaoKeeper {
   private usedNewest = false;
 
   private constructor(
-    private readonly o: RandaoKeeperOptions,
+    private readonly opts: RandaoKeeperOptions,
     private readonly prebuilt: RandaoChain | undefined,
   ) {}
 
@@ -140,7 +140,7 @@ export class RandaoKeeper {
 
   /** Chain length n of every generation (genesis `randao_chain_length`). */
   get length(): number {
-    return this.o.genesis.config.randao_chain_length;
+    return this.opts.genesis.config.randao_chain_length;
   }
 
   /** Newest generation committed to. */
@@ -175,7 +175,7 @@ export class RandaoKeeper {
     if (!chain) throw new RandaoChainError('RANDAO_VALUE_NOT_ON_CHAIN', `value ${toHex(last)} is on none of this key's RANDAO chains (generations ${this.chains.map((c) => c.generation).join(', ')})`);
     if (chain.generation === this.newest && this.newest > 0 && !this.usedNewest) {
       this.usedNewest = true;
-      this.o.log.info('RANDAO re-commitment in effect: revealing from the new chain', { generation: chain.generation });
+      this.opts.log.info('RANDAO re-commitment in effect: revealing from the new chain', { generation: chain.generation });
     }
     return chain.next(last);
   }
@@ -199,7 +199,7 @@ export class RandaoKeeper {
       const chain = this.chainOf(last);
       if (!chain) return;
       const left = chain.remaining(last);
-      this.o.onRemaining?.(left);
+      this.opts.onRemaining?.(left);
       if (left > recommitThreshold(this.length)) return;
       if (chain.generation === this.newest) {
         await this.advance();
@@ -208,7 +208,7 @@ export class RandaoKeeper {
         await this.submit(slot, left);
       }
     } catch (err) {
-      this.o.log.warn('RANDAO re-commitment not sent: retrying at the next proposal', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
+      this.opts.log.warn('RANDAO re-commitment not sent: retrying at the next proposal', { code: err instanceof SvcError ? err.code : 'ERROR', error: (err as Error).message });
     } finally {
       this.inFlight = false;
     }
@@ -217,8 +217,8 @@ export class RandaoKeeper {
   // Durable before the transaction exists: whatever lands on chain, a restart builds its chain.
   private async advance(): Promise<void> {
     const next = this.newest + 1;
-    if (this.o.dataDir !== undefined) {
-      await writeFileAtomic(randaoGenerationPath(this.o.dataDir, this.o.keys.address), JSON.stringify({ generation: next }) + '\n', { force: true });
+    if (this.opts.dataDir !== undefined) {
+      await writeFileAtomic(randaoGenerationPath(this.opts.dataDir, this.opts.keys.address), JSON.stringify({ generation: next }) + '\n', { force: true });
     }
     const chain = await this.chain(next);
     this.chains = [this.chains[this.chains.length - 1]!, chain];
@@ -230,76 +230,76 @@ export class RandaoKeeper {
   private async shouldResend(slot: number): Promise<boolean> {
     const s = this.submitted;
     if (!s) return true;
-    const epochs = epochOfSlot(this.o.genesis, slot) - epochOfSlot(this.o.genesis, s.slot);
+    const epochs = epochOfSlot(this.opts.genesis, slot) - epochOfSlot(this.opts.genesis, s.slot);
     if (epochs < RECOMMIT_RETRY_EPOCHS) return false;
-    const status = await this.o.execution.txStatus(s.hash);
+    const status = await this.opts.execution.txStatus(s.hash);
     // Still pooled, or included on a branch the beacon's head may not show yet: wait.
     if (status.state === 'Pending') return false;
     if (status.state !== 'unknown' && status.receipt?.status === 1) return false;
-    this.o.log.warn('RANDAO re-commitment did not take effect: sending it again', { tx: s.hash, state: status.state, error: status.receipt?.error ?? null });
+    this.opts.log.warn('RANDAO re-commitment did not take effect: sending it again', { tx: s.hash, state: status.state, error: status.receipt?.error ?? null });
     return true;
   }
 
   private async submit(slot: number, left: number): Promise<void> {
     const commitment = this.chains[this.chains.length - 1]!.commitment();
-    const account = await this.o.execution.account(this.o.keys.address);
+    const account = await this.opts.execution.account(this.opts.keys.address);
     const tx = signStandardTx(
       {
         nonce: BigInt(account.pending_nonce),
-        gasPrice: BigInt(this.o.genesis.config.min_gas_price),
+        gasPrice: BigInt(this.opts.genesis.config.min_gas_price),
         gasLimit: TX_BASE_GAS,
         to: parseHex(RANDAO_COMMIT_ADDRESS, 'RANDAO_COMMIT_ADDRESS', 20),
         value: 0n,
         data: commitment,
       },
-      this.o.keys.mldsa,
-      this.o.genesis.chain_id,
+      this.opts.keys.mldsa,
+      this.opts.genesis.chain_id,
     );
-    this.o.onSigned?.();
-    const res = await this.o.execution.submitRaw(toHex(encodeTx(tx)));
+    this.opts.onSigned?.();
+    const res = await this.opts.execution.submitRaw(toHex(encodeTx(tx)));
     this.submitted = { slot, hash: res.hash };
-    this.o.onSubmitted?.();
-    this.o.log.info('RANDAO re-commitment submitted', { generation: this.newest, commitment: toHex(commitment), tx: res.hash, reveals_left: left, slot });
+    this.opts.onSubmitted?.();
+    this.opts.log.info('RANDAO re-commitment submitted', { generation: this.newest, commitment: toHex(commitment), tx: res.hash, reveals_left: left, slot });
   }
 
   /** The chain of `generation`: the prebuilt one, the saved checkpoints, or built (and saved). */
   private async chain(generation: number): Promise<RandaoChain> {
     const p = this.prebuilt;
     if (p && p.generation === generation && p.length === this.length) return p;
-    const bits = this.o.checkpointBits ?? DEFAULT_CHECKPOINT_BITS;
-    const seed = this.o.keys.mldsaSeed;
-    const path = this.o.dataDir === undefined ? undefined : randaoChainPath(this.o.dataDir, this.o.keys.address, generation);
+    const bits = this.opts.checkpointBits ?? DEFAULT_CHECKPOINT_BITS;
+    const seed = this.opts.keys.mldsaSeed;
+    const path = this.opts.dataDir === undefined ? undefined : randaoChainPath(this.opts.dataDir, this.opts.keys.address, generation);
     if (path) {
       const saved = await readFile(path).catch(() => undefined);
       const restored = saved && RandaoChain.restore(seed, this.length, bits, generation, saved);
       if (restored) return restored;
     }
-    const built = await (this.o.buildChain ?? RandaoChain.build)(seed, this.length, bits, generation);
+    const built = await (this.opts.buildChain ?? RandaoChain.build)(seed, this.length, bits, generation);
     // Only a cache: a failed write costs the next start a rebuild, never a reveal.
-    if (path) await writeFileAtomic(path, built.serialize(), { force: true }).catch((err: Error) => this.o.log.warn('could not save the RANDAO chain checkpoints', { path, error: err.message }));
+    if (path) await writeFileAtomic(path, built.serialize(), { force: true }).catch((err: Error) => this.opts.log.warn('could not save the RANDAO chain checkpoints', { path, error: err.message }));
     return built;
   }
 
   private async readGeneration(): Promise<number> {
-    if (this.o.dataDir === undefined) return 0;
-    const path = randaoGenerationPath(this.o.dataDir, this.o.keys.address);
+    if (this.opts.dataDir === undefined) return 0;
+    const path = randaoGenerationPath(this.opts.dataDir, this.opts.keys.address);
     const own = await readGenerationFile(path);
     if (own !== undefined) return own;
-    const legacy = join(this.o.dataDir, RANDAO_GENERATION_FILE);
+    const legacy = join(this.opts.dataDir, RANDAO_GENERATION_FILE);
     const old = await readGenerationFile(legacy);
     if (old === undefined) return 0;
-    if (this.o.adoptLegacy === false) {
+    if (this.opts.adoptLegacy === false) {
       if (old === 0) return 0;
       throw new SvcError(
         'LEGACY_RANDAO_GENERATION',
-        `${legacy} (from a one-key validator client) names RANDAO generation ${old} but not its key: run this data directory once with only that key's --keystore to adopt it, or move it to ${join(this.o.dataDir, RANDAO_DIR)}/<address>.json`,
+        `${legacy} (from a one-key validator client) names RANDAO generation ${old} but not its key: run this data directory once with only that key's --keystore to adopt it, or move it to ${join(this.opts.dataDir, RANDAO_DIR)}/<address>.json`,
         409,
       );
     }
     // Written under the new name before the old one goes, so a crash in between keeps it.
     await writeFileAtomic(path, JSON.stringify({ generation: old }) + '\n', { force: true });
     await rm(legacy, { force: true });
-    this.o.log.info('RANDAO generation of a one-key data directory adopted', { address: this.o.keys.address, generation: old, file: path });
+    this.opts.log.info('RANDAO generation of a one-key data directory adopted', { address: this.opts.keys.address, generation: old, file: path });
     return old;
   }
 }

@@ -12,19 +12,17 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
-import { TX_BASE_GAS } from '../../../src/core/constants.js';
 import { type Genesis, epochOfSlot } from '../../../src/core/genesis/genesis.js';
 import { attestationToJson, signAttestation } from '../../../src/core/types/attestation.js';
 import { type Block, blockHash, blockToJson, decodeBlock, encodeBlock, headerToJson } from '../../../src/core/types/block.js';
-import { type StandardTx, encodeTx, signStandardTx } from '../../../src/core/types/transaction.js';
+import { encodeTx } from '../../../src/core/types/transaction.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
 import { BEACON_SCHEMA_VERSION } from '../../../src/node/beacon/chain.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { encodeRangeRequest, serveBlocksByRange } from '../../../src/node/beacon/sync/blocks-by-range.js';
 import { silentLogger } from '../../../src/util/log.js';
-import type { WalletKeys } from '../../../src/wallet/derivation.js';
 import { expectEnvelope, http, type HttpResult } from '../execution/fixture.js';
-import { beaconHead, bget, bpost, buildProposal, currentSlot, type Harness, harnessGenesis, harnessSuite, okData, proposeBlock, startHarness, stopHarness } from './fixture.js';
+import { beaconHead, bget, bpost, buildProposal, currentSlot, type Harness, harnessGenesis, harnessSuite, okData, proposeBlock, startHarness, stopHarness, transferTx } from './fixture.js';
 
 const PROPOSE = '/api/v1/validator/blocks/propose';
 const PROPOSAL_ALIAS = '/api/v1/beacon/block/proposal';
@@ -42,11 +40,6 @@ async function range(node: BeaconNode, start: number, count: number): Promise<Ui
 }
 
 /** A one-wei transfer from `from`, signed for the harness chain. */
-function transferTx(h: Harness, from: WalletKeys, nonce: bigint): StandardTx {
-  const to = parseHex('0x' + 'aa'.repeat(20), 'to', 20);
-  return signStandardTx({ nonce, gasPrice: BigInt(h.genesis.config.min_gas_price), gasLimit: TX_BASE_GAS, to, value: 1n, data: new Uint8Array(0) }, from.mldsa, h.genesis.chain_id);
-}
-
 /** The answer fields two beacons must agree on for the same block. */
 const answer = (d: Record<string, unknown>) => ({ block_hash: d.block_hash, slot: d.slot, index: d.index, state_root: d.state_root, transactions: d.transactions });
 

@@ -13,17 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseHex } from '../../../src/core/codec/bytes.js';
-import { TX_BASE_GAS } from '../../../src/core/constants.js';
-import { type StandardTx, signStandardTx } from '../../../src/core/types/transaction.js';
 import type { ImportResult } from '../../../src/api/execution.js';
 import { decodeImportAnswer, encodeImportAnswer } from '../../../src/api/import-answer.js';
 import { BeaconNode } from '../../../src/node/beacon/node.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
 import { silentLogger } from '../../../src/util/log.js';
-import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
+import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../../../src/wallet/derivation.js';
 import { expectEnvelope } from '../execution/fixture.js';
-import { beaconHead, bget, buildProposal, currentSlot, type Harness, harnessGenesis, okData, proposeBlock } from './fixture.js';
+import { beaconHead, bget, buildProposal, currentSlot, type Harness, harnessGenesis, okData, proposeBlock, transferTx } from './fixture.js';
 
 const NEW_PAYLOAD = '/api/v1/engine/newPayload';
 
@@ -66,11 +63,6 @@ function bridgeLie(bytes: Uint8Array): Uint8Array {
   const json = receipts.map((r) => JSON.stringify(r));
   const lied: ImportResult = { ...a, receipts: receipts.map((r, i) => (i === 0 ? { ...r, status: 1, kind: 'bridge_lock' } : r)) };
   return encodeImportAnswer(lied, json);
-}
-
-function transferTx(h: Harness, from: WalletKeys, nonce: bigint): StandardTx {
-  const to = parseHex('0x' + 'aa'.repeat(20), 'to', 20);
-  return signStandardTx({ nonce, gasPrice: BigInt(h.genesis.config.min_gas_price), gasLimit: TX_BASE_GAS, to, value: 1n, data: new Uint8Array(0) }, from.mldsa, h.genesis.chain_id);
 }
 
 const test = suite('beacon: a malformed newPayload answer');

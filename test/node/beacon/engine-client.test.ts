@@ -80,7 +80,7 @@ test('newPayload posts the given SSZ bytes as application/octet-stream and retur
 
 test('newPayload asks for the compact SSZ answer and decodes it; a malformed one is EXECUTION_ERROR', async () => {
   const receipts: Receipt[] = [{ transactionHash: '0x' + '01'.repeat(32), transactionIndex: 0, blockHash: '0x' + 'ab'.repeat(32), blockNumber: 1, from: '0x' + '11'.repeat(20), to: null, kind: 'transfer', status: 1, gasUsed: 21000, cumulativeGasUsed: 21000, effectiveGasPrice: '1', fee: '21000', contractAddress: null, logs: [] }];
-  const result = { status: 'VALID' as const, block_hash: '0x' + 'ab'.repeat(32), block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000, receipts, canonical: true, already_known: false };
+  const result = { status: 'VALID' as const, block_hash: '0x' + 'ab'.repeat(32), block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 21000, receipts, canonical: true, already_known: false, registry_changed: false };
   let answer: Uint8Array = encodeImportAnswer(result, receipts.map((r) => JSON.stringify(r)));
   const exec = await standIn(() => ({ status: 200, body: answer }));
   try {
@@ -103,7 +103,7 @@ test('the beacon parses only the bridge receipts of a compact answer: their stat
     { ...base, transactionHash: '0x' + '02'.repeat(32), transactionIndex: 1, kind: 'bridge_lock', status: 1 },
     { ...base, transactionHash: '0x' + '03'.repeat(32), transactionIndex: 2, kind: 'bridge_lock', status: 0, error: 'revert: locked' },
   ];
-  const result = { status: 'VALID' as const, block_hash: base.blockHash, block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 63000, receipts, canonical: true, already_known: false };
+  const result = { status: 'VALID' as const, block_hash: base.blockHash, block_number: 1, state_root: '0x' + 'cd'.repeat(32), gas_used: 63000, receipts, canonical: true, already_known: false, registry_changed: false };
   const json = receipts.map((r) => JSON.stringify(r));
   // The transfer's and the failed lock's JSON are cut short: parsing either would throw.
   json[0] = json[0]!.slice(0, 10);

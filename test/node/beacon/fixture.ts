@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { parseHex, toHex } from '../../../src/core/codec/bytes.js';
 import { type Genesis, PRESETS, epochOfSlot, slotAt, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockToJson, buildSignedBlock } from '../../../src/core/types/block.js';
-import type { Transaction } from '../../../src/core/types/transaction.js';
+import { type StandardTx, type Transaction, signStandardTx } from '../../../src/core/types/transaction.js';
+import { TX_BASE_GAS } from '../../../src/core/constants.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { type BeaconP2pOptions, BeaconNode } from '../../../src/node/beacon/node.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
@@ -248,6 +249,12 @@ export async function buildProposal(h: Harness, o: ProposalOpts): Promise<{ bloc
     slashings: o.slashings ?? [],
   });
   return { block, duty, validator, reveal };
+}
+
+/** A plain transfer of 1 wei on the harness's chain, from `from` at `nonce`. */
+export function transferTx(h: Harness, from: WalletKeys, nonce: bigint): StandardTx {
+  const to = parseHex('0x' + 'aa'.repeat(20), 'to', 20);
+  return signStandardTx({ nonce, gasPrice: BigInt(h.genesis.config.min_gas_price), gasLimit: TX_BASE_GAS, to, value: 1n, data: new Uint8Array(0) }, from.mldsa, h.genesis.chain_id);
 }
 
 /** POST a block to the validator proposal route. */

@@ -423,7 +423,7 @@ proposals('a block from a peer: accepted, duplicate, unknown parent, future and 
   // What gossip and range sync do with a peer's block: propose it, classify a refusal.
   const fromPeer = async (block: Block) => {
     try {
-      const r = await chain.propose(block);
+      const r = await chain.processBlock(block);
       return r.already_known ? 'duplicate' : 'accepted';
     } catch (err) {
       return classifyImportError(err);

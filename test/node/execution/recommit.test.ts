@@ -85,12 +85,14 @@ test('a block applies a re-commitment: registry and last value move, the old cha
   const receipt = a.result.receipts[0];
   assert.equal([receipt.status, receipt.kind, receipt.to], [1, 'randao_commit', RANDAO_COMMIT_ADDRESS], JSON.stringify(receipt));
   assert.is(await registryCommitment(node, 1), toHex(gen1.commitment()));
+  assert.is(a.result.registry_changed, true, 'the answer says the registry changed: the beacon re-reads it');
   const afterA = recommitted(a.ref, 1, gen1.commitment());
   // The old chain's next link is no preimage of the new commitment.
   const stale = makeBlock(afterA, { proposer: val1, randaoReveal: gen0.reveal(1) });
   expectEnvelope(await newPayload(node, stale), 400, 'INVALID_RANDAO_REVEAL');
   const b = await importOk(node, makeBlock(afterA, { proposer: val1, randaoReveal: gen1.reveal(1) }));
   assert.ok(b.result.canonical);
+  assert.is(b.result.registry_changed, false, 'a block without registry changes');
   // A validator cannot include its own re-commitment: status 0, nothing changes.
   const gen2 = new RandaoChain(val1.mldsaSeed, LENGTH, DEFAULT_CHECKPOINT_BITS, 2);
   const own = recommitTx(val1, { nonce: 1, data: gen2.commitment() });
@@ -98,6 +100,7 @@ test('a block applies a re-commitment: registry and last value move, the old cha
   const c = await importOk(node, makeBlock(b.ref, { proposer: val1, txs: [own], randaoReveal: gen1.reveal(2) }));
   assert.equal([c.result.receipts[0].status, c.result.receipts[0].error], [0, 'a RANDAO re-commitment cannot be included in a block its own validator proposes']);
   assert.is(await registryCommitment(node, 1), toHex(gen1.commitment()));
+  assert.is(c.result.registry_changed, false, 'a failed re-commitment changes nothing');
   // The next reveal still continues the new chain.
   await importOk(node, makeBlock(c.ref, { proposer: val1, randaoReveal: gen1.reveal(3) }));
 });
@@ -123,6 +126,7 @@ test('reorganisations undo and redo a re-commitment: registry, canonical last va
   // A side branch from genesis without the re-commitment: val1 reveals from its first chain there.
   const a2 = await importOk(node, makeBlock(g, { salt: 1 }));
   assert.not.ok(a2.result.canonical);
+  assert.is(a2.result.registry_changed, false, 'a side-branch block does not change the current registry');
   expectEnvelope(await newPayload(node, makeBlock(a2.ref, { proposer: val1, randaoReveal: gen1.reveal(1) })), 400, 'INVALID_RANDAO_REVEAL');
   const b2 = await importOk(node, makeBlock(a2.ref, { proposer: val1, randaoReveal: gen0.reveal(1) }));
   assert.not.ok(b2.result.canonical);

@@ -1,11 +1,12 @@
 /**
  * Validator client against a fake beacon (node:http on an ephemeral port, recording every
- * request) that also serves execution's getPendingTransactions. Time is injected: a fake clock
+ * request) that builds the proposer's block as the beacon does (on its head, with a fixed set of
+ * transactions and votes) and also serves execution's getPendingTransactions. Time is injected: a fake clock
  * and fake timers, advanced by the test, so each slot phase runs exactly when the test says and
  * `client.idle()` tells when its HTTP exchanges are over (no sleeps).
  *
- * Covered: a proposal at the duty slot that verifies (signature, Merkle root of the served
- * transactions, VRF seed and proof, RANDAO reveal hashing to randao_last, height, parent,
+ * Covered: a proposal at the duty slot that verifies (signature, Merkle root of the built
+ * block's transactions, VRF seed and proof, RANDAO reveal hashing to randao_last, height, parent,
  * timestamp); the bearer token on POSTs; one attestation per epoch that verifies; slashing
  * protection allowing an identical re-proposal after a restart, a restarted client skipping
  * quietly a different block (and vote) for a slot (target) it already signed, and refusing a real
@@ -25,7 +26,9 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { vrfVerify } from '../../../src/core/crypto/vrf.js';
 import { epochOfSlot, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Attestation, attestationFromJson, attestationToJson, signAttestation, verifyAttestation } from '../../../src/core/types/attestation.js';
-import { blockFromJson, blockHash, blockToJson, bodyMerkleRoot, decodeBlock, verifyBlockSignature } from '../../../src/core/types/block.js';
+import { blockFromJson, blockHash, blockToJson, bodyMerkleRoot, decodeBlock, encodeBlock, verifyBlockSignature } from '../../../src/core/types/block.js';
+import { encodeBlockTemplate } from '../../../src/api/block-production.js';
+import { SIGNATURE_BYTES } from '../../../src/core/constants.js';
 import { encodeEnvelopeList, encodeTx, txHash } from '../../../src/core/types/transaction.js';
 import { SSZ_MEDIA_TYPE, acceptsSsz } from '../../../src/api/media.js';
 import { txToJson } from '../../../src/core/types/transaction-json.js';
@@ -200,6 +203,32 @@ class FakeBeacon {
       const slot = Number(url.searchParams.get('slot'));
       const epoch = epochOfSlot(genesis, slot);
       return ok({ slot, beacon_block_root: this.head.root, source: checkpoint, target: { epoch, root: this.head.root } });
+    }
+    if ((m = /^GET \/api\/v1\/validator\/blocks\/(\d+)$/.exec(key))) {
+      // As the beacon builds a proposer's block: on its head, with execution's transactions and its votes.
+      if (rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
+      if (this.syncing) return fail(503, 'BEACON_SYNCING', 'peers finalised epoch 9, which this beacon\'s head does not descend from');
+      const slot = Number(m[1]);
+      const proposer = Number(url.searchParams.get('proposer_index'));
+      const epoch = epochOfSlot(genesis, slot);
+      const duty = (this.duties.get(epoch) ?? dutiesOf(epoch, [])).find((d) => d.slot === slot)!;
+      if (this.head.slot >= slot) return fail(400, 'INVALID_SLOT', `slot ${slot} is not after the head's slot ${this.head.slot}`);
+      if (duty.validator_index !== proposer) return fail(400, 'WRONG_PROPOSER', `validator ${proposer} is not the proposer of slot ${slot} on the head's branch`);
+      const header = {
+        index: this.head.index + 1,
+        timestampMs: start(slot),
+        parentHash: parseHex(this.head.root, 'root', 32),
+        merkleRoot: bodyMerkleRoot(TXS, this.votes, []),
+        validatorId: parseHex(duty.address, 'address', 20),
+        vrfProof: new Uint8Array(SIGNATURE_BYTES),
+        vrfSeed: parseHex(duty.vrf_seed, 'seed', 32),
+        randaoReveal: new Uint8Array(32),
+        stateRoot: parseHex(postStateOf(this.head.root), 'state root', 32),
+      };
+      const block = encodeBlock({ header, transactions: TXS, signature: new Uint8Array(SIGNATURE_BYTES), attestations: this.votes, slashings: [] });
+      const t = { slot, proposerIndex: proposer, dependentRoot: parseHex(this.dependentRoot(epoch), 'root', 32), randaoLast: proposer === MY_INDEX && this.randaoLast ? parseHex(this.randaoLast, 'randao', 32) : null, block };
+      if (acceptsSsz(req.headers.accept)) return void res.writeHead(200, { 'content-type': SSZ_MEDIA_TYPE }).end(encodeBlockTemplate(t));
+      return ok({ slot, proposer_index: proposer, dependent_root: this.dependentRoot(epoch), randao_last: t.randaoLast ? toHex(t.randaoLast) : null, block: blockToJson(decodeBlock(block)) });
     }
     if (key === 'GET /api/v1/validator/block_attestations') {
       if (rec.auth !== `Bearer ${TOKEN}`) return fail(401, 'UNAUTHORIZED', 'validator calls need Authorization: Bearer <token>');
@@ -697,8 +726,10 @@ Outage('a refused proposal is logged with the beacon code; a wrong token is UNAU
     const { client, time, lines } = await startClient(beacon, sp, start(5) - 1, { token: 'not-the-token' });
     try {
       await time.advanceTo(start(5) + Math.floor(SLOT_MS / 3), client);
-      assert.is(beacon.posts('/api/v1/validator/blocks/propose')[0]!.auth, 'Bearer not-the-token');
-      const refused = lines.find((l) => l.msg.startsWith('the beacon refused the block'));
+      // The beacon refuses the token at the block template: nothing is signed or posted.
+      assert.is(beacon.requests.find((r) => r.path === '/api/v1/validator/blocks/5')!.auth, 'Bearer not-the-token');
+      assert.equal(beacon.posts('/api/v1/validator/blocks/propose'), []);
+      const refused = lines.find((l) => l.msg.startsWith('not proposing: the beacon cannot build the block'));
       assert.ok(refused, JSON.stringify(lines));
       assert.is(refused!.fields.code, 'UNAUTHORIZED');
       assert.is(refused!.fields.http_status, 401);

@@ -50,7 +50,7 @@ export class RangeSync {
   private stopped = false;
 
   constructor(
-    private readonly o: {
+    private readonly opts: {
       chain: SyncChain;
       host: SyncHost;
       limits: ProtocolLimits;
@@ -81,12 +81,12 @@ export class RangeSync {
    * does not serve pauses nothing for longer than one pass.
    */
   finalityAhead(): FinalityAhead | undefined {
-    const fin = this.o.chain.finalized();
+    const fin = this.opts.chain.finalized();
     const now = this.now();
     let best: FinalityAhead | undefined;
     for (const [peer, s] of this.statuses) {
       if ((this.restingUntil.get(peer) ?? 0) > now || s.finalizedEpoch <= fin.epoch) continue;
-      if (this.o.chain.onHeadChain(s.finalizedRoot)) continue;
+      if (this.opts.chain.onHeadChain(s.finalizedRoot)) continue;
       if (!best || s.finalizedEpoch > best.epoch) best = { peer, epoch: s.finalizedEpoch, root: s.finalizedRoot };
     }
     return best;
@@ -112,7 +112,7 @@ export class RangeSync {
   trigger(): Promise<void> | undefined {
     if (this.stopped || this.running || !this.pickPeer()) return this.running;
     this.running = this.loop()
-      .catch((err: Error) => this.o.log.warn('range sync stopped', { error: err.message }))
+      .catch((err: Error) => this.opts.log.warn('range sync stopped', { error: err.message }))
       .finally(() => {
         this.running = undefined;
       });
@@ -126,7 +126,7 @@ export class RangeSync {
   }
 
   private now(): number {
-    return (this.o.now ?? Date.now)();
+    return (this.opts.now ?? Date.now)();
   }
 
   // The peer with the highest head we do not hold, among those not resting (and not `except`).
@@ -135,7 +135,7 @@ export class RangeSync {
     const now = this.now();
     for (const [peer, s] of this.statuses) {
       if (peer === except || (this.restingUntil.get(peer) ?? 0) > now) continue;
-      if (this.o.chain.record(s.headRoot)) continue;
+      if (this.opts.chain.record(s.headRoot)) continue;
       if (!best || s.headSlot > best[1].headSlot) best = [peer, s];
     }
     return best;
@@ -145,14 +145,14 @@ export class RangeSync {
     let picked: [string, StatusMessage] | undefined;
     while (!this.stopped && (picked = this.pickPeer())) {
       const [peer, status] = picked;
-      const before = this.o.chain.head();
-      this.o.log.info('range sync from peer', { peer, peer_head_slot: status.headSlot, head_slot: before.slot });
+      const before = this.opts.chain.head();
+      this.opts.log.info('range sync from peer', { peer, peer_head_slot: status.headSlot, head_slot: before.slot });
       const result = await this.syncFrom(peer, status);
       // A peer that gave nothing new would be picked again at once: let it rest, unless its head
       // arrived meanwhile by gossip (a status taken while that block was in flight is no fault).
-      if (result !== 'progress' && !this.o.chain.record(status.headRoot)) this.restingUntil.set(peer, this.now() + this.o.restMs);
-      const after = this.o.chain.head();
-      if (after.root !== before.root) this.o.log.info('range sync pass done', { peer, head_slot: after.slot, result });
+      if (result !== 'progress' && !this.opts.chain.record(status.headRoot)) this.restingUntil.set(peer, this.now() + this.opts.restMs);
+      const after = this.opts.chain.head();
+      if (after.root !== before.root) this.opts.log.info('range sync pass done', { peer, head_slot: after.slot, result });
     }
   }
 
@@ -162,7 +162,7 @@ export class RangeSync {
    * peer can be on descends from it, so the common ancestor lies in between.
    */
   private async syncFrom(peer: string, status: StatusMessage): Promise<PassResult> {
-    const chain = this.o.chain;
+    const chain = this.opts.chain;
     const finalizedSlot = (): number => chain.record(chain.finalized().root)?.slot ?? 0;
     const head = chain.head();
     // A head slot past the wall clock is a lie or a skewed clock; either way no block there can
@@ -175,10 +175,10 @@ export class RangeSync {
       const count = Math.min(MAX_BLOCKS_PER_REQUEST, end - start + 1);
       let chunks: Uint8Array[];
       try {
-        chunks = await this.o.host.request(peer, SyncProtocols.blocksByRange, encodeRangeRequest({ startSlot: start, count }), this.o.limits);
+        chunks = await this.opts.host.request(peer, SyncProtocols.blocksByRange, encodeRangeRequest({ startSlot: start, count }), this.opts.limits);
       } catch (err) {
-        this.o.metrics.syncFailures.inc({ reason: 'request_failed' });
-        this.o.log.debug('blocks_by_range request failed', { peer, start_slot: start, count, error: (err as Error).message });
+        this.opts.metrics.syncFailures.inc({ reason: 'request_failed' });
+        this.opts.log.debug('blocks_by_range request failed', { peer, start_slot: start, count, error: (err as Error).message });
         // Mid-sync (the peer went away, or stalled): the rest of the range comes from another
         // peer at once, if there is one; a lone peer is asked again rather than left out.
         if (progress && !this.pickPeer(peer)) return 'progress';
@@ -200,7 +200,7 @@ export class RangeSync {
         try {
           await chain.importBlock(block, chunk);
           progress = true;
-          this.o.metrics.syncBlocks.inc();
+          this.opts.metrics.syncBlocks.inc();
         } catch (err) {
           const f = classifyImportError(err);
           if (f.kind === 'unknown_parent' && !fromFinalized) {
@@ -217,7 +217,7 @@ export class RangeSync {
       }
       if (!restart) start += count;
     }
-    if (progress) this.o.log.info('range sync caught up with peer', { peer, head_slot: chain.head().slot });
+    if (progress) this.opts.log.info('range sync caught up with peer', { peer, head_slot: chain.head().slot });
     return progress ? 'progress' : 'nothing';
   }
 
@@ -229,25 +229,25 @@ export class RangeSync {
    * two (finality does not revert): it is said loudly, for an operator to judge.
    */
   private offBranch(peer: string, status: StatusMessage, progress: boolean): PassResult {
-    const fin = this.o.chain.finalized();
-    this.o.metrics.syncFailures.inc({ reason: 'other_branch' });
+    const fin = this.opts.chain.finalized();
+    this.opts.metrics.syncFailures.inc({ reason: 'other_branch' });
     if (status.finalizedEpoch > fin.epoch) {
-      this.o.log.warn('peer finalised a chain without our finalised checkpoint; not syncing from it', { peer, peer_finalized_epoch: status.finalizedEpoch, peer_finalized_root: status.finalizedRoot, finalized_epoch: fin.epoch, finalized_root: fin.root });
+      this.opts.log.warn('peer finalised a chain without our finalised checkpoint; not syncing from it', { peer, peer_finalized_epoch: status.finalizedEpoch, peer_finalized_root: status.finalizedRoot, finalized_epoch: fin.epoch, finalized_root: fin.root });
     } else {
-      this.o.log.info('peer is on a branch our finality ruled out; ignored until it rejoins', { peer, peer_finalized_epoch: status.finalizedEpoch, finalized_epoch: fin.epoch });
+      this.opts.log.info('peer is on a branch our finality ruled out; ignored until it rejoins', { peer, peer_finalized_epoch: status.finalizedEpoch, finalized_epoch: fin.epoch });
     }
-    this.restingUntil.set(peer, this.now() + this.o.restMs);
+    this.restingUntil.set(peer, this.now() + this.opts.restMs);
     return progress ? 'progress' : 'nothing';
   }
 
   // A peer that serves blocks breaking the rules is penalised and disconnected; another is tried.
   private async fault(peer: string, reason: string): Promise<PassResult> {
-    this.o.metrics.syncFailures.inc({ reason });
-    this.o.log.warn('peer served invalid blocks; disconnected', { peer, reason });
-    this.o.host.penalise(peer, `sync_${reason}`);
+    this.opts.metrics.syncFailures.inc({ reason });
+    this.opts.log.warn('peer served invalid blocks; disconnected', { peer, reason });
+    this.opts.host.penalise(peer, `sync_${reason}`);
     this.forget(peer);
-    this.restingUntil.set(peer, this.now() + this.o.restMs);
-    await this.o.host.disconnect(peer, `sync_${reason}`).catch(() => undefined);
+    this.restingUntil.set(peer, this.now() + this.opts.restMs);
+    await this.opts.host.disconnect(peer, `sync_${reason}`).catch(() => undefined);
     return 'failed';
   }
 }

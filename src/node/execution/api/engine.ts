@@ -5,7 +5,11 @@
  * accepted blocks move the head.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { engineConfig, engineRegistry, forkchoiceUpdated, getPendingTransactions, isEngineRoute, newPayload } from '../../../api/routes/engine.js';
+import { engineConfig, engineRegistry, forkchoiceUpdated, getPayload, getPendingTransactions, isEngineRoute, newPayload } from '../../../api/routes/engine.js';
+import { encodePayload, type PayloadView } from '../../../api/block-production.js';
+import { isRecommit } from '../../../core/consensus/recommit.js';
+import { parseHex } from '../../../core/codec/bytes.js';
+import { MAX_BLOCK_TXS } from '../../../core/constants.js';
 import type { IncomingMessage } from 'node:http';
 import { encodeImportAnswer } from '../../../api/import-answer.js';
 import { receiptJson } from '../blocks.js';
@@ -76,10 +80,10 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
 function sendImport(reply: FastifyReply, { result, receiptsJson, receiptsEncoded }: ImportWithJson, ssz: boolean): FastifyReply {
   if (ssz) return okSsz(reply, encodeImportAnswer(result, receiptsEncoded ?? receiptsJson ?? result.receipts.map(receiptJson)));
   if (receiptsJson === undefined) return ok(reply, result);
-  const { receipts: _receipts, canonical, already_known, ...head } = result;
+  const { receipts: _receipts, canonical, already_known, registry_changed, ...head } = result;
   const front = JSON.stringify({ success: true, data: head });
   // `front` ends with the two closing braces of `data` and the envelope.
-  const body = `${front.slice(0, -2)},"receipts":[${receiptsJson.join(',')}],"canonical":${canonical},"already_known":${already_known}}}`;
+  const body = `${front.slice(0, -2)},"receipts":[${receiptsJson.join(',')}],"canonical":${canonical},"already_known":${already_known},"registry_changed":${registry_changed}}}`;
   return reply.status(200).type('application/json; charset=utf-8').send(body);
 }
 
@@ -103,12 +107,12 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModule
   // The answer is JSON, or the compact SSZ answer (api/import-answer.ts) when Accept asks for it.
   const importPayload = async (req: FastifyRequest, reply: FastifyReply) => {
     const bytes = sszBody(req);
-    const imported = bytes ? await importSsz(bytes) : await node.chain.importBlockWithJson(blockFromJson(req.body, { deferMissing: true }));
+    const imported = bytes ? await importSsz(bytes) : await node.chain.importForAnswer(blockFromJson(req.body, { deferMissing: true }));
     return sendImport(reply, imported, acceptsSsz(req.headers.accept));
   };
   const importSsz = (bytes: Uint8Array) => {
     const { block, envelopes } = decodeBlockWithEnvelopes(bytes);
-    return node.chain.importBlockWithJson(block, envelopes);
+    return node.chain.importForAnswer(block, envelopes);
   };
   // Block bodies get their own SSZ parser (readSszBody), so the routes live in a child context.
   app.register(async (engine) => {
@@ -138,6 +142,36 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModule
     if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => e.envelope)));
     const gas = entries.reduce((n, e) => n + e.gasLimit, 0n);
     return ok(reply, { count: entries.length, gas: Number(gas), transactions: entries.map((e) => txToJson(e.tx)) });
+  });
+
+  // A block's payload in one call: the beacon builds the proposer's block from it, so the parent's
+  // post-state root and the pool's build order need not be two round trips (or the validator's).
+  registerRoute(app, getPayload, {}, async (req, reply) => {
+    const q = req.query;
+    if (q.parent === undefined) throw new MalformedError('parent', 'required');
+    const parentHash = parseHashParam(String(q.parent), 'parent');
+    const proposer = q.proposer === undefined ? undefined : String(q.proposer).toLowerCase();
+    if (proposer !== undefined && !/^0x[0-9a-f]{40}$/.test(proposer)) throw new MalformedError('proposer', 'expected 0x and 40 hex digits');
+    const ownRecommit = q.own_recommit === undefined ? false : String(q.own_recommit);
+    if (ownRecommit !== false && ownRecommit !== 'true' && ownRecommit !== 'false') throw new MalformedError('own_recommit', 'expected true or false');
+    const parent = await node.chain.record(parentHash);
+    if (!parent) throw new SvcError('NOT_FOUND', `no block ${parentHash}`, 404);
+    const entries = [];
+    // Execution fails a validator's re-commitment in its own block unless it is the only active
+    // validator (core/consensus/recommit.ts): it waits for another proposer, and so do the
+    // sender's later nonces.
+    let heldBack = false;
+    for (const e of await node.admission.pending(BigInt(node.chain.genesis.config.max_gas_per_block))) {
+      if (entries.length === MAX_BLOCK_TXS) break;
+      if (e.sender === proposer && (heldBack || (isRecommit(e.tx) && ownRecommit !== 'true'))) {
+        heldBack = true;
+        continue;
+      }
+      entries.push(e);
+    }
+    if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodePayload({ stateRoot: parseHex(parent.state_root, 'state_root', 32), envelopes: entries.map((e) => e.envelope) }));
+    const view: PayloadView = { parent: parentHash, state_root: parent.state_root, count: entries.length, gas: Number(entries.reduce((n, e) => n + e.gasLimit, 0n)), transactions: entries.map((e) => txToJson(e.tx)) };
+    return ok(reply, view);
   });
 
   // The configuration exchange: the beacon checks it at start-up and after execution was

@@ -99,8 +99,9 @@ newPayload('the answer is the ok envelope of the import result, byte for byte as
     assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
     const body = r.body as { success: boolean; data: { receipts: unknown[] } };
     assert.is(r.text, JSON.stringify(body));
-    assert.equal(Object.keys(body.data), ['status', 'block_hash', 'block_number', 'state_root', 'gas_used', 'receipts', 'canonical', 'already_known']);
+    assert.equal(Object.keys(body.data), ['status', 'block_hash', 'block_number', 'state_root', 'gas_used', 'receipts', 'canonical', 'already_known', 'registry_changed']);
     assert.is(body.data.receipts.length, 2);
+    assert.is((body.data as { registry_changed?: unknown }).registry_changed, false, 'two transfers leave the registry as it was');
   });
 });
 

@@ -5,14 +5,18 @@
  * Light-client routes, finality updates and the head's metric read headers of full blocks; decoding
  * every transaction envelope for that would cost the block's size, not the header's.
  */
-import { MalformedError } from '../../core/errors.js';
-import type { BlockHeader } from '../../core/types/block.js';
-import { BlockHeaderSsz, BlockSsz } from '../../core/types/ssz.js';
-import { SIGNATURE_BYTES } from '../../core/constants.js';
+import { MalformedError } from '../errors.js';
+import type { BlockHeader } from './block.js';
+import { BlockHeaderSsz, BlockSsz } from './ssz.js';
+import { SIGNATURE_BYTES } from '../constants.js';
 
 const HEADER_BYTES = BlockHeaderSsz.fixedSize!;
 /** The header, the transactions' offset, then the signature. */
 const SIGNATURE_OFFSET = HEADER_BYTES + 4;
+/** Header fields before the VRF proof: index, timestamp (8 bytes each), parent hash, Merkle root (32 each), proposer address (20). */
+const VRF_PROOF_OFFSET = 8 + 8 + 32 + 32 + 20;
+/** After the VRF proof comes the VRF seed (32 bytes), then the RANDAO reveal. */
+const RANDAO_REVEAL_OFFSET = VRF_PROOF_OFFSET + SIGNATURE_BYTES + 32;
 /** Every other field is variable-size: one 4-byte offset each after the signature. */
 const MIN_BLOCK_BYTES = BlockSsz.minSize;
 
@@ -62,6 +66,28 @@ export function envelopesOfBlockBytes(bytes: Uint8Array): Uint8Array[] {
     if (from > to || to > list.length) throw new MalformedError('block', `transaction ${i}'s offsets out of range`);
     out[i] = list.subarray(from, to);
   }
+  return out;
+}
+
+/** What a proposer adds to a block the beacon built (docs/validator.md "Proposing"). */
+export interface ProposerFields {
+  vrfProof: Uint8Array;
+  randaoReveal: Uint8Array;
+  signature: Uint8Array;
+}
+
+/**
+ * A copy of an SSZ block with the proposer's VRF proof, RANDAO reveal and signature written in
+ * place: all three are fixed-size fields at fixed offsets, so nothing else is decoded or encoded
+ * again (the beacon's block template carries zeros there).
+ */
+export function withProposerFields(bytes: Uint8Array, f: ProposerFields): Uint8Array {
+  checkLength(bytes);
+  if (f.vrfProof.length !== SIGNATURE_BYTES || f.signature.length !== SIGNATURE_BYTES || f.randaoReveal.length !== 32) throw new RangeError('proposer fields of the wrong size');
+  const out = bytes.slice();
+  out.set(f.vrfProof, VRF_PROOF_OFFSET);
+  out.set(f.randaoReveal, RANDAO_REVEAL_OFFSET);
+  out.set(f.signature, SIGNATURE_OFFSET);
   return out;
 }
 

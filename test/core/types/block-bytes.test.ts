@@ -11,9 +11,9 @@ import { signAttestation } from '../../../src/core/types/attestation.js';
 import { type Block, blockMerkleRoot, bodyMerkleRoot, buildSignedBlock, encodeBlock } from '../../../src/core/types/block.js';
 import { encodeTx, txHash } from '../../../src/core/types/transaction.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
-import { envelopesOfBlockBytes, headerOfBlockBytes, signatureOfBlockBytes } from '../../../src/node/beacon/block-bytes.js';
+import { envelopesOfBlockBytes, headerOfBlockBytes, signatureOfBlockBytes } from '../../../src/core/types/block-bytes.js';
 import { filled } from '../../helpers/assert.js';
-import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
+import { CHAIN_ID, devnet, transfer } from '../../node/execution/fixture.js';
 
 const { keys } = devnet();
 
