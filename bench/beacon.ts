@@ -24,7 +24,7 @@ import { signStandardTx, type StandardTx } from '../src/core/types/transaction.j
 import { buildGenesis } from '../src/genesis/build.js';
 import { BeaconNode } from '../src/node/beacon/node.js';
 import { ExecutionNode } from '../src/node/execution/node.js';
-import { RandaoChain } from '../src/node/validator/randao-chain.js';
+import { RandaoChain } from '../src/node/validator/randao/chain.js';
 import { silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../src/wallet/derivation.js';
 import { type BenchResult, cycle, formatTable, measure } from './harness.js';

@@ -11,7 +11,7 @@
  */
 import http from 'node:http';
 import { decodeImportAnswer, receiptsWhere } from '../src/api/import-answer.js';
-import { isBridgeOutcome } from '../src/node/beacon/bridge.js';
+import { isBridgeOutcome } from '../src/node/beacon/bridge/store.js';
 
 /** The bodies the child keeps for the runs of block `block` (its height): SSZ bytes and the spec's JSON. */
 export interface ImportClientInit {

@@ -28,7 +28,7 @@ import { ExecutionNode } from '../src/node/execution/node.js';
 import { PUBLIC_KEY_BYTES } from '../src/core/constants.js';
 import { ValidatorClient } from '../src/node/validator/client.js';
 import { openValidatorDataDir } from '../src/node/validator/data-dir.js';
-import { SlashingProtectionDb } from '../src/node/validator/slashing-protection.js';
+import { SlashingProtectionDb } from '../src/node/validator/slashing/protection.js';
 import { type Logger, silentLogger } from '../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../src/wallet/derivation.js';
 import { type BenchResult, formatTable } from './harness.js';

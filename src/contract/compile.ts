@@ -51,7 +51,7 @@ function loadAsc(): Promise<AscApi> {
 export const SDK_MODULE = 'svc-sdk';
 
 /** The SDK's source folder (contracts/sdk at the repository root; this file is dist/src/contract/compile.js). */
-export const SDK_DIR = fileURLToPath(new URL('../../../contracts/sdk/', import.meta.url));
+export const SDK_DIR = fileURLToPath(new URL('../../../contracts/sdk', import.meta.url));
 
 // AssemblyScript resolves a package import "svc-sdk" as <path>/svc-sdk/<file>.ts for each --path
 // entry; this directory does not exist, the file reader below maps it onto SDK_DIR. That lets a

@@ -52,7 +52,7 @@ export const SLASHING_WINDOW_EPOCHS = 64;
 /**
  * Epochs of each key's vote history the validator client's slashing protection keeps behind the
  * key's newest target: older votes are dropped as the target and source low watermarks rise to
- * cover them (src/node/validator/slashing-protection.ts proves nothing they refused is then
+ * cover them (src/node/validator/slashing/protection.ts proves nothing they refused is then
  * allowed). Lighthouse keeps the same 512. Bounds the memory and work of every check per key.
  */
 export const SLASHING_PROTECTION_HISTORY_EPOCHS = 512;

@@ -13,7 +13,7 @@ import type { DevnetLayout } from './layout.js';
 import type { DevnetManifest } from './manifest.js';
 
 /** The shipped monitoring/ directory (alert rules, their tests, the Grafana dashboard); dist/src/devnet → repository root. */
-export const SHIPPED_MONITORING_DIR = fileURLToPath(new URL('../../../monitoring/', import.meta.url));
+export const SHIPPED_MONITORING_DIR = fileURLToPath(new URL('../../../monitoring', import.meta.url));
 /** The shipped alert rules (SPEC.md alert conditions). */
 export const SHIPPED_ALERT_RULES = join(SHIPPED_MONITORING_DIR, 'prometheus', 'alerts.yml');
 /** The shipped Grafana dashboard. */

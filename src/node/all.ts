@@ -15,7 +15,7 @@ import { ExecutionNode } from './execution/node.js';
 import type { ExecutionP2pOptions } from './execution/p2p.js';
 import { ValidatorClient } from './validator/client.js';
 import { adoptOneKeyDataDirs, openValidatorDataDir } from './validator/data-dir.js';
-import type { SlashingProtectionDb } from './validator/slashing-protection.js';
+import type { SlashingProtectionDb } from './validator/slashing/protection.js';
 import type { TlsPair } from './shared/tls.js';
 import type { HistoryMode } from './execution/pruning.js';
 import { beaconRoutes } from '../api/routes/beacon.js';

@@ -14,7 +14,7 @@ import { type ICruiseOptions, type ICruiseResult, type IViolation, cruise } from
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
 
 /**

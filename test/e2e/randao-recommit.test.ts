@@ -20,8 +20,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RANDAO_COMMIT_ADDRESS } from '../../src/core/constants.js';
 import { parseHex } from '../../src/core/codec/bytes.js';
-import { RandaoChain } from '../../src/node/validator/randao-chain.js';
-import { randaoGenerationPath } from '../../src/node/validator/randao-recommit.js';
+import { RandaoChain } from '../../src/node/validator/randao/chain.js';
+import { randaoGenerationPath } from '../../src/node/validator/randao/recommit.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath } from '../../src/wallet/derivation.js';
 import { type Devnet, getJson, waitFor, withDevnet } from '../helpers/network.js';
 

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { slashingDbDir } from '../../src/node/validator/data-dir.js';
-import { SlashingProtectionDb, SlashingProtectionError } from '../../src/node/validator/slashing-protection.js';
+import { SlashingProtectionDb, SlashingProtectionError } from '../../src/node/validator/slashing/protection.js';
 import { type BeaconHead, getJson, waitFor } from '../helpers/network.js';
 import { withNetnsLab } from '../helpers/netns.js';
 import { type NetNode, type P2pNet, withP2pNet } from '../helpers/p2p-network.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const RUN_JS = join(REPO_ROOT, 'bin', 'run.js');
 if (!existsSync(RUN_JS)) throw new Error(`test helper: ${RUN_JS} not found (repository root resolved to ${REPO_ROOT})`);
 

@@ -1,5 +1,5 @@
 /**
- * The beacon's bridge routes (docs/bridge.md "API"), served by src/node/beacon/bridge-api.ts and
+ * The beacon's bridge routes (docs/bridge.md "API"), served by src/node/beacon/bridge/api.ts and
  * read by src/client/bridge.ts and the validator client's bridge duty. `Res` is the `data` of the
  * `{success: true, data}` envelope. (Execution's own GET /api/v1/bridge/counterparts is an
  * execution route.)

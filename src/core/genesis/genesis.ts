@@ -106,7 +106,7 @@ export const PRESETS: Record<PresetName, Omit<ChainConfig, 'faucet'>> = {
     min_validator_stake: (32n * WEI_PER_TOKEN).toString(),
     // 4,096 reveals: the genesis commitments and every validator client's chains are this many
     // SHA3 hashes per key (64 validators at 1 << 16 took ~8 s of CPU at genesis alone); even a
-    // lone validator proposing every 2 s slot re-commits (randao-recommit.ts) only after ~2 hours.
+    // lone validator proposing every 2 s slot re-commits (randao/recommit.ts) only after ~2 hours.
     randao_chain_length: 1 << 12,
     proposer_reward: WEI_PER_TOKEN.toString(),
     attester_reward: (WEI_PER_TOKEN / 10n).toString(),

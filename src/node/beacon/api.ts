@@ -19,7 +19,7 @@ import { beaconRoutes } from '../../api/routes/beacon.js';
 import { validatorRoutes } from '../../api/routes/validator.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
-import { registerBridgeRoutes } from './bridge-api.js';
+import { registerBridgeRoutes } from './bridge/api.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';

@@ -13,7 +13,7 @@ import type { Logger } from '../../util/log.js';
 import type { AttestationJournal } from './attestation-journal.js';
 import type { AttestationPool } from './attestation-pool.js';
 import { BeaconError } from './chain-errors.js';
-import { type CheckpointHex, type ForkChoice, toForkChoiceAttestation } from './forkchoice.js';
+import { type CheckpointHex, type ForkChoice, toForkChoiceAttestation } from './forkchoice/fork-choice.js';
 import type { LightStore } from './light.js';
 import type { BeaconMetrics } from './metrics.js';
 import type { SlashingMonitor } from './slashing.js';

@@ -33,13 +33,13 @@ import { LightStore } from './light.js';
 import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
 import { type BeaconHealth, ExecutionLink } from './execution-link.js';
-import { type CheckpointHex, ForkChoice } from './forkchoice.js';
+import { type CheckpointHex, ForkChoice } from './forkchoice/fork-choice.js';
 import type { BeaconMetrics } from './metrics.js';
 import { type CheckedProposal, checkKnownCopy, checkProposal, observeRefused, type ProposalContext, REFUSED_BEFORE_SIGNATURE } from './proposal-checks.js';
 import { dutiesFromSeed, type DutyView, type RandaoBlock, seedBlock } from './proposer-duties.js';
 import type { SlashingEvidence } from '../../core/consensus/slashing.js';
 import { SlashingMonitor } from './slashing.js';
-import { BridgeStore, isBridgeOutcome } from './bridge.js';
+import { BridgeStore, isBridgeOutcome } from './bridge/store.js';
 import { receiptsWhere } from '../../api/import-answer.js';
 import { randaoFromJson, randaoToJson } from '../../core/consensus/randao.js';
 

@@ -10,7 +10,7 @@ import { ExecutionRejectedError } from './chain-errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
 import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
-import type { CheckpointHex, ForkChoice } from './forkchoice.js';
+import type { CheckpointHex, ForkChoice } from './forkchoice/fork-choice.js';
 import type { BeaconMetrics } from './metrics.js';
 
 /** Consecutive proposals execution refused after which the beacon reports itself unhealthy. */

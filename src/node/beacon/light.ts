@@ -15,7 +15,7 @@ import { BlockHeaderSsz } from '../../core/types/ssz.js';
 import type { Logger } from '../../util/log.js';
 import type { FinalityUpdateJson } from '../../api/light.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
-import type { CheckpointHex } from './forkchoice.js';
+import type { CheckpointHex } from './forkchoice/fork-choice.js';
 
 const PREFIX = 'L:';
 const key = (epoch: number) => `${PREFIX}${String(epoch).padStart(16, '0')}`;

@@ -21,7 +21,7 @@ import { MAX_BLOCKS_PER_REQUEST, RANGE_REQUEST_BYTES, SyncProtocolError, serveBl
 import { type FinalityAhead, RangeSync } from './sync/range-sync.js';
 import { decodeStatus, encodeStatus, otherChainReason, STATUS_BYTES, type StatusMessage } from './sync/status.js';
 import { classifyImportError } from './sync/verdict.js';
-import { BID_SIGNATURE_GOSSIP_BYTES, decodeBidSignatureGossip, encodeBidSignatureGossip } from './bridge-gossip.js';
+import { BID_SIGNATURE_GOSSIP_BYTES, decodeBidSignatureGossip, encodeBidSignatureGossip } from './bridge/gossip.js';
 import { type BidSignature, BridgeError } from '../../core/bridge/types.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 

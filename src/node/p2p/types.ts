@@ -18,7 +18,7 @@ export const Topics = {
   attestations: '/service/attestations/v1',
   /** Slashing evidence (src/core/consensus/slashing.ts encoding), fully verified before re-gossip. */
   slashings: '/service/slashings/v1',
-  /** Validators' BID signatures (src/node/beacon/bridge-gossip.ts), verified before re-gossip. */
+  /** Validators' BID signatures (src/node/beacon/bridge/gossip.ts), verified before re-gossip. */
   bidSignatures: '/service/bid_signatures/v1',
 } as const;
 export type Topic = (typeof Topics)[keyof typeof Topics];

@@ -27,9 +27,9 @@
  * reconnects with capped exponential backoff; `service_validator_beacon_ws_connected` says which
  * mode it is in.
  *
- * RANDAO: each key's reveals come from its RandaoKeeper (randao-recommit.ts). Chains are restored
+ * RANDAO: each key's reveals come from its RandaoKeeper (randao/recommit.ts). Chains are restored
  * from checkpoints in the data directory or built after start, one key after another, in a worker
- * thread (randao-builder.ts; a proposal needing one that is not built yet asks for it first), so
+ * thread (randao/builder.ts; a proposal needing one that is not built yet asks for it first), so
  * start-up does not grow with the keys.
  *
  * Failures never stop the timer: an unreachable beacon is logged (once, then at debug until it
@@ -49,9 +49,9 @@ import { BeaconEventStream } from '../../client/event-stream.js';
 import { BridgeDuty } from './bridge-duty.js';
 import { type AcceptedCounterpart, RegistrationSigning } from './bridge-registration-duty.js';
 import { BridgeBeaconClient } from '../../client/bridge.js';
-import type { RandaoChain } from './randao-chain.js';
+import type { RandaoChain } from './randao/chain.js';
 import { KeySet } from './key-set.js';
-import type { SlashingProtectionDb } from './slashing-protection.js';
+import type { SlashingProtectionDb } from './slashing/protection.js';
 import { serveMetrics, ValidatorMetrics } from './metrics.js';
 import { realTimers, type Timers } from '../../util/timers.js';
 import { Proposer } from './proposal.js';

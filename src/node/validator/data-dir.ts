@@ -10,8 +10,8 @@ import { toHex } from '../../core/codec/bytes.js';
 import { SvcError } from '../../core/errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { writeFileAtomic } from '../../util/fs.js';
-import { SlashingProtectionDb } from './slashing-protection.js';
-import { RANDAO_GENERATION_FILE, randaoGenerationPath } from './randao-recommit.js';
+import { SlashingProtectionDb } from './slashing/protection.js';
+import { RANDAO_GENERATION_FILE, randaoGenerationPath } from './randao/recommit.js';
 
 /** Where a validator data directory keeps its slashing-protection LevelDB. */
 export function slashingDbDir(dataDir: string): string {

@@ -1,7 +1,7 @@
 /**
  * The keys of a validator process: opening each one's per-key half (RANDAO keeper: a file read,
  * no hashing), finding their registry indices (one listing for many keys), building their RANDAO
- * chains after start (one after another, in the worker of randao-builder.ts) and then checking
+ * chains after start (one after another, in the worker of randao/builder.ts) and then checking
  * each key's RANDAO value with the beacon, and the key-count gauges.
  */
 import { SvcError } from '../../core/errors.js';
@@ -10,9 +10,9 @@ import { type BeaconClient, BeaconClientError } from '../../client/beacon.js';
 import { ExecutionClient } from '../../client/execution.js';
 import type { Logger } from '../../util/log.js';
 import type { ValidatorMetrics } from './metrics.js';
-import { RandaoChainBuilder } from './randao-builder.js';
-import type { RandaoChain } from './randao-chain.js';
-import { RandaoKeeper } from './randao-recommit.js';
+import { RandaoChainBuilder } from './randao/builder.js';
+import type { RandaoChain } from './randao/chain.js';
+import { RandaoKeeper } from './randao/recommit.js';
 import { type KeyContext, ValidatorKey, type ValidatorKeys, withFields } from './validator-key.js';
 
 /** What the key set needs from the process. */

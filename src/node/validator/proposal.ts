@@ -19,8 +19,8 @@ import type { BlockTemplate } from '../../api/block-production.js';
 import type { Logger } from '../../util/log.js';
 import type { ProposerDutiesCache } from './duties.js';
 import type { ValidatorMetrics } from './metrics.js';
-import { RandaoChainError } from './randao-chain.js';
-import { type SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+import { RandaoChainError } from './randao/chain.js';
+import { type SlashingProtectionDb, SlashingProtectionError } from './slashing/protection.js';
 import type { ValidatorKey } from './validator-key.js';
 
 /** Codes with which the beacon says the cached duties were wrong for the block. */

@@ -19,8 +19,8 @@ import type { AttestationDataView } from '../../api/beacon.js';
 import type { Logger } from '../../util/log.js';
 import type { WalletKeys } from '../../wallet/derivation.js';
 import type { ValidatorMetrics } from './metrics.js';
-import type { RandaoKeeper } from './randao-recommit.js';
-import { type SlashingProtectionDb, SlashingProtectionError } from './slashing-protection.js';
+import type { RandaoKeeper } from './randao/recommit.js';
+import { type SlashingProtectionDb, SlashingProtectionError } from './slashing/protection.js';
 
 /** The key material the client needs from a wallet. */
 export type ValidatorKeys = Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;

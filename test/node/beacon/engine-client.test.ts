@@ -12,7 +12,7 @@ import { type Block, buildSignedBlock, encodeBlock } from '../../../src/core/typ
 import { EngineError, connectEngine } from '../../../src/node/beacon/engine-client.js';
 import { SSZ_MEDIA_TYPE } from '../../../src/api/media.js';
 import { encodeImportAnswer, receiptsWhere } from '../../../src/api/import-answer.js';
-import { isBridgeOutcome } from '../../../src/node/beacon/bridge.js';
+import { isBridgeOutcome } from '../../../src/node/beacon/bridge/store.js';
 import type { Receipt } from '../../../src/api/execution.js';
 import { filled } from '../../helpers/assert.js';
 import { waitFor } from '../../helpers/network.js';

@@ -21,7 +21,7 @@ import { buildGenesis } from '../../../src/genesis/build.js';
 import { type BeaconP2pOptions, BeaconNode } from '../../../src/node/beacon/node.js';
 import { ExecutionNode } from '../../../src/node/execution/node.js';
 import type { TlsPair } from '../../../src/node/shared/tls.js';
-import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { RandaoChain } from '../../../src/node/validator/randao/chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
 import { http, type HttpResult } from '../execution/fixture.js';

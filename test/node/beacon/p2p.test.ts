@@ -30,8 +30,8 @@ import { HYBRID_NOISE_PROTOCOL, startP2p } from '../../../src/node/p2p/host.js';
 import { type P2pHost, SyncProtocols, Topics } from '../../../src/node/p2p/types.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { type BidFields, bidId, signBid } from '../../../src/core/bridge/types.js';
-import { encodeBidSignatureGossip } from '../../../src/node/beacon/bridge-gossip.js';
-import { bridgeReceipt } from './bridge-fixture.js';
+import { encodeBidSignatureGossip } from '../../../src/node/beacon/bridge/gossip.js';
+import { bridgeReceipt } from './bridge/fixture.js';
 import { beaconHead, beaconMetrics, bget, bpost, buildProposal, execHeight, type Harness, harnessGenesis, okData, proposeBlock, sample, startHarness, stopHarness } from './fixture.js';
 import { metricSum, parseMetrics } from '../../helpers/fuzz.js';
 

@@ -12,7 +12,7 @@ import { toHex } from '../../../src/core/codec/bytes.js';
 import { proposerForSlot } from '../../../src/core/consensus/proposer.js';
 import { seedMixFor } from '../../../src/core/consensus/randao.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
-import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { RandaoChain } from '../../../src/node/validator/randao/chain.js';
 import { BlockError, SvcError } from '../../../src/core/errors.js';
 import { genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash } from '../../../src/core/types/block.js';

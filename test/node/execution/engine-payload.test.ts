@@ -12,7 +12,7 @@ import { sha3 } from '../../../src/core/crypto/hash.js';
 import { encodeTx } from '../../../src/core/types/transaction.js';
 import { EngineClient } from '../../../src/client/engine.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { DEFAULT_CHECKPOINT_BITS, RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { DEFAULT_CHECKPOINT_BITS, RandaoChain } from '../../../src/node/validator/randao/chain.js';
 import { devnet, expectEnvelope, expectOk, get, startNode, submitOk, transfer } from './fixture.js';
 
 const { genesis, keys } = devnet();

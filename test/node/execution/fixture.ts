@@ -21,7 +21,7 @@ import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
 import { encodeTx, signStandardTx, type StandardTx, type Transaction, txHash } from '../../../src/core/types/transaction.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ExecutionNode, type ExecutionNodeOptions } from '../../../src/node/execution/node.js';
-import { RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { RandaoChain } from '../../../src/node/validator/randao/chain.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { Branch, DEV_MNEMONIC, deriveWalletKeys, mnemonicToSeed, walletPath, type WalletKeys } from '../../../src/wallet/derivation.js';
 import { metricSum as sumSamples, parseMetrics } from '../../helpers/fuzz.js';

@@ -13,7 +13,7 @@ import { toHex } from '../../../src/core/codec/bytes.js';
 import { RANDAO_COMMIT_ADDRESS } from '../../../src/core/constants.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { encodeTx } from '../../../src/core/types/transaction.js';
-import { DEFAULT_CHECKPOINT_BITS, RandaoChain } from '../../../src/node/validator/randao-chain.js';
+import { DEFAULT_CHECKPOINT_BITS, RandaoChain } from '../../../src/node/validator/randao/chain.js';
 import {
   devnet,
   expectEnvelope,

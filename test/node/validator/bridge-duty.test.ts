@@ -17,11 +17,11 @@ import { BeaconClient } from '../../../src/client/beacon.js';
 import { BridgeDuty } from '../../../src/node/validator/bridge-duty.js';
 import { type Timers, ValidatorClient } from '../../../src/node/validator/client.js';
 import { ValidatorMetrics } from '../../../src/node/validator/metrics.js';
-import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
+import { SlashingProtectionDb } from '../../../src/node/validator/slashing/protection.js';
 import { filled } from '../../helpers/assert.js';
 import { captureLog } from '../../helpers/log.js';
 import { waitFor } from '../../helpers/network.js';
-import { bridgeReceipt } from '../beacon/bridge-fixture.js';
+import { bridgeReceipt } from '../beacon/bridge/fixture.js';
 import { beaconHead, bget, okData, randaoChain, sample, startHarness, stopHarness } from '../beacon/fixture.js';
 import { devnet } from '../execution/fixture.js';
 

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { SvcError } from '../../../src/core/errors.js';
 import { ADOPTED_SUFFIX, adoptOneKeyDataDirs, openValidatorDataDir } from '../../../src/node/validator/data-dir.js';
-import { RANDAO_GENERATION_FILE, randaoGenerationPath } from '../../../src/node/validator/randao-recommit.js';
-import { SlashingProtectionError } from '../../../src/node/validator/slashing-protection.js';
+import { RANDAO_GENERATION_FILE, randaoGenerationPath } from '../../../src/node/validator/randao/recommit.js';
+import { SlashingProtectionError } from '../../../src/node/validator/slashing/protection.js';
 import { devnet } from '../execution/fixture.js';
 
 const { genesis, keys } = devnet();

@@ -10,7 +10,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidatorClient } from '../../../src/node/validator/client.js';
-import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
+import { SlashingProtectionDb } from '../../../src/node/validator/slashing/protection.js';
 import { captureLog } from '../../helpers/log.js';
 import { startCountingProxy, type CountingProxy } from '../../helpers/counting-proxy.js';
 import { waitFor } from '../../helpers/network.js';

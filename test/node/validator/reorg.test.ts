@@ -24,7 +24,7 @@ import { slotStartMs } from '../../../src/core/genesis/genesis.js';
 import type { HeadEvent } from '../../../src/api/events.js';
 import { buildGenesis } from '../../../src/genesis/build.js';
 import { ValidatorClient } from '../../../src/node/validator/client.js';
-import { SlashingProtectionDb } from '../../../src/node/validator/slashing-protection.js';
+import { SlashingProtectionDb } from '../../../src/node/validator/slashing/protection.js';
 import { captureLog } from '../../helpers/log.js';
 import { DEV_MNEMONIC } from '../../../src/wallet/derivation.js';
 import { waitFor } from '../../helpers/network.js';

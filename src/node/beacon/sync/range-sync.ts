@@ -10,7 +10,7 @@ import { type Block, blockHash, decodeBlock } from '../../../core/types/block.js
 import type { Logger } from '../../../util/log.js';
 import { type P2pHost, type ProtocolLimits, SyncProtocols } from '../../p2p/types.js';
 import type { BeaconBlockRecord } from '../chain.js';
-import type { CheckpointHex } from '../forkchoice.js';
+import type { CheckpointHex } from '../forkchoice/fork-choice.js';
 import type { BeaconMetrics } from '../metrics.js';
 import { encodeRangeRequest, MAX_BLOCKS_PER_REQUEST, slotOfBlock } from './blocks-by-range.js';
 import type { StatusMessage } from './status.js';

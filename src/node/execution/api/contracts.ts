@@ -4,7 +4,7 @@
  * gas estimation. The node passes ExecutionChain's state views and proofs and the VM's executor.
  */
 import { SvcError } from '../../../core/errors.js';
-import type { AccountProofJson, StateView } from '../../execution/state/types.js';
+import type { AccountProofJson, StateView } from '../state/types.js';
 import type { BlockRecord } from '../blocks.js';
 import { type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../vm/index.js';
 import type { ExecutionChain } from '../chain.js';
