@@ -281,16 +281,8 @@ export class EngineClient {
   async payload(parent: string, proposer: string, ownRecommit: boolean, opts?: EngineRequestOptions): Promise<Payload> {
     const query: PayloadQuery = { parent, proposer, own_recommit: ownRecommit };
     const c = this.callOf(getPayload, {}, query, opts);
-    const answer = await this.call<Payload | unknown, typeof getPayload.path, PayloadQuery>(getPayload, {}, query, undefined, {
-      ...opts,
-      ssz: (bytes) => {
-        try {
-          return decodePayload(bytes);
-        } catch (err) {
-          throw this.failed(c, { kind: 'malformed', ssz: true, why: (err as Error).message });
-        }
-      },
-    });
+    // The one decoder already words an SSZ answer that does not decode as a malformed answer.
+    const answer = await this.call<Payload | unknown, typeof getPayload.path, PayloadQuery>(getPayload, {}, query, undefined, { ...opts, ssz: decodePayload });
     if (typeof answer === 'object' && answer !== null && 'envelopes' in answer && (answer as Payload).stateRoot instanceof Uint8Array) return answer as Payload;
     // An execution node that answers JSON: the same payload, each transaction encoded.
     const d = this.object(c, answer);

@@ -120,6 +120,10 @@ test('the validator\'s engine calls: no answer is UNREACHABLE or TIMEOUT (transp
   try {
     const payload = await client.payload(hash, '0x' + '11'.repeat(20), false);
     assert.equal([Buffer.from(payload.stateRoot).toString('hex'), payload.envelopes], [root.slice(2), []]);
+    answer = bytes(new Uint8Array([1, 2, 3]));
+    const garbled = await client.payload(hash, '0x' + '11'.repeat(20), false).then(() => undefined, (e: unknown) => e as EngineError);
+    assert.equal([garbled?.code, garbled?.transport], ['BAD_RESPONSE', false], 'an SSZ payload that does not decode');
+    assert.match(garbled!.message, /malformed payload/);
     answer = { status: 500, type: 'text/plain', body: 'boom' };
     const http = await client.payload(hash, '0x' + '11'.repeat(20), false).then(() => undefined, (e: unknown) => e as EngineError);
     assert.equal([http?.code, http?.httpStatus, http?.transport], ['HTTP_ERROR', 500, false]);
