@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { sha3_256 } from '@noble/hashes/sha3.js';
 import { createMLDSA65 } from '@oqs/liboqs-js';
-import { CachedKeyVerifier } from '../src/core/crypto/mldsa-wasm.js';
+import { MlDsaWasm } from '../src/core/crypto/mldsa-wasm.js';
 import { sha3 } from '../src/core/crypto/hash.js';
 import {
   initSignatureBackend,
@@ -86,10 +86,10 @@ export async function runCryptoBench(opts: { seconds: number; print?: boolean })
   add('ML-DSA-65 verify', 'noble', nobleVerify);
   add('ML-DSA-65 verify', 'liboqs', oqsVerify, { value: nobleVerify, label: 'noble' });
   // svc's verifier: every key's expansion kept (the senders repeat), and none (a one-slot cache cycling through the keys).
-  const cached = new CachedKeyVerifier(KEYS);
-  const uncached = new CachedKeyVerifier(1);
+  const cached = new MlDsaWasm(KEYS);
+  const uncached = new MlDsaWasm(1);
   check(signed.every((s) => cached.verify(s.pk, s.msg, s.sig) && uncached.verify(s.pk, s.msg, s.sig)), 'noble signatures verify under svc-wasm');
-  const wasmRow = (v: CachedKeyVerifier): number =>
+  const wasmRow = (v: MlDsaWasm): number =>
     measure(() => {
       const { pk, msg, sig } = nextSigned();
       return v.verify(pk, msg, sig);

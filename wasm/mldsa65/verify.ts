@@ -9,36 +9,17 @@
  * signature, NTT(z), Â∘ẑ − ĉ∘t̂1, the inverse NTT, UseHint and the final hash) is done every
  * time, so a cached key changes the cost and never the answer.
  *
- * Arithmetic is the usual signed Montgomery form (R = 2^32), with the same coefficient bounds
- * as FIPS 204's reference implementation. Compiled by scripts/build-wasm.mjs; src/core/crypto/mldsa-wasm.ts
+ * The arithmetic it shares with signing is in poly.ts; signing itself (sign.ts) is exported from
+ * this module too, so one instance serves a thread. Compiled by scripts/build-wasm.mjs; src/core/crypto/mldsa-wasm.ts
  * loads it. Memory: fixed scratch regions below, then slots from the heap base, grown on demand.
  */
 
-import { STATE, absorb, absorbByte, finish, keccakF, spongeReset, squeeze } from './keccak';
+import { absorb, absorbByte, finish, spongeReset, squeeze } from './keccak';
+import { BETA, CTILDE_BYTES, caddq, D, expandA, GAMMA1, GAMMA2, invnttToMont, K, L, load40, MU_BYTES, montgomery, N, ntt, OMEGA, PK_BYTES, POLY_BYTES, Q, reduce32, sampleInBall, SHAKE256_RATE, SIG_BYTES, TR_BYTES, W1_PACKED_BYTES } from './poly';
 
 export { shake } from './keccak';
+export { signBegin, signEnd, signKeyAt, signRandomAt } from './sign';
 
-const Q: i32 = 8380417;
-/** q^-1 mod 2^32. */
-const QINV: i32 = 58728449;
-const N: i32 = 256;
-const K: i32 = 6;
-const L: i32 = 5;
-const D: i32 = 13;
-const TAU: i32 = 49;
-const GAMMA1: i32 = 1 << 19;
-const GAMMA2: i32 = (Q - 1) / 32;
-const BETA: i32 = 196;
-const OMEGA: i32 = 55;
-const CTILDE_BYTES: i32 = 48;
-const TR_BYTES: i32 = 64;
-const MU_BYTES: i32 = 64;
-const PK_BYTES: i32 = 32 + K * 320;
-const SIG_BYTES: i32 = CTILDE_BYTES + L * 640 + OMEGA + K;
-const POLY_BYTES: i32 = N * 4;
-const W1_PACKED_BYTES: i32 = K * 128;
-const SHAKE128_RATE: i32 = 168;
-const SHAKE256_RATE: i32 = 136;
 /** Longest message `verify` takes (the chain signs 32-byte digests). */
 const MAX_MESSAGE_BYTES: i32 = 1024;
 
@@ -49,7 +30,6 @@ const SLOT_A: i32 = SLOT_TR + TR_BYTES;
 const SLOT_T1: i32 = SLOT_A + K * L * POLY_BYTES;
 const SLOT_BYTES: i32 = SLOT_T1 + K * POLY_BYTES;
 
-const ZETAS = memory.data(N * 4, 16);
 const IN_PK = memory.data(PK_BYTES, 16);
 const IN_SIG = memory.data(SIG_BYTES, 16);
 const IN_MSG = memory.data(MAX_MESSAGE_BYTES, 16);
@@ -57,7 +37,6 @@ const Z = memory.data(L * POLY_BYTES, 16);
 const W = memory.data(K * POLY_BYTES, 16);
 const CP = memory.data(POLY_BYTES, 16);
 const HINTS = memory.data(K * N, 16);
-const BLOCK = memory.data(SHAKE128_RATE, 16);
 const W1_PACKED = memory.data(W1_PACKED_BYTES, 16);
 const MU = memory.data(MU_BYTES, 16);
 const CTILDE2 = memory.data(CTILDE_BYTES, 16);
@@ -83,123 +62,7 @@ export function messageAt(): usize {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Arithmetic mod q
-
-@inline function montgomery(a: i64): i32 {
-  const t: i32 = <i32>a * QINV;
-  return <i32>((a - <i64>t * Q) >> 32);
-}
-
-/** A representative of a in (-6283009, 6283009), for |a| < 2^31 - 2^22. */
-@inline function reduce32(a: i32): i32 {
-  return a - ((a + (1 << 22)) >> 23) * Q;
-}
-
-@inline function caddq(a: i32): i32 {
-  return a + ((a >> 31) & Q);
-}
-
-function powmod(b: i64, e: i32): i64 {
-  let r: i64 = 1;
-  let x: i64 = b % Q;
-  while (e > 0) {
-    if (e & 1) r = (r * x) % Q;
-    x = (x * x) % Q;
-    e >>= 1;
-  }
-  return r;
-}
-
-/** zetas[k] = 1753^brv8(k)·2^32 mod q, centred: the NTT's twiddles in Montgomery form. */
-function initZetas(): void {
-  for (let k: i32 = 0; k < N; k++) {
-    let r: i32 = 0;
-    for (let b: i32 = 0; b < 8; b++) if (k & (1 << b)) r |= 1 << (7 - b);
-    let v: i64 = (powmod(1753, r) << 32) % Q;
-    if (v > Q / 2) v -= Q;
-    store<i32>(ZETAS + (<usize>k << 2), <i32>v);
-  }
-}
-initZetas();
-
-/** In-place forward NTT, output in bit-reversed order; coefficients grow by at most 8q. */
-function ntt(p: usize): void {
-  let k: i32 = 0;
-  for (let len: i32 = 128; len > 0; len >>= 1) {
-    for (let start: i32 = 0; start < N; start += len << 1) {
-      k++;
-      const zeta: i64 = <i64>load<i32>(ZETAS + (<usize>k << 2));
-      for (let j: i32 = start; j < start + len; j++) {
-        const lo = p + (<usize>j << 2);
-        const hi = lo + (<usize>len << 2);
-        const t = montgomery(zeta * <i64>load<i32>(hi));
-        const a = load<i32>(lo);
-        store<i32>(hi, a - t);
-        store<i32>(lo, a + t);
-      }
-    }
-  }
-}
-
-/** In-place inverse NTT times 2^32 (undoing a Montgomery product's factor); |input| < q gives |output| < q. */
-function invnttToMont(p: usize): void {
-  let k: i32 = N;
-  for (let len: i32 = 1; len < N; len <<= 1) {
-    for (let start: i32 = 0; start < N; start += len << 1) {
-      k--;
-      const zeta: i64 = -<i64>load<i32>(ZETAS + (<usize>k << 2));
-      for (let j: i32 = start; j < start + len; j++) {
-        const lo = p + (<usize>j << 2);
-        const hi = lo + (<usize>len << 2);
-        const a = load<i32>(lo);
-        const b = load<i32>(hi);
-        store<i32>(lo, a + b);
-        store<i32>(hi, montgomery(zeta * <i64>(a - b)));
-      }
-    }
-  }
-  // mont^2 / 256
-  const f: i64 = 41978;
-  for (let j: i32 = 0; j < N; j++) {
-    const at = p + (<usize>j << 2);
-    store<i32>(at, montgomery(f * <i64>load<i32>(at)));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Public-key expansion into a slot
-
-/** Â[r][s] = RejNTTPoly(ρ ‖ s ‖ r): coefficients < q from 23-bit little-endian triples of SHAKE128. */
-function expandA(rho: usize, slot: usize): void {
-  for (let r: i32 = 0; r < K; r++) {
-    for (let s: i32 = 0; s < L; s++) {
-      const poly = slot + SLOT_A + <usize>((r * L + s) * POLY_BYTES);
-      spongeReset();
-      absorb(SHAKE128_RATE, rho, 32);
-      absorbByte(SHAKE128_RATE, <u8>s);
-      absorbByte(SHAKE128_RATE, <u8>r);
-      finish(SHAKE128_RATE);
-      // Triples straight from the state, a block at a time (168 = 56 × 3, so none spans two blocks).
-      let count: i32 = 0;
-      while (true) {
-        for (let i: i32 = 0; i < SHAKE128_RATE && count < N; i += 3) {
-          const v: i32 = <i32>load<u8>(STATE + i) | (<i32>load<u8>(STATE + i + 1) << 8) | ((<i32>load<u8>(STATE + i + 2) & 0x7f) << 16);
-          if (v < Q) {
-            store<i32>(poly + (<usize>count << 2), v);
-            count++;
-          }
-        }
-        if (count == N) break;
-        keccakF();
-      }
-    }
-  }
-}
-
-/** Five bytes at `at` as a little-endian 40-bit integer: t1 packs four 10-bit, z two 20-bit coefficients in them. */
-@inline function load40(at: usize): u64 {
-  return <u64>load<u32>(at) | (<u64>load<u8>(at + 4) << 32);
-}
 
 /** Makes room for `count` slots; false when memory cannot grow. */
 function mapSlots(count: i32): bool {
@@ -225,7 +88,7 @@ export function expand(index: i32): i32 {
   absorb(SHAKE256_RATE, IN_PK, PK_BYTES);
   finish(SHAKE256_RATE);
   squeeze(SHAKE256_RATE, slot + SLOT_TR, TR_BYTES);
-  expandA(IN_PK, slot);
+  expandA(IN_PK, slot + SLOT_A);
   // t1: ten bits per coefficient, four coefficients in five bytes.
   for (let r: i32 = 0; r < K; r++) {
     const src = IN_PK + 32 + <usize>(r * 320);
@@ -282,26 +145,6 @@ function decodeZ(): bool {
   return true;
 }
 
-/** c = SampleInBall(c̃) into CP: τ coefficients ±1 placed by SHAKE256(c̃). */
-function sampleInBall(): void {
-  memory.fill(CP, 0, POLY_BYTES);
-  spongeReset();
-  absorb(SHAKE256_RATE, IN_SIG, CTILDE_BYTES);
-  finish(SHAKE256_RATE);
-  squeeze(SHAKE256_RATE, BLOCK, 8);
-  let signs: u64 = load<u64>(BLOCK);
-  for (let i: i32 = N - TAU; i < N; i++) {
-    let j: i32;
-    do {
-      squeeze(SHAKE256_RATE, BLOCK, 1);
-      j = <i32>load<u8>(BLOCK);
-    } while (j > i);
-    store<i32>(CP + (<usize>i << 2), load<i32>(CP + (<usize>j << 2)));
-    store<i32>(CP + (<usize>j << 2), 1 - 2 * <i32>(signs & 1));
-    signs >>= 1;
-  }
-}
-
 /** w1 = UseHint(h, r) for r in [0, q), γ2 = (q − 1)/32: sixteen values. */
 @inline function useHint(a: i32, hint: i32): i32 {
   let a1 = (a + 127) >> 7;
@@ -347,7 +190,7 @@ export function verifyEnd(index: i32): i32 {
   finish(SHAKE256_RATE);
   squeeze(SHAKE256_RATE, MU, MU_BYTES);
 
-  sampleInBall();
+  sampleInBall(IN_SIG, CP);
   ntt(CP);
   for (let s: i32 = 0; s < L; s++) ntt(Z + <usize>(s * POLY_BYTES));
 

@@ -7,6 +7,7 @@ import { logLevelFlag, nodeLogger, stopOnSignal } from '../../cli/node-setup.js'
 import { loadValidatorKeystores } from '../../cli/validator-keys.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
 import { resolveExecutionUrl } from '../../client/execution.js';
+import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import { loadGenesisFile } from '../../genesis/load.js';
 import { defaultGenesisPath, genesisFlag } from '../../cli/flags.js';
@@ -54,6 +55,9 @@ export default class NodeValidator extends SvcCommand {
     });
     const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
     if (flags['execution-jwt-secret']) log.warn('--execution-jwt-secret is deprecated and ignored: the beacon builds the blocks and the validator no longer calls the engine API');
+    // Every block, VRF proof and vote is signed here: svc's WebAssembly signer, not noble's ~18x slower one.
+    const backend = await initSignatureBackend(backendFromEnv(), (m) => log.warn(m));
+    log.info('signature backend', { backend: backend.name });
     const unlocking = performance.now();
     const keys = await loadValidatorKeystores(genesis, { keystores: flags.keystore ?? [], keystoresDir: flags['keystores-dir'], passwordFile: flags['password-file'], allowNonGenesis: flags['allow-non-genesis-keys'] });
     // A start-up phase of its own (Argon2id and key derivation): its duration shows what it costs.

@@ -1,6 +1,8 @@
 /**
- * svc's ML-DSA-65 verifier (wasm/mldsa65/verify.ts, compiled to dist/wasm/mldsa65.wasm) and its
- * cache of expanded public keys. Expanding a key (tr, the matrix Â, NTT(t1·2^d)) is about two
+ * svc's ML-DSA-65 signer and verifier (wasm/mldsa65/{sign,verify}.ts, compiled to
+ * dist/wasm/mldsa65.wasm) and the verifier's cache of expanded public keys. Signing takes an
+ * explicit rnd, so the same code gives the deterministic signatures the chain's blocks and votes
+ * need (rnd = 0) and hedged ones; both are FIPS 204's, byte for byte (the tests compare with noble). Expanding a key (tr, the matrix Â, NTT(t1·2^d)) is about two
  * thirds of a verification; senders, validators and attesters repeat, so each thread keeps the
  * expansions of the keys it verified most recently, as Lighthouse and Lodestar keep decompressed
  * BLS keys. A key whose expansion is cached verifies in about a third of the time; the answer is
@@ -8,7 +10,7 @@
  */
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { PUBLIC_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
+import { PUBLIC_KEY_BYTES, SECRET_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
 import { CryptoError } from '../errors.js';
 
 interface VerifierExports {
@@ -23,7 +25,14 @@ interface VerifierExports {
   absorbMessage(length: number): void;
   verifyEnd(slot: number): number;
   shake(rate: number, data: number, len: number, out: number, outLen: number): void;
+  signKeyAt(): number;
+  signRandomAt(): number;
+  signBegin(): number;
+  signEnd(out: number): number;
 }
+
+/** Bytes of ML-DSA's rnd (FIPS 204 Algorithm 2): zero for a deterministic signature. */
+export const SIGN_RANDOM_BYTES = 32;
 
 /**
  * Keys whose expansion a thread keeps: a slot is 38,912 bytes, so at most about 80 MB per
@@ -42,7 +51,7 @@ function module(): WebAssembly.Module {
   try {
     bytes = readFileSync(WASM_URL);
   } catch (err) {
-    throw new CryptoError(`ML-DSA verifier not built (${(err as Error).message}); run npm run build`);
+    throw new CryptoError(`ML-DSA WebAssembly module not built (${(err as Error).message}); run npm run build`);
   }
   compiled = new WebAssembly.Module(bytes);
   return compiled;
@@ -58,14 +67,16 @@ export interface KeyCacheStats {
   maxBytes: number;
 }
 
-/** One thread's verifier instance and its cache of expanded keys (least recently used out first). */
-export class CachedKeyVerifier {
+/** One thread's instance of the module: a signer, and a verifier with its cache of expanded keys (least recently used out first). */
+export class MlDsaWasm {
   private readonly x: VerifierExports;
   private heap: Uint8Array;
   private readonly pkAt: number;
   private readonly sigAt: number;
   private readonly msgAt: number;
   private readonly msgCapacity: number;
+  private readonly skAt: number;
+  private readonly rndAt: number;
   /** Slot by slotName(key); the slot itself holds the whole key and is checked against it. */
   private readonly slots = new Map<string, number>();
   private nextSlot = 0;
@@ -87,6 +98,20 @@ export class CachedKeyVerifier {
     this.sigAt = this.x.signatureAt();
     this.msgAt = this.x.messageAt();
     this.msgCapacity = this.x.messageCapacity();
+    this.skAt = this.x.signKeyAt();
+    this.rndAt = this.x.signRandomAt();
+  }
+
+  /** FIPS 204 ML-DSA-65 signature of `message` (pure mode, empty context) with `rnd`: 32 zero bytes for the deterministic variant. */
+  sign(secretKey: Uint8Array, message: Uint8Array, rnd: Uint8Array): Uint8Array {
+    if (secretKey.length !== SECRET_KEY_BYTES) throw new CryptoError(`secret key must be ${SECRET_KEY_BYTES} bytes, got ${secretKey.length}`);
+    if (rnd.length !== SIGN_RANDOM_BYTES) throw new CryptoError(`signing randomness must be ${SIGN_RANDOM_BYTES} bytes, got ${rnd.length}`);
+    this.write(secretKey, this.skAt);
+    this.write(rnd, this.rndAt);
+    if (this.x.signBegin() !== 1) throw new CryptoError('malformed secret key: a coefficient of s1 or s2 is outside [-4, 4]');
+    this.absorb(message);
+    if (this.x.signEnd(this.sigAt) !== 1) throw new CryptoError('ML-DSA signing gave up: every attempt was rejected, so the secret key is malformed');
+    return this.read(this.sigAt, SIGNATURE_BYTES);
   }
 
   /** True when `signature` is a valid ML-DSA-65 signature of `message` under `publicKey`; false for any malformed input. */
@@ -112,13 +137,18 @@ export class CachedKeyVerifier {
       this.hits++;
     }
     if (begun !== 1) return false;
+    this.absorb(message);
+    return this.x.verifyEnd(slot!) === 1;
+  }
+
+  /** Absorbs `message` into the sponge a signBegin or verifyBegin started. */
+  private absorb(message: Uint8Array): void {
     // The protocol signs 32-byte digests (one call); longer messages go through in buffer-sized parts.
     for (let at = 0; at < message.length; at += this.msgCapacity) {
       const part = message.subarray(at, at + this.msgCapacity);
       this.write(part, this.msgAt);
       this.x.absorbMessage(part.length);
     }
-    return this.x.verifyEnd(slot!) === 1;
   }
 
   /** SHAKE128 (`rate` 168) or SHAKE256 (136) by the verifier's own Keccak; for the tests that check it against node:crypto. */
@@ -126,7 +156,7 @@ export class CachedKeyVerifier {
     if (data.length + outLength > this.msgCapacity) throw new CryptoError('shake: input and output must fit the message buffer');
     this.write(data, this.msgAt);
     this.x.shake(rate, this.msgAt, data.length, this.msgAt + data.length, outLength);
-    return this.heap.slice(this.msgAt + data.length, this.msgAt + data.length + outLength);
+    return this.read(this.msgAt + data.length, outLength);
   }
 
   /** Cache counters. */
@@ -163,8 +193,17 @@ export class CachedKeyVerifier {
   }
 
   private write(bytes: Uint8Array, at: number): void {
+    this.view().set(bytes, at);
+  }
+
+  private read(at: number, length: number): Uint8Array {
+    return this.view().slice(at, at + length);
+  }
+
+  /** The module's memory (a new view once memory has grown). */
+  private view(): Uint8Array {
     if (this.heap.buffer !== this.x.memory.buffer) this.heap = new Uint8Array(this.x.memory.buffer);
-    this.heap.set(bytes, at);
+    return this.heap;
   }
 }
 

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { createMLDSA65, type MLDSA65 } from '@oqs/liboqs-js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { CachedKeyVerifier } from '../../../src/core/crypto/mldsa-wasm.js';
+import { MlDsaWasm } from '../../../src/core/crypto/mldsa-wasm.js';
 import { backendFromEnv, initSignatureBackend, keyCacheEntriesFromEnv, nobleBackend, signatureBackend } from '../../../src/core/crypto/mldsa.js';
 import { CryptoError } from '../../../src/core/errors.js';
 import { expectError } from '../../helpers/assert.js';
@@ -50,7 +50,7 @@ test.before(async () => {
 const oqsSays = (c: Case): boolean => oqs.verify(new Uint8Array(c.msg), new Uint8Array(c.sig), new Uint8Array(c.pk));
 
 test('its Keccak: SHAKE128 and SHAKE256 match node:crypto for lengths around the rates', () => {
-  const v = new CachedKeyVerifier(1);
+  const v = new MlDsaWasm(1);
   for (const [rate, name] of [[168, 'shake128'], [136, 'shake256']] as const) {
     for (const len of [0, 1, 7, 8, 135, 136, 137, 167, 168, 169, 335, 336, 337, 600]) {
       const data = rng.bytes(len);
@@ -61,14 +61,14 @@ test('its Keccak: SHAKE128 and SHAKE256 match node:crypto for lengths around the
 });
 
 test('valid signatures (noble- and liboqs-made) verify, cold and from the cache', () => {
-  const v = new CachedKeyVerifier(64);
+  const v = new MlDsaWasm(64);
   for (const c of cases) assert.ok(v.verify(c.pk, c.msg, c.sig));
   for (const c of cases) assert.ok(v.verify(c.pk, c.msg, c.sig));
   assert.equal(v.stats(), { hits: cases.length, misses: cases.length, entries: cases.length, bytes: cases.length * SLOT_BYTES, maxBytes: 64 * SLOT_BYTES });
 });
 
 test('random bit flips in signatures, keys and messages: the same answer as liboqs, every time', () => {
-  const v = new CachedKeyVerifier(64);
+  const v = new MlDsaWasm(64);
   let accepted = 0;
   for (let n = 0; n < 1500; n++) {
     const c = cases[n % cases.length]!;
@@ -86,7 +86,7 @@ test('random bit flips in signatures, keys and messages: the same answer as libo
 });
 
 test('malformed hint encodings are rejected, as liboqs rejects them', () => {
-  const v = new CachedKeyVerifier(64);
+  const v = new MlDsaWasm(64);
   for (const c of cases) {
     const counts = c.sig.subarray(HINT_AT + OMEGA);
     const used = counts[5]!;
@@ -125,7 +125,7 @@ test('malformed hint encodings are rejected, as liboqs rejects them', () => {
 });
 
 test('a z coefficient at or past γ1 − β is rejected', () => {
-  const v = new CachedKeyVerifier(4);
+  const v = new MlDsaWasm(4);
   const c = cases[0]!;
   for (const z of [GAMMA1 - BETA, -(GAMMA1 - BETA), GAMMA1, GAMMA1 - 1]) {
     const s = c.sig.slice();
@@ -140,7 +140,7 @@ test('a z coefficient at or past γ1 − β is rejected', () => {
 });
 
 test('messages of any length, including longer than the verifier buffer (1,024 bytes)', () => {
-  const v = new CachedKeyVerifier(4);
+  const v = new MlDsaWasm(4);
   const kp = ml_dsa65.keygen(rng.bytes(32));
   for (const len of [0, 1, 1023, 1024, 1025, 2048, 5000]) {
     const msg = rng.bytes(len);
@@ -153,7 +153,7 @@ test('messages of any length, including longer than the verifier buffer (1,024 b
 });
 
 test('the key cache: least recently used out, and two keys sharing their first bytes never mix', () => {
-  const v = new CachedKeyVerifier(2);
+  const v = new MlDsaWasm(2);
   const [a, b, c] = cases as [Case, Case, Case];
   assert.ok(v.verify(a.pk, a.msg, a.sig));
   assert.ok(v.verify(b.pk, b.msg, b.sig));
@@ -172,7 +172,7 @@ test('the key cache: least recently used out, and two keys sharing their first b
 });
 
 test('the key cache names slots by the whole key: junk keys sharing a key\'s first 16 bytes do not evict its expansion', () => {
-  const v = new CachedKeyVerifier(64);
+  const v = new MlDsaWasm(64);
   const target = cases[0]!;
   assert.ok(v.verify(target.pk, target.msg, target.sig));
   const junk = (i: number) => {
@@ -190,7 +190,7 @@ test('the key cache names slots by the whole key: junk keys sharing a key\'s fir
 });
 
 test('a cache larger than the verifier memory (128 MiB) keeps the slots that fit and goes on verifying', () => {
-  const v = new CachedKeyVerifier(4000);
+  const v = new MlDsaWasm(4000);
   const sig = rng.bytes(3309);
   const msg = rng.bytes(32);
   // Any 1,952 bytes expand (ρ and t1 are whatever they hold): 3,500 distinct keys, each a miss.
@@ -208,14 +208,14 @@ test('a cache larger than the verifier memory (128 MiB) keeps the slots that fit
 });
 
 test('malformed sizes are false, never a throw', () => {
-  const v = new CachedKeyVerifier(2);
+  const v = new MlDsaWasm(2);
   const c = cases[0]!;
   assert.is(v.verify(c.pk.subarray(1), c.msg, c.sig), false);
   assert.is(v.verify(c.pk, c.msg, c.sig.subarray(0, 3293)), false);
   assert.is(v.verify(new Uint8Array(1952), c.msg, new Uint8Array(3309)), false);
 });
 
-test('initSignatureBackend: svc-wasm by default, signing with liboqs, and it interoperates', async () => {
+test('initSignatureBackend: svc-wasm by default, signing with its own signer, and it interoperates', async () => {
   const b = await initSignatureBackend('auto', () => assert.unreachable('no warning expected'));
   assert.is(b.name, 'svc-wasm');
   assert.is(signatureBackend(), b);
