@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { loadGenesisFile } from '../genesis/load.js';
 import { DEVNET_PASSWORD, type GenesisPlan } from '../genesis/build.js';
 import { type Genesis, parseGenesis } from '../core/genesis/genesis.js';
@@ -16,7 +16,7 @@ import type { GenesisJob } from './genesis-worker.js';
 import { DEV_MNEMONIC } from '../wallet/derivation.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { type DevnetLayout, devnetLayout, devnetOwnedPaths, nodeTokenPath } from './layout.js';
-import { type DevnetManifest, type ManifestKey, type ManifestProcess, type ValidatorProcesses, DevnetError, MANIFEST_VERSION, currentPointerPath, pidAlive, readManifest, writeManifest } from './manifest.js';
+import { type DevnetManifest, type ManifestKey, type ManifestProcess, type ValidatorProcesses, DevnetError, MANIFEST_VERSION, currentPointerPath, isSvcProcess, pidAlive, readManifest, writeManifest } from './manifest.js';
 import { type ShapeOptions, allocatePorts, describeNodes, devnetShape, metricsPortOfEachValidator, multiProcessPlan, preferredMetricsPorts, singleProcessPlan, validatorGroups } from './plan.js';
 import { chooseValidatorProcesses, existingValidatorData } from './packing.js';
 import { validatorsByNode } from './topology.js';
@@ -308,20 +308,6 @@ async function waitGone(pids: number[], deadline: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return true;
-}
-
-/**
- * Whether `pid` is an `svc` process (guards against signalling an unrelated process that reused a
- * recorded pid): node running `bin/run.js`, or the `svc` bin link through which npx and global
- * installs start it. Where /proc is unavailable the pid is trusted.
- */
-export function isSvcProcess(pid: number): boolean {
-  try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return args.some((a) => a.endsWith('run.js') || basename(a) === 'svc');
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
 }
 
 /** The genesis plan of a devnet (`up`, and the genesis step of an exported network): the dev mnemonic, its chain id's validator key range, the bridge reserve. */

@@ -3,6 +3,8 @@
  * src/client/devnet-manifest.ts, re-exported here for the devnet's own modules). It is written
  * atomically, so a reader never sees half a file.
  */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { writeFileAtomic } from '../util/fs.js';
 import { type DevnetManifest, manifestPath } from '../client/devnet-manifest.js';
 
@@ -34,4 +36,18 @@ export {
 export async function writeManifest(m: DevnetManifest): Promise<void> {
   m.updated_at = new Date().toISOString();
   await writeFileAtomic(manifestPath(m.dir), JSON.stringify(m, null, 2) + '\n', { force: true, mode: 0o644 });
+}
+
+/**
+ * Whether `pid` is an `svc` process (guards against signalling an unrelated process that reused a
+ * recorded pid): node running `bin/run.js`, or the `svc` bin link through which npx and global
+ * installs start it. Where /proc is unavailable the pid is trusted.
+ */
+export function isSvcProcess(pid: number): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.some((a) => a.endsWith('run.js') || basename(a) === 'svc');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }

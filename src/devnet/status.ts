@@ -1,7 +1,6 @@
 /** `svc devnet status`: the manifest checked against reality (pids, health endpoints, head). */
 import { ExecutionClient } from '../client/execution.js';
-import { isSvcProcess } from './lifecycle.js';
-import { type DevnetManifest, type DevnetState, type ManifestNode, DevnetError, pidAlive, readManifest } from './manifest.js';
+import { type DevnetManifest, type DevnetState, type ManifestNode, DevnetError, isSvcProcess, pidAlive, readManifest } from './manifest.js';
 import { devnetLayout } from './layout.js';
 import { type NodeProbe, probeNode } from './probe.js';
 

@@ -60,7 +60,7 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
           return s.nodes.every((n) => (n.peers.beacon ?? 0) > 0 && (n.peers.execution ?? 0) > 0) ? s : undefined;
         },
         20 * slotMs,
-        500,
+        1_000,
       );
 
       // All three on one head, a few blocks past genesis (the follower imported them from its peers).
@@ -72,7 +72,8 @@ test('devnet up --nodes 2 --followers 1: same head on all three nodes, peers on 
           return roots.size === 1 && (s.nodes[0]!.head?.index ?? 0) >= 3 ? s : undefined;
         },
         40 * slotMs,
-        Math.max(250, slotMs / 4),
+        // A status command costs about half a second of CPU: polled faster, it slows the nodes it waits for.
+        Math.max(1_000, slotMs / 2),
       );
       assert.is(converged.nodes.length, 3);
       assert.equal(converged.nodes[2]!.validators, []);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { cliEnv, withTempDir } from '../helpers/cli.js';
 import { waitFor } from '../helpers/network.js';
 import { pidAlive, readManifest } from '../../src/devnet/manifest.js';
-import { devnetStatus, manifestPids, svcJson as svc } from '../helpers/devnet-cli.js';
+import { devnetStatus, manifestPids, svcJson as svc, waitForFinality } from '../helpers/devnet-cli.js';
 
 const VALIDATORS = 64;
 
@@ -34,10 +34,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       const genesisMs = m.genesis_time * 1000;
       // Epoch 1 finalises once epoch 2 is justified; a start-up slowed by load can cost a few
       // epochs (votes of an epoch before the clients ran are missing), hence 20 epochs and 2 min.
-      const s = await waitFor('the first finalised epoch', async () => {
-        const st = await devnetStatus(env, dir);
-        return st.finalized_epoch >= 1 ? st : undefined;
-      }, genesisMs + 21 * epochMs + 120_000 - Date.now(), 1_000);
+      const s = await waitForFinality(env, dir, 'the first finalised epoch', 0, genesisMs + 21 * epochMs + 120_000 - Date.now());
       assert.is(s.healthy, true, JSON.stringify(s.problems));
       assert.equal(s.processes.find((p: { name: string }) => p.name === 'validators').validators, all);
       assert.ok(s.validators.every((v: { process: string | null }) => v.process === 'validators'), 'status names the process holding each validator');
@@ -53,7 +50,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
         const st = await devnetStatus(env, dir);
         const v = st.processes.find((p: { name: string }) => p.name === 'validators');
         return v.restarts === 1 && v.alive && v.pid !== victim.pid && st.healthy ? v : undefined;
-      }, 60_000, 500);
+      }, 60_000, 1_000);
       seen.add(healed.pid);
       const epochAt = (ms: number) => Math.floor((ms - genesisMs) / epochMs);
       // Votes and blocks of the epoch the process was killed in (and the one it came back in) may
@@ -62,10 +59,7 @@ test(`devnet up --validators ${VALIDATORS}: one validator process holds every ke
       // refusals); nothing it signs after the restart may be refused either.
       const restartedEpoch = epochAt(Date.now());
       // Two more epochs justified after the restart finalise the next one; the same margins.
-      await waitFor(`finality beyond epoch ${killedAt} after the restart`, async () => {
-        const st = await devnetStatus(env, dir);
-        return st.finalized_epoch > killedAt ? st : undefined;
-      }, 20 * epochMs + 120_000, 1_000);
+      await waitForFinality(env, dir, `finality beyond epoch ${killedAt} after the restart`, killedAt, 20 * epochMs + 120_000);
       const after = await svc(env, 'devnet', 'logs', 'validators', '--lines', '4000');
       const refusals = (after.lines as string[]).filter((l) => /slashing protection refused/.test(l)).map((l) => JSON.parse(l) as { slot: number; target?: number });
       process.stderr.write(`[devnet-packed] restarted in epoch ${restartedEpoch}; slashing-protection refusals: ${JSON.stringify(refusals.map((r) => ({ slot: r.slot, target: r.target ?? null })))}\n`);

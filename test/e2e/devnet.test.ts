@@ -143,7 +143,7 @@ test('devnet up --detach --validator-processes per-validator: transfer finalised
         const s = await devnetStatus(env, dir);
         const v = s.processes.find((p: { name: string }) => p.name === 'validator-2');
         return v.restarts === 1 && v.alive && v.pid !== victim.pid && s.healthy ? v : undefined;
-      }, 30_000);
+      }, 30_000, 1_000);
       seen.add(healed.pid);
 
       // down, then up on the same directory continues from the previous head.
@@ -168,7 +168,7 @@ test('devnet up --detach --validator-processes per-validator: transfer finalised
       await waitFor('the resumed chain to extend the old head', async () => {
         const s = await devnetStatus(env, dir);
         return s.head && s.head.index > before ? s : undefined;
-      }, 30_000);
+      }, 30_000, 1_000);
       const resumed = await devnetStatus(env, dir);
       assert.ok(resumed.finalized_epoch >= s1.finalized_epoch, 'finality kept across the restart');
 
