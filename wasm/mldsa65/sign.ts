@@ -5,9 +5,10 @@
  * Deterministic when the 32-byte rnd is zero (the chain's blocks, votes and VRF proofs), hedged
  * when the caller writes fresh randomness there; either way the signature is the one FIPS 204
  * defines for that rnd, so it is byte for byte what any conforming implementation gives (the tests
- * compare it with @noble/post-quantum's). The secret key is expanded afresh at every signature:
- * ExpandA is about a third of the work, and a signer holding one key per validator would gain
- * little from a cache of one.
+ * compare it with @noble/post-quantum's). The expansion of the last key used (Â, which is about a
+ * third of a signature's work, and the NTTs of s1, s2 and t0) is kept and reused when the next
+ * key is the same, byte for byte: a validator client signing a block, its VRF proof and its vote
+ * uses one key in a row.
  *
  * Rejection sampling: each attempt κ draws y, computes w = Â·y, the challenge, z = y + c·s1, and
  * restarts when z, the low bits of w − c·s2, c·t0 or the hint count is out of bounds (about 5
@@ -31,6 +32,9 @@ const RHOPRIME_BYTES: i32 = 64;
 const MAX_ATTEMPTS: i32 = 1000;
 
 const IN_SK = memory.data(SK_BYTES + 4, 16);
+/** The key whose expansion A, S1, S2 and T0 hold, when `expanded`. */
+const EXPANDED_SK = memory.data(SK_BYTES, 16);
+let expanded = false;
 const IN_RND = memory.data(SEED_BYTES, 16);
 const A = memory.data(K * L * POLY_BYTES, 16);
 const S1 = memory.data(L * POLY_BYTES, 16);
@@ -91,30 +95,41 @@ function exceeds(p: usize, count: i32, bound: i32): bool {
 }
 
 /**
- * Expands the secret key at signKeyAt() (Â, NTT(s1), NTT(s2), NTT(t0)) and starts μ = H(tr ‖ 0 ‖ 0 ‖ M, 64):
+ * Expands the secret key at signKeyAt() (unless it is the key expanded last) and starts μ = H(tr ‖ 0 ‖ 0 ‖ M, 64):
  * the message follows through absorbMessage, then signEnd. Returns 1, or 0 for a key whose s1 or s2
  * has a coefficient outside [−η, η].
  */
 export function signBegin(): i32 {
+  if (!expanded || memory.compare(IN_SK, EXPANDED_SK, SK_BYTES) != 0) {
+    if (!expandKey()) return 0;
+  }
+  spongeReset();
+  absorb(SHAKE256_RATE, IN_SK + 2 * SEED_BYTES, TR_BYTES);
+  absorbByte(SHAKE256_RATE, 0);
+  absorbByte(SHAKE256_RATE, 0);
+  return 1;
+}
+
+/** Â, NTT(s1), NTT(s2) and NTT(t0) of the key at IN_SK, remembered as EXPANDED_SK; false for a malformed s1 or s2. */
+function expandKey(): bool {
+  expanded = false;
   for (let s: i32 = 0; s < L; s++) {
     const p = S1 + <usize>(s * POLY_BYTES);
-    if (!unpackEta(IN_SK + SK_S1 + <usize>(s * ETA_PACKED_BYTES), p)) return 0;
+    if (!unpackEta(IN_SK + SK_S1 + <usize>(s * ETA_PACKED_BYTES), p)) return false;
     ntt(p);
   }
   for (let r: i32 = 0; r < K; r++) {
     const s2 = S2 + <usize>(r * POLY_BYTES);
-    if (!unpackEta(IN_SK + SK_S2 + <usize>(r * ETA_PACKED_BYTES), s2)) return 0;
+    if (!unpackEta(IN_SK + SK_S2 + <usize>(r * ETA_PACKED_BYTES), s2)) return false;
     ntt(s2);
     const t0 = T0 + <usize>(r * POLY_BYTES);
     unpackT0(IN_SK + SK_T0 + <usize>(r * T0_PACKED_BYTES), t0);
     ntt(t0);
   }
   expandA(IN_SK, A);
-  spongeReset();
-  absorb(SHAKE256_RATE, IN_SK + 2 * SEED_BYTES, TR_BYTES);
-  absorbByte(SHAKE256_RATE, 0);
-  absorbByte(SHAKE256_RATE, 0);
-  return 1;
+  memory.copy(EXPANDED_SK, IN_SK, SK_BYTES);
+  expanded = true;
+  return true;
 }
 
 /** y = ExpandMask(ρ'', κ): L polynomials from SHAKE256(ρ'' ‖ κ + s as two little-endian bytes). */

@@ -3,8 +3,8 @@
  * @noble/post-quantum (audited reference, always loaded); liboqs compiled to WebAssembly (hedged
  * signing and verification, loaded only when chosen or as a fallback); and `svc-wasm`, the
  * default: svc's own WebAssembly module (mldsa-wasm.ts), which signs both ways (deterministic
- * and hedged, byte for byte what noble gives for the same rnd, about 18x faster than noble and 3x
- * faster than liboqs) and verifies as fast as liboqs for a key it has not seen, about three times
+ * and hedged, byte for byte what noble gives for the same rnd; 15-18x noble, about liboqs' speed)
+ * and verifies as fast as liboqs for a key it has not seen, about three times
  * faster for one whose expansion it keeps. Key generation from a seed always uses noble.
  */
 import { randomBytes } from 'node:crypto';

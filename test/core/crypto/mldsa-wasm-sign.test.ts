@@ -72,6 +72,25 @@ test('sign(…, deterministic) gives the same signature under every backend', as
   }
 });
 
+test('the kept expansion of the last key: keys in turn, repeated, and after a refused key, every signature noble\'s', () => {
+  const a = ml_dsa65.keygen(rng.bytes(32));
+  const b = ml_dsa65.keygen(rng.bytes(32));
+  // A key differing from a only in its last byte (t0): the whole key decides reuse, not a prefix.
+  const a2 = a.secretKey.slice();
+  a2[a2.length - 1] ^= 1;
+  const broken = a.secretKey.slice();
+  broken[200] = 0xff;
+  const order: Array<Uint8Array | 'broken'> = [a.secretKey, a.secretKey, b.secretKey, a.secretKey, a2, a.secretKey, 'broken', a.secretKey, 'broken', b.secretKey];
+  for (const [i, sk] of order.entries()) {
+    const msg = rng.bytes(32);
+    if (sk === 'broken') {
+      expectError(() => w.sign(broken, msg, ZERO), CryptoError, { message: 'malformed secret key: a coefficient of s1 or s2 is outside [-4, 4]' });
+      continue;
+    }
+    assert.is(hex(w.sign(sk, msg, ZERO)), hex(ml_dsa65.sign(msg, sk, { extraEntropy: false })), `signature ${i}`);
+  }
+});
+
 test('malformed input is a CryptoError: key and rnd sizes, s1 or s2 coefficients outside [-η, η]', () => {
   const kp = ml_dsa65.keygen(rng.bytes(32));
   const msg = rng.bytes(32);
