@@ -193,7 +193,7 @@ export class Devnet extends ProcessGroup {
 
   /** Starts execution (alone: one node has no peers, and P2P's default port would be shared) and waits until it is healthy. */
   async startExecution(): Promise<void> {
-    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc), '--no-p2p']);
+    this.start('execution', ['node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(this.net, 'execution'), '--rest-port', String(this.ports.rest), '--rpc-port', String(this.ports.rpc), '--verifier-threads', '1', '--no-p2p']);
     await waitFor('execution /health', async () => ((await getJson(`${this.execUrl}/health`)).status === 'healthy' ? true : undefined), 30_000);
   }
 

@@ -169,6 +169,8 @@ export class P2pNet extends ProcessGroup {
     this.start(node.execProc, [
       'node', 'execution', '--genesis', this.genesisPath, '--data-dir', join(node.dataDir, 'execution'),
       '--host', node.place.bindHost, '--rest-port', String(node.ports.rest), '--rpc-port', String(node.ports.rpc),
+      // As a devnet runs it (devnet/plan.ts): a second verifier thread is a second isolate to load, for a few transactions a slot.
+      '--verifier-threads', '1',
       ...this.p2pFlags(node.ports.execP2p, node.place.p2pHost, bootnodes),
     ], this.prefix(node));
     await waitFor(`${node.execProc} /health`, async () => ((await getJson(`${node.execUrl}/health`)).status === 'healthy' ? true : undefined), 60_000);

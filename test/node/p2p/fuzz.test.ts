@@ -380,7 +380,7 @@ async function setUp(): Promise<void> {
   hashHex = toHex(genesisHash(genesis));
   const p2p = ['--p2p-host', '127.0.0.1', '--p2p-port', '0'];
   const [rest, rpc, beaconPort] = [new URL(net.execUrl).port, '0', new URL(net.beaconUrl).port];
-  net.start('execution', ['node', 'execution', '--genesis', net.genesisPath, '--data-dir', join(net.net, 'execution'), '--rest-port', rest, '--rpc-port', rpc, ...p2p]);
+  net.start('execution', ['node', 'execution', '--genesis', net.genesisPath, '--data-dir', join(net.net, 'execution'), '--rest-port', rest, '--rpc-port', rpc, '--verifier-threads', '1', ...p2p]);
   await waitFor('execution /health', async () => ((await getJson(`${net.execUrl}/health`)).status === 'healthy' ? true : undefined), 30_000);
   net.start('beacon', ['node', 'beacon', '--genesis', net.genesisPath, '--data-dir', join(net.net, 'beacon'), '--port', beaconPort, '--execution-url', net.execUrl, ...p2p]);
   await waitFor('beacon health', async () => ((await getJson(`${net.beaconUrl}/beacon/v1/node/health`)).status === 'healthy' ? true : undefined), 30_000);
