@@ -97,15 +97,15 @@ const ZERO_RANDOM = new Uint8Array(SIGN_RANDOM_BYTES);
  * of expanded keys. One instance per thread (each worker loads its own backend).
  */
 export function wasmBackend(keyCacheEntries: number = keyCacheEntriesFromEnv()): SignatureBackend {
-  const verifier = new MlDsaWasm(keyCacheEntries);
+  const wasm = new MlDsaWasm(keyCacheEntries);
   return {
     name: 'svc-wasm',
-    sign: (secretKey, message) => verifier.sign(secretKey, message, randomBytes(SIGN_RANDOM_BYTES)),
-    signDeterministic: (secretKey, message) => verifier.sign(secretKey, message, ZERO_RANDOM),
+    sign: (secretKey, message) => wasm.sign(secretKey, message, randomBytes(SIGN_RANDOM_BYTES)),
+    signDeterministic: (secretKey, message) => wasm.sign(secretKey, message, ZERO_RANDOM),
     verify(publicKey, message, signature) {
-      return verifier.verify(publicKey, message, signature);
+      return wasm.verify(publicKey, message, signature);
     },
-    keyCacheStats: () => verifier.stats(),
+    keyCacheStats: () => wasm.stats(),
   };
 }
 
