@@ -53,6 +53,18 @@ const BALL_BLOCK = memory.data(8, 16);
   return a + ((a >> 31) & Q);
 }
 
+/** HighBits(a) for a in [0, q) with γ2 = (q − 1)/32: a1 in [0, 16). */
+@inline export function highBits(a: i32): i32 {
+  const t = (a + 127) >> 7;
+  return ((t * 1025 + (1 << 21)) >> 22) & 15;
+}
+
+/** LowBits(a) given a1 = highBits(a): a − a1·2γ2, centred mod q. */
+@inline export function lowBits(a: i32, a1: i32): i32 {
+  const a0 = a - a1 * 2 * GAMMA2;
+  return a0 - ((((Q - 1) / 2 - a0) >> 31) & Q);
+}
+
 function powmod(b: i64, e: i32): i64 {
   let r: i64 = 1;
   let x: i64 = b % Q;

@@ -17,7 +17,7 @@
  */
 
 import { absorb, absorbByte, finish, spongeReset, squeeze } from './keccak';
-import { BETA, CTILDE_BYTES, caddq, D, expandA, GAMMA1, GAMMA2, invnttToMont, K, L, MU_BYTES, montgomery, N, ntt, OMEGA, packZ, pointwiseInvntt, POLY_BYTES, Q, reduce32, sampleInBall, SHAKE256_RATE, TR_BYTES, unpackZ, W1_PACKED_BYTES, Z_PACKED_BYTES } from './poly';
+import { BETA, CTILDE_BYTES, caddq, D, expandA, GAMMA1, GAMMA2, highBits, invnttToMont, K, L, lowBits, MU_BYTES, montgomery, N, ntt, OMEGA, packZ, pointwiseInvntt, POLY_BYTES, reduce32, sampleInBall, SHAKE256_RATE, TR_BYTES, unpackZ, W1_PACKED_BYTES, Z_PACKED_BYTES } from './poly';
 
 const ETA: i32 = 4;
 const SEED_BYTES: i32 = 32;
@@ -84,12 +84,15 @@ function unpackT0(src: usize, out: usize): void {
   }
 }
 
+/** |a|, branch-free. */
+@inline function magnitude(a: i32): i32 {
+  return a - ((a >> 31) & (2 * a));
+}
+
 /** True when some coefficient of the `count` polynomials at `p` has |a| ≥ bound (centred representatives from reduce32). */
 function exceeds(p: usize, count: i32, bound: i32): bool {
   for (let i: i32 = 0; i < count * N; i++) {
-    const a = load<i32>(p + (<usize>i << 2));
-    const abs = a - ((a >> 31) & (2 * a));
-    if (abs >= bound) return true;
+    if (magnitude(load<i32>(p + (<usize>i << 2))) >= bound) return true;
   }
   return false;
 }
@@ -161,16 +164,13 @@ function commitment(): void {
       store<i32>(w1 + o, reduce32(acc));
     }
     invnttToMont(w1);
-    // Decompose with γ2 = (q − 1)/32: a = a1·2γ2 + a0, a1 in [0, 16), a0 centred.
+    // Decompose: a = a1·2γ2 + a0.
     for (let j: i32 = 0; j < N; j++) {
       const o = <usize>j << 2;
       const a = caddq(load<i32>(w1 + o));
-      let a1 = (a + 127) >> 7;
-      a1 = ((a1 * 1025 + (1 << 21)) >> 22) & 15;
-      let a0 = a - a1 * 2 * GAMMA2;
-      a0 -= (((Q - 1) / 2 - a0) >> 31) & Q;
+      const a1 = highBits(a);
       store<i32>(w1 + o, a1);
-      store<i32>(w0 + o, a0);
+      store<i32>(w0 + o, lowBits(a, a1));
     }
     const packed = W1_PACKED + <usize>(r * 128);
     for (let j: i32 = 0; j < N; j += 2) {
@@ -239,8 +239,7 @@ export function signEnd(out: usize): i32 {
       for (let j: i32 = 0; j < N; j++) {
         const o = <usize>j << 2;
         const ct0 = reduce32(load<i32>(TMP + o));
-        const abs = ct0 - ((ct0 >> 31) & (2 * ct0));
-        if (abs >= GAMMA2) {
+        if (magnitude(ct0) >= GAMMA2) {
           tooLarge = true;
           break;
         }

@@ -15,7 +15,7 @@
  */
 
 import { absorb, absorbByte, finish, spongeReset, squeeze } from './keccak';
-import { BETA, CTILDE_BYTES, caddq, D, expandA, GAMMA1, GAMMA2, invnttToMont, K, L, load40, MU_BYTES, montgomery, N, ntt, OMEGA, PK_BYTES, POLY_BYTES, Q, reduce32, sampleInBall, SHAKE256_RATE, SIG_BYTES, TR_BYTES, W1_PACKED_BYTES } from './poly';
+import { BETA, CTILDE_BYTES, caddq, D, expandA, GAMMA1, highBits, invnttToMont, K, L, load40, lowBits, MU_BYTES, montgomery, N, ntt, OMEGA, PK_BYTES, POLY_BYTES, reduce32, sampleInBall, SHAKE256_RATE, SIG_BYTES, TR_BYTES, W1_PACKED_BYTES } from './poly';
 
 export { shake } from './keccak';
 export { signBegin, signEnd, signKeyAt, signRandomAt } from './sign';
@@ -147,12 +147,9 @@ function decodeZ(): bool {
 
 /** w1 = UseHint(h, r) for r in [0, q), γ2 = (q − 1)/32: sixteen values. */
 @inline function useHint(a: i32, hint: i32): i32 {
-  let a1 = (a + 127) >> 7;
-  a1 = ((a1 * 1025 + (1 << 21)) >> 22) & 15;
-  let a0 = a - a1 * 2 * GAMMA2;
-  a0 -= (((Q - 1) / 2 - a0) >> 31) & Q;
+  const a1 = highBits(a);
   if (hint == 0) return a1;
-  return a0 > 0 ? (a1 + 1) & 15 : (a1 - 1) & 15;
+  return lowBits(a, a1) > 0 ? (a1 + 1) & 15 : (a1 - 1) & 15;
 }
 
 /**

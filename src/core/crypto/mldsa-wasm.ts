@@ -2,18 +2,19 @@
  * svc's ML-DSA-65 signer and verifier (wasm/mldsa65/{sign,verify}.ts, compiled to
  * dist/wasm/mldsa65.wasm) and the verifier's cache of expanded public keys. Signing takes an
  * explicit rnd, so the same code gives the deterministic signatures the chain's blocks and votes
- * need (rnd = 0) and hedged ones; both are FIPS 204's, byte for byte (the tests compare with noble). Expanding a key (tr, the matrix Â, NTT(t1·2^d)) is about two
- * thirds of a verification; senders, validators and attesters repeat, so each thread keeps the
- * expansions of the keys it verified most recently, as Lighthouse and Lodestar keep decompressed
- * BLS keys. A key whose expansion is cached verifies in about a third of the time; the answer is
- * the same either way (the slot is checked against the whole key before it is used).
+ * need (rnd = 0) and hedged ones; both are FIPS 204's, byte for byte (the tests compare with
+ * noble). Expanding a key (tr, the matrix Â, NTT(t1·2^d)) is about two thirds of a
+ * verification; senders, validators and attesters repeat, so each thread keeps the expansions of
+ * the keys it verified most recently, as Lighthouse and Lodestar keep decompressed BLS keys. A
+ * key whose expansion is cached verifies in about a third of the time; the answer is the same
+ * either way (the slot is checked against the whole key before it is used).
  */
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PUBLIC_KEY_BYTES, SECRET_KEY_BYTES, SIGNATURE_BYTES } from '../constants.js';
 import { CryptoError } from '../errors.js';
 
-interface VerifierExports {
+interface ModuleExports {
   memory: WebAssembly.Memory;
   slotBytes(): number;
   publicKeyAt(): number;
@@ -69,7 +70,7 @@ export interface KeyCacheStats {
 
 /** One thread's instance of the module: a signer, and a verifier with its cache of expanded keys (least recently used out first). */
 export class MlDsaWasm {
-  private readonly x: VerifierExports;
+  private readonly x: ModuleExports;
   private heap: Uint8Array;
   private readonly pkAt: number;
   private readonly sigAt: number;
@@ -92,7 +93,7 @@ export class MlDsaWasm {
         },
       },
     });
-    this.x = instance.exports as unknown as VerifierExports;
+    this.x = instance.exports as unknown as ModuleExports;
     this.heap = new Uint8Array(this.x.memory.buffer);
     this.pkAt = this.x.publicKeyAt();
     this.sigAt = this.x.signatureAt();
