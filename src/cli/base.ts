@@ -4,6 +4,7 @@
  */
 import { Command } from '@oclif/core';
 import { SvcError } from '../core/errors.js';
+import { hasCode } from '../api/errors.js';
 
 /** Exit code for bad usage (unknown flag, missing argument), as oclif reports it. */
 const USAGE_EXIT = 2;
@@ -17,7 +18,7 @@ export class UsageError extends SvcError {
   readonly oclif = { exit: USAGE_EXIT };
 
   constructor(message: string) {
-    super('USAGE', message, 400);
+    super('USAGE', message);
   }
 }
 
@@ -36,7 +37,7 @@ export abstract class SvcCommand extends Command {
 
   protected override async catch(err: Error & OclifErrorLike): Promise<void> {
     // Bad usage found after parsing (a flag combination the command refuses) is exit 2 as well.
-    const usage = (typeof err.oclif?.exit === 'number' && err.oclif.exit === USAGE_EXIT) || (err instanceof SvcError && err.code === 'USAGE');
+    const usage = (typeof err.oclif?.exit === 'number' && err.oclif.exit === USAGE_EXIT) || (err instanceof SvcError && hasCode(err, 'USAGE'));
     const code = err instanceof SvcError ? err.code : usage ? 'USAGE' : 'ERROR';
     process.exitCode = usage ? USAGE_EXIT : typeof err.oclif?.exit === 'number' && err.oclif.exit > 0 ? err.oclif.exit : 1;
     const message = (err.message || String(err))

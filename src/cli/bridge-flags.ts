@@ -45,5 +45,5 @@ export async function chainFromFlag(value: string | undefined, flag: string, fal
   const m = runningDevnet();
   if (m && fallback === 'running') return parseChainSpec(m.dir, flag);
   if (m && fallback === 'counterpart' && m.counterpart) return parseChainSpec(m.counterpart.dir, flag);
-  throw new SvcError('NO_CHAIN', `${flag} is required: no running devnet${fallback === 'counterpart' ? ' with a counterpart' : ''} to default to (pass a devnet directory or BEACON_URL,EXECUTION_URL)`, 400);
+  throw new SvcError('NO_CHAIN', `${flag} is required: no running devnet${fallback === 'counterpart' ? ' with a counterpart' : ''} to default to (pass a devnet directory or BEACON_URL,EXECUTION_URL)`);
 }

@@ -37,14 +37,14 @@ export async function keystorePaths(o: Pick<ValidatorKeystoreOptions, 'keystores
   if (o.keystoresDir !== undefined) {
     const dir = resolve(o.keystoresDir);
     const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
-    if (!isDir) throw new SvcError('KEYSTORES_DIR_NOT_FOUND', `--keystores-dir ${o.keystoresDir}: no such directory`, 404);
+    if (!isDir) throw new SvcError('KEYSTORES_DIR_NOT_FOUND', `--keystores-dir ${o.keystoresDir}: no such directory`);
     const names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-    if (names.length === 0) throw new SvcError('NO_KEYSTORES', `--keystores-dir ${o.keystoresDir} holds no keystore (*.json)`, 404);
+    if (names.length === 0) throw new SvcError('NO_KEYSTORES', `--keystores-dir ${o.keystoresDir} holds no keystore (*.json)`);
     paths.push(...names.map((n) => join(dir, n)));
   }
   const seen = new Set<string>();
   for (const p of paths) {
-    if (seen.has(p)) throw new SvcError('DUPLICATE_KEYSTORE', `keystore ${p} is given twice (--keystore and --keystores-dir name it both, or --keystore repeats it)`, 400);
+    if (seen.has(p)) throw new SvcError('DUPLICATE_KEYSTORE', `keystore ${p} is given twice (--keystore and --keystores-dir name it both, or --keystore repeats it)`);
     seen.add(p);
   }
   return paths;
@@ -61,13 +61,12 @@ export async function loadValidatorKeystores(genesis: Genesis, o: ValidatorKeyst
     const address = (await readWallet(p)).wallet.file.address.toLowerCase();
     stated.push(address);
     const other = byAddress.get(address);
-    if (other !== undefined) throw new SvcError('DUPLICATE_KEYSTORE', `keystores ${other} and ${p} hold the same validator key ${address}`, 400);
+    if (other !== undefined) throw new SvcError('DUPLICATE_KEYSTORE', `keystores ${other} and ${p} hold the same validator key ${address}`);
     byAddress.set(address, p);
     if (!o.allowNonGenesis && !genesisValidators.has(address)) {
       throw new SvcError(
         'KEYSTORE_NOT_IN_GENESIS',
         `keystore ${p} (${address}) is not a validator in the genesis of chain ${genesis.chain_id}: another chain's keystore? (a validator that joined by deposit needs --allow-non-genesis-keys)`,
-        400,
       );
     }
   }
@@ -77,7 +76,7 @@ export async function loadValidatorKeystores(genesis: Genesis, o: ValidatorKeyst
     for (let i = next++; i < paths.length; i = next++) {
       keys[i] = await unlockSigningKeystore(paths[i]!, genesis, { passwordFile: o.passwordFile, envVar: 'SVC_VALIDATOR_PASSWORD', what: 'validator', flag: '--password-file' });
       // The checks above trusted the file's address field: the key itself must agree.
-      if (keys[i]!.address.toLowerCase() !== stated[i]) throw new SvcError('KEYSTORE_ADDRESS_MISMATCH', `keystore ${paths[i]} says address ${stated[i]} but its key is ${keys[i]!.address}`, 400);
+      if (keys[i]!.address.toLowerCase() !== stated[i]) throw new SvcError('KEYSTORE_ADDRESS_MISMATCH', `keystore ${paths[i]} says address ${stated[i]} but its key is ${keys[i]!.address}`);
     }
   };
   await Promise.all(Array.from({ length: Math.min(UNLOCK_PARALLELISM, paths.length) }, worker));

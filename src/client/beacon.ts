@@ -8,6 +8,7 @@
  * fields are allowed, so the server may grow them); hex is returned lowercase.
  */
 import { SvcError } from '../core/errors.js';
+import type { RelayedStatus } from '../api/errors.js';
 import type { AttestationJson } from '../core/types/attestation.js';
 import { SSZ_MEDIA_TYPE } from '../api/media.js';
 import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
@@ -30,11 +31,15 @@ export const DEFAULT_BEACON_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_BEACON_TIMEOUT_MS = 10_000;
 
 /** A failed call to the beacon (or execution) node. `httpStatus` is absent when no HTTP answer arrived. */
-export class BeaconClientError extends SvcError {
+export class BeaconClientError extends SvcError implements RelayedStatus {
   readonly httpStatus: number | undefined;
+  /** A server passing this failure on answers with the status the remote answered, or the code's row when no answer arrived. */
+  get relayStatus(): number | undefined {
+    return this.httpStatus;
+  }
 
   constructor(code: string, message: string, httpStatus?: number, options?: { cause?: unknown }) {
-    super(code, message, httpStatus ?? 502, options);
+    super(code, message, options);
     this.httpStatus = httpStatus;
   }
 

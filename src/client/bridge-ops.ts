@@ -53,12 +53,12 @@ export interface ChainSpec {
 export async function parseChainSpec(value: string, what: string): Promise<ChainSpec> {
   if (value.includes('://')) {
     const parts = value.split(',');
-    if (parts.length !== 2) throw new SvcError('USAGE', `${what} must be a devnet directory or BEACON_URL,EXECUTION_URL, got ${JSON.stringify(value)}`, 400);
+    if (parts.length !== 2) throw new SvcError('USAGE', `${what} must be a devnet directory or BEACON_URL,EXECUTION_URL, got ${JSON.stringify(value)}`);
     return { beaconUrl: parseExecutionUrl(parts[0]!.trim(), `${what} beacon URL`), executionUrl: parseExecutionUrl(parts[1]!.trim(), `${what} execution URL`) };
   }
   const dir = resolve(value);
   const m = readManifest(dir);
-  if (!m) throw new SvcError('DEVNET_NOT_FOUND', `${what}: no devnet in ${dir} (no devnet.json); pass a devnet directory or BEACON_URL,EXECUTION_URL`, 404);
+  if (!m) throw new SvcError('DEVNET_NOT_FOUND', `${what}: no devnet in ${dir} (no devnet.json); pass a devnet directory or BEACON_URL,EXECUTION_URL`);
   const genesis = existsSync(m.genesis) ? await loadGenesisFile(m.genesis) : undefined;
   return { beaconUrl: m.endpoints.beacon, executionUrl: m.endpoints.execution, dir, ...(genesis ? { genesis } : {}) };
 }

@@ -29,7 +29,7 @@ export async function gatherRegistration(
   o: { deadline: number; pollMs: number; onProgress?: (v: RegistrationRequestView) => void },
 ): Promise<{ view: RegistrationRequestView; signatures: BidSignature[] }> {
   const [first, ...others] = beacons;
-  if (!first) throw new SvcError('USAGE', 'no beacon to ask for registration signatures', 400);
+  if (!first) throw new SvcError('USAGE', 'no beacon to ask for registration signatures');
   let view = await first.requestRegistration(genesis, allowance);
   // The others may be down or behind: the first's answer is what counts.
   await Promise.all(others.map((b) => b.requestRegistration(genesis, allowance).catch(() => undefined)));
@@ -48,7 +48,6 @@ export async function gatherRegistration(
       throw new SvcError(
         'BRIDGE_REGISTRATION_UNAUTHORIZED',
         `validators holding ${view.signed_stake} of ${view.active_stake} stake signed registration ${view.id} (${view.signatures.length} signer(s)); 2/3 is needed: do their operators accept ${view.terms.counterpart_chain_id} ${view.terms.counterpart} (svc node validator --bridge-accept-counterparts)?`,
-        400,
       );
     }
     await new Promise((r) => setTimeout(r, o.pollMs));

@@ -24,12 +24,13 @@ import { lightRoutes } from '../api/routes/light.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient, type RequestOptions } from './beacon.js';
 import { LightApiClient } from './light.js';
 import * as executionRoutes from '../api/routes/execution.js';
+import { hasCode } from '../api/errors.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 
 /** Validates a BID id (0x and 64 hex digits) before it goes on the wire; lowercase. */
 export function parseBidId(value: string): string {
-  if (!HASH_RE.test(value)) throw new SvcError('MALFORMED_INPUT', `malformed BID id ${JSON.stringify(value)}: expected 0x and 64 hex digits`, 400);
+  if (!HASH_RE.test(value)) throw new SvcError('MALFORMED_INPUT', `malformed BID id ${JSON.stringify(value)}: expected 0x and 64 hex digits`);
   return value.toLowerCase();
 }
 
@@ -165,5 +166,5 @@ function checkCounterparts(d: Record<string, unknown>, c: JsonApiClient, what: s
 
 /** True when a client error is the server saying it does not know the BID (404 UNKNOWN_BID). */
 export function isUnknownBid(err: unknown): boolean {
-  return err instanceof BeaconClientError && err.code === 'UNKNOWN_BID';
+  return err instanceof BeaconClientError && hasCode(err, 'UNKNOWN_BID');
 }

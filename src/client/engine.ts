@@ -11,6 +11,7 @@
  * the beacon and execution clients do. Either way an error envelope keeps execution's code.
  */
 import { SvcError, WrongChainError } from '../core/errors.js';
+import type { RelayedStatus } from '../api/errors.js';
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
 import type { EngineChainConfig, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryEntry } from '../api/execution.js';
 import type { CounterpartsView } from '../api/bridge.js';
@@ -35,19 +36,19 @@ const CLIENT_TIMEOUT_MS = 10_000;
 
 /**
  * A failed call to the execution node. `httpStatus` is what execution answered (absent when no
- * answer arrived); `status` is the one the caller reports on. `transport` is true when no answer
- * arrived (connection refused, reset, cut off, deadline).
+ * answer arrived); `relayStatus` is the one a server passing the failure on answers with.
+ * `transport` is true when no answer arrived (connection refused, reset, cut off, deadline).
  */
-export class EngineError extends SvcError {
+export class EngineError extends SvcError implements RelayedStatus {
   constructor(
     code: string,
     message: string,
-    status: number,
+    readonly relayStatus: number,
     readonly httpStatus: number | undefined,
     readonly transport: boolean,
     options?: { cause?: unknown },
   ) {
-    super(code, message, status, options);
+    super(code, message, options);
   }
 }
 

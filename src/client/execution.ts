@@ -4,6 +4,7 @@
  * whose `code` is the server's envelope code, or UNREACHABLE / TIMEOUT / BAD_RESPONSE.
  */
 import { SvcError } from '../core/errors.js';
+import type { RelayedStatus } from '../api/errors.js';
 import { encodeEnvelopeList } from '../core/types/transaction.js';
 import { runningDevnet } from './devnet-manifest.js';
 import { type JsonExchange, envelopeError, exchangeJson, isTimeout, transportReason } from './http.js';
@@ -35,11 +36,15 @@ export const DEFAULT_EXECUTION_URL = 'http://127.0.0.1:8546';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** A failed call to the execution node. `httpStatus` is absent when no HTTP answer arrived. */
-export class ExecutionClientError extends SvcError {
+export class ExecutionClientError extends SvcError implements RelayedStatus {
   readonly httpStatus: number | undefined;
+  /** A server passing this failure on answers with the status the remote answered, or the code's row when no answer arrived. */
+  get relayStatus(): number | undefined {
+    return this.httpStatus;
+  }
 
   constructor(code: string, message: string, httpStatus?: number, options?: { cause?: unknown }) {
-    super(code, message, httpStatus ?? 502, options);
+    super(code, message, options);
     this.httpStatus = httpStatus;
   }
 }

@@ -15,6 +15,7 @@ import { requireObject } from '../core/codec/json.js';
 import { routeUrl } from '../api/routes/route.js';
 import { lightRoutes } from '../api/routes/light.js';
 import { type ApiClientOptions, BeaconClientError, JsonApiClient } from './beacon.js';
+import { hasCode } from '../api/errors.js';
 
 /** The beacon's light-client routes, answers returned unparsed: the verifiers parse them strictly. */
 export class LightApiClient extends JsonApiClient {
@@ -106,7 +107,7 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
     try {
       return await verifyLatest(api, o, trusted, trustedIndex);
     } catch (err) {
-      if (!(err instanceof BeaconClientError && err.code === 'STATE_PRUNED') || attempt >= LIGHT_PROOF_ATTEMPTS) throw err;
+      if (!(err instanceof BeaconClientError && hasCode(err, 'STATE_PRUNED')) || attempt >= LIGHT_PROOF_ATTEMPTS) throw err;
     }
   }
 }

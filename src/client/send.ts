@@ -9,6 +9,7 @@ import { unlockWallet } from '../wallet/keystore.js';
 import { buildValueTx, resolveSigningWallet, signValueTx, type ValueTxInput } from '../wallet/tx-builder.js';
 import type { ExecutionClient } from './execution.js';
 import type { PoolStatus, TxStatus } from '../api/execution.js';
+import { hasCode } from '../api/errors.js';
 
 export interface SendRequest {
   client: ExecutionClient;
@@ -95,7 +96,7 @@ export async function waitForInclusion(client: ExecutionClient, hash: string, op
     if (left <= 0) break;
     last = await client.txStatus(hash, { timeoutMs: Math.max(1, Math.min(left, 10_000)) }).catch((err: SvcError) => {
       // A deadline hit mid-request ends the wait like any other timeout; other errors are real.
-      if (err.code === 'TIMEOUT' && Date.now() >= deadline) return last;
+      if (hasCode(err, 'TIMEOUT') && Date.now() >= deadline) return last;
       throw err;
     });
     if (last && isIncluded(last)) return last;

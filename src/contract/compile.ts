@@ -91,7 +91,7 @@ export class ContractCompileError extends SvcError {
 
   constructor(file: string, diagnostics: CompileDiagnostic[], detail?: string) {
     const shown = diagnostics.map(formatDiagnostic);
-    super('COMPILE_FAILED', `${file} does not compile: ${shown.length > 0 ? shown.join('; ') : (detail ?? 'the compiler failed')}`, 400);
+    super('COMPILE_FAILED', `${file} does not compile: ${shown.length > 0 ? shown.join('; ') : (detail ?? 'the compiler failed')}`);
     this.diagnostics = diagnostics;
   }
 }
@@ -102,7 +102,7 @@ export type SdkRuleCode = 'CONTRACT_START_FUNCTION';
 /** The source compiled, but into a module the VM would refuse at deployment (the VM's code) or that breaks the SDK's rule. */
 export class ContractRejectedError extends SvcError {
   constructor(code: ContractErrorCode | SdkRuleCode, message: string) {
-    super(code, message, 400);
+    super(code, message);
   }
 }
 
@@ -188,7 +188,7 @@ export async function compileContract(entryPath: string): Promise<CompiledContra
   );
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (result.error || errors.length > 0 || wasm === null) {
-    if (!sources.has(entry)) throw new SvcError('FILE_NOT_FOUND', `${shownEntry} not found`, 404);
+    if (!sources.has(entry)) throw new SvcError('FILE_NOT_FOUND', `${shownEntry} not found`);
     throw new ContractCompileError(shownEntry, errors, result.error?.message);
   }
   const compiled: Uint8Array = wasm;

@@ -2,27 +2,28 @@
  * Typed errors shared by every layer. Callers branch on `code`, never on message text.
  */
 
-/** Base class: every error the project raises on purpose carries a stable machine code. */
-export class SvcError extends Error {
-  readonly code: string;
-  /** HTTP status an API should answer with when this error reaches a client. */
-  readonly status: number;
+/**
+ * Base class: every error the project raises on purpose carries a stable machine code. `C` is the
+ * domain's code union (each domain's error class narrows it). The protocol knows no HTTP: the
+ * status a server answers with is the code's row in src/api/errors.ts.
+ */
+export class SvcError<C extends string = string> extends Error {
+  readonly code: C;
 
-  constructor(code: string, message: string, status = 400, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
-    this.status = status;
   }
 }
 
 /** Input that does not parse: wrong type, wrong length, non-canonical number string. */
-export class MalformedError extends SvcError {
+export class MalformedError extends SvcError<'MALFORMED_INPUT'> {
   /** Dotted path of the offending field, e.g. `tx.Value`. */
   readonly field: string;
 
   constructor(field: string, detail?: string) {
-    super('MALFORMED_INPUT', detail ? `malformed ${field}: ${detail}` : `malformed ${field}`, 400);
+    super('MALFORMED_INPUT', detail ? `malformed ${field}: ${detail}` : `malformed ${field}`);
     this.field = field;
   }
 }
@@ -39,14 +40,16 @@ export const TX_ERRORS = {
 } as const;
 
 export type TxErrorName = keyof typeof TX_ERRORS;
+/** Machine codes of TxError. */
+export type TxErrorCode = (typeof TX_ERRORS)[TxErrorName]['code'];
 
 /** A transaction that parsed but breaks a protocol rule. */
-export class TxError extends SvcError {
+export class TxError extends SvcError<TxErrorCode> {
   /** The spec's error name, e.g. `ErrInvalidSignature`. */
   readonly specName: TxErrorName;
 
   constructor(specName: TxErrorName, message?: string) {
-    super(TX_ERRORS[specName].code, message ?? TX_ERRORS[specName].message, 400);
+    super(TX_ERRORS[specName].code, message ?? TX_ERRORS[specName].message);
     this.specName = specName;
   }
 }
@@ -62,16 +65,16 @@ export const GENESIS_ERROR_CODES = ['INVALID_GENESIS', 'GENESIS_COUNTERPART_INVA
 export type GenesisErrorCode = (typeof GENESIS_ERROR_CODES)[number];
 
 /** Genesis documents that are invalid or inconsistent. */
-export class GenesisError extends SvcError {
+export class GenesisError extends SvcError<GenesisErrorCode> {
   constructor(message: string, code: GenesisErrorCode = 'INVALID_GENESIS') {
-    super(code, message, 400);
+    super(code, message);
   }
 }
 
 /** A cryptographic primitive was misused (wrong key or seed length). */
-export class CryptoError extends SvcError {
+export class CryptoError extends SvcError<'CRYPTO_ERROR'> {
   constructor(message: string) {
-    super('CRYPTO_ERROR', message, 400);
+    super('CRYPTO_ERROR', message);
   }
 }
 
@@ -108,9 +111,9 @@ export const BLOCK_ERRORS = {
 export type BlockErrorCode = keyof typeof BLOCK_ERRORS;
 
 /** A block that is rejected; `code` is one of BLOCK_ERRORS' keys. */
-export class BlockError extends SvcError {
+export class BlockError extends SvcError<BlockErrorCode> {
   constructor(code: BlockErrorCode, detail?: string) {
-    super(code, detail ? `${BLOCK_ERRORS[code]}: ${detail}` : BLOCK_ERRORS[code], 400);
+    super(code, detail ? `${BLOCK_ERRORS[code]}: ${detail}` : BLOCK_ERRORS[code]);
   }
 }
 
@@ -118,8 +121,8 @@ export class BlockError extends SvcError {
  * Two layers that belong to different chains (chain id or genesis hash differ): a beacon must not
  * drive, and execution must not be paid by, another chain's node. The message names both sides.
  */
-export class WrongChainError extends SvcError {
+export class WrongChainError extends SvcError<'WRONG_CHAIN'> {
   constructor(message: string) {
-    super('WRONG_CHAIN', message, 409);
+    super('WRONG_CHAIN', message);
   }
 }

@@ -45,7 +45,7 @@ export function devnetValidatorKeyOffset(chainId: string): number {
 export function readCounterpart(dir: string): { manifest: DevnetManifest; genesis: Genesis; record: ManifestCounterpart } {
   const abs = resolve(dir);
   const manifest = readManifest(abs);
-  if (!manifest) throw new DevnetError('DEVNET_NOT_FOUND', `--counterpart ${abs}: no devnet there (no devnet.json); start it first with svc devnet up --dir ${abs}`, 404);
+  if (!manifest) throw new DevnetError('DEVNET_NOT_FOUND', `--counterpart ${abs}: no devnet there (no devnet.json); start it first with svc devnet up --dir ${abs}`);
   let genesis: Genesis;
   try {
     genesis = parseGenesis(JSON.parse(readFileSync(manifest.genesis, 'utf8')));
@@ -122,7 +122,7 @@ export async function registerOn(m: DevnetManifest, other: Genesis, timeoutMs: n
 export async function registerCounterparts(self: DevnetManifest, selfGenesis: Genesis, counterpartDir: string, timeoutMs: number): Promise<Registration[]> {
   const cp = readCounterpart(counterpartDir);
   if (!pidAlive(cp.manifest.supervisor?.pid) || cp.manifest.state !== 'running') {
-    throw new DevnetError('DEVNET_NOT_RUNNING', `the counterpart devnet in ${cp.record.dir} is not running (state ${cp.manifest.state}); start it with svc devnet up --dir ${cp.record.dir} --detach`, 409);
+    throw new DevnetError('DEVNET_NOT_RUNNING', `the counterpart devnet in ${cp.record.dir} is not running (state ${cp.manifest.state}); start it with svc devnet up --dir ${cp.record.dir} --detach`);
   }
   return Promise.all([registerOn(self, cp.genesis, timeoutMs), registerOn(cp.manifest, selfGenesis, timeoutMs)]);
 }

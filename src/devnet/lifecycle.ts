@@ -71,7 +71,7 @@ export interface PreparedDevnet {
 /** Every producing node runs at least one validator. */
 export function checkNodesFit(producers: number, validators: number): void {
   if (producers > validators) {
-    throw new DevnetError('USAGE', `--nodes ${producers} needs at least as many validators, and this chain has ${validators}: every producing node runs at least one`, 400);
+    throw new DevnetError('USAGE', `--nodes ${producers} needs at least as many validators, and this chain has ${validators}: every producing node runs at least one`);
   }
 }
 
@@ -80,7 +80,7 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   const layout = devnetLayout(o.dir);
   const previous = readManifestLenient(layout, o.fresh);
   if (previous && pidAlive(previous.supervisor?.pid)) {
-    throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${layout.dir} (supervisor pid ${previous.supervisor!.pid}); stop it with: svc devnet down --dir ${layout.dir}`, 409);
+    throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${layout.dir} (supervisor pid ${previous.supervisor!.pid}); stop it with: svc devnet down --dir ${layout.dir}`);
   }
   // A fresh chain starts from the flags alone; a resumed one keeps its node counts unless told otherwise.
   const shape = devnetShape(o, o.fresh ? undefined : previous);
@@ -95,11 +95,11 @@ export async function prepareDevnet(o: UpOptions): Promise<PreparedDevnet> {
   const named = o.counterpart !== undefined ? readCounterpart(o.counterpart) : undefined;
   const counterpart = named ? named.record : o.fresh ? undefined : previous?.counterpart ?? undefined;
   if (counterpart && counterpart.chain_id === (resumed ? undefined : o.chainId ?? DEFAULT_DEVNET_CHAIN_ID)) {
-    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${counterpart.chain_id}: give this devnet another --chain-id (its validator keys derive from it)`, 400);
+    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${counterpart.chain_id}: give this devnet another --chain-id (its validator keys derive from it)`);
   }
   const genesis = resumed ? await checkResumable(layout, o) : await createGenesis(layout, o, named?.genesis);
   if (counterpart && counterpart.chain_id === genesis.chain_id) {
-    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${genesis.chain_id}, as this devnet does: counterparts need distinct chain ids`, 400);
+    throw new DevnetError('USAGE', `--counterpart ${counterpart.dir} runs chain ${genesis.chain_id}, as this devnet does: counterparts need distinct chain ids`);
   }
   checkNodesFit(shape.producers, genesis.validators.length);
   const count = shape.producers + shape.followers;
@@ -235,7 +235,7 @@ export async function downDevnet(dir: string, opts: { clean: boolean; timeoutMs?
   const layout = devnetLayout(dir);
   const m = readManifestLenient(layout, opts.clean);
   if (!m) {
-    if (!opts.clean) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (no ${layout.manifest})`, 404);
+    if (!opts.clean) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (no ${layout.manifest})`);
     await removeDevnetFiles(layout);
     return { dir: layout.dir, stopped: [], cleaned: true };
   }
@@ -356,14 +356,14 @@ async function checkResumable(layout: DevnetLayout, o: UpOptions): Promise<Genes
   const g = await loadGenesisFile(layout.genesis);
   const differs = (what: string, have: number, want: number | undefined) => {
     if (want !== undefined && want !== have) {
-      throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with ${what} ${have}, not ${want}: resume it without that flag, or start over with --fresh`, 409);
+      throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with ${what} ${have}, not ${want}: resume it without that flag, or start over with --fresh`);
     }
   };
   differs('--validators', g.validators.length, o.validators);
   differs('--slot-time', g.config.slot_seconds, o.slotSeconds);
   differs('--slots-per-epoch', g.config.slots_per_epoch, o.slotsPerEpoch);
   if (o.chainId !== undefined && o.chainId !== g.chain_id) {
-    throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with --chain-id ${g.chain_id}, not ${o.chainId}: resume it without that flag, or start over with --fresh`, 409);
+    throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds a devnet with --chain-id ${g.chain_id}, not ${o.chainId}: resume it without that flag, or start over with --fresh`);
   }
   return g;
 }

@@ -14,7 +14,7 @@ export interface LogFile {
 export function logFiles(dir: string): LogFile[] {
   const layout = devnetLayout(dir);
   const m = readManifest(layout.dir);
-  if (!m) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (start one with: svc devnet up --dir ${layout.dir})`, 404);
+  if (!m) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (start one with: svc devnet up --dir ${layout.dir})`);
   const files = m.processes.map((p) => ({ name: p.name, path: p.log }));
   if (existsSync(layout.supervisorLog)) files.push({ name: 'supervisor', path: layout.supervisorLog });
   return files;

@@ -27,7 +27,7 @@ export function existingValidatorData(layout: DevnetLayout, g: Pick<Genesis, 'va
   while (producers < MAX_DEVNET_NODES && existsSync(nodeValidatorsDataDir(layout, producers))) producers += 1;
   const perValidator = g.validators.some((v) => existsSync(validatorDataDir(layout, v.address)));
   if (producers > 0 && perValidator) {
-    throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds validator data in both layouts (data/validator and data/validator-<address>): slashing protection would be split; start over with --fresh`, 409);
+    throw new DevnetError('DEVNET_MISMATCH', `${layout.dir} holds validator data in both layouts (data/validator and data/validator-<address>): slashing protection would be split; start over with --fresh`);
   }
   if (producers > 0) return { layout: 'per-node', producers };
   return perValidator ? { layout: 'per-validator', producers: 0 } : undefined;
@@ -54,7 +54,7 @@ export interface PackingChoice {
  */
 export function chooseValidatorProcesses(c: PackingChoice): ValidatorProcesses {
   if (c.singleProcess && c.flag === 'per-validator') {
-    throw new DevnetError('USAGE', '--single-process runs every validator in one client (svc node all); --validator-processes per-validator needs one process per layer', 400);
+    throw new DevnetError('USAGE', '--single-process runs every validator in one client (svc node all); --validator-processes per-validator needs one process per layer');
   }
   const wanted: ValidatorProcesses = c.singleProcess ? 'per-node' : (c.flag ?? c.existing?.layout ?? 'per-node');
   const have = c.existing;
@@ -65,10 +65,10 @@ export function chooseValidatorProcesses(c: PackingChoice): ValidatorProcesses {
   if (have.layout !== wanted) {
     const what = have.layout === 'per-node' ? 'one validator process per node (slashing protection in data/validator)' : 'one validator process per validator (slashing protection in data/validator-<address>)';
     const asked = c.singleProcess ? '--single-process' : `--validator-processes ${wanted}`;
-    throw new DevnetError('DEVNET_MISMATCH', `${c.dir} runs ${what}; ${asked} would start its validators without their slashing-protection history: ${resume}`, 409);
+    throw new DevnetError('DEVNET_MISMATCH', `${c.dir} runs ${what}; ${asked} would start its validators without their slashing-protection history: ${resume}`);
   }
   if (have.layout === 'per-node' && have.producers !== c.producers) {
-    throw new DevnetError('DEVNET_MISMATCH', `${c.dir} packs its validators into the processes of ${have.producers} producing node(s); --nodes ${c.producers} would move validators away from their slashing-protection history: resume it with --nodes ${have.producers}, or start over with --fresh`, 409);
+    throw new DevnetError('DEVNET_MISMATCH', `${c.dir} packs its validators into the processes of ${have.producers} producing node(s); --nodes ${c.producers} would move validators away from their slashing-protection history: resume it with --nodes ${have.producers}, or start over with --fresh`);
   }
   return wanted;
 }

@@ -53,11 +53,11 @@ export function devnetShape(o: ShapeOptions, previous?: Pick<DevnetManifest, 'no
   const producers = o.nodes ?? previous?.nodes.filter((n) => n.role === 'producer').length ?? 1;
   const followers = o.followers ?? previous?.nodes.filter((n) => n.role === 'follower').length ?? 0;
   const p2p = o.p2p ?? true;
-  if (producers < 1) throw new DevnetError('USAGE', `--nodes must be at least 1, got ${producers}`, 400);
-  if (followers < 0) throw new DevnetError('USAGE', `--followers must be at least 0, got ${followers}`, 400);
+  if (producers < 1) throw new DevnetError('USAGE', `--nodes must be at least 1, got ${producers}`);
+  if (followers < 0) throw new DevnetError('USAGE', `--followers must be at least 0, got ${followers}`);
   const many = producers + followers > 1;
-  if (many && !p2p) throw new DevnetError('USAGE', `--no-p2p runs one node alone; ${producers} node(s) and ${followers} follower(s) need P2P to find each other`, 400);
-  if (many && o.singleProcess) throw new DevnetError('USAGE', '--single-process runs one node (svc node all); use one process per layer for --nodes above 1 or --followers', 400);
+  if (many && !p2p) throw new DevnetError('USAGE', `--no-p2p runs one node alone; ${producers} node(s) and ${followers} follower(s) need P2P to find each other`);
+  if (many && o.singleProcess) throw new DevnetError('USAGE', '--single-process runs one node (svc node all); use one process per layer for --nodes above 1 or --followers');
   return { producers, followers, p2p };
 }
 

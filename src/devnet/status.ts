@@ -65,7 +65,7 @@ export interface DevnetStatus {
 export async function devnetStatus(dir: string): Promise<DevnetStatus> {
   const layout = devnetLayout(dir);
   const m = readManifest(layout.dir);
-  if (!m) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (start one with: svc devnet up --dir ${layout.dir})`, 404);
+  if (!m) throw new DevnetError('DEVNET_NOT_FOUND', `no devnet in ${layout.dir} (start one with: svc devnet up --dir ${layout.dir})`);
   const problems: string[] = [];
   const supAlive = !!m.supervisor && pidAlive(m.supervisor.pid) && isSvcProcess(m.supervisor.pid);
   const processes = m.processes.map((p) => {

@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';
-import { SvcError } from '../core/errors.js';
+import { P2pError } from './p2p/errors.js';
+import { NodeError } from './shared/errors.js';
 import type { Genesis } from '../core/genesis/genesis.js';
 import type { Logger } from '../util/log.js';
 import type { SigningKeys } from '../wallet/derivation.js';
@@ -82,10 +83,9 @@ async function checkBeaconTrusted(url: string): Promise<void> {
     await (await fetch(`${url}${beaconRoutes.health.path}`, { signal: AbortSignal.timeout(10_000) })).arrayBuffer();
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-    throw new SvcError(
+    throw new NodeError(
       'TLS_UNTRUSTED',
       `the validators cannot reach the beacon at ${url}: ${cause} (start svc with NODE_EXTRA_CA_CERTS=<the certificate or its CA> and a certificate naming --host)`,
-      500,
     );
   }
 }
@@ -97,7 +97,7 @@ async function checkBeaconTrusted(url: string): Promise<void> {
  */
 export async function startAll(o: AllOptions): Promise<AllNode> {
   const clash = o.p2p && p2pPortClash(o.p2p);
-  if (clash) throw new SvcError('P2P_PORT_CLASH', clash, 400);
+  if (clash) throw new P2pError('P2P_PORT_CLASH', clash);
   const executionP2p: ExecutionP2pOptions | undefined = o.p2p && { host: o.p2p.host, port: o.p2p.executionPort, bootnodes: o.p2p.executionBootnodes, maxPeers: o.p2p.maxPeers };
   const execution = await ExecutionNode.start({
     genesis: o.genesis,

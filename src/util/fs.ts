@@ -8,7 +8,7 @@ import { SvcError } from '../core/errors.js';
 /** Refuses to go on if any of `paths` exists (checked up front so a multi-file write never half-happens). */
 export function assertAbsent(paths: readonly string[]): void {
   const found = paths.find((p) => existsSync(p));
-  if (found) throw new SvcError('FILE_EXISTS', `${found} already exists (use --force to overwrite)`, 409);
+  if (found) throw new SvcError('FILE_EXISTS', `${found} already exists (use --force to overwrite)`);
 }
 
 /**
@@ -34,7 +34,7 @@ export async function writeFileAtomic(path: string, contents: string | Uint8Arra
     if (opts.force) await rename(tmp, path);
     else await link(tmp, path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SvcError('FILE_EXISTS', `${path} already exists (use --force to overwrite)`, 409);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SvcError('FILE_EXISTS', `${path} already exists (use --force to overwrite)`);
     throw err;
   } finally {
     await rm(tmp, { force: true });

@@ -22,7 +22,7 @@ export class HttpClientError extends SvcError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(code, message, code === 'HTTP_TIMEOUT' ? 504 : 503, options);
+    super(code, message, options);
   }
 }
 

@@ -4,7 +4,7 @@
  * and nested calls with their own journal checkpoints.
  */
 import { bigintToBytesBE, bytesEqual, bytesToBigintBE, toHex } from '../core/codec/bytes.js';
-import { SvcError } from '../core/errors.js';
+import { VmError } from './errors.js';
 import { sha3 } from '../core/crypto/hash.js';
 import { verify } from '../core/crypto/mldsa.js';
 import type { StateView } from './state.js';
@@ -139,24 +139,24 @@ export function compileContract(instrumented: Uint8Array): CompiledContract {
  * outcome would differ between nodes, so it is not a receipt: the block (or call) fails here and
  * can be retried.
  */
-export class VmResourceError extends SvcError {
+export class VmResourceError extends VmError<'VM_RESOURCE_EXHAUSTED'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('VM_RESOURCE_EXHAUSTED', `contract execution exhausted a machine resource: ${message}`, 503, options);
+    super('VM_RESOURCE_EXHAUSTED', `contract execution exhausted a machine resource: ${message}`, options);
   }
 }
 
 /** Internal signals that unwind a frame through the engine; never seen outside the VM. */
-class OutOfGas extends SvcError {
+class OutOfGas extends VmError<'VM_OUT_OF_GAS'> {
   constructor() {
     super('VM_OUT_OF_GAS', 'out of gas');
   }
 }
-class Revert extends SvcError {
+class Revert extends VmError<'VM_REVERT'> {
   constructor(readonly reason: Uint8Array) {
     super('VM_REVERT', 'revert');
   }
 }
-class HostTrap extends SvcError {
+class HostTrap extends VmError<'VM_HOST_TRAP'> {
   constructor(message: string) {
     super('VM_HOST_TRAP', message);
   }

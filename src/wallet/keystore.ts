@@ -112,7 +112,7 @@ export function parseWalletFile(input: unknown): WalletFile {
 
 /** Decrypts the 64-byte seed (the caller wipes it); a wrong password is WRONG_PASSWORD, never a crash. */
 async function decryptSeed(file: WalletFileV2, password: string): Promise<Uint8Array> {
-  const wrong = () => new WalletError('WRONG_PASSWORD', 'wrong password for this wallet (or the file is corrupted)', 401);
+  const wrong = () => new WalletError('WRONG_PASSWORD', 'wrong password for this wallet (or the file is corrupted)');
   // Argon2 (hash-wasm) refuses an empty password, so no file is encrypted under one: it is simply wrong.
   if (password.length === 0) throw wrong();
   const blob = parseBase64(file.encrypted_seed, 'wallet encrypted_seed');

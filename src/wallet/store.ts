@@ -41,7 +41,7 @@ export async function readWallet(path: string): Promise<StoredWallet> {
   try {
     text = await readFile(path, 'utf8');
   } catch {
-    throw new WalletError('WALLET_NOT_FOUND', `cannot read wallet file ${path}`, 404);
+    throw new WalletError('WALLET_NOT_FOUND', `cannot read wallet file ${path}`);
   }
   let json: unknown;
   try {
@@ -77,7 +77,7 @@ export async function resolveWallet(ref: string): Promise<StoredWallet> {
   const lower = ref.toLowerCase();
   const { wallets } = await listWallets();
   const hit = wallets.find((w) => w.wallet.file.address === lower || (w.wallet.kind === 'v2' && w.wallet.file.ecdsa_address === lower));
-  if (!hit) throw new WalletError('WALLET_NOT_FOUND', `no wallet named or addressed ${JSON.stringify(ref)} in ${walletsDir()}`, 404);
+  if (!hit) throw new WalletError('WALLET_NOT_FOUND', `no wallet named or addressed ${JSON.stringify(ref)} in ${walletsDir()}`);
   return hit;
 }
 

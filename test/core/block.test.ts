@@ -35,6 +35,7 @@ import { attestationHash, attestationToJson, signAttestation } from '../../src/c
 import { BlockHeaderSsz } from '../../src/core/types/ssz.js';
 import { encodeTx, signStandardTx, txHash } from '../../src/core/types/transaction.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../helpers/assert.js';
+import { httpStatusOf } from '../../src/api/errors.js';
 
 const CHAIN = 'svc-test';
 const VALIDATOR_INDEX = 3;
@@ -351,7 +352,7 @@ test('BlockError: code is the BLOCK_ERRORS key; message is the spec phrase, opti
   assert.ok(e instanceof SvcError);
   assert.is(e.name, 'BlockError');
   assert.is(e.code, 'MERKLE_ROOT_MISMATCH');
-  assert.is(e.status, 400);
+  assert.is(httpStatusOf(e), 400);
   assert.is(e.message, 'Block Merkle root mismatch: expected 0x01, got 0x02');
   assert.is(new BlockError('UNKNOWN_VALIDATOR').message, 'Unknown validator');
 });

@@ -19,6 +19,7 @@ import { addressFromPublicKey, addressToString, ecdsaAddressFromPublicKey, norma
 import { CryptoError, MalformedError, SvcError } from '../../src/core/errors.js';
 import { PUBLIC_KEY_BYTES } from '../../src/core/constants.js';
 import { bytesIs, expectError } from '../helpers/assert.js';
+import { httpStatusOf } from '../../src/api/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // errors
@@ -27,7 +28,7 @@ test('MalformedError carries code, field, status and the "malformed <field>[: de
   const bare = new MalformedError('tx.Value');
   assert.ok(bare instanceof SvcError);
   assert.is(bare.code, 'MALFORMED_INPUT');
-  assert.is(bare.status, 400);
+  assert.is(httpStatusOf(bare), 400);
   assert.is(bare.field, 'tx.Value');
   assert.is(bare.message, 'malformed tx.Value');
   assert.is(bare.name, 'MalformedError');

@@ -46,6 +46,7 @@ import {
 import { checkGasLimit, intrinsicGas } from '../../src/core/gas.js';
 import { type ValueTxJson, txFromJson, txToJson } from '../../src/core/types/transaction-json.js';
 import { bytesIs, bytesNot, expectError, filled, flipByte } from '../helpers/assert.js';
+import { httpStatusOf } from '../../src/api/errors.js';
 
 const CHAIN = 'svc-test';
 const OTHER_CHAIN = 'svc-other';
@@ -538,7 +539,7 @@ test('TxError: every spec error name has its machine code and the spec message b
     assert.is(err.specName, name);
     assert.is(err.code, code);
     assert.is(err.message, message);
-    assert.is(err.status, 400);
+    assert.is(httpStatusOf(err), 400);
   }
   assert.is(new TxError('ErrGasTooLow', 'custom').message, 'custom');
 });

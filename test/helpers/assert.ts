@@ -1,6 +1,8 @@
 /** Shared assertions for unit tests (not a test file itself). */
 import * as assert from 'uvu/assert';
 import { toHex } from '../../src/core/codec/bytes.js';
+import { httpStatusOf } from '../../src/api/errors.js';
+import type { SvcError } from '../../src/core/errors.js';
 
 export interface ExpectedError {
   code?: string;
@@ -12,7 +14,7 @@ export interface ExpectedError {
   field?: string;
   /** TxError.specName */
   specName?: string;
-  /** SvcError.status */
+  /** The HTTP status a server answers the error with (src/api/errors.ts). */
   status?: number;
 }
 
@@ -43,7 +45,7 @@ export function expectError<T extends Error>(fn: () => unknown, cls: abstract ne
   if (expected.code !== undefined) assert.is(err.code, expected.code);
   if (expected.field !== undefined) assert.is(err.field, expected.field);
   if (expected.specName !== undefined) assert.is(err.specName, expected.specName);
-  if (expected.status !== undefined) assert.is(err.status, expected.status);
+  if (expected.status !== undefined) assert.is(httpStatusOf(err as unknown as SvcError), expected.status);
   return err;
 }
 

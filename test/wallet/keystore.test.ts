@@ -11,6 +11,7 @@ import { DEV_MNEMONIC, walletPath } from '../../src/wallet/derivation.js';
 import { deriveKey, newKdfParams, PRODUCTION_KDF } from '../../src/wallet/kdf.js';
 import { newWalletFile, parseWalletFile, unlockWallet, type WalletFileV2 } from '../../src/wallet/keystore.js';
 import { expectError } from '../helpers/assert.js';
+import { httpStatusOf } from '../../src/api/errors.js';
 
 const TEST_KIB = 256;
 const PASSWORD = 'correct horse battery staple';
@@ -98,7 +99,7 @@ test('unlockWallet with the right password yields the same keys', async () => {
 test('wrong password → WRONG_PASSWORD (a WalletError, status 401), not a crash', async () => {
   const file = await devWallet();
   const err = await expectRejects(unlockWallet(file, PASSWORD + '!'), 'WRONG_PASSWORD', 'wrong password for this wallet (or the file is corrupted)');
-  assert.is(err.status, 401);
+  assert.is(httpStatusOf(err), 401);
   await expectRejects(unlockWallet(file, ''), 'WRONG_PASSWORD', 'wrong password for this wallet (or the file is corrupted)');
 });
 

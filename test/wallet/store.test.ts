@@ -10,6 +10,7 @@ import { SvcError, WalletError } from '../../src/core/errors.js';
 import { DEV_MNEMONIC, walletPath } from '../../src/wallet/derivation.js';
 import { newWalletFile, type WalletFileV2 } from '../../src/wallet/keystore.js';
 import { checkWalletName, listWallets, resolveWallet, saveWallet, svcHome, walletsDir } from '../../src/wallet/store.js';
+import { httpStatusOf } from '../../src/api/errors.js';
 
 /** Runs `fn` with SVC_HOME pointing at a fresh temp dir; restores the variable and removes the dir. */
 async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
@@ -37,7 +38,7 @@ function legacyFile() {
   return { address: '0x' + Buffer.from(sha3_256(publicKey).subarray(12)).toString('hex'), public_key: Buffer.from(publicKey).toString('base64'), created_at: '2023-01-02T03:04:05Z' };
 }
 
-async function expectRejects(p: Promise<unknown>, cls: typeof SvcError, code: string, message: string): Promise<void> {
+async function expectRejects(p: Promise<unknown>, cls: abstract new (...args: never[]) => SvcError, code: string, message: string): Promise<void> {
   try {
     await p;
   } catch (err) {
@@ -94,7 +95,7 @@ test('the FILE_EXISTS error carries HTTP status 409', async () => {
       await saveWallet('a', w!);
       assert.unreachable('should throw');
     } catch (err) {
-      assert.is((err as SvcError).status, 409);
+      assert.is(httpStatusOf(err as SvcError), 409);
     }
   });
 });

@@ -37,8 +37,8 @@ export default class BridgeRefund extends SvcCommand {
     const source = await connectChain(await chainFromFlag(flags.source, '--source', 'running'), gasPrice === undefined ? {} : { gasPrice });
     const dest = await connectChain(await chainFromFlag(flags.dest, '--dest', 'counterpart'));
     const view = await source.beacon.bid(id);
-    if (view.direction !== 'outgoing') throw new SvcError('BRIDGE_WRONG_SOURCE', `BID ${id} is incoming on ${source.chainId}: refund it on its source chain ${view.source.chain_id}`, 400);
-    if (view.fields.destination.toLowerCase() !== dest.genesisHash) throw new SvcError('USAGE', `BID ${id} is bound for ${view.destination.chain_id} (${view.fields.destination}), not ${dest.chainId}: pass its destination as --dest`, 400);
+    if (view.direction !== 'outgoing') throw new SvcError('BRIDGE_WRONG_SOURCE', `BID ${id} is incoming on ${source.chainId}: refund it on its source chain ${view.source.chain_id}`);
+    if (view.fields.destination.toLowerCase() !== dest.genesisHash) throw new SvcError('USAGE', `BID ${id} is bound for ${view.destination.chain_id} (${view.fields.destination}), not ${dest.chainId}: pass its destination as --dest`);
     const fields = bidFieldsFromJson(view.fields);
     const { body, proven } = await buildSettle(dest.beacon, fields, Buffer.from(id.slice(2), 'hex'));
     if (proven.header.timestampMs < fields.timeout * 1000) {

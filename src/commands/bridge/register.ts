@@ -49,7 +49,7 @@ export default class BridgeRegister extends SvcCommand {
     const signer = await unlockSigner(flags.from, () => readPassword(flags['password-file']));
     const devnet = spec.dir ? readManifest(spec.dir) : null;
     if (flags['devnet-keys']) {
-      if (!devnet || !spec.genesis) throw new SvcError('USAGE', '--devnet-keys needs --on to be a devnet directory (it holds the validator keys)', 400);
+      if (!devnet || !spec.genesis) throw new SvcError('USAGE', '--devnet-keys needs --on to be a devnet directory (it holds the validator keys)');
       const signatures = await devnetRegistrationSignatures(devnet, spec.genesis, genesis, allowance);
       return this.send(flags, chain, signer, genesis, allowance, signatures, { id: null, signed_stake: null, active_stake: null });
     }

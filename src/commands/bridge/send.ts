@@ -57,7 +57,7 @@ export default class BridgeSend extends SvcCommand {
     const dest = known.counterparts.find((c) => (destFlag !== undefined ? c.genesis_hash.toLowerCase() === destFlag : c.chain_id === flags.chain));
     if (!dest) {
       const names = known.counterparts.map((c) => `${c.chain_id} (${c.genesis_hash})`).join(', ') || 'none';
-      throw new SvcError('BRIDGE_UNKNOWN_COUNTERPART', `${destFlag ?? flags.chain} is not a registered counterpart of ${chain.chainId} (registered: ${names}); register it with svc bridge register`, 404);
+      throw new SvcError('BRIDGE_UNKNOWN_COUNTERPART', `${destFlag ?? flags.chain} is not a registered counterpart of ${chain.chainId} (registered: ${names}); register it with svc bridge register`);
     }
     const signer = await unlockSigner(flags.from, () => readPassword(flags['password-file']));
     const timeout = Math.floor(Date.now() / 1000) + duration;

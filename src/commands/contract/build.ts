@@ -23,7 +23,7 @@ export default class ContractBuild extends SvcCommand {
     if (!args.file.endsWith('.ts')) throw new UsageError(`FILE must be an AssemblyScript source ending in .ts, got ${args.file}`);
     if (flags.out !== undefined && flags.out.trim() === '') throw new UsageError('--out must not be empty');
     const source = resolve(args.file);
-    if (!existsSync(source) || !statSync(source).isFile()) throw new SvcError('FILE_NOT_FOUND', `${args.file} not found`, 404);
+    if (!existsSync(source) || !statSync(source).isFile()) throw new SvcError('FILE_NOT_FOUND', `${args.file} not found`);
     const out = resolve(flags.out ?? args.file.replace(/\.ts$/, '.wasm'));
 
     const built = await compileContract(source);

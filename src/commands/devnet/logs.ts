@@ -25,7 +25,7 @@ export default class DevnetLogs extends SvcCommand {
       return { logs: files };
     }
     const file = files.find((f) => f.name === args.process);
-    if (!file) throw new DevnetError('UNKNOWN_PROCESS', `no process ${JSON.stringify(args.process)} in this devnet; one of: ${files.map((f) => f.name).join(', ')}`, 404);
+    if (!file) throw new DevnetError('UNKNOWN_PROCESS', `no process ${JSON.stringify(args.process)} in this devnet; one of: ${files.map((f) => f.name).join(', ')}`);
     const lines = await tailLines(file.path, flags.lines);
     if (this.jsonEnabled() && !flags.follow) return { process: file.name, log: file.path, lines };
     for (const l of lines) process.stdout.write(l + '\n');

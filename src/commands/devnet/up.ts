@@ -166,7 +166,7 @@ export default class DevnetUp extends SvcCommand {
     const layout = devnetLayout(dir);
     const existing = readManifest(dir);
     if (existing && pidAlive(existing.supervisor?.pid)) {
-      throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${dir} (supervisor pid ${existing.supervisor!.pid}); stop it with: svc devnet down --dir ${dir}`, 409);
+      throw new DevnetError('DEVNET_RUNNING', `a devnet is already running in ${dir} (supervisor pid ${existing.supervisor!.pid}); stop it with: svc devnet down --dir ${dir}`);
     }
     mkdirSync(dir, { recursive: true });
     const args = ['devnet', 'up', '--dir', dir, '--json', ...flagArgs];

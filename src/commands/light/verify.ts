@@ -36,7 +36,7 @@ export default class LightVerify extends SvcCommand {
       v = await verifyLight({ genesis, beaconUrl: flags.beacon, ...(account === undefined ? {} : { account }), ...(checkpoint === undefined ? {} : { checkpoint }), ...(validators === undefined ? {} : { validators }) });
     } catch (err) {
       // The check's code leads the message, so the failure names what failed on one line.
-      if (err instanceof LightClientError) throw new SvcError(err.code, `light client check failed (${err.code}): ${err.message}`, err.status);
+      if (err instanceof LightClientError) throw new SvcError(err.code, `light client check failed (${err.code}): ${err.message}`);
       throw err;
     }
     const f = v.finalized;

@@ -25,9 +25,9 @@ import type { FinalityUpdate } from '../light/types.js';
 import type { AccountProofWire } from '../state/trie.js';
 
 /** Why a bridge operation is refused; `code` names the rule (docs/bridge.md, "Failure codes"). */
-export class BridgeError extends SvcError {
-  constructor(code: BridgeErrorCode, message: string, status = 400) {
-    super(code, message, status);
+export class BridgeError extends SvcError<BridgeErrorCode> {
+  constructor(code: BridgeErrorCode, message: string) {
+    super(code, message);
   }
 }
 

@@ -35,7 +35,7 @@ const METHOD_RE = /^[\x21-\x7e]{1,64}$/;
 /** Calldata that does not follow the format; `code` is CALLDATA_MALFORMED. */
 export class CalldataError extends SvcError {
   constructor(message: string) {
-    super('CALLDATA_MALFORMED', message, 400);
+    super('CALLDATA_MALFORMED', message);
   }
 }
 

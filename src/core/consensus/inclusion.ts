@@ -39,7 +39,7 @@ export class InclusionError extends SvcError {
     readonly position: number,
     detail: string,
   ) {
-    super('INVALID_ATTESTATION', `attestation ${position}: ${reason}: ${detail}`, 400);
+    super('INVALID_ATTESTATION', `attestation ${position}: ${reason}: ${detail}`);
   }
 }
 

@@ -30,7 +30,7 @@ export class ProposerError extends SvcError {
 
   constructor(code: ProposerErrorCode, message: string) {
     // An empty or corrupt validator set is the node's fault, never the caller's: not a 400.
-    super(code, message, code === 'INVALID_SLOT' || code === 'INVALID_SEED' ? 400 : 500);
+    super(code, message);
   }
 }
 

@@ -40,7 +40,7 @@ export class RandaoError extends SvcError {
   declare readonly code: RandaoErrorCode;
 
   constructor(code: RandaoErrorCode, message: string) {
-    super(code, message, 400);
+    super(code, message);
   }
 }
 

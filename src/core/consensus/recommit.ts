@@ -54,7 +54,7 @@ export const RECOMMIT_ERROR_CODE = 'INVALID_RANDAO_RECOMMIT';
 /** A re-commitment transaction that admission refuses; the message says which rule. */
 export class RecommitError extends SvcError {
   constructor(message: string) {
-    super(RECOMMIT_ERROR_CODE, message, 400);
+    super(RECOMMIT_ERROR_CODE, message);
   }
 }
 

@@ -48,13 +48,12 @@ export type SlashingKind = 'double_proposal' | 'double_vote' | 'surround_vote';
 export type SlashingErrorCode = 'NOT_CONFLICTING' | 'DIFFERENT_VALIDATORS' | 'INVALID_EVIDENCE_SIGNATURE' | 'WRONG_CHAIN' | 'ALREADY_SLASHED' | 'UNKNOWN_VALIDATOR' | 'DUPLICATE_EVIDENCE';
 
 /** Evidence that does not prove an offence (or proves one already punished). */
-export class SlashingError extends SvcError {
+export class SlashingError extends SvcError<SlashingErrorCode> {
   constructor(
     readonly slashingCode: SlashingErrorCode,
     message: string,
-    status = 400,
   ) {
-    super(slashingCode, message, status);
+    super(slashingCode, message);
   }
 }
 
@@ -130,7 +129,7 @@ export function checkBlockEvidence(evidence: readonly SlashingEvidence[], lookup
       else verifyEvidence(ev, v.publicKey(), chainId);
       accused.push(index);
     } catch (err) {
-      if (err instanceof SlashingError) throw new SlashingError(err.slashingCode, `slashing ${i}: ${err.message}`, 400);
+      if (err instanceof SlashingError) throw new SlashingError(err.slashingCode, `slashing ${i}: ${err.message}`);
       throw err;
     }
   });

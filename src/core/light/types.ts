@@ -14,7 +14,7 @@ import { type BlockHeader, headerFromJson } from '../types/block.js';
 /** What a light-client check found wrong; `code` names the check (docs/light-client.md lists them). */
 export class LightClientError extends SvcError {
   constructor(code: LightErrorCode, message: string) {
-    super(code, message, 400);
+    super(code, message);
   }
 }
 

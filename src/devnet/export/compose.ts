@@ -171,7 +171,7 @@ export function composeFile(net: ExportNetwork): ComposeFile {
  * exists. Throws EXPORT_INVALID naming the field.
  */
 export function checkComposeReferences(file: ComposeFile): void {
-  const fail = (field: string, why: string) => new ExportError('EXPORT_INVALID', `${field}: ${why}`, 400);
+  const fail = (field: string, why: string) => new ExportError('EXPORT_INVALID', `${field}: ${why}`);
   for (const [name, s] of Object.entries(file.services)) {
     (s.volumes ?? []).forEach((v, i) => {
       const source = v.split(':')[0]!;

@@ -43,7 +43,7 @@ export async function runGenesisStep(o: GenesisStepOptions): Promise<GenesisStep
   let created = true;
   if (existsSync(path)) {
     const have = toHex(genesisHash(await loadGenesisFile(path)));
-    if (have !== toHex(hash)) throw new ExportError('GENESIS_MISMATCH', `${path} holds another chain (genesis hash ${have}, these flags make ${toHex(hash)}): use an empty volume`, 409);
+    if (have !== toHex(hash)) throw new ExportError('GENESIS_MISMATCH', `${path} holds another chain (genesis hash ${have}, these flags make ${toHex(hash)}): use an empty volume`);
     created = !plannedGenesisFiles(o.out, o.validators, built.keys.length - o.validators - 1).every((f) => existsSync(f));
   }
   if (created) await writeGenesis(o.out, built, DEV_MNEMONIC, o.password, { force: true, kdfMemoryKib: o.kdfMemoryKib });

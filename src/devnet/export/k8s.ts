@@ -326,13 +326,13 @@ export function checkK8sReferences(o: K8sObject): void {
   const spec = o.spec as { replicas?: unknown; template?: { spec?: PodSpecLike }; volumeClaimTemplates?: Array<{ metadata?: { name?: string } }> } | undefined;
   if (!spec || !['StatefulSet', 'Deployment', 'Job'].includes(o.kind)) return;
   if (o.kind !== 'Job' && (typeof spec.replicas !== 'number' || !Number.isSafeInteger(spec.replicas) || spec.replicas < 1)) {
-    throw new ExportError('EXPORT_INVALID', `${where} spec.replicas: must be a positive integer, got ${JSON.stringify(spec.replicas)}`, 400);
+    throw new ExportError('EXPORT_INVALID', `${where} spec.replicas: must be a positive integer, got ${JSON.stringify(spec.replicas)}`);
   }
   const pod = spec.template?.spec;
   const known = new Set([...(pod?.volumes ?? []).map((v) => v.name), ...(spec.volumeClaimTemplates ?? []).map((c) => c.metadata?.name)]);
   (pod?.containers ?? []).forEach((c, ci) => {
     (c.volumeMounts ?? []).forEach((m, mi) => {
-      if (!known.has(m.name)) throw new ExportError('EXPORT_INVALID', `${where} spec.template.spec.containers[${ci}].volumeMounts[${mi}]: volume "${m.name}" is not a volume or claim template of the pod`, 400);
+      if (!known.has(m.name)) throw new ExportError('EXPORT_INVALID', `${where} spec.template.spec.containers[${ci}].volumeMounts[${mi}]: volume "${m.name}" is not a volume or claim template of the pod`);
     });
   });
 }

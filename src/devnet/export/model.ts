@@ -136,7 +136,7 @@ export interface ExportNetwork {
 /** Refuses counts that cannot form a network, naming the flag (every replica count is checked here). */
 export function checkNetworkShape(o: Pick<ExportOptions, 'validators' | 'producers' | 'followers' | 'genesisTime'>): void {
   const int = (flag: string, v: number | undefined, min: number, max: number) => {
-    if (v !== undefined && (!Number.isSafeInteger(v) || v < min || v > max)) throw new ExportError('USAGE', `${flag} must be an integer from ${min} to ${max}, got ${v}`, 400);
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < min || v > max)) throw new ExportError('USAGE', `${flag} must be an integer from ${min} to ${max}, got ${v}`);
   };
   int('--validators', o.validators, 1, MAX_GENESIS_VALIDATORS);
   int('--nodes', o.producers, 1, MAX_DEVNET_NODES);
@@ -149,7 +149,7 @@ export function checkNetworkShape(o: Pick<ExportOptions, 'validators' | 'produce
 /** Refuses export options that cannot make a network or a manifest, naming the flag. */
 export function checkExportOptions(o: ExportOptions): void {
   checkNetworkShape(o);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(o.image)) throw new ExportError('USAGE', `--image ${JSON.stringify(o.image)} is not an image reference like svc:0.1.0`, 400);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(o.image)) throw new ExportError('USAGE', `--image ${JSON.stringify(o.image)} is not an image reference like svc:0.1.0`);
 }
 
 /** Builds the genesis the genesis step will write and derives every node's peer ids from its hash. */

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { parseDecimal } from '../../core/codec/json.js';
-import { SvcError } from '../../core/errors.js';
+import { BeaconError } from './errors.js';
 import { epochOfSlot, forkSchedule } from '../../core/genesis/genesis.js';
 import { attestationFromJson, attestationToJson } from '../../core/types/attestation.js';
 import { type Block, blockFromJson, blockToJson, decodeBlock } from '../../core/types/block.js';
@@ -10,6 +10,7 @@ import { evidenceFromJson, evidenceToJson } from '../../core/consensus/slashing.
 import { ProposerError } from '../../core/consensus/proposer.js';
 import { errorBody, ok, okSsz, sszBody } from '../shared/http.js';
 import { acceptsSsz } from '../../api/media.js';
+import { ERROR_STATUS } from '../../api/errors.js';
 import { type BlockTemplateView, encodeBlockTemplate } from '../../api/block-production.js';
 import { toHex } from '../../core/codec/bytes.js';
 import { MAX_BLOCK_BYTES } from '../../core/constants.js';
@@ -59,7 +60,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   // Before P2P has started there is no peer to publish to, as for a node yet to find its first.
   const net = (): BeaconNetwork | undefined => o.net?.();
   const validatorRoute = { onRequest: async (req: { headers: { authorization?: string } }, reply: { status(n: number): { send(b: unknown): unknown } }) => {
-    if (!tokenMatches(req.headers.authorization, o.token)) return reply.status(401).send(errorBody('UNAUTHORIZED', 'validator calls need Authorization: Bearer <token> (the token file the beacon was started with)'));
+    if (!tokenMatches(req.headers.authorization, o.token)) return reply.status(ERROR_STATUS.UNAUTHORIZED).send(errorBody('UNAUTHORIZED', 'validator calls need Authorization: Bearer <token> (the token file the beacon was started with)'));
   } } as const;
 
   // Without P2P there is nobody to sync from: a distance there is missed slots, not syncing.
@@ -76,7 +77,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   // validators' duties wait until the finalised chain is ours (docs/beacon.md "Rejoining").
   const assertOnNetworkFinality = (): void => {
     const ahead = net()?.finalityAhead();
-    if (ahead) throw new SvcError(BEACON_SYNCING, `peers finalised epoch ${ahead.epoch} (${ahead.root}), which this beacon's head does not descend from; validator duties wait until range sync has moved the head onto it`, 503);
+    if (ahead) throw new BeaconError(BEACON_SYNCING, `peers finalised epoch ${ahead.epoch} (${ahead.root}), which this beacon's head does not descend from; validator duties wait until range sync has moved the head onto it`);
   };
 
   // 503 while the beacon cannot make progress (execution unreachable or on another chain, or
@@ -101,7 +102,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const id = req.params.id;
     const root = HASH_RE.test(id) ? id.toLowerCase() : id === 'head' ? chain.head().root : await chain.rootAtSlot(uintParam(id, 'slot'));
     const record = root ? chain.record(root) : undefined;
-    if (!record) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
+    if (!record) throw new BeaconError('NOT_FOUND', `no block ${id}`);
     const ssz = await chain.body(record.root);
     return ok(reply, { ...record, randao: undefined, block: ssz === undefined ? null : blockToJson(decodeBlock(ssz)) });
   });
@@ -111,7 +112,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   registerRoute(app, beaconRoutes.validator, {}, async (req, reply) => {
     const id = req.params.id;
     const v = ADDRESS_RE.test(id) ? chain.validators().find((x) => x.address === id.toLowerCase()) : chain.validators()[uintParam(id, 'validator index')];
-    if (!v) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
+    if (!v) throw new BeaconError('NOT_FOUND', `no validator ${id}`);
     const epoch = epochOfSlot(chain.genesis, chain.currentSlot());
     // With every validator slashed or exited nobody can be drawn: the validator still has a status to show.
     let duties: ReturnType<BeaconChain['duties']> = [];
@@ -128,13 +129,13 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const epoch = uintParam(req.params.epoch, 'epoch');
     const current = epochOfSlot(chain.genesis, chain.currentSlot());
     // One epoch of seed lookahead: duties are known for the current and the next epoch only.
-    if (epoch > current + 1) throw new SvcError('EPOCH_TOO_FAR', `proposer duties are known up to epoch ${current + 1}`, 400);
+    if (epoch > current + 1) throw new BeaconError('EPOCH_TOO_FAR', `proposer duties are known up to epoch ${current + 1}`);
     const view: ProposerDutiesView = { epoch, ...chain.dutiesView(epoch) };
     return ok(reply, view);
   });
 
   registerRoute(app, validatorRoutes.attestationData, {}, async (req, reply) => {
-    if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
+    if (req.query.slot === undefined) throw new BeaconError('MALFORMED_INPUT', 'malformed slot: required');
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
     return ok(reply, chain.attestationData(slot));
@@ -142,7 +143,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
 
   // Authenticated like proposals: it hands out the pool a proposer packs.
   registerRoute(app, validatorRoutes.blockAttestations, validatorRoute, async (req, reply) => {
-    if (req.query.slot === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed slot: required', 400);
+    if (req.query.slot === undefined) throw new BeaconError('MALFORMED_INPUT', 'malformed slot: required');
     const slot = Number(parseDecimal(req.query.slot, 'slot', 32));
     assertOnNetworkFinality();
     // Waiting here for a block of an earlier slot still being imported has a proposer that packs
@@ -156,7 +157,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   const producer = new BlockProducer({ chain, engine: o.engine, log: o.log, maxBlockBytes: MAX_BLOCK_BYTES });
   registerRoute(app, validatorRoutes.produceBlock, validatorRoute, async (req, reply) => {
     const slot = uintParam(req.params.slot, 'slot');
-    if (req.query.proposer_index === undefined) throw new SvcError('MALFORMED_INPUT', 'malformed proposer_index: required', 400);
+    if (req.query.proposer_index === undefined) throw new BeaconError('MALFORMED_INPUT', 'malformed proposer_index: required');
     const index = Number(parseDecimal(req.query.proposer_index, 'proposer_index', 32));
     assertOnNetworkFinality();
     const t = await producer.produce(slot, index);
@@ -191,7 +192,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   // which is verified in full (forged evidence is a 400 naming the rule it breaks).
   registerRoute(app, beaconRoutes.slashings, {}, async (req, reply) => {
     const status = req.query.status;
-    if (status !== undefined && !SLASHING_STATUSES.includes(status as SlashingStatus)) throw new SvcError('MALFORMED_INPUT', `malformed status: expected one of ${SLASHING_STATUSES.join(', ')}`, 400);
+    if (status !== undefined && !SLASHING_STATUSES.includes(status as SlashingStatus)) throw new BeaconError('MALFORMED_INPUT', `malformed status: expected one of ${SLASHING_STATUSES.join(', ')}`);
     const view: SlashingListView = { slashings: chain.slashing.list(status as SlashingStatus | undefined) };
     return ok(reply, view);
   });
@@ -199,14 +200,14 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
     const id = req.params.id;
     const validators = chain.validators();
     const index = ADDRESS_RE.test(id) ? validators.find((x) => x.address === id.toLowerCase())?.index : uintParam(id, 'validator index');
-    if (index === undefined || index >= validators.length) throw new SvcError('NOT_FOUND', `no validator ${id}`, 404);
+    if (index === undefined || index >= validators.length) throw new BeaconError('NOT_FOUND', `no validator ${id}`);
     const view: SlashingListView = { slashings: chain.slashing.ofValidator(index) };
     return ok(reply, view);
   });
   registerRoute(app, beaconRoutes.slashing, {}, async (req, reply) => {
-    if (!HASH_RE.test(req.params.hash)) throw new SvcError('MALFORMED_INPUT', 'malformed evidence hash: expected 0x and 64 hex digits', 400);
+    if (!HASH_RE.test(req.params.hash)) throw new BeaconError('MALFORMED_INPUT', 'malformed evidence hash: expected 0x and 64 hex digits');
     const v = chain.slashing.get(req.params.hash.toLowerCase());
-    if (!v) throw new SvcError('NOT_FOUND', `no slashing evidence ${req.params.hash}`, 404);
+    if (!v) throw new BeaconError('NOT_FOUND', `no slashing evidence ${req.params.hash}`);
     return ok(reply, v);
   });
   registerRoute(app, beaconRoutes.submitSlashing, {}, async (req, reply) => {

@@ -12,7 +12,7 @@ import type { RegistryEntry } from '../../api/execution.js';
 import type { Logger } from '../../util/log.js';
 import type { AttestationJournal } from './attestation-journal.js';
 import type { AttestationPool } from './attestation-pool.js';
-import { BeaconError } from './chain-errors.js';
+import { BeaconError } from './errors.js';
 import { type CheckpointHex, type ForkChoice, toForkChoiceAttestation } from './forkchoice/fork-choice.js';
 import type { LightStore } from './light.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -48,7 +48,7 @@ export class Attestations {
    */
   data(slot: number): AttestationDataView {
     const fc = this.deps.forkChoice;
-    if (slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
+    if (slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`);
     const head = fc.blockAtSlot(fc.head(), slot);
     const epoch = epochOfSlot(this.deps.genesis, slot);
     return { slot, beacon_block_root: head, source: this.sourceFor(head, epoch), target: { epoch, root: fc.checkpointFor(head, epoch) } };
@@ -62,18 +62,18 @@ export class Attestations {
   async receive(att: Attestation): Promise<ReceivedAttestation> {
     const { forkChoice, metrics } = this.deps;
     const v = this.deps.registry()[att.validatorIndex];
-    if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`, 400);
-    if (att.data.slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`, 400);
+    if (!v || !v.active) throw new BeaconError('UNKNOWN_VALIDATOR', `no active validator with index ${att.validatorIndex}`);
+    if (att.data.slot > this.deps.currentSlot()) throw new BeaconError('FUTURE_SLOT', `attestation slot ${att.data.slot} has not started yet`);
     const t = performance.now();
     const ok = verifyAttestation(att, parseHex(v.public_key, 'public_key'), this.deps.genesis.chain_id);
     metrics.signature(performance.now() - t, ok);
-    if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed', 400);
+    if (!ok) throw new BeaconError('INVALID_SIGNATURE', 'attestation signature verification failed');
     // The detector holds the signed votes fork choice does not: it builds (and announces) the evidence.
     await this.deps.slashing.observeAttestation(att);
     const outcome = forkChoice.onAttestation(toForkChoiceAttestation(att));
     metrics.attestationsReceived.inc();
     if (outcome.status === 'slashable') {
-      throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`, 409);
+      throw new BeaconError('SLASHABLE_ATTESTATION', `attestation is a ${outcome.evidence.kind.replace('_', ' ')} by validator ${att.validatorIndex}`);
     }
     if (outcome.status === 'applied' || outcome.status === 'duplicate') this.deps.light().observe(att, forkChoice.finalized().epoch);
     if (outcome.status !== 'applied') return { status: outcome.status };
@@ -119,7 +119,7 @@ export class Attestations {
         if ('error' in e) throw e.error;
         const att = e.attestation;
         const v = this.deps.registry()[att.validatorIndex];
-        if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`, 400);
+        if (!v) throw new BeaconError('UNKNOWN_VALIDATOR', `no validator with index ${att.validatorIndex}`);
         // Its signature was checked before it was journaled; only the effects are redone (the
         // slashing index included: its entries since the last snapshot were not written yet).
         await this.deps.slashing.observeAttestation(att);

@@ -17,7 +17,7 @@ import type { BlockTemplate } from '../../api/block-production.js';
 import type { EngineClient } from '../../client/engine.js';
 import type { Logger } from '../../util/log.js';
 import type { BeaconChain } from './chain.js';
-import { BeaconError } from './chain-errors.js';
+import { BeaconError } from './errors.js';
 
 /** How many times a block is built again when the head moves while execution answers. */
 const MAX_BUILD_ATTEMPTS = 3;
@@ -52,11 +52,11 @@ export class BlockProducer {
     await chain.importsBefore(slot, (g.config.slot_seconds * 1000) / IMPORT_WAIT_SLOT_FRACTION);
     for (let attempt = 1; ; attempt++) {
       const head = chain.head();
-      if (head.slot >= slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`, 400);
+      if (head.slot >= slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`);
       const { dependent_root, duties } = chain.dutiesView(epoch);
       const duty = duties.find((d) => d.slot === slot);
       if (!duty || duty.validator_index !== proposerIndex) {
-        throw new BeaconError('WRONG_PROPOSER', `validator ${proposerIndex} is not the proposer of slot ${slot} on the head's branch (validator ${duty?.validator_index ?? 'none'} is)`, 400);
+        throw new BeaconError('WRONG_PROPOSER', `validator ${proposerIndex} is not the proposer of slot ${slot} on the head's branch (validator ${duty?.validator_index ?? 'none'} is)`);
       }
       const attestations = chain.blockAttestations(slot);
       const slashings = chain.blockSlashings();
@@ -65,7 +65,7 @@ export class BlockProducer {
       const alone = duties.every((d) => d.validator_index === proposerIndex);
       const payload = await engine.payload(head.root, duty.address, alone);
       if (chain.head().root !== head.root) {
-        if (attempt === MAX_BUILD_ATTEMPTS) throw new BeaconError('HEAD_MOVING', `the head keeps moving while the block of slot ${slot} is built`, 503);
+        if (attempt === MAX_BUILD_ATTEMPTS) throw new BeaconError('HEAD_MOVING', `the head keeps moving while the block of slot ${slot} is built`);
         log.info('the head moved while the block was built: building it again', { slot, was: head.root, head: chain.head().root });
         continue;
       }

@@ -3,7 +3,7 @@
  * stamp a data directory is checked against at start.
  */
 import { parseHex, toHex } from '../../core/codec/bytes.js';
-import { SvcError } from '../../core/errors.js';
+import { BeaconError } from './errors.js';
 import { genesisRandao, type RandaoJson, randaoToJson } from '../../core/consensus/randao.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import { genesisStateRoot } from '../../core/state/genesis-root.js';
@@ -72,10 +72,9 @@ export async function checkSchema(store: ChainStore): Promise<void> {
     }
   }
   if (schema !== BEACON_SCHEMA_VERSION) {
-    throw new SvcError(
+    throw new BeaconError(
       'DB_SCHEMA_MISMATCH',
       `beacon data directory uses storage layout ${schema}, this beacon reads layout ${BEACON_SCHEMA_VERSION} (blocks stored as SSZ): start with a fresh data directory (svc devnet up --fresh, or another --data-dir) and let the beacon sync from its peers`,
-      409,
     );
   }
 }

@@ -27,7 +27,7 @@ import { ChainStore, WriteBatch } from '../shared/store.js';
 import { AttestationJournal } from './attestation-journal.js';
 import { AttestationPool, inclusionView } from './attestation-pool.js';
 import { Attestations } from './attestations.js';
-import { BeaconError } from './chain-errors.js';
+import { BeaconError } from './errors.js';
 import { BEACON_KEYS as K, type BeaconBlockRecord, checkSchema, genesisRecord } from './chain-storage.js';
 import { LightStore } from './light.js';
 import type { EngineClient } from '../../client/engine.js';
@@ -44,7 +44,7 @@ import { receiptsWhere } from '../../api/import-answer.js';
 import { randaoFromJson, randaoToJson } from '../../core/consensus/randao.js';
 
 // The chain's public vocabulary, from the modules that define it (importers keep importing chain.ts).
-export { BeaconError, ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
+export { BeaconError, ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from './errors.js';
 export { BEACON_SCHEMA_VERSION, type BeaconBlockRecord } from './chain-storage.js';
 export { ATTESTATION_POOL_MAX } from './attestation-pool.js';
 export type { DutyView } from './proposer-duties.js';
@@ -407,7 +407,7 @@ export class BeaconChain {
       return { block_hash: root, slot: known.slot, index: known.index, state_root: known.state_root, transactions: known.transactions, already_known: true };
     }
     const parent = this.records.get(toHex(h.parentHash));
-    if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`, 400);
+    if (!parent) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${toHex(h.parentHash)}`);
     const proposal = await checkProposal(this.checks, block, received, parent);
     // A branch finality ruled out is refused here (FINALIZED_CONFLICT, stale rather than forged):
     // execution has pruned the states it would build on and would refuse it as a fault.
@@ -428,7 +428,7 @@ export class BeaconChain {
     try {
       bridgeReceipts = receiptsWhere(result, isBridgeOutcome);
     } catch (err) {
-      throw new BeaconError('EXECUTION_ERROR', `execution's answer for the block is malformed: ${(err as Error).message}`, 502);
+      throw new BeaconError('EXECUTION_ERROR', `execution's answer for the block is malformed: ${(err as Error).message}`);
     }
     const record: BeaconBlockRecord = {
       root,
@@ -506,7 +506,7 @@ export class BeaconChain {
   /** Attestations a proposer at `slot` (on the head's branch) may include, at most MAX_BLOCK_ATTESTATIONS. */
   blockAttestations(slot: number): Attestation[] {
     const head = this.head();
-    if (slot <= head.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`, 400);
+    if (slot <= head.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the head's slot ${head.slot}`);
     // Verified on the way into the pool: selection re-checks only the branch rules.
     return selectIncludable(this.pool.all(), { ...this.inclusionView(head.root, slot), verify: () => true });
   }

@@ -5,8 +5,9 @@
  */
 import { SvcError, WrongChainError } from '../../core/errors.js';
 import type { DependentRootView } from '../../api/beacon.js';
+import { httpStatusOf } from '../../api/errors.js';
 import type { Logger } from '../../util/log.js';
-import { ExecutionRejectedError } from './chain-errors.js';
+import { ExecutionRejectedError } from './errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
 import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
@@ -76,7 +77,7 @@ export class ExecutionLink {
       this.rejectedInRow++;
       this.lastRejection = `${err.code}: ${err.message}`;
       if (err instanceof WrongChainError) throw err;
-      throw new ExecutionRejectedError(err.code, `execution rejected the block: ${err.message}`, err.status === 503 ? 503 : 400);
+      throw new ExecutionRejectedError(err.code, `execution rejected the block: ${err.message}`, httpStatusOf(err) === 503);
     });
     this.rejectedInRow = 0;
     // A new block on execution's head became its head: a forkchoiceUpdated naming it would change

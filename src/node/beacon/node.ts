@@ -1,4 +1,5 @@
 /** The beacon node: storage, engine client, chain, P2P, REST routes, the /ws event stream, the slot timer. */
+import { NodeError } from '../shared/errors.js';
 import type { FastifyInstance } from 'fastify';
 import { ClassicLevel } from 'classic-level';
 import { randomBytes } from 'node:crypto';
@@ -7,7 +8,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
-import { SvcError } from '../../core/errors.js';
+import { BeaconError } from './errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { Logger } from '../../util/log.js';
@@ -62,7 +63,7 @@ const EXECUTION_WAIT_MS = 30_000;
 export async function loadOrIssueToken(path: string): Promise<string> {
   if (existsSync(path)) {
     const token = (await readFile(path, 'utf8')).trim();
-    if (token.length < 16) throw new SvcError('INVALID_TOKEN', `validator token in ${path} is shorter than 16 characters`, 400);
+    if (token.length < 16) throw new BeaconError('INVALID_TOKEN', `validator token in ${path} is shorter than 16 characters`);
     return token;
   }
   const token = randomBytes(32).toString('hex');
@@ -93,7 +94,7 @@ export class BeaconNode {
     try {
       app = createServer(o.log, ENGINE_BODY_LIMIT, o.tls);
     } catch (err) {
-      throw new SvcError('TLS_INVALID', `cannot serve TLS with the given certificate and key: ${(err as Error).message}`, 400);
+      throw new NodeError('TLS_INVALID', `cannot serve TLS with the given certificate and key: ${(err as Error).message}`);
     }
     await mkdir(o.dataDir, { recursive: true });
     const tokenFile = o.tokenFile ?? join(o.dataDir, 'validator-token');
@@ -102,7 +103,7 @@ export class BeaconNode {
     try {
       await db.open();
     } catch (err) {
-      throw new SvcError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`, 500);
+      throw new BeaconError('DB_OPEN_FAILED', `cannot open the beacon database in ${o.dataDir}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`);
     }
     const expected = { chain_id: o.genesis.chain_id, network_id: o.genesis.network_id, genesis_hash: toHex(genesisHash(o.genesis)) };
     let engine: EngineClient;
@@ -148,7 +149,7 @@ export class BeaconNode {
       await app.listen({ host: o.host, port: o.port });
     } catch (err) {
       await closeAll();
-      throw new SvcError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`, 500);
+      throw new BeaconError('LISTEN_FAILED', `cannot listen on ${o.host}:${o.port}: ${(err as Error).message}`);
     }
     if (o.p2p) {
       try {

@@ -7,6 +7,7 @@
  */
 import { chainIdBytes } from '../../core/crypto/domain.js';
 import { SvcError } from '../../core/errors.js';
+import { BeaconError } from './errors.js';
 import { type Attestation, decodeAttestation, encodeAttestation } from '../../core/types/attestation.js';
 import { type Block, blockHash, decodeBlock, encodeBlock } from '../../core/types/block.js';
 import { AttestationSsz, MAX_EVIDENCE_BYTES } from '../../core/types/ssz.js';
@@ -298,7 +299,7 @@ export class BeaconNetwork {
     const window = Math.floor(Date.now() / (this.chain.genesis.config.slot_seconds * 1000));
     if (!this.budget.take(peer, window)) {
       this.metrics.syncRequests.inc({ protocol, result: 'rate_limited' });
-      throw new SvcError('RATE_LIMITED', `more than ${SYNC_REQUESTS_PER_SLOT} sync requests in one slot`, 400);
+      throw new BeaconError('P2P_RATE_LIMITED', `more than ${SYNC_REQUESTS_PER_SLOT} sync requests in one slot`);
     }
   }
 

@@ -18,7 +18,7 @@ import { txHash } from '../../core/types/transaction.js';
 import type { RegistryEntry } from '../../api/execution.js';
 import type { Logger } from '../../util/log.js';
 import { envelopesOfBlockBytes, sameBytes, signatureOfBlockBytes } from '../../core/types/block-bytes.js';
-import { BeaconError, IncludedAttestationError, IncludedSlashingError } from './chain-errors.js';
+import { BeaconError, IncludedAttestationError, IncludedSlashingError } from './errors.js';
 import type { BeaconBlockRecord } from './chain-storage.js';
 import type { BeaconMetrics } from './metrics.js';
 import { proposerCandidates, type RandaoBlock } from './proposer-duties.js';
@@ -68,45 +68,45 @@ export async function checkProposal(ctx: ProposalContext, block: Block, received
   const cfg = genesis.config;
   const sinceGenesis = h.timestampMs - genesis.genesis_time * 1000;
   const slotMs = cfg.slot_seconds * 1000;
-  if (sinceGenesis <= 0 || sinceGenesis % slotMs !== 0) throw new BeaconError('INVALID_TIMESTAMP', `timestamp ${h.timestampMs} is not the start of a slot after genesis`, 400);
+  if (sinceGenesis <= 0 || sinceGenesis % slotMs !== 0) throw new BeaconError('INVALID_TIMESTAMP', `timestamp ${h.timestampMs} is not the start of a slot after genesis`);
   const slot = sinceGenesis / slotMs;
-  if (slot <= parent.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the parent's slot ${parent.slot}`, 400);
-  if (h.timestampMs > ctx.now() + slotMs * CLOCK_DISPARITY_FRACTION) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`, 400);
-  if (h.index !== parent.index + 1) throw new BeaconError('INVALID_HEIGHT', `index ${h.index} does not follow the parent's ${parent.index}`, 400);
+  if (slot <= parent.slot) throw new BeaconError('INVALID_SLOT', `slot ${slot} is not after the parent's slot ${parent.slot}`);
+  if (h.timestampMs > ctx.now() + slotMs * CLOCK_DISPARITY_FRACTION) throw new BeaconError('FUTURE_SLOT', `slot ${slot} has not started yet`);
+  if (h.index !== parent.index + 1) throw new BeaconError('INVALID_HEIGHT', `index ${h.index} does not follow the parent's ${parent.index}`);
   const proposer = toHex(h.validatorId);
   const validator = ctx.registry().find((v) => v.address === proposer);
-  if (!validator) throw new BeaconError('UNKNOWN_VALIDATOR', `Unknown validator ${proposer}`, 400);
-  if (!validator.active || BigInt(validator.stake) < BigInt(cfg.min_validator_stake)) throw new BeaconError('INACTIVE_VALIDATOR', `validator ${validator.index} is not active and staked`, 400);
+  if (!validator) throw new BeaconError('UNKNOWN_VALIDATOR', `Unknown validator ${proposer}`);
+  if (!validator.active || BigInt(validator.stake) < BigInt(cfg.min_validator_stake)) throw new BeaconError('INACTIVE_VALIDATOR', `validator ${validator.index} is not active and staked`);
   const epoch = epochOfSlot(genesis, slot);
   const expected = proposerForSlot(proposerCandidates(genesis, ctx.registry()), ctx.seedMix(parent.root, epoch), slot);
-  if (toHex(h.vrfSeed) !== toHex(expected.seed)) throw new BeaconError('WRONG_VRF_SEED', `vrf_seed ${toHex(h.vrfSeed)} is not the seed of slot ${slot} (${toHex(expected.seed)})`, 400);
-  if (expected.index !== validator.index) throw new BeaconError('WRONG_PROPOSER', `validator ${validator.index} is not the proposer of slot ${slot} (validator ${expected.index} is)`, 400);
+  if (toHex(h.vrfSeed) !== toHex(expected.seed)) throw new BeaconError('WRONG_VRF_SEED', `vrf_seed ${toHex(h.vrfSeed)} is not the seed of slot ${slot} (${toHex(expected.seed)})`);
+  if (expected.index !== validator.index) throw new BeaconError('WRONG_PROPOSER', `validator ${validator.index} is not the proposer of slot ${slot} (validator ${expected.index} is)`);
   const publicKey = parseHex(validator.public_key, 'public_key');
   let t = performance.now();
   const vrfOk = vrfVerify(publicKey, h.vrfSeed, h.vrfProof, genesis.chain_id);
   ctx.metrics.vrf(performance.now() - t, vrfOk);
   if (!vrfOk) {
-    throw new BeaconError('INVALID_VRF_PROOF', 'VRF proof verification failed', 400);
+    throw new BeaconError('INVALID_VRF_PROOF', 'VRF proof verification failed');
   }
   const sh = signedHeaderOf(h, genesis.chain_id, validator.index);
   t = performance.now();
   const sigOk = verify(publicKey, headerSigningHash(sh), block.signature);
   ctx.metrics.signature(performance.now() - t, sigOk);
   ctx.metrics.canonicalBytes.set(canonicalHeaderBytes(sh, block.signature).length);
-  if (!sigOk) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
+  if (!sigOk) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED');
   await ctx.slashing.observeHeader({ header: sh, signature: block.signature });
   let randao: RandaoState;
   try {
     randao = applyReveal(withDeposits(ctx.registry(), parent.randaoState), validator.index, h.randaoReveal);
   } catch (err) {
-    throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message, 400);
+    throw new BeaconError('INVALID_RANDAO_REVEAL', (err as Error).message);
   }
   // The signed merkle_root is what binds the included votes to the proposer: checked here, not
   // only by execution, because the beacon acts on those votes. A transaction's hash is SHA3 of
   // its envelope: a block that arrived as bytes is hashed from them, not encoded again.
   const txHashes = received === undefined ? block.transactions.map(txHash) : envelopesOfBlockBytes(received).map((e) => sha3(e));
   if (toHex(blockMerkleRoot(txHashes, block.attestations, block.slashings)) !== toHex(h.merkleRoot)) {
-    throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
+    throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root");
   }
   try {
     ctx.slashing.checkBlock(block.slashings);
@@ -139,9 +139,9 @@ export async function checkKnownCopy(ctx: ProposalContext, block: Block, receive
   if (stored === undefined || !sameBytes(signatureOfBlockBytes(stored), block.signature)) {
     const v = ctx.registry().find((x) => x.index === known.proposer_index);
     const sh = signedHeaderOf(block.header, ctx.genesis.chain_id, known.proposer_index);
-    if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED', 400);
+    if (!v || !verify(parseHex(v.public_key, 'public_key'), headerSigningHash(sh), block.signature)) throw new BeaconError('INVALID_BLOCK_SIGNATURE', 'DILITHIUM SIGNATURE VERIFICATION FAILED');
   }
-  if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root", 400);
+  if (toHex(bodyMerkleRoot(block.transactions, block.attestations, block.slashings)) !== toHex(block.header.merkleRoot)) throw new BeaconError('MERKLE_ROOT_MISMATCH', "the transactions, attestations and slashings do not match the header's merkle_root");
 }
 
 /**

@@ -224,7 +224,7 @@ export class SlashingMonitor {
     const kind = checkConflict(ev);
     if (!v) throw new SlashingError('UNKNOWN_VALIDATOR', `no validator with index ${index}`);
     verifyEvidence(ev, parseHex(v.public_key, 'public_key'), this.c.genesis.chain_id);
-    if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`, 409);
+    if (v.slashed) throw new SlashingError('ALREADY_SLASHED', `validator ${index} is already slashed`);
     return { status: (await this.add(ev, source)) ? 'added' : 'redundant', hash, kind };
   }
 

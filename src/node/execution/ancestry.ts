@@ -3,7 +3,7 @@
  * blocks (what a reorg reverts and applies), and the votes a side branch's validation replays.
  * A walk reads the records it passes through the block store, nothing else.
  */
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import type { BlockRecord, BlockStore } from './blocks.js';
 import type { BranchPath } from './consensus-fields.js';
 import type { IncludedVote, VotePath } from './rewards.js';
@@ -23,7 +23,7 @@ export interface Branch {
 /** The stored parent of `r`. */
 export async function parentOf(blocks: RecordReader, r: BlockRecord): Promise<BlockRecord> {
   const p = await blocks.record(r.parent);
-  if (!p) throw new SvcError('CORRUPT_DB', `block ${r.hash} (${r.index}) has no stored parent ${r.parent}`, 500);
+  if (!p) throw new ExecutionError('CORRUPT_DB', `block ${r.hash} (${r.index}) has no stored parent ${r.parent}`);
   return p;
 }
 
@@ -38,7 +38,7 @@ export async function ancestorAt(blocks: RecordReader, from: BlockRecord, index:
 export async function branchPath(blocks: RecordReader, from: string, to: string): Promise<Branch> {
   const load = async (hash: string): Promise<BlockRecord> => {
     const r = await blocks.record(hash);
-    if (!r) throw new SvcError('CORRUPT_DB', `block ${hash} is not stored`, 500);
+    if (!r) throw new ExecutionError('CORRUPT_DB', `block ${hash} is not stored`);
     return r;
   };
   let a = await load(from);

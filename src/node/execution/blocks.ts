@@ -7,7 +7,7 @@
  * The record and state-change caches are bounded by bytes.
  */
 import { HASH_BYTES } from '../../core/constants.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { concatBytes, toHex } from '../../core/codec/bytes.js';
 import { type Block, type BlockHeader, decodeBlock, encodeBlock } from '../../core/types/block.js';
 import type { Attestation } from '../../core/types/attestation.js';
@@ -180,7 +180,7 @@ export function packEntries(receiptsJson: readonly string[], envelopes: readonly
 export function unpackEntry(bytes: Uint8Array, key: string): { receiptJson: string; envelope: Uint8Array } {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = b.length >= ENTRY_PREFIX_BYTES ? b.readUInt32BE(0) : -1;
-  if (n < 0 || ENTRY_PREFIX_BYTES + n > b.length) throw new SvcError('CORRUPT_DB', `database value at ${key} is not a transaction entry`, 500);
+  if (n < 0 || ENTRY_PREFIX_BYTES + n > b.length) throw new ExecutionError('CORRUPT_DB', `database value at ${key} is not a transaction entry`);
   return { receiptJson: b.toString('utf8', ENTRY_PREFIX_BYTES, ENTRY_PREFIX_BYTES + n), envelope: bytes.subarray(ENTRY_PREFIX_BYTES + n) };
 }
 
@@ -188,7 +188,7 @@ function parseReceipt(json: string, key: string): Receipt {
   try {
     return JSON.parse(json) as Receipt;
   } catch {
-    throw new SvcError('CORRUPT_DB', `receipt at ${key} is not valid JSON`, 500);
+    throw new ExecutionError('CORRUPT_DB', `receipt at ${key} is not valid JSON`);
   }
 }
 
@@ -288,7 +288,7 @@ export class BlockStore {
     const hit = this.changeCache.get(hash);
     if (hit) return hit;
     const c = await this.store.get<BlockChanges>(Keys.blockChanges(hash));
-    if (!c) throw new SvcError('CORRUPT_DB', `block ${hash} has no stored state changes`, 500);
+    if (!c) throw new ExecutionError('CORRUPT_DB', `block ${hash} has no stored state changes`);
     const loaded = loadChanges(c);
     this.changeCache.set(hash, loaded);
     return loaded;

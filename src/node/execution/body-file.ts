@@ -17,6 +17,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { syncDir } from '../../util/fs.js';
 
 /** The body file's name in the execution data directory (beside `chain/`). */
@@ -25,14 +26,14 @@ export const BLOCK_BODIES_FILE = 'blocks.bodies';
 /** The body file could not be written or read: the block was not stored (or cannot be served). */
 export class BodyFileError extends SvcError {
   constructor(what: string, cause: unknown) {
-    super('BLOCK_STORAGE_FAILED', `block body file ${what} failed: ${(cause as Error).message}`, 503, { cause });
+    super('BLOCK_STORAGE_FAILED', `block body file ${what} failed: ${(cause as Error).message}`, { cause });
   }
 }
 
 /** The database names more body bytes than the file holds: the file was truncated or replaced. */
 export class BodyFileCorruptError extends SvcError {
   constructor(path: string, size: number, end: number) {
-    super('CORRUPT_DB', `${path} holds ${size} bytes but the database indexes block bodies up to byte ${end}: the data directory is damaged`, 500);
+    super('CORRUPT_DB', `${path} holds ${size} bytes but the database indexes block bodies up to byte ${end}: the data directory is damaged`);
   }
 }
 
@@ -65,7 +66,7 @@ export function encodeBodyIndex(ix: BodyIndex): Uint8Array {
 export function decodeBodyIndex(bytes: Uint8Array, key: string): BodyIndex {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = b.length >= INDEX_HEAD_BYTES ? b.readUInt32BE(6) : -1;
-  if (n < 0 || b.length !== INDEX_HEAD_BYTES + n * INDEX_TX_BYTES) throw new SvcError('CORRUPT_DB', `database value at ${key} is not a block body index`, 500);
+  if (n < 0 || b.length !== INDEX_HEAD_BYTES + n * INDEX_TX_BYTES) throw new ExecutionError('CORRUPT_DB', `database value at ${key} is not a block body index`);
   const envelopeLengths = new Uint32Array(n);
   const receiptLengths = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
@@ -204,7 +205,7 @@ export class BodyFile {
     } catch (err) {
       throw new BodyFileError('read', err);
     }
-    if (got < length) throw new SvcError('CORRUPT_DB', `${this.path} ends before byte ${offset + length} of an indexed block body`, 500);
+    if (got < length) throw new ExecutionError('CORRUPT_DB', `${this.path} ends before byte ${offset + length} of an indexed block body`);
     return buf;
   }
 

@@ -8,11 +8,13 @@
  * lists are read from the genesis itself, never stored.
  */
 import { type CounterpartView, type CounterpartsView } from '../../api/bridge.js';
+import { isServerFault } from '../../api/errors.js';
 import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS, HASH_BYTES } from '../../core/constants.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import { type Transaction, isAuthorization } from '../../core/types/transaction.js';
 import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import {
   BRIDGE_OP_KIND,
   BridgeError,
@@ -235,7 +237,7 @@ export class BridgeExecution {
         if (!bytesEqual(view.storage(BRIDGE_ADDRESS, counterpartSlot(h)), REGISTERED_WORD)) return undefined;
         const g = docs.get(toHex(h));
         // The slot is only ever set in the same block that adds the document.
-        if (!g) throw new SvcError('CORRUPT_DB', `counterpart ${toHex(h)} is registered but its genesis document is not stored`, 500);
+        if (!g) throw new ExecutionError('CORRUPT_DB', `counterpart ${toHex(h)} is registered but its genesis document is not stored`);
         return g;
       },
       storage: (slot) => view.storage(BRIDGE_ADDRESS, slot),
@@ -339,7 +341,7 @@ export class BridgeExecution {
       return { status: 1, gasUsed, kind, log: { address: BRIDGE_ADDRESS, topics: log.topics.map((t) => toHex(t)), data: toHex(log.data) } };
     } catch (err) {
       // A database fault is the node's, not the transaction's: the block is not imported.
-      if (err instanceof SvcError && err.status >= 500) throw err;
+      if (err instanceof SvcError && isServerFault(err)) throw err;
       this.onOperation(opName(code), false);
       const e = asRefusal(err);
       return { status: 0, gasUsed, kind, error: `${e.code}: ${e.message}` };
@@ -352,7 +354,7 @@ export class BridgeExecution {
     try {
       this.judge(tx, head(), docs, Date.now());
     } catch (err) {
-      if (err instanceof SvcError && err.status >= 500) throw err;
+      if (err instanceof SvcError && isServerFault(err)) throw err;
       throw asRefusal(err);
     }
   }

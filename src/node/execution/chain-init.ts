@@ -5,7 +5,7 @@
  */
 import { BRIDGE_ADDRESS, HASH_BYTES } from '../../core/constants.js';
 import { genesisBridgeStorage } from '../../core/bridge/genesis.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { toHex } from '../../core/codec/bytes.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import type { BlockRef } from '../../api/execution.js';
@@ -30,13 +30,12 @@ export async function checkLayout(store: ChainStore, genesisHashHex: string): Pr
   if (stored === undefined) return undefined;
   const schema = (await store.get<number>(Keys.meta('schema'))) ?? 1;
   if (schema !== SCHEMA_VERSION && !UPGRADABLE_SCHEMA_VERSIONS.includes(schema)) {
-    throw new SvcError(
+    throw new ExecutionError(
       'DB_SCHEMA_MISMATCH',
       `data directory uses storage layout ${schema}, this node reads layout ${SCHEMA_VERSION}: start with a fresh data directory (svc devnet up --fresh, or another --data-dir)`,
-      409,
     );
   }
-  if (stored !== genesisHashHex) throw new SvcError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${genesisHashHex}`, 409);
+  if (stored !== genesisHashHex) throw new ExecutionError('GENESIS_MISMATCH', `data directory belongs to genesis ${stored}, not ${genesisHashHex}`);
   return schema;
 }
 

@@ -15,6 +15,7 @@
 import { HASH_BYTES } from '../../core/constants.js';
 import { blockRecommitments } from '../../core/consensus/recommit.js';
 import { BlockError, SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { parseHex, toHex } from '../../core/codec/bytes.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { type Block, blockHash } from '../../core/types/block.js';
@@ -168,7 +169,7 @@ export class ExecutionChain {
     chain.finalizedRef = (await store.get<BlockRef>(Keys.meta('finalized')))!;
     chain.version = (await store.get<number>(Keys.meta('state_version'))) ?? 0;
     const head = await chain.record(chain.headRef.hash);
-    if (!head) throw new SvcError('CORRUPT_DB', `head block ${chain.headRef.hash} is not stored`, 500);
+    if (!head) throw new ExecutionError('CORRUPT_DB', `head block ${chain.headRef.hash} is not stored`);
     chain.setHead(head);
     await chain.openHistory(history, stored === undefined);
   }
@@ -249,8 +250,8 @@ export class ExecutionChain {
 
   private async readableRoot(blockHash: string): Promise<NodeRef> {
     const r = await this.record(blockHash);
-    if (!r) throw new SvcError('UNKNOWN_BLOCK', `unknown block ${blockHash}`, 404);
-    if (!(await historyReadable(this.blocks, r, this.headRef, this.finalizedRef, this.kept))) throw new SvcError('STATE_PRUNED', prunedMessage(r, this.kept), 410);
+    if (!r) throw new ExecutionError('UNKNOWN_BLOCK', `unknown block ${blockHash}`);
+    if (!(await historyReadable(this.blocks, r, this.headRef, this.finalizedRef, this.kept))) throw new ExecutionError('STATE_PRUNED', prunedMessage(r, this.kept));
     return rootOf(r);
   }
 
@@ -431,20 +432,20 @@ export class ExecutionChain {
   forkchoiceUpdated(headHash: string, finalizedHash?: string): Promise<{ head: BlockRef; finalized: BlockRef; reverted: number; applied: number }> {
     return this.mutex.run(async () => {
       const target = await this.record(headHash);
-      if (!target) throw new SvcError('UNKNOWN_BLOCK', `unknown head block ${headHash}`, 404);
+      if (!target) throw new ExecutionError('UNKNOWN_BLOCK', `unknown head block ${headHash}`);
       // A head that does not descend from the current finalized block would revert it.
       if (target.index < this.finalizedRef.index || (await ancestorAt(this.blocks, target, this.finalizedRef.index)).hash !== this.finalizedRef.hash) {
-        throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
+        throw new ExecutionError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`);
       }
       let finalized = this.finalizedRef;
       if (finalizedHash !== undefined && finalizedHash !== this.finalizedRef.hash) {
         const f = await this.record(finalizedHash);
-        if (!f) throw new SvcError('UNKNOWN_BLOCK', `unknown finalized block ${finalizedHash}`, 404);
-        if (f.index < this.finalizedRef.index) throw new SvcError('FINALITY_REGRESSION', `finalized block ${f.index} is below the current finalized block ${this.finalizedRef.index}`, 409);
+        if (!f) throw new ExecutionError('UNKNOWN_BLOCK', `unknown finalized block ${finalizedHash}`);
+        if (f.index < this.finalizedRef.index) throw new ExecutionError('FINALITY_REGRESSION', `finalized block ${f.index} is below the current finalized block ${this.finalizedRef.index}`);
         finalized = { hash: f.hash, index: f.index };
       }
       if (finalized.index > target.index || (await ancestorAt(this.blocks, target, finalized.index)).hash !== finalized.hash) {
-        throw new SvcError('FINALIZED_NOT_ANCESTOR', `finalized block ${finalized.hash} (${finalized.index}) is not an ancestor of head ${target.hash} (${target.index})`, 409);
+        throw new ExecutionError('FINALIZED_NOT_ANCESTOR', `finalized block ${finalized.hash} (${finalized.index}) is not an ancestor of head ${target.hash} (${target.index})`);
       }
       const moveHead = target.hash !== this.headRef.hash;
       const moveFinalized = finalized !== this.finalizedRef;
@@ -456,7 +457,7 @@ export class ExecutionChain {
         // Everything that can fail (record reads, state-change parsing) happens before the registry and
         // authorisation sets are touched in memory (CanonicalIndex.reorg reads first).
         const branch = await branchPath(this.blocks, this.headRef.hash, target.hash);
-        if (branch.ancestor.index < this.finalizedRef.index) throw new SvcError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`, 409);
+        if (branch.ancestor.index < this.finalizedRef.index) throw new ExecutionError('REORG_PAST_FINALIZED', `cannot reorganise below the finalized block ${this.finalizedRef.index}`);
         change = await this.canonical.reorg(batch, branch, target);
         batch.put(Keys.meta('head'), { hash: target.hash, index: target.index });
       }

@@ -24,7 +24,8 @@ import { bytesEqual, parseHex, toHex } from '../../core/codec/bytes.js';
 import { proposerForSlot, ProposerError, type ProposerCandidate } from '../../core/consensus/proposer.js';
 import { applyReveal, type EpochMixes, genesisMix, nextEpochMixes, RandaoError, seedMixFor } from '../../core/consensus/randao.js';
 import { HASH_BYTES } from '../../core/constants.js';
-import { BlockError, SvcError } from '../../core/errors.js';
+import { BlockError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import type { BlockHeader } from '../../core/types/block.js';
 import type { Registry } from './registry.js';
@@ -99,7 +100,7 @@ export class ConsensusFields {
   of(r: ConsensusCarrier): ConsensusRecord {
     if (r.index === 0) return this.genesisRecord;
     if (!r.consensus) {
-      throw new SvcError('CORRUPT_DB', `block ${r.hash} (${r.index}) has no consensus fields: the data directory predates them; start from a fresh one`, 500);
+      throw new ExecutionError('CORRUPT_DB', `block ${r.hash} (${r.index}) has no consensus fields: the data directory predates them; start from a fresh one`);
     }
     return r.consensus;
   }

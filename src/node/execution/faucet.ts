@@ -2,7 +2,7 @@
  * The testnet faucet: a real signed transfer from the genesis faucet account through the
  * admission pipeline, at most one per address per cooldown; claims persist across restarts.
  */
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { normalizeAddress } from '../../core/crypto/address.js';
 import { parseAddress } from '../../core/codec/json.js';
 import { TX_BASE_GAS } from '../../core/constants.js';
@@ -40,7 +40,7 @@ export class Faucet {
     this.amount = BigInt(f.amount);
     this.cooldownMs = f.cooldown_seconds * 1000;
     if (key && keyAddress !== f.address) {
-      throw new SvcError('FAUCET_KEY_MISMATCH', `faucet keystore address ${keyAddress} is not the genesis faucet ${f.address}`, 400);
+      throw new ExecutionError('FAUCET_KEY_MISMATCH', `faucet keystore address ${keyAddress} is not the genesis faucet ${f.address}`);
     }
   }
 
@@ -53,13 +53,13 @@ export class Faucet {
   claim(input: unknown, now = Date.now()): Promise<FaucetClaim> {
     const address = normalizeAddress(input, 'address');
     return this.mutex.run(async () => {
-      if (!this.key) throw new SvcError('FAUCET_DISABLED', 'faucet disabled: start the node with --faucet-keystore (svc genesis new writes keystores/faucet.json)', 503);
+      if (!this.key) throw new ExecutionError('FAUCET_DISABLED', 'faucet disabled: start the node with --faucet-keystore (svc genesis new writes keystores/faucet.json)');
       const last = await this.chain.store.get<{ at: number; tx_hash: string }>(Keys.faucetClaim(address));
       // The transfer is journaled with the claim, but the pool may evict it and the start-up
       // replay drops it once invalid: a claim whose transfer is neither pooled nor on chain was
       // lost, so it does not hold the address to its cooldown.
       if (last && now - last.at < this.cooldownMs && (this.admission.pool.has(last.tx_hash) || (await this.chain.txLocation(last.tx_hash)))) {
-        throw new SvcError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last.at + this.cooldownMs).toISOString()}`, 429);
+        throw new ExecutionError('FAUCET_COOLDOWN', `faucet cooldown: ${address} can claim again after ${new Date(last.at + this.cooldownMs).toISOString()}`);
       }
       const nonce = this.admission.pool.pendingNonce(this.address, this.admission.accountNonce(this.address));
       const tx = signStandardTx(

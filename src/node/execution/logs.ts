@@ -14,7 +14,7 @@
 import { type LogJson, MAX_LOG_BLOCK_RANGE, type Receipt } from '../../api/execution.js';
 import { parseHex } from '../../core/codec/bytes.js';
 import { keccak256 } from '../../core/crypto/hash.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import type { ChainStore, WriteBatch } from '../shared/store.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
@@ -53,7 +53,7 @@ export interface LogFilter {
 }
 
 /** A log query that breaks a limit or is inconsistent; `code` says which. */
-export class LogQueryError extends SvcError {}
+export class LogQueryError extends ExecutionError {}
 
 /** Whether a log's topics satisfy positional alternatives (a missing topic fails a non-null position). */
 export function topicsMatch(log: Pick<LogJson, 'topics'>, topics: LogFilter['topics']): boolean {
@@ -133,12 +133,12 @@ export class LogIndex {
   /** Refuses a range that is inverted, negative or wider than the limit. */
   checkRange(fromBlock: number, toBlock: number): void {
     if (!Number.isSafeInteger(fromBlock) || !Number.isSafeInteger(toBlock) || fromBlock < 0 || toBlock < 0) {
-      throw new LogQueryError('INVALID_LOG_RANGE', 'log range bounds must be non-negative block numbers', 400);
+      throw new LogQueryError('INVALID_LOG_RANGE', 'log range bounds must be non-negative block numbers');
     }
-    if (fromBlock > toBlock) throw new LogQueryError('INVALID_LOG_RANGE', `fromBlock ${fromBlock} is after toBlock ${toBlock}`, 400);
+    if (fromBlock > toBlock) throw new LogQueryError('INVALID_LOG_RANGE', `fromBlock ${fromBlock} is after toBlock ${toBlock}`);
     const span = toBlock - fromBlock + 1;
     if (span > this.limits.maxBlockRange) {
-      throw new LogQueryError('LOG_RANGE_TOO_LARGE', `log queries may span at most ${this.limits.maxBlockRange} blocks; this one spans ${span} (narrow fromBlock..toBlock)`, 400);
+      throw new LogQueryError('LOG_RANGE_TOO_LARGE', `log queries may span at most ${this.limits.maxBlockRange} blocks; this one spans ${span} (narrow fromBlock..toBlock)`);
     }
   }
 
@@ -150,7 +150,7 @@ export class LogIndex {
     const keep = (log: LogJson) => {
       if (!topicsMatch(log, filter.topics)) return;
       if (out.length >= this.limits.maxResults) {
-        throw new LogQueryError('LOG_RESULT_TOO_LARGE', `the query matches more than ${this.limits.maxResults} logs; narrow the block range, addresses or topics`, 400);
+        throw new LogQueryError('LOG_RESULT_TOO_LARGE', `the query matches more than ${this.limits.maxResults} logs; narrow the block range, addresses or topics`);
       }
       out.push(log);
     };
@@ -178,6 +178,6 @@ function parse<T>(raw: string): T {
   try {
     return JSON.parse(raw) as T;
   } catch {
-    throw new SvcError('CORRUPT_DB', 'a log index value is not valid JSON', 500);
+    throw new ExecutionError('CORRUPT_DB', 'a log index value is not valid JSON');
   }
 }

@@ -9,7 +9,7 @@ import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { backendFromEnv, initSignatureBackend, type MlDsaKeyPair } from '../../core/crypto/mldsa.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import type { Transaction } from '../../core/types/transaction.js';
 import type { Logger } from '../../util/log.js';
@@ -124,7 +124,7 @@ export class ExecutionNode {
       // multithreading shares one LevelDB handle per directory within this process, so LevelDB's
       // own lock no longer stops a second node here; this does, as the lock does across processes.
       const location = resolve(join(opts.dataDir, CHAIN_DB_DIR));
-      if (openDirs.has(location)) throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`, 500);
+      if (openDirs.has(location)) throw new ExecutionError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: IO error: lock ${opts.dataDir}/chain/LOCK: already held by process (is another node using this data directory?)`);
       // The options bound LevelDB's memory-mapped tables and share the handle with the state's reader thread (store.ts).
       db = new ClassicLevel<string, string>(join(opts.dataDir, CHAIN_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
       stateDb = new ClassicLevel<string, string>(join(opts.dataDir, STATE_DB_DIR), EXECUTION_DB_OPTIONS as never) as unknown as Db;
@@ -144,7 +144,7 @@ export class ExecutionNode {
       unlockDir(db);
       for (const d of dbs) if (d.status === 'open') await d.close();
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
-      throw new SvcError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`, 500);
+      throw new ExecutionError('DB_OPEN_FAILED', `cannot open the database in ${opts.dataDir}: ${cause} (is another node using this data directory?)`);
     }
     // Until the node exists, a failure (GENESIS_MISMATCH, FAUCET_KEY_MISMATCH, ...) must release the
     // databases and the worker threads, or they keep the process alive after the error.
@@ -219,7 +219,7 @@ export class ExecutionNode {
       await rpc.listen({ host: opts.host, port: opts.rpcPort });
     } catch (err) {
       await node.stop();
-      throw new SvcError('LISTEN_FAILED', `cannot listen on ${opts.host}: ${(err as Error).message}`, 500);
+      throw new ExecutionError('LISTEN_FAILED', `cannot listen on ${opts.host}: ${(err as Error).message}`);
     }
     if (p2p) {
       try {
@@ -328,7 +328,7 @@ function unlockDir(db: Db): void {
 
 /** The data directory P2P keeps its peer key in: an in-memory node has none to keep its identity. */
 function p2pDataDir(dir: string | undefined): string {
-  if (!dir) throw new SvcError('P2P_NEEDS_DATA_DIR', 'P2P needs a data directory: the peer key is kept there', 400);
+  if (!dir) throw new ExecutionError('P2P_NEEDS_DATA_DIR', 'P2P needs a data directory: the peer key is kept there');
   return dir;
 }
 

@@ -39,7 +39,7 @@ const PAGE_ENTRY_BYTES = HASH_BYTES + 4;
 /** A bad pool-exchange message (request or response); the machine code names the field. */
 export class PoolExchangeError extends SvcError {
   constructor(message: string) {
-    super('POOL_EXCHANGE_MALFORMED', message, 400);
+    super('POOL_EXCHANGE_MALFORMED', message);
   }
 }
 

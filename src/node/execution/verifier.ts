@@ -9,7 +9,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { toHex } from '../../core/codec/bytes.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecutionError } from './errors.js';
 import { encodeTx, envelopeSignatureKey, type Transaction } from '../../core/types/transaction.js';
 import { sha3 } from '../../core/crypto/hash.js';
 import type { KeyCacheStats } from '../../core/crypto/mldsa-wasm.js';
@@ -154,7 +154,7 @@ export class SignatureVerifier {
         this.inFlight.delete(w);
         this.retireKeys(w);
         if (this.closed) return;
-        this.failPending(new SvcError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`, 500));
+        this.failPending(new ExecutionError('VERIFIER_FAILED', `signature verifier thread exited with code ${code}`));
         this.spawn().catch(() => undefined);
       });
       this.workers.push(w);
@@ -175,7 +175,7 @@ export class SignatureVerifier {
    * per message (a postMessage per transaction cost more than the hashing) is shared by many.
    */
   private run(envelopes: Uint8Array[], hashIt: boolean): Promise<WorkerResult[]> {
-    if (this.closed) return Promise.reject(new SvcError('SHUTTING_DOWN', 'node is shutting down', 503));
+    if (this.closed) return Promise.reject(new ExecutionError('SHUTTING_DOWN', 'node is shutting down'));
     return new Promise((resolve, reject) => {
       this.queued.push({ envelopes, hashIt, resolve, reject });
       this.scheduleFlush();
@@ -375,7 +375,7 @@ export class SignatureVerifier {
   /** Stops the workers. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queued.splice(0)) job.reject(new SvcError('SHUTTING_DOWN', 'node is shutting down', 503));
+    for (const job of this.queued.splice(0)) job.reject(new ExecutionError('SHUTTING_DOWN', 'node is shutting down'));
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

@@ -1,7 +1,7 @@
 /** Bootnodes: parsing `--bootnodes` entries (their redial schedule is the address book's). */
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
-import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
 
 /** A bootnode: where to dial it and the peer id its handshake must prove. */
 export interface Bootnode {
@@ -15,14 +15,14 @@ export function parseBootnode(text: string): Bootnode {
   try {
     addr = multiaddr(text);
   } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, 400, { cause: err });
+    throw new P2pError('P2P_BAD_BOOTNODE', `bootnode ${text} is not a multiaddr: ${(err as Error).message}`, { cause: err });
   }
   const p2p = addr.getComponents().find((c) => c.name === 'p2p');
-  if (!p2p?.value) throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
+  if (!p2p?.value) throw new P2pError('P2P_BAD_BOOTNODE', `bootnode ${text} has no /p2p/<peer id>`);
   try {
     peerIdFromString(p2p.value);
   } catch (err) {
-    throw new SvcError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, 400, { cause: err });
+    throw new P2pError('P2P_BAD_BOOTNODE', `bootnode ${text} has an invalid peer id`, { cause: err });
   }
   return { addr, peerId: p2p.value };
 }

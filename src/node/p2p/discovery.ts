@@ -5,7 +5,7 @@
  * a peer has told us of the others, losing the bootnode loses one peer, not the network.
  */
 import type { Multiaddr } from '@multiformats/multiaddr';
-import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
 import type { Logger } from '../../util/log.js';
 import { AddressBook, type BookEntry } from './address-book.js';
 import type { Bootnode } from './bootnodes.js';
@@ -237,7 +237,7 @@ export class Discovery {
 
   /** Serves a peer-exchange request: confirmed peers, with addresses the asker can dial. */
   async *serve(request: Uint8Array, peer: string): AsyncIterable<Uint8Array> {
-    if (!this.budget.take(peer)) throw new SvcError('RATE_LIMITED', `more than ${PEX_BURST} peer-exchange requests in a burst (one more per slot)`, 400);
+    if (!this.budget.take(peer)) throw new P2pError('P2P_RATE_LIMITED', `more than ${PEX_BURST} peer-exchange requests in a burst (one more per slot)`);
     const n = decodePexRequest(request);
     const conn = this.host.connectionOf(peer);
     const loopback = conn ? isLoopback(conn.remoteAddr) : false;

@@ -19,7 +19,7 @@ export class FrameError extends SvcError {
     readonly fault: FrameFault,
     message: string,
   ) {
-    super('P2P_BAD_FRAME', message, 400);
+    super('P2P_BAD_FRAME', message);
   }
 }
 

@@ -23,6 +23,7 @@ import { serviceCapabilities, type ConnectionEncrypter, type MessageStream, type
 import { randomBytes } from 'node:crypto';
 import { KEM_CIPHERTEXT_BYTES, KEM_PUBLIC_KEY_BYTES, kemDecapsulate, kemEncapsulate, kemKeygen } from '../../core/crypto/mlkem.js';
 import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
 import { HYBRID_NOISE_PROTOCOL } from './protocol-id.js';
 
 export { HYBRID_NOISE_PROTOCOL };
@@ -36,7 +37,7 @@ const GENESIS_HASH_BYTES = 32;
 /** The handshake failed before Noise took over (KEM exchange), or the connection closed during it. */
 export class HandshakeError extends SvcError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('P2P_HANDSHAKE_FAILED', message, 400, options);
+    super('P2P_HANDSHAKE_FAILED', message, options);
   }
 }
 
@@ -158,7 +159,7 @@ class HybridNoise implements ConnectionEncrypter {
     private readonly components: NoiseComponents,
     private readonly init: HybridNoiseInit,
   ) {
-    if (init.genesisHash.length !== GENESIS_HASH_BYTES) throw new SvcError('P2P_BAD_GENESIS_HASH', `genesis hash must be ${GENESIS_HASH_BYTES} bytes, got ${init.genesisHash.length}`);
+    if (init.genesisHash.length !== GENESIS_HASH_BYTES) throw new P2pError('P2P_BAD_GENESIS_HASH', `genesis hash must be ${GENESIS_HASH_BYTES} bytes, got ${init.genesisHash.length}`);
     this.staticNoiseKey = init.staticNoiseKey ?? new Uint8Array(randomBytes(32));
   }
 

@@ -11,7 +11,9 @@ import { generateKeyPair, generateKeyPairFromSeed, privateKeyFromProtobuf, priva
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import type { PrivateKey } from '@libp2p/interface';
 import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
 import { writeFileAtomic } from '../../util/fs.js';
+import { hasCode } from '../../api/errors.js';
 
 /** Path of the peer key inside a data directory. */
 export function peerKeyPath(dataDir: string): string {
@@ -35,7 +37,7 @@ async function readPeerKey(path: string): Promise<PrivateKey | undefined> {
     return key;
   } catch (err) {
     // A damaged identity must not be silently replaced: peers and bootnode lists know the old id.
-    throw new SvcError('P2P_PEER_KEY_INVALID', `${path} is not an Ed25519 libp2p private key (${(err as Error).message}); move it away to create a new identity`, 400, { cause: err });
+    throw new P2pError('P2P_PEER_KEY_INVALID', `${path} is not an Ed25519 libp2p private key (${(err as Error).message}); move it away to create a new identity`, { cause: err });
   }
 }
 
@@ -45,7 +47,7 @@ async function readPeerKey(path: string): Promise<PrivateKey | undefined> {
  */
 export async function loadPeerKeyFile(path: string): Promise<PrivateKey> {
   const key = await readPeerKey(path);
-  if (!key) throw new SvcError('P2P_PEER_KEY_MISSING', `--p2p-key-file ${path} does not exist`, 400);
+  if (!key) throw new P2pError('P2P_PEER_KEY_MISSING', `--p2p-key-file ${path} does not exist`);
   return key;
 }
 
@@ -59,7 +61,7 @@ export async function loadOrCreatePeerKey(dataDir: string): Promise<PrivateKey> 
     await writeFileAtomic(path, privateKeyToProtobuf(key), { mode: 0o600 });
   } catch (err) {
     // Another process created it first: its key is the identity, not ours.
-    if (err instanceof SvcError && err.code === 'FILE_EXISTS') {
+    if (err instanceof SvcError && hasCode(err, 'FILE_EXISTS')) {
       const raced = await readPeerKey(path);
       if (raced) return raced;
     }
@@ -69,7 +71,7 @@ export async function loadOrCreatePeerKey(dataDir: string): Promise<PrivateKey> 
 }
 
 async function keyFromSeed(seed: Uint8Array): Promise<PrivateKey> {
-  if (seed.length !== PEER_KEY_SEED_BYTES) throw new SvcError('P2P_PEER_KEY_SEED', `peer key seed must be ${PEER_KEY_SEED_BYTES} bytes, got ${seed.length}`);
+  if (seed.length !== PEER_KEY_SEED_BYTES) throw new P2pError('P2P_PEER_KEY_SEED', `peer key seed must be ${PEER_KEY_SEED_BYTES} bytes, got ${seed.length}`);
   return generateKeyPairFromSeed('Ed25519', seed);
 }
 

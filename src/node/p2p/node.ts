@@ -13,7 +13,7 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
 import type { Connection, PeerId } from '@libp2p/interface';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createServer } from 'node:net';
-import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
 import { PRESETS } from '../../core/genesis/genesis.js';
 import type { Logger } from '../../util/log.js';
 import { FairQueue, gossipMessageId, messageIdHex, PenaltyBook, SeenIds, SEEN_TTL_MS, topicScoreParams, SCORE_THRESHOLDS, PENALTY_POINTS, DISCONNECT_POINTS, BAN_MS } from './gossip.js';
@@ -65,8 +65,8 @@ async function assertPortFree(layer: string, host: string, port: number): Promis
     const server = createServer();
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
-        reject(new SvcError('P2P_PORT_IN_USE', `${layer} P2P port ${port} on ${host} is already in use (choose another with --p2p-port${layer === 'execution' ? ' or --execution-p2p-port' : ''}, or run without P2P: --no-p2p)`, 409, { cause: err }));
-      } else reject(new SvcError('P2P_LISTEN_FAILED', `${layer} P2P cannot listen on ${host}:${port}: ${err.message}`, 400, { cause: err }));
+        reject(new P2pError('P2P_PORT_IN_USE', `${layer} P2P port ${port} on ${host} is already in use (choose another with --p2p-port${layer === 'execution' ? ' or --execution-p2p-port' : ''}, or run without P2P: --no-p2p)`, { cause: err }));
+      } else reject(new P2pError('P2P_LISTEN_FAILED', `${layer} P2P cannot listen on ${host}:${port}: ${err.message}`, { cause: err }));
     });
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve()));
   });
@@ -74,7 +74,7 @@ async function assertPortFree(layer: string, host: string, port: number): Promis
 
 function hexToBytes(hex: string): Uint8Array {
   const clean = hex.startsWith('0x') ? hex.slice(2) : hex;
-  if (!/^[0-9a-fA-F]{64}$/.test(clean)) throw new SvcError('P2P_BAD_GENESIS_HASH', `genesis hash must be 32 bytes of hex, got ${hex}`);
+  if (!/^[0-9a-fA-F]{64}$/.test(clean)) throw new P2pError('P2P_BAD_GENESIS_HASH', `genesis hash must be 32 bytes of hex, got ${hex}`);
   return new Uint8Array(Buffer.from(clean, 'hex'));
 }
 
@@ -401,8 +401,8 @@ class Libp2pHost implements P2pHost, DiscoveryHost {
 export async function createHost(options: P2pOptions): Promise<P2pHost> {
   const genesisHash = hexToBytes(options.genesisHash);
   const maxPeers = options.maxPeers ?? DEFAULT_MAX_PEERS;
-  if (!Number.isSafeInteger(maxPeers) || maxPeers < 1) throw new SvcError('P2P_BAD_MAX_PEERS', `the peer target must be a positive integer, got ${maxPeers}`);
-  if (options.slotMs !== undefined && !(options.slotMs > 0)) throw new SvcError('P2P_BAD_SLOT', `the slot length must be positive, got ${options.slotMs} ms`);
+  if (!Number.isSafeInteger(maxPeers) || maxPeers < 1) throw new P2pError('P2P_BAD_MAX_PEERS', `the peer target must be a positive integer, got ${maxPeers}`);
+  if (options.slotMs !== undefined && !(options.slotMs > 0)) throw new P2pError('P2P_BAD_SLOT', `the slot length must be positive, got ${options.slotMs} ms`);
   const bootnodes = options.bootnodes.filter((b) => b.trim() !== '').map((b) => parseBootnode(b.trim()));
   const privateKey = options.keyFile ? await loadPeerKeyFile(options.keyFile) : await loadOrCreatePeerKey(options.dataDir);
   const metrics = new P2pMetrics(options.metrics, options.layer);
@@ -462,7 +462,7 @@ export async function createHost(options: P2pOptions): Promise<P2pHost> {
     await node.start();
   } catch (err) {
     await Promise.resolve(node.stop()).catch(() => undefined);
-    throw new SvcError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, 400, { cause: err });
+    throw new P2pError('P2P_LISTEN_FAILED', `${options.layer} P2P cannot listen on ${listen}: ${(err as Error).message}`, { cause: err });
   }
   try {
     await host.begin();

@@ -47,7 +47,7 @@ export class PeerExchangeError extends SvcError {
     readonly fault: PexFault,
     message: string,
   ) {
-    super(fault === 'other_chain' ? 'P2P_PEX_OTHER_CHAIN' : 'P2P_PEX_MALFORMED', message, 400);
+    super(fault === 'other_chain' ? 'P2P_PEX_OTHER_CHAIN' : 'P2P_PEX_MALFORMED', message);
   }
 }
 

@@ -5,6 +5,8 @@
  */
 import type { Stream } from '@libp2p/interface';
 import { SvcError } from '../../core/errors.js';
+import { P2pError } from './errors.js';
+import { httpStatusOf } from '../../api/errors.js';
 import type { Logger } from '../../util/log.js';
 import { FrameError, FrameReader, writeFrame, type FrameFault } from './framing.js';
 import type { P2pMetrics } from './metrics.js';
@@ -22,7 +24,7 @@ export class RequestError extends SvcError {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super('P2P_REQUEST_FAILED', message, 502, options);
+    super('P2P_REQUEST_FAILED', message, options);
   }
 }
 
@@ -89,10 +91,10 @@ export async function serveStream(ctx: ReqRespContext, protocol: string, stream:
     await stream.close({ signal: clock.signal });
     metrics.request(protocol, 'inbound', 'ok');
   } catch (err) {
-    if (err instanceof SvcError && err.status === 429) {
+    if (err instanceof SvcError && httpStatusOf(err) === 429) {
       // A peer over the layer's rate limit: refused (the requester sees a reset), not penalised.
       metrics.request(protocol, 'inbound', 'rate_limited');
-    } else if (err instanceof SvcError && err.status === 400 && !(err instanceof FrameError)) {
+    } else if (err instanceof SvcError && httpStatusOf(err) === 400 && !(err instanceof FrameError)) {
       metrics.messageRejected(protocol, 'bad_request');
       metrics.request(protocol, 'inbound', 'bad_request');
       ctx.penalise(peer, 'req_bad_request');
@@ -125,7 +127,7 @@ export async function exchange(ctx: ReqRespContext, protocol: string, stream: St
   const { metrics } = ctx;
   if (request.length > limits.maxRequestBytes) {
     stream.abort(new Error('request too large'));
-    throw new SvcError('P2P_REQUEST_TOO_LARGE', `request of ${request.length} bytes exceeds the protocol limit of ${limits.maxRequestBytes}`, 400);
+    throw new P2pError('P2P_REQUEST_TOO_LARGE', `request of ${request.length} bytes exceeds the protocol limit of ${limits.maxRequestBytes}`);
   }
   const clock = deadline(stream, limits.timeoutMs);
   const chunks: Uint8Array[] = [];

@@ -66,8 +66,8 @@ export interface ProtocolLimits {
 
 /**
  * Serves one request: returns the response chunks in order (streamed to the requester). A thrown
- * `SvcError` with status 400 is a bad request: the peer is penalised and the stream reset; one with
- * status 429 (over a rate limit) resets the stream without a penalty.
+ * `SvcError` whose code answers 400 (src/api/errors.ts) is a bad request: the peer is penalised and
+ * the stream reset; one whose code answers 429 (over a rate limit) resets the stream without a penalty.
  */
 export type RequestHandler = (request: Uint8Array, peer: string) => AsyncIterable<Uint8Array>;
 

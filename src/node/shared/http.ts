@@ -5,6 +5,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { SvcError } from '../../core/errors.js';
 import { SSZ_MEDIA_TYPE } from '../../api/media.js';
+import { ERROR_STATUS, httpStatusOf } from '../../api/errors.js';
 import type { Logger } from '../../util/log.js';
 
 /** Default request body limit: a transaction at the size cap in hex JSON fits several times over. */
@@ -30,21 +31,21 @@ export function errorBody(code: string, message: string): { success: false; erro
 
 /** Maps any thrown value to (status, code, message); bad input is never a 500. */
 export function classify(err: unknown): { status: number; code: string; message: string } {
-  if (err instanceof SvcError) return { status: err.status, code: err.code, message: err.message };
+  if (err instanceof SvcError) return { status: httpStatusOf(err), code: err.code, message: err.message };
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, code: 'BODY_TOO_LARGE', message: e.message ?? 'request body is too large' };
+      return { status: ERROR_STATUS.BODY_TOO_LARGE, code: 'BODY_TOO_LARGE', message: e.message ?? 'request body is too large' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: `send JSON (Content-Type: application/json) or, where the route takes SSZ, bytes (Content-Type: ${SSZ_MEDIA_TYPE})` };
+      return { status: ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE, code: 'UNSUPPORTED_MEDIA_TYPE', message: `send JSON (Content-Type: application/json) or, where the route takes SSZ, bytes (Content-Type: ${SSZ_MEDIA_TYPE})` };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, code: 'INVALID_JSON', message: 'request body is empty' };
+      return { status: ERROR_STATUS.INVALID_JSON, code: 'INVALID_JSON', message: 'request body is empty' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 400, code: 'INVALID_REQUEST', message: 'Content-Length does not match the body' };
+      return { status: ERROR_STATUS.INVALID_REQUEST, code: 'INVALID_REQUEST', message: 'Content-Length does not match the body' };
   }
-  if (err instanceof SyntaxError || (e.statusCode === 400 && /JSON/i.test(e.message ?? ''))) return { status: 400, code: 'INVALID_JSON', message: `request body is not valid JSON: ${e.message}` };
+  if (err instanceof SyntaxError || (e.statusCode === 400 && /JSON/i.test(e.message ?? ''))) return { status: ERROR_STATUS.INVALID_JSON, code: 'INVALID_JSON', message: `request body is not valid JSON: ${e.message}` };
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return { status: e.statusCode, code: 'INVALID_REQUEST', message: e.message ?? 'bad request' };
-  return { status: 500, code: 'INTERNAL', message: 'internal error' };
+  return { status: ERROR_STATUS.INTERNAL, code: 'INTERNAL', message: 'internal error' };
 }
 
 /**
@@ -74,7 +75,7 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
   app.addContentTypeParser(SSZ_MEDIA_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addHook('onRequest', async (req, reply) => {
     if (req.url.length > MAX_URL_BYTES) {
-      return reply.status(414).send(errorBody('URI_TOO_LONG', `request URL is ${req.url.length} bytes; at most ${MAX_URL_BYTES} are accepted`));
+      return reply.status(ERROR_STATUS.URI_TOO_LONG).send(errorBody('URI_TOO_LONG', `request URL is ${req.url.length} bytes; at most ${MAX_URL_BYTES} are accepted`));
     }
   });
   app.setErrorHandler((err, req, reply) => {
@@ -83,7 +84,7 @@ export function createServer(log: Logger, bodyLimit = DEFAULT_BODY_LIMIT, tls?: 
     void reply.status(c.status).send(errorBody(c.code, c.message));
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(errorBody('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`));
+    void reply.status(ERROR_STATUS.NOT_FOUND).send(errorBody('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`));
   });
   return app;
 }

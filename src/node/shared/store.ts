@@ -5,7 +5,7 @@
  * and synced.
  */
 import type { AbstractLevel } from 'abstract-level';
-import { SvcError } from '../../core/errors.js';
+import { NodeError } from './errors.js';
 
 /** The level instance type both classic-level and memory-level satisfy. */
 export type Db = AbstractLevel<string | Uint8Array | Buffer, string, string>;
@@ -115,6 +115,6 @@ function parseJson<T>(raw: string, key: string): T {
   try {
     return JSON.parse(raw) as T;
   } catch {
-    throw new SvcError('CORRUPT_DB', `database value at ${key} is not valid JSON`, 500);
+    throw new NodeError('CORRUPT_DB', `database value at ${key} is not valid JSON`);
   }
 }

@@ -4,10 +4,10 @@
  * starts, so a bad file is one clear error instead of an OpenSSL stack from deep inside the
  * server.
  */
+import { NodeError } from './errors.js';
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { SvcError } from '../../core/errors.js';
 
 /** A certificate (chain) and its private key, PEM text as given to `https.createServer`. */
 export interface TlsPair {
@@ -22,7 +22,7 @@ export interface LoadedTlsPair extends TlsPair {
 }
 
 /** Why a TLS file was refused; `code` is TLS_FILE_UNREADABLE, TLS_INVALID_CERT, TLS_INVALID_KEY or TLS_KEY_MISMATCH. */
-export class TlsError extends SvcError {}
+export class TlsError extends NodeError {}
 
 /** OpenSSL's library and reason, without the "error:1E08010C:…::" number, which means nothing to a user. */
 function reason(err: unknown): string {
@@ -36,7 +36,7 @@ async function readPem(file: string, flag: string): Promise<string> {
     return await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new TlsError('TLS_FILE_UNREADABLE', `cannot read ${flag} file ${file}${code ? ` (${code})` : ''}`, 400);
+    throw new TlsError('TLS_FILE_UNREADABLE', `cannot read ${flag} file ${file}${code ? ` (${code})` : ''}`);
   }
 }
 
@@ -49,21 +49,21 @@ export async function loadTlsPair(certFile: string, keyFile: string, flags: { ce
   const cert = await readPem(certFile, flags.cert);
   const key = await readPem(keyFile, flags.key);
   // X509Certificate accepts DER too; the HTTPS server wants PEM, so insist on the PEM armour.
-  if (!cert.includes('-----BEGIN CERTIFICATE-----')) throw new TlsError('TLS_INVALID_CERT', `${flags.cert} file ${certFile} is not a PEM certificate (no BEGIN CERTIFICATE block)`, 400);
+  if (!cert.includes('-----BEGIN CERTIFICATE-----')) throw new TlsError('TLS_INVALID_CERT', `${flags.cert} file ${certFile} is not a PEM certificate (no BEGIN CERTIFICATE block)`);
   let certificate: X509Certificate;
   try {
     certificate = new X509Certificate(cert);
   } catch (err) {
-    throw new TlsError('TLS_INVALID_CERT', `${flags.cert} file ${certFile} is not a valid PEM certificate (${reason(err)})`, 400);
+    throw new TlsError('TLS_INVALID_CERT', `${flags.cert} file ${certFile} is not a valid PEM certificate (${reason(err)})`);
   }
-  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) throw new TlsError('TLS_INVALID_KEY', `${flags.key} file ${keyFile} is not a PEM private key (no BEGIN PRIVATE KEY block)`, 400);
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) throw new TlsError('TLS_INVALID_KEY', `${flags.key} file ${keyFile} is not a PEM private key (no BEGIN PRIVATE KEY block)`);
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    throw new TlsError('TLS_INVALID_KEY', `${flags.key} file ${keyFile} is not a usable PEM private key (${reason(err)})`, 400);
+    throw new TlsError('TLS_INVALID_KEY', `${flags.key} file ${keyFile} is not a usable PEM private key (${reason(err)})`);
   }
-  if (!certificate.checkPrivateKey(privateKey)) throw new TlsError('TLS_KEY_MISMATCH', `${flags.key} file ${keyFile} is not the private key of the certificate in ${flags.cert} file ${certFile}`, 400);
+  if (!certificate.checkPrivateKey(privateKey)) throw new TlsError('TLS_KEY_MISMATCH', `${flags.key} file ${keyFile} is not the private key of the certificate in ${flags.cert} file ${certFile}`);
   return { cert, key, certificate };
 }
 

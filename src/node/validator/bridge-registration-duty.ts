@@ -30,7 +30,7 @@ export interface AcceptedCounterpart {
 /** Why a policy file is refused. */
 export class RegistrationPolicyError extends SvcError {
   constructor(message: string) {
-    super('BRIDGE_POLICY_INVALID', message, 400);
+    super('BRIDGE_POLICY_INVALID', message);
   }
 }
 

@@ -39,6 +39,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../core/errors.js';
+import { ValidatorError } from './errors.js';
 import { epochOfSlot, type Genesis, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import { BeaconClient, BeaconClientError } from '../../client/beacon.js';
 import { BEACON_SYNCING } from '../../api/beacon.js';
@@ -139,9 +140,9 @@ export class ValidatorClient {
     this.clock = opts.clock ?? Date.now;
     this.timers = opts.timers ?? realTimers;
     this.keyList = Array.isArray(opts.keys) ? [...(opts.keys as readonly ValidatorKeys[])] : [opts.keys as ValidatorKeys];
-    if (this.keyList.length === 0) throw new SvcError('NO_KEYS', 'a validator client needs at least one key', 400);
+    if (this.keyList.length === 0) throw new ValidatorError('NO_KEYS', 'a validator client needs at least one key');
     const addresses = new Set(this.keyList.map((k) => k.address));
-    if (addresses.size !== this.keyList.length) throw new SvcError('DUPLICATE_KEY', 'the same validator key was given twice', 400);
+    if (addresses.size !== this.keyList.length) throw new ValidatorError('DUPLICATE_KEY', 'the same validator key was given twice');
     this.slotMs = opts.genesis.config.slot_seconds * 1000;
     const getTimeout = opts.requestTimeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(this.slotMs / 2)));
     const proposeTimeoutMs = opts.proposeTimeoutMs ?? Math.max(10_000, this.slotMs);

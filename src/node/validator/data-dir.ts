@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toHex } from '../../core/codec/bytes.js';
-import { SvcError } from '../../core/errors.js';
+import { ValidatorError } from './errors.js';
 import { type Genesis, genesisHash } from '../../core/genesis/genesis.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { SlashingProtectionDb } from './slashing/protection.js';
@@ -28,17 +28,17 @@ export async function openValidatorDataDir(dataDir: string, genesis: Genesis, op
   const want = toHex(genesisHash(genesis));
   const marker = join(dataDir, 'genesis-hash');
   if (opts.create === false && !existsSync(slashingDbDir(dataDir))) {
-    throw new SvcError('NOT_FOUND', `${dataDir} holds no slashing-protection database (expected ${slashingDbDir(dataDir)})`, 404);
+    throw new ValidatorError('NOT_FOUND', `${dataDir} holds no slashing-protection database (expected ${slashingDbDir(dataDir)})`);
   }
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   let have: string | undefined;
   try {
     have = (await readFile(marker, 'utf8')).trim();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${marker}: ${(err as Error).message}`, 500);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ValidatorError('DATA_DIR_UNREADABLE', `cannot read ${marker}: ${(err as Error).message}`);
   }
   if (have !== undefined && have !== want) {
-    throw new SvcError('GENESIS_MISMATCH', `${dataDir} holds slashing protection for genesis ${have}, not ${want}: use another --data-dir (or export/import the history)`, 409);
+    throw new ValidatorError('GENESIS_MISMATCH', `${dataDir} holds slashing protection for genesis ${have}, not ${want}: use another --data-dir (or export/import the history)`);
   }
   const db = await SlashingProtectionDb.open({ dir: slashingDbDir(dataDir) });
   if (have === undefined) {

@@ -1,7 +1,7 @@
 /** The validator client's Prometheus metrics and the small HTTP server that exposes them. */
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { SvcError } from '../../core/errors.js';
+import { ValidatorError } from './errors.js';
 import { validatorClientRoutes } from '../../api/routes/validator.js';
 import { canonicalBytesGauge, type SignatureKind, sigGeneratedCounter } from '../shared/metrics.js';
 
@@ -121,7 +121,7 @@ export async function serveMetrics(metrics: ValidatorMetrics, host: string, port
   });
   await new Promise<void>((ok, fail) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      fail(new SvcError('METRICS_LISTEN_FAILED', `cannot serve metrics on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --metrics-port, or 0 to turn metrics off)' : err.message}`, 500)),
+      fail(new ValidatorError('METRICS_LISTEN_FAILED', `cannot serve metrics on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --metrics-port, or 0 to turn metrics off)' : err.message}`)),
     );
     server.listen(port, host, () => ok());
   });

@@ -22,6 +22,7 @@ import type { ValidatorMetrics } from './metrics.js';
 import { RandaoChainError } from './randao/chain.js';
 import { type SlashingProtectionDb, SlashingProtectionError } from './slashing/protection.js';
 import type { ValidatorKey } from './validator-key.js';
+import { hasCode } from '../../api/errors.js';
 
 /** Codes with which the beacon says the cached duties were wrong for the block. */
 const STALE_DUTY_CODES = new Set(['WRONG_PROPOSER', 'WRONG_VRF_SEED']);
@@ -123,7 +124,7 @@ export class Proposer {
         duties.drop(epoch);
         const now = (await duties.get(epoch)).duties.find((d) => d.slot === slot);
         key.log.info('not proposing: on the head\'s branch this slot is not this validator\'s', { slot, proposer: now?.validator_index ?? null, reason: err.message });
-      } else if (err.code === 'INVALID_SLOT') {
+      } else if (hasCode(err, 'INVALID_SLOT')) {
         key.log.warn('not proposing: the head is already at or after this slot', { slot, reason: err.message });
       } else {
         key.log.warn(`not proposing: the beacon cannot build the block${hint(err)}`, { slot, code: err.code, reason: err.message, http_status: err.httpStatus });
@@ -143,5 +144,5 @@ export class Proposer {
 
 /** What to check when the beacon refuses the validator's token. */
 function hint(err: BeaconClientError): string {
-  return err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
+  return hasCode(err, 'UNAUTHORIZED') ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
 }

@@ -21,6 +21,7 @@ import type { WalletKeys } from '../../wallet/derivation.js';
 import type { ValidatorMetrics } from './metrics.js';
 import type { RandaoKeeper } from './randao/recommit.js';
 import { type SlashingProtectionDb, SlashingProtectionError } from './slashing/protection.js';
+import { hasCode } from '../../api/errors.js';
 
 /** The key material the client needs from a wallet. */
 export type ValidatorKeys = Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;
@@ -105,7 +106,7 @@ export class ValidatorKey {
       else void this.randao.ready().then(() => this.checkRandao(v.randao_last), () => undefined);
       return v.index;
     } catch (err) {
-      if (err instanceof BeaconClientError && err.code === 'NOT_FOUND') {
+      if (err instanceof BeaconClientError && hasCode(err, 'NOT_FOUND')) {
         const problem = `not registered: ${err.message}`;
         if (problem !== this.lastIndexProblem) this.log.warn('validator is not in the beacon registry (deposit not yet included?); asking again each slot', { address: this.address });
         this.lastIndexProblem = problem;
@@ -226,13 +227,13 @@ export class ValidatorKey {
     } catch (err) {
       if (!(err instanceof BeaconClientError) || err.transport) throw err; // kept pending: re-sent next phase
       // A beacon whose clock runs behind may find the slot in its future: the same vote later is fine.
-      if (err.code === 'FUTURE_SLOT') {
+      if (hasCode(err, 'FUTURE_SLOT')) {
         this.log.warn('the beacon refused the attestation as early: sending it again next phase', { slot: p.slot, reason: err.message });
         return;
       }
       this.pendingAtt = undefined;
       this.attestedEpoch = Math.max(this.attestedEpoch, p.epoch);
-      const hint = err.code === 'UNAUTHORIZED' ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
+      const hint = hasCode(err, 'UNAUTHORIZED') ? ' (check --token-file: it must hold the token the beacon was started with)' : '';
       this.log.warn(`the beacon refused the attestation${hint}`, { slot: p.slot, code: err.code, reason: err.message, http_status: err.httpStatus });
       return;
     }

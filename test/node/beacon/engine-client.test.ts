@@ -17,6 +17,7 @@ import type { Receipt } from '../../../src/api/execution.js';
 import { filled } from '../../helpers/assert.js';
 import { waitFor } from '../../helpers/network.js';
 import { CHAIN_ID, devnet, transfer } from '../execution/fixture.js';
+import { httpStatusOf } from '../../../src/api/errors.js';
 
 interface Seen {
   method: string;
@@ -125,10 +126,10 @@ test('newPayload: execution\'s error envelope becomes an EngineError with its co
     const client = connectEngine(exec.url, EXPECTED);
     const err = await client.newPayload(Uint8Array.of(1, 2, 3)).then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof EngineError);
-    assert.equal([(err as EngineError).code, (err as EngineError).message, (err as EngineError).status], ['MALFORMED_INPUT', 'malformed block: bad offset', 400]);
+    assert.equal([(err as EngineError).code, (err as EngineError).message, httpStatusOf(err as EngineError)], ['MALFORMED_INPUT', 'malformed block: bad offset', 400]);
     answer = { status: 502, body: 'not an envelope' };
     const other = await client.newPayload(Uint8Array.of(1)).then(() => undefined, (e: unknown) => e);
-    assert.equal([(other as EngineError).code, (other as EngineError).status], ['EXECUTION_ERROR', 502]);
+    assert.equal([(other as EngineError).code, httpStatusOf(other as EngineError)], ['EXECUTION_ERROR', 502]);
   } finally {
     await exec.close();
   }
@@ -147,15 +148,15 @@ test('garbage answers: non-JSON is EXECUTION_ERROR (400 for a 2xx/4xx, 502 for a
   const client = connectEngine(exec.url, EXPECTED);
   try {
     const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
-    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 400]);
+    assert.equal(await engineError(fcu()).then((e) => [e.code, httpStatusOf(e)]), ['EXECUTION_ERROR', 400]);
     answer = { status: 200, body: null };
-    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 400], 'JSON null');
+    assert.equal(await engineError(fcu()).then((e) => [e.code, httpStatusOf(e)]), ['EXECUTION_ERROR', 400], 'JSON null');
     answer = { status: 503, body: { success: false, error: 'no object' } };
-    assert.equal(await engineError(fcu()).then((e) => [e.code, e.status]), ['EXECUTION_ERROR', 502], 'an error that is not an envelope');
+    assert.equal(await engineError(fcu()).then((e) => [e.code, httpStatusOf(e)]), ['EXECUTION_ERROR', 502], 'an error that is not an envelope');
     for (const bytes of [new Uint8Array(0), Uint8Array.of(1, 2, 3)]) {
       answer = { status: 200, body: bytes };
       const e = await engineError(client.newPayload(encodeBlock(fullishBlock())));
-      assert.equal([e.code, e.status], ['EXECUTION_ERROR', 502], `${bytes.length} SSZ bytes`);
+      assert.equal([e.code, httpStatusOf(e)], ['EXECUTION_ERROR', 502], `${bytes.length} SSZ bytes`);
       assert.match(e.message, /malformed SSZ answer/);
     }
     assert.is(client.linkProblem(), undefined, 'an answer, even a bad one, means execution is reachable');
@@ -172,7 +173,7 @@ test('a connection dropped mid-answer is EXECUTION_UNREACHABLE 503, and the chai
   try {
     const fcu = () => client.forkchoiceUpdated('0x' + 'ab'.repeat(32), '0x' + 'ab'.repeat(32));
     const e = await engineError(fcu());
-    assert.equal([e.code, e.status], ['EXECUTION_UNREACHABLE', 503]);
+    assert.equal([e.code, httpStatusOf(e)], ['EXECUTION_UNREACHABLE', 503]);
     assert.match(e.message, /cut off/);
     assert.is(client.linkProblem()?.code, 'EXECUTION_UNREACHABLE');
     drop = false;
@@ -193,7 +194,7 @@ test('an engine that hangs past the deadline is EXECUTION_UNREACHABLE; close() e
   const client = connectEngine(exec.url, EXPECTED, undefined, 300);
   try {
     const e = await engineError(client.registry());
-    assert.equal([e.code, e.status], ['EXECUTION_UNREACHABLE', 503]);
+    assert.equal([e.code, httpStatusOf(e)], ['EXECUTION_UNREACHABLE', 503]);
     assert.match(e.message, /within 300 ms/);
     const slow = connectEngine(exec.url, EXPECTED);
     const inFlight = engineError(slow.registry());

@@ -13,7 +13,8 @@ import { proposerForSlot } from '../../../src/core/consensus/proposer.js';
 import { seedMixFor } from '../../../src/core/consensus/randao.js';
 import { sha3 } from '../../../src/core/crypto/hash.js';
 import { RandaoChain } from '../../../src/node/validator/randao/chain.js';
-import { BlockError, SvcError } from '../../../src/core/errors.js';
+import { BlockError } from '../../../src/core/errors.js';
+import { ExecutionError } from '../../../src/node/execution/errors.js';
 import { genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block, blockHash } from '../../../src/core/types/block.js';
 import { type ConsensusCarrier, ConsensusFields, revealKey } from '../../../src/node/execution/consensus-fields.js';
@@ -214,7 +215,7 @@ unit('a record without consensus fields (an older data directory) is CORRUPT_DB,
   await withFields(async (f) => {
     assert.is(f.of(genesisCarrier).slot, 0);
     const old: ConsensusCarrier = { hash: '0x' + 'cd'.repeat(32), index: 4, timestamp: slotStartMs(genesis, 9) };
-    expectError(() => f.of(old), SvcError, { code: 'CORRUPT_DB' });
+    expectError(() => f.of(old), ExecutionError, { code: 'CORRUPT_DB' });
   });
 });
 

@@ -16,6 +16,7 @@ import { addressTopic, eventTopic } from '../../../src/core/codec/calldata.js';
 import { keccak256 } from '../../../src/core/crypto/hash.js';
 import { LogIndex, LogQueryError, logsBloom, topicsMatch } from '../../../src/node/execution/logs.js';
 import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
+import { httpStatusOf } from '../../../src/api/errors.js';
 
 const A = '0x' + 'a1'.repeat(20);
 const B = '0x' + 'b2'.repeat(20);
@@ -120,7 +121,7 @@ index('range and result limits are LogQueryErrors with codes and clear messages'
       } catch (err) {
         assert.instance(err, LogQueryError);
         assert.is((err as LogQueryError).code, code);
-        assert.is((err as LogQueryError).status, 400);
+        assert.is(httpStatusOf(err as LogQueryError), 400);
         assert.is((err as Error).message, message);
       }
     };

@@ -14,6 +14,7 @@ import {
   MAX_FETCH_HASHES,
   PoolExchangeError,
 } from '../../../src/node/execution/pool-exchange-codec.js';
+import { httpStatusOf } from '../../../src/api/errors.js';
 
 const hash = (i: number) => '0x' + i.toString(16).padStart(64, '0');
 
@@ -23,7 +24,7 @@ function refused(fn: () => unknown, message: RegExp): void {
   } catch (err) {
     assert.instance(err, PoolExchangeError);
     assert.is((err as PoolExchangeError).code, 'POOL_EXCHANGE_MALFORMED');
-    assert.is((err as PoolExchangeError).status, 400);
+    assert.is(httpStatusOf(err as PoolExchangeError), 400);
     assert.match((err as Error).message, message);
     return;
   }

@@ -4,6 +4,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { decodePexRequest, decodePexResponse, dialableAddr, encodePexRequest, encodePexResponse, MAX_PEER_RECORDS, MAX_PEX_RESPONSE_BYTES, PeerExchangeError } from '../../../src/node/p2p/peer-exchange.js';
 import { peerIdFromSeed } from '../../../src/node/p2p/identity.js';
 import { GENESIS } from './fixture.js';
+import { httpStatusOf } from '../../../src/api/errors.js';
 
 const A = await peerIdFromSeed(new Uint8Array(32).fill(1));
 const B = await peerIdFromSeed(new Uint8Array(32).fill(2));
@@ -40,7 +41,7 @@ test('requests: exactly one byte asking for 1 to 32 records', () => {
   assert.is(decodePexRequest(encodePexRequest(32)), 32);
   assert.is(decodePexRequest(encodePexRequest(500)), MAX_PEER_RECORDS);
   for (const bad of [new Uint8Array(0), Uint8Array.of(0), Uint8Array.of(33), Uint8Array.of(1, 1)]) {
-    assert.throws(() => decodePexRequest(bad), (e: unknown) => e instanceof PeerExchangeError && e.status === 400);
+    assert.throws(() => decodePexRequest(bad), (e: unknown) => e instanceof PeerExchangeError && httpStatusOf(e) === 400);
   }
 });
 

@@ -17,7 +17,7 @@ function serveCounting(t: TestHost, limits: ProtocolLimits = LIMITS): void {
   t.host.handle(PROTO, async function* (request) {
     const count = request[0] ?? 0;
     const size = (request[1] ?? 1) * 16;
-    if (count === 255) throw new SvcError('BAD_TEST_REQUEST', 'refused', 400);
+    if (count === 255) throw new SvcError('BAD_TEST_REQUEST', 'refused');
     if (count === 254) throw new Error('handler bug');
     if (count === 253) await new Promise(() => undefined);
     for (let i = 0; i < count; i++) yield new Uint8Array(size).fill(i);

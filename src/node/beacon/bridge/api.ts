@@ -8,8 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import { parseHex } from '../../../core/codec/bytes.js';
 import { SIGNATURE_BYTES } from '../../../core/constants.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError } from '../../../core/errors.js';
+import { BeaconError } from '../errors.js';
 import { BID_STATUSES, type BidDirection, type BidListView, type BidSignaturesView, type BidStatus, type CounterpartsView, type RegistrationListView } from '../../../api/bridge.js';
+import { RelayedError } from '../../../api/errors.js';
 import { ok } from '../../shared/http.js';
 import { registerRoute } from '../../shared/routes.js';
 import { bridgeRoutes } from '../../../api/routes/bridge.js';
@@ -89,14 +91,14 @@ export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeSt
   registerRoute(app, bridgeRoutes.bid, {}, async (req, reply) => {
     const bid = bidParam(req.params.id);
     const view = await bridge.bid(bid);
-    if (!view) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
+    if (!view) throw new BeaconError('UNKNOWN_BID', `no BID ${bid}`);
     return ok(reply, view);
   });
 
   registerRoute(app, bridgeRoutes.bidSignatures, {}, async (req, reply) => {
     const bid = bidParam(req.params.id);
     const signatures = await bridge.signatures(bid);
-    if (!signatures) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
+    if (!signatures) throw new BeaconError('UNKNOWN_BID', `no BID ${bid}`);
     const view: BidSignaturesView = { bid, signatures };
     return ok(reply, view);
   });
@@ -134,7 +136,7 @@ export function registerBridgeRoutes(app: FastifyInstance, o: { bridge: BridgeSt
     } catch (err) {
       if (!(err instanceof EngineError)) throw err;
       // Execution's view is the only one: without it the beacon has nothing true to answer.
-      throw new SvcError(err.code, `execution could not list the counterparts: ${err.message}`, err.code === 'EXECUTION_UNREACHABLE' ? 503 : 502);
+      throw new RelayedError(err.code, `execution could not list the counterparts: ${err.message}`, err.code === 'EXECUTION_UNREACHABLE' ? undefined : 502);
     }
     return ok(reply, view);
   });

@@ -15,7 +15,7 @@ import { parseCounterpart } from '../../../core/bridge/verify.js';
 import { type RegistrationTerms, registrationId, registrationTerms, verifyRegistrationSignature } from '../../../core/bridge/registration.js';
 import type { RegistrationRequestView } from '../../../api/bridge.js';
 import type { RegistryEntry } from '../../../api/execution.js';
-import { SvcError } from '../../../core/errors.js';
+import { BeaconError } from '../errors.js';
 import { bidStake } from './view.js';
 
 /** Most requests a beacon holds; the oldest is dropped past it. */
@@ -83,7 +83,7 @@ export class RegistrationRequests {
 
   private find(id: string): Request {
     const r = this.requests.get(id.toLowerCase());
-    if (!r) throw new SvcError('UNKNOWN_REGISTRATION', `no registration request ${id} on this beacon (post it to POST /api/v1/bridge/registrations)`, 404);
+    if (!r) throw new BeaconError('UNKNOWN_REGISTRATION', `no registration request ${id} on this beacon (post it to POST /api/v1/bridge/registrations)`);
     return r;
   }
 

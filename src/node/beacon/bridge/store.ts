@@ -14,7 +14,7 @@
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { BRIDGE_ADDRESS } from '../../../core/constants.js';
 import { BRIDGE_OP_KIND, type BidFields, type BidSignature, BridgeError, bidFieldsToJson, parseBridgeLog, verifyBidSignature } from '../../../core/bridge/types.js';
-import { SvcError } from '../../../core/errors.js';
+import { BeaconError } from '../errors.js';
 import { type Genesis, genesisHash } from '../../../core/genesis/genesis.js';
 import type { Receipt, RegistryEntry } from '../../../api/execution.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus, type BidTransitionJson, type BidView, type BridgeChainJson, type CounterpartsView } from '../../../api/bridge.js';
@@ -266,7 +266,7 @@ export class BridgeStore {
    */
   async addSignature(bid: string, s: BidSignature, source: 'api' | 'gossip' = 'api'): Promise<{ added: boolean; result: BidSignatureResult }> {
     const pre = await this.c.store.get<BidRecord>(K.bid(bid));
-    if (!pre) throw new SvcError('UNKNOWN_BID', `no BID ${bid}`, 404);
+    if (!pre) throw new BeaconError('UNKNOWN_BID', `no BID ${bid}`);
     if (pre.direction !== 'outgoing') throw new BridgeError('BRIDGE_WRONG_SOURCE', `BID ${bid} is incoming: its signatures are collected by the source chain's beacon (${pre.source.chain_id})`);
     const stored = pre.signers.includes(s.validatorIndex) ? await this.c.store.get<string>(K.sig(bid, s.validatorIndex)) : undefined;
     // Checked outside the lock: verification is the slow part and reads nothing the lock guards.

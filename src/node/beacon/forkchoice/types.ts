@@ -76,7 +76,7 @@ export class ForkChoiceError extends SvcError {
   declare readonly code: ForkChoiceErrorCode;
 
   constructor(code: ForkChoiceErrorCode, message: string) {
-    super(code, message, FORK_CHOICE_ERRORS[code]);
+    super(code, message);
   }
 }
 

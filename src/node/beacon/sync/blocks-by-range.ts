@@ -19,10 +19,13 @@ export interface RangeRequest {
   count: number;
 }
 
+/** Which part of the sync protocol a frame breaks. */
+export type SyncProtocolErrorCode = 'BAD_RANGE_REQUEST' | 'BAD_STATUS' | 'BAD_RANGE_RESPONSE';
+
 /** A request or response frame that breaks the protocol: the peer is penalised. */
-export class SyncProtocolError extends SvcError {
-  constructor(code: 'BAD_RANGE_REQUEST' | 'BAD_STATUS' | 'BAD_RANGE_RESPONSE', message: string) {
-    super(code, message, 400);
+export class SyncProtocolError extends SvcError<SyncProtocolErrorCode> {
+  constructor(code: SyncProtocolErrorCode, message: string) {
+    super(code, message);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { InclusionReason } from '../../../core/consensus/inclusion.js';
 import { SvcError, WrongChainError } from '../../../core/errors.js';
+import { isServerFault } from '../../../api/errors.js';
 import { ExecutionRejectedError, IncludedAttestationError, IncludedSlashingError } from '../chain.js';
 
 /**
@@ -61,6 +62,6 @@ export function classifyImportError(err: unknown): ImportFault {
   const benign = BENIGN[err.code];
   if (benign) return { kind: benign, reason: err.code };
   // 5xx: execution unreachable or our storage failing; the sender did nothing wrong.
-  if (err.status >= 500) return { kind: 'local', reason: err.code };
+  if (isServerFault(err)) return { kind: 'local', reason: err.code };
   return { kind: 'invalid', reason: err.code };
 }

@@ -4,6 +4,7 @@
  * gas estimation. The node passes ExecutionChain's state views and proofs and the VM's executor.
  */
 import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import type { AccountProofJson, StateView } from '../state/types.js';
 import type { BlockRecord } from '../blocks.js';
 import { type ContractTxContext, type ContractTxResult, intrinsicGas, runContractTx } from '../../../vm/index.js';
@@ -34,7 +35,7 @@ export class CallFailedError extends SvcError {
     readonly result: ContractTxResult,
     readonly reverted: boolean,
   ) {
-    super(reverted ? 'EXECUTION_REVERTED' : 'EXECUTION_FAILED', reverted ? `execution reverted: ${revertReason(result)}` : `execution failed: ${result.error ?? 'status 0'}`, 400);
+    super(reverted ? 'EXECUTION_REVERTED' : 'EXECUTION_FAILED', reverted ? `execution reverted: ${revertReason(result)}` : `execution failed: ${result.error ?? 'status 0'}`);
   }
 }
 
@@ -154,7 +155,7 @@ export class ContractReader {
     const view = await backend.stateView(block.hash);
     const intrinsic = backend.intrinsicGas(req.to, req.data);
     const cap = this.gasOf(req);
-    if (intrinsic > cap) throw new SvcError('GAS_TOO_LOW', `intrinsic gas ${intrinsic} exceeds the gas limit ${cap}`, 400);
+    if (intrinsic > cap) throw new ExecutionError('GAS_TOO_LOW', `intrinsic gas ${intrinsic} exceeds the gas limit ${cap}`);
     checkValue(view, req);
     // A value transfer, or a call to an address without code, runs nothing.
     if (req.to !== null && (req.data.length === 0 || view.code(req.to) === undefined)) return intrinsic;
@@ -188,7 +189,7 @@ export class ContractReader {
 
   private gasOf(req: CallRequest): bigint {
     const gas = req.gas ?? this.maxGas;
-    if (gas > this.maxGas) throw new SvcError('GAS_TOO_HIGH', `gas ${gas} exceeds the block gas limit ${this.maxGas}`, 400);
+    if (gas > this.maxGas) throw new ExecutionError('GAS_TOO_HIGH', `gas ${gas} exceeds the block gas limit ${this.maxGas}`);
     return gas;
   }
 
@@ -200,6 +201,6 @@ export class ContractReader {
 /** A call cannot move more than its sender has (the fee is not charged on a read). */
 function checkValue(view: StateView, req: CallRequest): void {
   if (req.value > 0n && view.account(req.from).balance < req.value) {
-    throw new SvcError('INSUFFICIENT_FUNDS', `${req.from} has less than the call's value ${req.value}`, 400);
+    throw new ExecutionError('INSUFFICIENT_FUNDS', `${req.from} has less than the call's value ${req.value}`);
   }
 }

@@ -14,8 +14,10 @@ import type { IncomingMessage } from 'node:http';
 import { encodeImportAnswer } from '../../../api/import-answer.js';
 import { receiptJson } from '../blocks.js';
 import { acceptsSsz, SSZ_MEDIA_TYPE } from '../../../api/media.js';
+import { ERROR_STATUS } from '../../../api/errors.js';
 import { parseDecimal, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { blockFromJson, decodeBlockWithEnvelopes } from '../../../core/types/block.js';
 import { encodeEnvelopeList } from '../../../core/types/transaction.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
@@ -36,8 +38,8 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
   const limit = req.routeOptions.bodyLimit ?? Infinity;
   const header = req.headers['content-length'];
   const declared = header === undefined ? undefined : Number(header);
-  const tooLarge = () => new SvcError('BODY_TOO_LARGE', `request body exceeds ${limit} bytes`, 413);
-  if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) return done(new SvcError('INVALID_REQUEST', 'Content-Length is not a byte count', 400));
+  const tooLarge = () => new ExecutionError('BODY_TOO_LARGE', `request body exceeds ${limit} bytes`);
+  if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) return done(new ExecutionError('INVALID_REQUEST', 'Content-Length is not a byte count'));
   if (declared !== undefined && declared > limit) {
     payload.resume();
     return done(tooLarge());
@@ -57,7 +59,7 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
     const end = received + chunk.length;
     if (end > limit) return fail(tooLarge());
     if (buf) {
-      if (end > buf.length) return fail(new SvcError('INVALID_REQUEST', 'Content-Length does not match the body', 400));
+      if (end > buf.length) return fail(new ExecutionError('INVALID_REQUEST', 'Content-Length does not match the body'));
       buf.set(chunk, received);
     } else chunks.push(chunk);
     received = end;
@@ -66,7 +68,7 @@ function readSszBody(req: FastifyRequest, payload: IncomingMessage, done: (err: 
   payload.on('error', (err) => fail(err));
   payload.on('end', () => {
     if (failed) return;
-    if (buf && received !== buf.length) return fail(new SvcError('INVALID_REQUEST', 'Content-Length does not match the body', 400));
+    if (buf && received !== buf.length) return fail(new ExecutionError('INVALID_REQUEST', 'Content-Length does not match the body'));
     failed = true;
     done(null, buf ?? Buffer.concat(chunks, received));
   });
@@ -95,7 +97,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModule
     // start with `/api/v1/engine/`.
     if (!isEngineRoute(req.routeOptions.url)) return;
     if (!isLoopback(clientIp(req)) && !(jwtSecret && verifyEngineJwt(req.headers.authorization, jwtSecret))) {
-      return reply.status(403).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
+      return reply.status(ERROR_STATUS.ENGINE_FORBIDDEN).send(errorBody('ENGINE_FORBIDDEN', 'the engine API answers only loopback callers or callers with a valid engine JWT'));
     }
     // Public lookups wait while an admitted engine call is in flight, from its first byte (the
     // body of a full block takes a while to arrive and parse) until its answer is sent or dropped.
@@ -136,7 +138,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModule
   registerRoute(app, getPendingTransactions, {}, async (req, reply) => {
     const cap = BigInt(node.chain.genesis.config.max_gas_per_block);
     const maxGas = req.query.max_gas === undefined ? cap : parseDecimal(req.query.max_gas, 'max_gas', 64);
-    if (maxGas > cap) throw new SvcError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`, 400);
+    if (maxGas > cap) throw new ExecutionError('GAS_TOO_HIGH', `max_gas exceeds the protocol max ${cap}`);
     const entries = await node.admission.pending(maxGas);
     // With Accept: application/octet-stream, the envelopes in build order as one SSZ list.
     if (acceptsSsz(req.headers.accept)) return okSsz(reply, encodeEnvelopeList(entries.map((e) => e.envelope)));
@@ -155,7 +157,7 @@ export function registerEngineRoutes(app: FastifyInstance, node: ExecutionModule
     const ownRecommit = q.own_recommit === undefined ? false : String(q.own_recommit);
     if (ownRecommit !== false && ownRecommit !== 'true' && ownRecommit !== 'false') throw new MalformedError('own_recommit', 'expected true or false');
     const parent = await node.chain.record(parentHash);
-    if (!parent) throw new SvcError('NOT_FOUND', `no block ${parentHash}`, 404);
+    if (!parent) throw new ExecutionError('NOT_FOUND', `no block ${parentHash}`);
     const entries = [];
     // Execution fails a validator's re-commitment in its own block unless it is the only active
     // validator (core/consensus/recommit.ts): it waits for another proposer, and so do the

@@ -2,7 +2,7 @@
  * The execution API's read-side queries over the node's modules: a transaction's lifecycle, an
  * account, a block by id and its view, and health. REST and JSON-RPC share them.
  */
-import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { blockToJson } from '../../../core/types/block.js';
 import { txToJson } from '../../../core/types/transaction-json.js';
 import type { AccountView, BlockView, HealthView, TxStatus } from '../../../api/execution.js';
@@ -15,7 +15,7 @@ export async function txStatus(m: ExecutionModules, hash: string): Promise<TxSta
   const loc = await m.chain.txLocation(hash);
   if (loc) {
     const found = await m.chain.blocks.entry(loc.block, loc.index);
-    if (!found) throw new SvcError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`, 500);
+    if (!found) throw new ExecutionError('CORRUPT_DB', `transaction ${hash} is indexed at ${loc.block}:${loc.index}, which is not stored`);
     const { tx, receipt } = found;
     const finalized = receipt.blockNumber <= m.chain.finalized().index;
     return { hash, state: finalized ? 'Finalized' : 'Confirmed', tx: txToJson(tx), receipt, block: { hash: loc.block, number: receipt.blockNumber } };
@@ -43,7 +43,7 @@ export async function resolveBlock(m: ExecutionModules, id: string): Promise<Blo
     const h = await chain.canonicalHash(Number(id));
     return h ? chain.record(h) : undefined;
   }
-  throw new SvcError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`, 400);
+  throw new ExecutionError('INVALID_BLOCK_ID', `block id must be a number, a 0x hash, latest, finalized or earliest; got ${JSON.stringify(id)}`);
 }
 
 /** A block with metadata (the view carries the whole block, so the whole block is read). */

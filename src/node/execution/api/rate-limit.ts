@@ -4,7 +4,7 @@ import { SvcError } from '../../../core/errors.js';
 /** A client or sender over its rate limit (HTTP 429). */
 export class RateLimitError extends SvcError {
   constructor(message: string) {
-    super('RATE_LIMITED', message, 429);
+    super('RATE_LIMITED', message);
   }
 }
 

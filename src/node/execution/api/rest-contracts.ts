@@ -9,7 +9,8 @@ import type { CallView, CodeView, EstimateGasView, LogsView, StorageView } from 
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import type { BlockRecord } from '../blocks.js';
 import { topicsMatch } from '../logs.js';
 import type { ExecutionModules } from './modules.js';
@@ -24,7 +25,7 @@ async function blockOf(node: ExecutionModules, id: unknown): Promise<BlockRecord
   if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') throw new MalformedError('block', 'expected a number, a 0x hash, latest, finalized or earliest');
   const name = id === undefined ? 'latest' : String(id);
   const r = await resolveBlock(node, name);
-  if (!r) throw new SvcError('NOT_FOUND', `no block ${name}`, 404);
+  if (!r) throw new ExecutionError('NOT_FOUND', `no block ${name}`);
   return r;
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as routes from '../../../api/routes/execution.js';
 import { normalizeAddress } from '../../../core/crypto/address.js';
-import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { MAX_TX_BATCH } from '../../../core/constants.js';
 import { sha3 } from '../../../core/crypto/hash.js';
@@ -29,7 +29,7 @@ const MEMPOOL_PAGE_MAX = 10_000;
 
 /** Validates a 32-byte hash path parameter. */
 export function parseHashParam(v: string, what = 'transaction hash'): string {
-  if (!HASH_RE.test(v)) throw new SvcError('MALFORMED_INPUT', `malformed ${what}: expected 0x and 64 hex digits`, 400);
+  if (!HASH_RE.test(v)) throw new ExecutionError('MALFORMED_INPUT', `malformed ${what}: expected 0x and 64 hex digits`);
   return v.toLowerCase();
 }
 
@@ -62,7 +62,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionModules,
   registerRoute(app, routes.mempool, {}, async (req) => {
     const limit = req.query.limit === undefined ? MEMPOOL_PAGE : Number(parseDecimal(req.query.limit, 'limit', 32));
     const offset = req.query.offset === undefined ? 0 : Number(parseDecimal(req.query.offset, 'offset', 32));
-    if (limit < 1 || limit > MEMPOOL_PAGE_MAX) throw new SvcError('MALFORMED_INPUT', `malformed limit: must be 1..${MEMPOOL_PAGE_MAX}`, 400);
+    if (limit < 1 || limit > MEMPOOL_PAGE_MAX) throw new ExecutionError('MALFORMED_INPUT', `malformed limit: must be 1..${MEMPOOL_PAGE_MAX}`);
     const pool = node.admission.pool;
     return { success: true, count: pool.size, offset, transactions: node.admission.views(pool.page(offset, limit)) };
   });
@@ -125,7 +125,7 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionModules,
 
   const receipt = async (hash: string) => {
     const s = await txStatus(node, parseHashParam(hash));
-    if (!s.receipt) throw new SvcError('NOT_FOUND', `no receipt for ${hash}: transaction is ${s.state}`, 404);
+    if (!s.receipt) throw new ExecutionError('NOT_FOUND', `no receipt for ${hash}: transaction is ${s.state}`);
     return s.receipt;
   };
   registerRoute(app, routes.receipt, {}, async (req, reply) => ok(reply, await receipt(req.params.hash)));
@@ -138,14 +138,14 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionModules,
     const keys = parseStorageKeys(req.query.keys);
     const id = req.query.block ?? 'latest';
     const block = await resolveBlock(node, id);
-    if (!block) throw new SvcError('NOT_FOUND', `no block ${id}`, 404);
+    if (!block) throw new ExecutionError('NOT_FOUND', `no block ${id}`);
     const proof = await node.chain.proof(block.hash, address, keys);
     return ok(reply, { block_number: block.index, block_hash: block.hash, ...proof });
   });
 
   registerRoute(app, routes.block, {}, async (req, reply) => {
     const r = await resolveBlock(node, req.params.id);
-    if (!r) throw new SvcError('NOT_FOUND', `no block ${req.params.id}`, 404);
+    if (!r) throw new ExecutionError('NOT_FOUND', `no block ${req.params.id}`);
     return ok(reply, await blockView(node, r));
   });
 
@@ -167,12 +167,12 @@ function rejected(bytes: Uint8Array | undefined, err: unknown): BatchEntryResult
 function parseStorageKeys(raw: string | undefined): Uint8Array[] {
   if (raw === undefined || raw === '') return [];
   const parts = raw.split(',');
-  if (parts.length > 64) throw new SvcError('MALFORMED_INPUT', `at most 64 storage keys per proof, got ${parts.length}`, 400);
+  if (parts.length > 64) throw new ExecutionError('MALFORMED_INPUT', `at most 64 storage keys per proof, got ${parts.length}`);
   return parts.map((k) => {
     try {
       return parseHex(k.trim(), 'storage key', 32);
     } catch {
-      throw new SvcError('MALFORMED_INPUT', `malformed storage key ${k}: expected 0x-prefixed 32-byte hex`, 400);
+      throw new ExecutionError('MALFORMED_INPUT', `malformed storage key ${k}: expected 0x-prefixed 32-byte hex`);
     }
   });
 }

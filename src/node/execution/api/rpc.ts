@@ -11,6 +11,7 @@ import type { Transaction } from '../../../core/types/transaction.js';
 import { txFromJson, txToJson } from '../../../core/types/transaction-json.js';
 import type { BlockRecord } from '../chain.js';
 import type { LogJson } from '../../../api/execution.js';
+import { isServerFault } from '../../../api/errors.js';
 import type { ExecutionModules } from './modules.js';
 import { account, resolveBlock, txStatus } from './queries.js';
 import { PoolError } from '../txpool/pool.js';
@@ -248,7 +249,7 @@ export async function handleRpc(req: unknown, node: ExecutionModules, env: RpcEn
     if (err instanceof CallFailedError && err.reverted) return errorResponse(id, RpcCode.Reverted, err.message, revertData(err));
     if (err instanceof TxError || err instanceof PoolError || err instanceof MalformedError || err instanceof SvcError) {
       // A call refused or ended by the call threads' limits is the server's answer (as geth's "execution aborted (timeout)"), not an internal fault.
-      return errorResponse(id, err.status >= 500 && !(err instanceof CallLimitError) ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
+      return errorResponse(id, isServerFault(err) && !(err instanceof CallLimitError) ? RpcCode.Internal : RpcCode.Server, err.message, { code: err.code });
     }
     return errorResponse(id, RpcCode.Internal, 'internal error');
   }

@@ -2,7 +2,8 @@
 import { parseHex } from '../../../core/codec/bytes.js';
 import { requireObject } from '../../../core/codec/json.js';
 import { MAX_TX_BATCH } from '../../../core/constants.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { decodeEnvelopeList, decodeTxViews, type Transaction } from '../../../core/types/transaction.js';
 import { txFromJson } from '../../../core/types/transaction-json.js';
 
@@ -86,5 +87,5 @@ export function parseBatchEntry(entry: BatchEntry): { tx: Transaction; envelope:
 }
 
 function tooLarge(count: number): void {
-  if (count > MAX_TX_BATCH) throw new SvcError('BATCH_TOO_LARGE', `a batch carries at most ${MAX_TX_BATCH} transactions, got ${count}`, 413);
+  if (count > MAX_TX_BATCH) throw new ExecutionError('BATCH_TOO_LARGE', `a batch carries at most ${MAX_TX_BATCH} transactions, got ${count}`);
 }

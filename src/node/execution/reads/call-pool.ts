@@ -8,6 +8,7 @@
  */
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { CallFailedError, type CallOffload, type CallRequest } from '../api/contracts.js';
 import type { NodeRef } from '../state/trie.js';
 import type { StateSource } from '../state/view.js';
@@ -15,7 +16,7 @@ import type { ContractTxResult } from '../../../vm/index.js';
 import { type CallAnswer, type CallBlock, type CallJob, READ_DONE, type ReadAnswer, type ReadRequest, type WireError } from './protocol.js';
 
 /** A call refused or ended by the pool's limits (busy, per-client cap, time budget). */
-export class CallLimitError extends SvcError {}
+export class CallLimitError extends ExecutionError {}
 
 /** What the pool needs of the chain: a readable block's state source and root. */
 export interface CallStateSource {
@@ -55,7 +56,7 @@ interface Thread {
 
 function fromWire(e: WireError): SvcError {
   if (e.failed) return new CallFailedError(e.failed.result, e.failed.reverted);
-  return new SvcError(e.code, e.message, e.status);
+  return new SvcError(e.code, e.message);
 }
 
 /** Runs read-only calls on call threads; the main thread answers their state reads. */
@@ -89,15 +90,15 @@ export class CallPool implements CallOffload {
   /** Ends every call thread; queued and running calls fail. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) p.reject(new CallLimitError('CALLS_CLOSED', 'the node is shutting down', 503));
-    await Promise.all(this.threads.splice(0).map((t) => this.end(t, new CallLimitError('CALLS_CLOSED', 'the node is shutting down', 503))));
+    for (const p of this.queue.splice(0)) p.reject(new CallLimitError('CALLS_CLOSED', 'the node is shutting down'));
+    await Promise.all(this.threads.splice(0).map((t) => this.end(t, new CallLimitError('CALLS_CLOSED', 'the node is shutting down'))));
   }
 
   private async submit(op: CallJob['op'], block: CallBlock, req: CallRequest, client: string): Promise<CallAnswer> {
-    if (this.closed) throw new CallLimitError('CALLS_CLOSED', 'the node is shutting down', 503);
-    if (this.admitted >= this.opts.maxQueued) throw new CallLimitError('CALLS_BUSY', `too many calls in progress (${this.opts.maxQueued}); try again shortly`, 429);
+    if (this.closed) throw new CallLimitError('CALLS_CLOSED', 'the node is shutting down');
+    if (this.admitted >= this.opts.maxQueued) throw new CallLimitError('CALLS_BUSY', `too many calls in progress (${this.opts.maxQueued}); try again shortly`);
     const mine = this.perClient.get(client) ?? 0;
-    if (mine >= this.opts.maxQueuedPerClient) throw new CallLimitError('CALLS_BUSY', `this client has ${mine} calls in progress, the most one client may have; wait for one to finish`, 429);
+    if (mine >= this.opts.maxQueuedPerClient) throw new CallLimitError('CALLS_BUSY', `this client has ${mine} calls in progress, the most one client may have; wait for one to finish`);
     // Counted from here, before any await, so concurrent requests see each other.
     this.admitted++;
     this.perClient.set(client, mine + 1);
@@ -134,7 +135,7 @@ export class CallPool implements CallOffload {
           // The budget counts from the hand-over: a thread's start-up is not the call's time.
           thread.current.timer = setTimeout(() => {
             const secs = (this.opts.timeoutMs / 1000).toLocaleString('en-US');
-            void this.end(thread, new CallLimitError('CALL_TIMEOUT', `execution aborted: the call ran past its ${secs} s time budget (it may need a smaller gas limit)`, 503));
+            void this.end(thread, new CallLimitError('CALL_TIMEOUT', `execution aborted: the call ran past its ${secs} s time budget (it may need a smaller gas limit)`));
           }, this.opts.timeoutMs);
           thread.worker.postMessage(pending.job);
         },
@@ -164,8 +165,8 @@ export class CallPool implements CallOffload {
     });
     worker.on('error', (err) => failed(err));
     worker.on('exit', (code) => {
-      failed(new SvcError('CALL_THREAD_FAILED', `call thread exited with code ${code}`, 500));
-      void this.end(t, new SvcError('CALL_THREAD_FAILED', `the call thread stopped (exit code ${code}) while running this call`, 500));
+      failed(new ExecutionError('CALL_THREAD_FAILED', `call thread exited with code ${code}`));
+      void this.end(t, new ExecutionError('CALL_THREAD_FAILED', `the call thread stopped (exit code ${code}) while running this call`));
     });
     // An idle pool must not keep the process alive.
     worker.unref();
@@ -179,10 +180,10 @@ export class CallPool implements CallOffload {
     const source = t.current?.pending.source;
     let answer: ReadAnswer;
     try {
-      if (!source) throw new SvcError('CALL_THREAD_FAILED', 'a state read arrived with no call running', 500);
+      if (!source) throw new ExecutionError('CALL_THREAD_FAILED', 'a state read arrived with no call running');
       answer = { value: read(source, req) };
     } catch (err) {
-      answer = { error: err instanceof SvcError ? { name: err.name, code: err.code, message: err.message, status: err.status } : { name: 'Error', code: 'INTERNAL', message: (err as Error).message, status: 500 } };
+      answer = { error: err instanceof SvcError ? { name: err.name, code: err.code, message: err.message } : { name: 'Error', code: 'INTERNAL', message: (err as Error).message } };
     }
     t.readPort.postMessage(answer);
     Atomics.store(t.flag, 0, READ_DONE);

@@ -7,6 +7,7 @@
  */
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { backendFromEnv, initSignatureBackend } from '../../../core/crypto/mldsa.js';
 import { CallFailedError, ContractReader } from '../api/contracts.js';
 import type { NodeRef } from '../state/trie.js';
@@ -20,9 +21,9 @@ const { flag, readPort } = workerData as { flag: Int32Array; readPort: MessagePo
 
 /** An error as it crosses to the main thread (call-pool.ts rebuilds the typed error). */
 function toWire(err: unknown): WireError {
-  if (err instanceof CallFailedError) return { name: err.name, code: err.code, message: err.message, status: err.status, failed: { result: err.result, reverted: err.reverted } };
-  if (err instanceof SvcError) return { name: err.name, code: err.code, message: err.message, status: err.status };
-  return { name: 'Error', code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), status: 500 };
+  if (err instanceof CallFailedError) return { name: err.name, code: err.code, message: err.message, failed: { result: err.result, reverted: err.reverted } };
+  if (err instanceof SvcError) return { name: err.name, code: err.code, message: err.message };
+  return { name: 'Error', code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
 }
 
 /** One synchronous read from the main thread. */
@@ -34,7 +35,7 @@ function ask(req: ReadRequest): AccountEntry | Uint8Array | undefined {
   // The flag is set after the answer was posted; the message may take a moment longer to arrive.
   let answer: ReadAnswer | undefined;
   while (!(answer = receiveMessageOnPort(readPort)?.message as ReadAnswer | undefined));
-  if ('error' in answer) throw new SvcError(answer.error.code, answer.error.message, answer.error.status);
+  if ('error' in answer) throw new SvcError(answer.error.code, answer.error.message);
   return answer.value;
 }
 
@@ -91,7 +92,7 @@ parentPort!.on('message', (job: CallJob) => {
   const reader = new ContractReader(
     {
       stateView: () => Promise.resolve(new View(remote, job.root)),
-      proof: () => Promise.reject(new SvcError('INTERNAL', 'a call thread serves no proofs', 500)),
+      proof: () => Promise.reject(new ExecutionError('INTERNAL', 'a call thread serves no proofs')),
       run: runContractTx,
       intrinsicGas,
     },

@@ -39,7 +39,6 @@ export interface WireError {
   name: string;
   code: string;
   message: string;
-  status: number;
   /** For CallFailedError: the failed run and whether it reverted. */
   failed?: { result: ContractTxResult; reverted: boolean };
 }

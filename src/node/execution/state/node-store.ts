@@ -5,7 +5,7 @@
  * with batched reads before they execute.
  */
 import { availableParallelism } from 'node:os';
-import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import type { CacheStats } from '../../../util/byte-cache.js';
 import type { ChainStore } from '../../shared/store.js';
 import type { SyncReader } from './sync-reader.js';
@@ -177,7 +177,7 @@ export class NodeStore implements TrieNodeSource {
   private read(key: string, valueBytes: number): StoredNode {
     this.syncReads++;
     const bytes = this.reader.read(key);
-    if (!bytes) throw new SvcError('STATE_NODE_MISSING', `state trie node ${key} is not stored (pruned, or a damaged database)`, 500);
+    if (!bytes) throw new ExecutionError('STATE_NODE_MISSING', `state trie node ${key} is not stored (pruned, or a damaged database)`);
     return this.decode(key, bytes, valueBytes);
   }
 
@@ -189,7 +189,7 @@ export class NodeStore implements TrieNodeSource {
   private decode(key: string, bytes: Uint8Array, valueBytes: number, fresh = false): StoredNode {
     const hashless = HashlessNode.decode(bytes);
     const n = hashless ? this.expand(key, hashless) : decodeStored(bytes, valueBytes);
-    if (!n) throw new SvcError('CORRUPT_DB', `state trie node ${key} is malformed`, 500);
+    if (!n) throw new ExecutionError('CORRUPT_DB', `state trie node ${key} is malformed`);
     if (fresh) {
       // A node the commit built in its arena (trie.ts) is kept as a copy of its own, so the
       // cache never holds a whole arena chunk for one node (the upper levels copy into slabs).
@@ -211,7 +211,7 @@ export class NodeStore implements TrieNodeSource {
    */
   private expand(key: string, n: HashlessNode): InternalNode {
     const at = accountNodeAt(key, HASHLESS_MAX_DEPTH);
-    if (!at) throw new SvcError('CORRUPT_DB', `state trie node ${key} is hashless but not an upper account-trie node`, 500);
+    if (!at) throw new ExecutionError('CORRUPT_DB', `state trie node ${key} is hashless but not an upper account-trie node`);
     const held = this.top.newestAt(at.path);
     return n.expand((i) => {
       const version = n.childVersion(i);

@@ -7,7 +7,7 @@
  * paths prefetch asynchronously first (node-store.ts).
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import { SvcError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { detached } from '../../../util/byte-arena.js';
 
 /** A synchronous key → bytes reader. */
@@ -55,8 +55,8 @@ export class WorkerSyncReader implements SyncReader {
     const worker = new Worker(new URL('./sync-reader-worker.js', import.meta.url), { workerData: { location, flag, port: port2 }, transferList: [port2] });
     const reader = new WorkerSyncReader(worker, port1, flag, timeoutMs);
     await new Promise<void>((resolve, reject) => {
-      port1.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new SvcError('STATE_READER_FAILED', `state reader thread could not open ${location}: ${m.error}`, 500))));
-      worker.once('exit', (code) => reject(new SvcError('STATE_READER_FAILED', `state reader thread exited with code ${code} while opening ${location}`, 500)));
+      port1.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new ExecutionError('STATE_READER_FAILED', `state reader thread could not open ${location}: ${m.error}`))));
+      worker.once('exit', (code) => reject(new ExecutionError('STATE_READER_FAILED', `state reader thread exited with code ${code} while opening ${location}`)));
     });
     // From here on answers are taken synchronously (receiveMessageOnPort), never as events.
     port1.removeAllListeners('message');
@@ -67,13 +67,13 @@ export class WorkerSyncReader implements SyncReader {
   }
 
   read(key: string): Uint8Array | undefined {
-    if (this.dead) throw new SvcError('STATE_READER_DEAD', `state read of ${key} failed: ${this.dead}`, 500);
+    if (this.dead) throw new ExecutionError('STATE_READER_DEAD', `state read of ${key} failed: ${this.dead}`);
     const id = ++this.next;
     // Only an answered flag is reset: a thread that died since the last read (its exit handler set
     // DEAD while nothing waited) must not be overwritten, or this read would wait for the timeout.
     if (Atomics.compareExchange(this.flag, 0, DONE, IDLE) === DEAD) {
       this.dead = 'reader thread stopped';
-      throw new SvcError('STATE_READER_DEAD', `state read of ${key} failed: the reader thread stopped`, 500);
+      throw new ExecutionError('STATE_READER_DEAD', `state read of ${key} failed: the reader thread stopped`);
     }
     this.port.postMessage({ id, key });
     const deadline = Date.now() + this.timeoutMs;
@@ -81,18 +81,18 @@ export class WorkerSyncReader implements SyncReader {
       const left = deadline - Date.now();
       if (left <= 0) {
         this.dead = `no answer within ${this.timeoutMs} ms`;
-        throw new SvcError('STATE_READER_TIMEOUT', `state read of ${key} got no answer within ${this.timeoutMs} ms`, 500);
+        throw new ExecutionError('STATE_READER_TIMEOUT', `state read of ${key} got no answer within ${this.timeoutMs} ms`);
       }
       Atomics.wait(this.flag, 0, IDLE, Math.min(left, 1000));
       const state = Atomics.load(this.flag, 0);
       if (state === DEAD) {
         this.dead = 'reader thread stopped';
-        throw new SvcError('STATE_READER_DEAD', `state read of ${key} failed: the reader thread stopped`, 500);
+        throw new ExecutionError('STATE_READER_DEAD', `state read of ${key} failed: the reader thread stopped`);
       }
       if (state !== DONE) continue;
       const msg = receiveMessageOnPort(this.port)?.message as { id: number; value?: Uint8Array; error?: string } | undefined;
       if (!msg || msg.id !== id) continue;
-      if (msg.error !== undefined) throw new SvcError('STATE_READ_FAILED', `state read of ${key} failed: ${msg.error}`, 500);
+      if (msg.error !== undefined) throw new ExecutionError('STATE_READ_FAILED', `state read of ${key} failed: ${msg.error}`);
       return msg.value;
     }
   }

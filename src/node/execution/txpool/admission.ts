@@ -3,6 +3,7 @@
  * by every ingress path: REST, JSON-RPC, the faucet and P2P gossip.
  */
 import { SvcError, TxError } from '../../../core/errors.js';
+import { ExecutionError } from '../errors.js';
 import { isRecommit, recommitProblem, RecommitError } from '../../../core/consensus/recommit.js';
 import { validateDeploy } from '../../../vm/index.js';
 import { isBridgeAddress } from '../../../core/bridge/gas.js';
@@ -345,7 +346,7 @@ export class Admission {
       for (const e of chunk) {
         try {
           const admitted = await this.check(e.tx, e.envelope, e.receivedAt);
-          if (admitted.hash !== e.hash) throw new SvcError('JOURNAL_KEY_MISMATCH', `journal key ${e.hash} holds transaction ${admitted.hash}`, 400);
+          if (admitted.hash !== e.hash) throw new ExecutionError('JOURNAL_KEY_MISMATCH', `journal key ${e.hash} holds transaction ${admitted.hash}`);
           restored++;
         } catch (err) {
           drop(e.hash, err instanceof SvcError ? err.code : 'INTERNAL', (err as Error).message);
@@ -387,7 +388,7 @@ export class Admission {
    */
   private rules(tx: Transaction, v: VerifyResult, sender: string, envelope: Uint8Array, opts: SubmitOptions, head: StateView, receivedAt: number): Omit<PoolEntry, 'seq'> {
     opts.limitSender?.(sender);
-    if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
+    if (this.pool.has(v.hash)) throw new PoolError('ALREADY_KNOWN', 'already known');
     const account = head.account(sender);
     // Step 3: nonce (authorisations consume one too, so a replay is refused here).
     if (tx.nonce < account.nonce) throw new TxError('ErrInvalidNonce');

@@ -37,14 +37,14 @@ const KEPT_WRITE_BUFFER_BYTES = 8 << 20;
 /** The journal could not be written; the submission was not kept. */
 export class JournalError extends SvcError {
   constructor(cause: unknown) {
-    super('POOL_JOURNAL_FAILED', `transaction not accepted: the pool journal could not be written (${(cause as Error).message})`, 503, { cause });
+    super('POOL_JOURNAL_FAILED', `transaction not accepted: the pool journal could not be written (${(cause as Error).message})`, { cause });
   }
 }
 
 /** The journal file exists but is not a pool journal (its first bytes are not the magic). */
 export class JournalFormatError extends SvcError {
   constructor(path: string) {
-    super('POOL_JOURNAL_UNREADABLE', `${path} is not a pool journal (unknown header): move it away to start with an empty pool`, 500);
+    super('POOL_JOURNAL_UNREADABLE', `${path} is not a pool journal (unknown header): move it away to start with an empty pool`);
   }
 }
 

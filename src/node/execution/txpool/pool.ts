@@ -31,9 +31,9 @@ export const POOL_ERROR_CODES = ['ALREADY_KNOWN', 'NONCE_TOO_HIGH', 'QUEUE_FULL'
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
 
 /** Pool refusals (not admission-rule failures). */
-export class PoolError extends SvcError {
-  constructor(code: PoolErrorCode, message: string, status: number) {
-    super(code, message, status);
+export class PoolError extends SvcError<PoolErrorCode> {
+  constructor(code: PoolErrorCode, message: string) {
+    super(code, message);
   }
 }
 
@@ -227,10 +227,10 @@ export class TxPool {
     if (nonce <= pending) return;
     const max = pending + BigInt(this.options.accountQueue);
     if (nonce > max) {
-      throw new PoolError('NONCE_TOO_HIGH', `nonce too high: ${nonce} is more than ${this.options.accountQueue} past the sender's next nonce ${pending}; send the missing nonces first`, 400);
+      throw new PoolError('NONCE_TOO_HIGH', `nonce too high: ${nonce} is more than ${this.options.accountQueue} past the sender's next nonce ${pending}; send the missing nonces first`);
     }
     if (this.queuedCount(nonceOf) >= this.options.globalQueue) {
-      throw new PoolError('QUEUE_FULL', `transaction pool queue is full (${this.options.globalQueue} transactions wait for missing nonces): send nonce ${pending} first`, 409);
+      throw new PoolError('QUEUE_FULL', `transaction pool queue is full (${this.options.globalQueue} transactions wait for missing nonces): send nonce ${pending} first`);
     }
   }
 
@@ -241,13 +241,13 @@ export class TxPool {
    * also pass the queue bounds (`accountQueue`, `globalQueue`).
    */
   add(input: Omit<PoolEntry, 'seq'>, nonceOf?: (sender: string) => bigint): { entry: PoolEntry; replaced?: PoolEntry; evicted: PoolEntry[] } {
-    if (this.byHash.has(input.hash)) throw new PoolError('ALREADY_KNOWN', 'already known', 409);
+    if (this.byHash.has(input.hash)) throw new PoolError('ALREADY_KNOWN', 'already known');
     const existing = this.atNonce(input.sender, input.nonce);
     if (!existing && nonceOf) this.checkQueue(input.sender, input.nonce, nonceOf);
     if (existing) {
       const min = existing.gasPrice + (existing.gasPrice * this.options.replaceBumpPercent + 99n) / 100n;
       if (input.gasPrice < min) {
-        throw new PoolError('REPLACEMENT_UNDERPRICED', `replacement transaction underpriced: needs a gas price of at least ${min} wei (+${this.options.replaceBumpPercent}%)`, 409);
+        throw new PoolError('REPLACEMENT_UNDERPRICED', `replacement transaction underpriced: needs a gas price of at least ${min} wei (+${this.options.replaceBumpPercent}%)`);
       }
       const entry = pooledEntry(input, this.seq++);
       this.swap(existing, entry);
@@ -258,7 +258,7 @@ export class TxPool {
     if (this.byHash.size >= this.options.capacity) {
       const victim = this.tails.peek();
       if (!victim || victim.gasPrice >= entry.gasPrice) {
-        throw new PoolError('POOL_FULL', `transaction pool is full (${this.options.capacity}): gas price must exceed ${victim?.gasPrice ?? 0n} wei`, 409);
+        throw new PoolError('POOL_FULL', `transaction pool is full (${this.options.capacity}): gas price must exceed ${victim?.gasPrice ?? 0n} wei`);
       }
       this.remove(victim.hash);
       evicted.push(victim);

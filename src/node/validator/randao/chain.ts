@@ -23,7 +23,7 @@ export class RandaoChainError extends SvcError {
 
   constructor(code: RandaoChainErrorCode, message: string) {
     // Exhaustion and a foreign value are conflicts with the beacon's state, not malformed input.
-    super(code, message, code === 'INVALID_RANDAO_CHAIN_ARGUMENT' ? 400 : 409);
+    super(code, message);
   }
 }
 

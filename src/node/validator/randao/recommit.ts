@@ -35,6 +35,7 @@ import { RANDAO_COMMIT_ADDRESS, TX_BASE_GAS } from '../../../core/constants.js';
 import { epochOfSlot, type Genesis } from '../../../core/genesis/genesis.js';
 import { encodeTx, signStandardTx } from '../../../core/types/transaction.js';
 import { SvcError } from '../../../core/errors.js';
+import { ValidatorError } from '../errors.js';
 import type { Logger } from '../../../util/log.js';
 import { writeFileAtomic } from '../../../util/fs.js';
 import type { ExecutionClient } from '../../../client/execution.js';
@@ -162,7 +163,7 @@ export class RandaoKeeper {
 
   // A caller that skipped `ready()` is a bug in this client, not a state of the chain.
   private built(): RandaoChain[] {
-    if (!this.isReady) throw new SvcError('RANDAO_NOT_READY', 'RANDAO chains used before ready() resolved', 500);
+    if (!this.isReady) throw new ValidatorError('RANDAO_NOT_READY', 'RANDAO chains used before ready() resolved');
     return this.chains;
   }
 
@@ -290,10 +291,9 @@ export class RandaoKeeper {
     if (old === undefined) return 0;
     if (this.opts.adoptLegacy === false) {
       if (old === 0) return 0;
-      throw new SvcError(
+      throw new ValidatorError(
         'LEGACY_RANDAO_GENERATION',
         `${legacy} (from a one-key validator client) names RANDAO generation ${old} but not its key: run this data directory once with only that key's --keystore to adopt it, or move it to ${join(this.opts.dataDir, RANDAO_DIR)}/<address>.json`,
-        409,
       );
     }
     // Written under the new name before the old one goes, so a crash in between keeps it.
@@ -311,7 +311,7 @@ async function readGenerationFile(path: string): Promise<number | undefined> {
     text = await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SvcError('DATA_DIR_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`, 500);
+    throw new ValidatorError('DATA_DIR_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`);
   }
   let g: unknown;
   try {
@@ -319,6 +319,6 @@ async function readGenerationFile(path: string): Promise<number | undefined> {
   } catch {
     g = undefined;
   }
-  if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) throw new SvcError('CORRUPT_DATA_DIR', `${path} does not hold {"generation": <non-negative integer>}`, 500);
+  if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) throw new ValidatorError('CORRUPT_DATA_DIR', `${path} does not hold {"generation": <non-negative integer>}`);
   return g;
 }

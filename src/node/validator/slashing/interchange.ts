@@ -7,7 +7,8 @@ import { parseHex, toHex } from '../../../core/codec/bytes.js';
 import { rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { HASH_BYTES, PUBLIC_KEY_BYTES } from '../../../core/constants.js';
 import { sha3 } from '../../../core/crypto/hash.js';
-import { MalformedError, SvcError } from '../../../core/errors.js';
+import { MalformedError } from '../../../core/errors.js';
+import { ValidatorError } from '../errors.js';
 
 /** The only interchange version this database reads and writes. */
 export const INTERCHANGE_FORMAT_VERSION = '5';
@@ -150,7 +151,7 @@ export function parseInterchange(json: unknown, gvr: string): Map<string, Parsed
     throw new MalformedError('interchange.metadata.interchange_format_version', `expected "${INTERCHANGE_FORMAT_VERSION}", got ${JSON.stringify(meta.interchange_format_version) ?? 'nothing'}`);
   }
   const fileRoot = toHex(parseHex(meta.genesis_validators_root, 'interchange.metadata.genesis_validators_root', HASH_BYTES));
-  if (fileRoot !== gvr) throw new SvcError('GENESIS_MISMATCH', `interchange is for genesis validators root ${fileRoot}, not ${gvr}`, 409);
+  if (fileRoot !== gvr) throw new ValidatorError('GENESIS_MISMATCH', `interchange is for genesis validators root ${fileRoot}, not ${gvr}`);
   if (!Array.isArray(o.data)) throw new MalformedError('interchange.data', 'expected an array');
   const out = new Map<string, ParsedEntry>();
   o.data.forEach((item, i) => {

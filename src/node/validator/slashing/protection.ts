@@ -30,6 +30,7 @@ import { ClassicLevel } from 'classic-level';
 import { mkdir } from 'node:fs/promises';
 import { SLASHING_PROTECTION_HISTORY_EPOCHS, SLASHING_PROTECTION_HISTORY_SLOTS, SLASHING_PROTECTION_PRUNE_EPOCHS } from '../../../core/constants.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
+import { ValidatorError } from '../errors.js';
 import {
   type AttRecord,
   type BlockRecord,
@@ -76,7 +77,7 @@ export class SlashingProtectionError extends SvcError {
 
   constructor(rule: SlashingRule, message: string) {
     // 409: the request conflicts with what this key already signed.
-    super('SLASHING_PROTECTION', message, 409);
+    super('SLASHING_PROTECTION', message);
     this.rule = rule;
   }
 }
@@ -168,7 +169,7 @@ export class SlashingProtectionDb {
     } catch (err) {
       const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
       // LevelDB's LOCK file is what stops two validator clients sharing one history.
-      throw new SvcError('DB_OPEN_FAILED', `cannot open the slashing protection database in ${where}: ${cause} (is another validator client using it?)`, 500);
+      throw new ValidatorError('DB_OPEN_FAILED', `cannot open the slashing protection database in ${where}: ${cause} (is another validator client using it?)`);
     }
     const sp = new SlashingProtectionDb(db);
     try {
@@ -419,7 +420,7 @@ export class SlashingProtectionDb {
   /** Runs `fn` after every earlier operation: check-then-record must not interleave. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(() => {
-      if (this.closed) throw new SvcError('SLASHING_DB_CLOSED', 'the slashing protection database is closed', 500);
+      if (this.closed) throw new ValidatorError('SLASHING_DB_CLOSED', 'the slashing protection database is closed');
       return fn();
     });
     this.queue = run.catch(() => undefined);
@@ -432,7 +433,7 @@ export class SlashingProtectionDb {
     try {
       await this.db.batch(ops, { sync: true } as never);
     } catch (err) {
-      throw new SvcError('SLASHING_DB_WRITE_FAILED', `cannot write the slashing protection database: ${(err as Error).message}`, 500, { cause: err });
+      throw new ValidatorError('SLASHING_DB_WRITE_FAILED', `cannot write the slashing protection database: ${(err as Error).message}`, { cause: err });
     }
   }
 
@@ -441,7 +442,7 @@ export class SlashingProtectionDb {
     if (format === undefined) {
       await this.db.put(DbKeys.format, String(STORAGE_FORMAT), { sync: true } as never);
     } else if (format !== String(STORAGE_FORMAT)) {
-      throw new SvcError('CORRUPT_DB', `slashing protection database has storage format ${format}, expected ${STORAGE_FORMAT}`, 500);
+      throw new ValidatorError('CORRUPT_DB', `slashing protection database has storage format ${format}, expected ${STORAGE_FORMAT}`);
     }
     for await (const [k, v] of this.db.iterator({ gte: 'k:', lt: 'k:\xff' })) {
       const j = parseJson<KeyJson>(v, k);
@@ -531,7 +532,7 @@ export class SlashingProtectionDb {
 }
 
 function corrupt(key: string): SvcError {
-  return new SvcError('CORRUPT_DB', `slashing protection database value at ${key} is invalid`, 500);
+  return new ValidatorError('CORRUPT_DB', `slashing protection database value at ${key} is invalid`);
 }
 
 /** The fixed-width number at `offset` of a record key. */
@@ -549,7 +550,7 @@ function parseJson<T>(raw: string, key: string): T {
   try {
     return JSON.parse(raw) as T;
   } catch {
-    throw new SvcError('CORRUPT_DB', `slashing protection database value at ${key} is not valid JSON`, 500);
+    throw new ValidatorError('CORRUPT_DB', `slashing protection database value at ${key} is not valid JSON`);
   }
 }
 

@@ -27,6 +27,7 @@ import { filled } from '../../../helpers/assert.js';
 import { harnessGenesis, sample } from '../fixture.js';
 import { bridgeReceipt } from './fixture.js';
 import { HeldSignatures, MAX_HELD_SIGNATURES } from '../../../../src/node/beacon/bridge/gossip.js';
+import { httpStatusOf } from '../../../../src/api/errors.js';
 
 const genesis = harnessGenesis({ validators: 4, chainId: 'svc-a' });
 const SELF_HASH = genesisHash(genesis);
@@ -109,7 +110,7 @@ async function code(p: Promise<unknown>): Promise<string> {
     await p;
   } catch (err) {
     assert.ok(err instanceof SvcError, String(err));
-    return `${(err as SvcError).status} ${(err as SvcError).code}`;
+    return `${httpStatusOf(err as SvcError)} ${(err as SvcError).code}`;
   }
   throw new Error('expected a refusal');
 }

@@ -61,7 +61,7 @@ function scriptedChain(reject?: (b: Block) => Error | undefined): SyncChain & { 
       const bad = reject?.(block);
       if (bad) throw bad;
       const parent = toHex(block.header.parentHash);
-      if (!records.has(parent)) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${parent}`, 400);
+      if (!records.has(parent)) throw new BeaconError('UNKNOWN_PARENT', `unknown parent block ${parent}`);
       const root = toHex(blockHash(block.header));
       records.set(root, rec(root, parent, slotOfBlock(genesis, block)));
     },
@@ -120,7 +120,7 @@ test('a branch that does not attach to our finalised checkpoint is ignored: no p
 test('a block with a bad signature is provably invalid: the peer is penalised and disconnected', async () => {
   const theirs = branch(4, GENESIS_ROOT);
   const forged = rootOf(theirs[2]!);
-  const chain = scriptedChain((b) => (toHex(blockHash(b.header)) === forged ? new BeaconError('INVALID_BLOCK_SIGNATURE', 'bad block signature', 400) : undefined));
+  const chain = scriptedChain((b) => (toHex(blockHash(b.header)) === forged ? new BeaconError('INVALID_BLOCK_SIGNATURE', 'bad block signature') : undefined));
   const { host, calls } = scriptedHost({ liar: theirs });
   const sync = rangeSync(chain, host);
   sync.setStatus('liar', statusOf(theirs));
@@ -133,8 +133,8 @@ test('a block with a bad signature is provably invalid: the peer is penalised an
 
 test('a failed state transition penalises; execution lacking a pruned parent state does not', async () => {
   for (const [err, penalised] of [
-    [new SvcError('EXECUTION_REJECTED', 'state root mismatch', 400), true],
-    [new SvcError('INTERNAL', 'store failed', 500), false],
+    [new SvcError('EXECUTION_REJECTED', 'state root mismatch'), true],
+    [new SvcError('INTERNAL', 'store failed'), false],
   ] as const) {
     const theirs = branch(2, GENESIS_ROOT);
     const chain = scriptedChain(() => err);

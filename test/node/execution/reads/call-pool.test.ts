@@ -13,9 +13,11 @@ import { chainBackend, ContractReader } from '../../../../src/node/execution/api
 import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import { CallLimitError, CallPool } from '../../../../src/node/execution/reads/call-pool.js';
 import { SvcError } from '../../../../src/core/errors.js';
+import { ExecutionError } from '../../../../src/node/execution/errors.js';
 import { callData, deployData, HOST_IMPORTS, wat } from '../../../helpers/wat.js';
 import { COUNTER } from '../../../vm/contracts.js';
 import { devnet, genesisRef, importOk, makeBlock, rpc, startNode, transfer } from '../fixture.js';
+import { httpStatusOf } from '../../../../src/api/errors.js';
 
 const { keys } = devnet();
 const acc0 = keys.accounts[0]!;
@@ -46,7 +48,7 @@ async function rejects(p: Promise<unknown>, cls: abstract new (...args: never[])
   assert.ok(err instanceof SvcError && err.constructor === cls, `expected ${cls.name}, got ${String(err)}`);
   const e = err as SvcError;
   assert.is(e.code, code, e.message);
-  if (status !== undefined) assert.is(e.status, status);
+  if (status !== undefined) assert.is(httpStatusOf(e), status);
   return e;
 }
 
@@ -124,7 +126,7 @@ test('the queue is bounded per client and in all: CALLS_BUSY (429) while full, s
 });
 
 test('an unknown block fails before queueing, as before', async ({ node }) => {
-  await rejects(node.calls.call({ hash: '0x' + 'ab'.repeat(32), index: 9, timestamp: 0 }, { from: acc0.address, to: acc0.address, value: 0n, data: new Uint8Array(0) }), SvcError, 'UNKNOWN_BLOCK', 404);
+  await rejects(node.calls.call({ hash: '0x' + 'ab'.repeat(32), index: 9, timestamp: 0 }, { from: acc0.address, to: acc0.address, value: 0n, data: new Uint8Array(0) }), ExecutionError, 'UNKNOWN_BLOCK', 404);
 });
 
 test.run();

@@ -20,6 +20,7 @@ import {
 } from '../../../../src/core/constants.js';
 import { sha3 } from '../../../../src/core/crypto/hash.js';
 import { MalformedError, SvcError } from '../../../../src/core/errors.js';
+import { ValidatorError } from '../../../../src/node/validator/errors.js';
 import {
   type InterchangeV5,
   SlashingProtectionDb,
@@ -27,6 +28,7 @@ import {
   type SlashingRule,
 } from '../../../../src/node/validator/slashing/protection.js';
 import { filled } from '../../../helpers/assert.js';
+import { httpStatusOf } from '../../../../src/api/errors.js';
 
 /** A stand-in 1,952-byte public key (the database never verifies keys, it only identifies them). */
 const pk = (n: number): string => toHex(filled(PUBLIC_KEY_BYTES, n));
@@ -67,7 +69,7 @@ async function refused(p: Promise<unknown>, rule: SlashingRule, message: string)
   const err = await rejects(p, SlashingProtectionError);
   assert.is(err.code, 'SLASHING_PROTECTION');
   assert.is(err.rule, rule);
-  assert.is(err.status, 409);
+  assert.is(httpStatusOf(err), 409);
   assert.is(err.message, message);
 }
 
@@ -268,7 +270,7 @@ persist('history survives close and reopen; refusals and repeats unchanged', asy
     await db.checkAndRecordAttestation(A, 3, 10, root(4));
     await db.checkAndRecordAttestation(B, 0, 1, root(5));
     await db.close();
-    await rejects(db.checkAndRecordBlock(A, 13, root(1)), SvcError).then((e) => {
+    await rejects(db.checkAndRecordBlock(A, 13, root(1)), ValidatorError).then((e) => {
       assert.is(e.code, 'SLASHING_DB_CLOSED');
       assert.is(e.message, 'the slashing protection database is closed');
     });
@@ -287,7 +289,7 @@ persist('history survives close and reopen; refusals and repeats unchanged', asy
     await refused(again.checkAndRecordAttestation(B, 0, 1, root(9)), 'DOUBLE_VOTE', attMsg(2, 0, 1, 'a different attestation was already signed for target epoch 1 (double vote)'));
     // A second client on the same directory is refused (LevelDB's lock), so two processes can never
     // each think the other's history is absent.
-    const second = await rejects(SlashingProtectionDb.open({ dir: path }), SvcError);
+    const second = await rejects(SlashingProtectionDb.open({ dir: path }), ValidatorError);
     assert.is(second.code, 'DB_OPEN_FAILED');
     assert.ok(second.message.startsWith(`cannot open the slashing protection database in ${path}: `), second.message);
     await again.close();
@@ -463,7 +465,7 @@ ix('invalid files are refused with a precise error and change nothing', async ()
     ['not JSON', '{"metadata":', 'MALFORMED_INPUT', 'malformed interchange: not valid JSON'],
   ];
   for (const [name, file, code, message] of cases) {
-    const err = await rejects(db.importInterchange(file, GVR), code === 'MALFORMED_INPUT' ? MalformedError : SvcError);
+    const err = await rejects(db.importInterchange(file, GVR), (code === 'MALFORMED_INPUT' ? MalformedError : ValidatorError) as abstract new (...args: any[]) => SvcError);
     assert.is(err.code, code, name);
     assert.is(err.message, message, name);
     assert.equal(await db.exportInterchange(GVR), before, `${name}: database unchanged`);
@@ -719,7 +721,7 @@ eip('duplicate_pubkey_slashable_block / _attestation: entries for one key are me
 
 eip('wrong_genesis_validators_root: refused', async () => {
   const db = await mem();
-  const err = await rejects(db.importInterchange(interchange([{ pubkey: A, signed_blocks: [{ slot: '1' }], signed_attestations: [] }], OTHER_GVR), GVR), SvcError);
+  const err = await rejects(db.importInterchange(interchange([{ pubkey: A, signed_blocks: [{ slot: '1' }], signed_attestations: [] }], OTHER_GVR), GVR), ValidatorError);
   assert.is(err.code, 'GENESIS_MISMATCH');
   assert.is(db.watermarks(A), undefined);
   await db.close();
@@ -1029,7 +1031,7 @@ horizon('records of a key the database has no state for: CORRUPT_DB at open, as 
     const orphan = `a:${toHex(sha3(filled(PUBLIC_KEY_BYTES, 2))).slice(2)}:${'0'.repeat(15)}5:${'0'.repeat(15)}4:none`;
     await raw.put(orphan, JSON.stringify({ source: 4, target: 5, root: null }));
     await raw.close();
-    const err = await rejects(SlashingProtectionDb.open({ dir: path }), SvcError);
+    const err = await rejects(SlashingProtectionDb.open({ dir: path }), ValidatorError);
     assert.is(err.code, 'CORRUPT_DB');
     assert.is(err.message, `slashing protection database value at ${orphan} is invalid`);
     // The lock was released: the directory opens again once the stray record is gone.
