@@ -145,7 +145,7 @@ export async function runValidatorBench(opts: { print?: boolean } = {}): Promise
   const startClient = async (what: string) => {
     const sp = await openValidatorDataDir(dataDir, genesis);
     const { log, lines } = recorder();
-    const client = new ValidatorClient({ genesis, keys, beaconUrl: beacon.url, executionUrl: exec.restUrl, token, slashingDb: sp, log, dataDir });
+    const client = new ValidatorClient({ genesis, keys, beaconUrl: beacon.url, token, slashingDb: sp, log, dataDir });
     const loop = monitorEventLoopDelay({ resolution: 5 });
     loop.enable();
     const t0 = performance.now();

@@ -189,6 +189,25 @@ export interface ProposeResultView {
   [k: string]: unknown;
 }
 
+/**
+ * GET /api/v1/validator/randao/accounts/:address: what a validator needs to sign its RANDAO
+ * re-commitment, relayed from execution (the next nonce, pending transactions included).
+ */
+export interface RecommitAccountView {
+  address: string;
+  pending_nonce: number;
+}
+
+/** POST /api/v1/validator/randao/transactions: the signed re-commitment as its 0x envelope hex. */
+export interface RecommitSubmitBody {
+  raw: string;
+}
+
+/** POST /api/v1/validator/randao/transactions: the transaction's hash in execution's pool. */
+export interface RecommitSubmitView {
+  hash: string;
+}
+
 /** POST /api/v1/attestation */
 export interface AttestResultView {
   status: string;

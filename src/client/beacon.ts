@@ -15,7 +15,8 @@ import { parseExecutionUrl, resolveNodeUrl } from './execution.js';
 import { type JsonExchange, envelopeError, exchange, exchangeJson, isTimeout, readJson, transportReason } from './http.js';
 import { type BidFields, bidFieldsFromJson } from '../core/bridge/types.js';
 import { BID_STATUSES, type BidDirection, type BidSignatureJson, type BidSignatureResult, type BidStatus } from '../api/bridge.js';
-import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, ProposeResultView, ProposerDutiesView, ValidatorView } from '../api/beacon.js';
+import type { AttestResultView, AttestationDataView, BeaconHealthView, CheckpointView, HeadView, ProposeResultView, ProposerDutiesView, RecommitAccountView, RecommitSubmitBody, RecommitSubmitView, ValidatorView } from '../api/beacon.js';
+import type { Receipt, TxStatus } from '../api/execution.js';
 import { routeUrl } from '../api/routes/route.js';
 import { beaconRoutes } from '../api/routes/beacon.js';
 import { validatorRoutes } from '../api/routes/validator.js';
@@ -354,6 +355,33 @@ export class BeaconClient extends JsonApiClient {
     if (typeof d.added !== 'boolean') throw this.badResponse(what, 'added is not a boolean');
     if (typeof d.status !== 'string' || !BID_STATUSES.includes(d.status as BidStatus)) throw this.badResponse(what, 'status is not a BID status');
     return { bid: hash(d.bid, `${what}: bid`, this), added: d.added, status: d.status as BidStatus, signers: uint(d.signers, `${what}: signers`, this), signed_stake: String(d.signed_stake), active_stake: String(d.active_stake) };
+  }
+
+  /** The next nonce of a validator's account, relayed from execution for its RANDAO re-commitment; needs the bearer token. */
+  async recommitAccount(address: string, opts?: RequestOptions): Promise<RecommitAccountView> {
+    const r = validatorRoutes.recommitAccount;
+    const path = routeUrl(r, { address });
+    const d = await this.data(r.method, path, undefined, { ...opts, auth: true });
+    return { address: String(d.address), pending_nonce: uint(d.pending_nonce, `${r.method} ${path}: pending_nonce`, this) };
+  }
+
+  /** Hands a signed RANDAO re-commitment (0x envelope hex) to the beacon, which passes it to execution's pool; needs the bearer token. */
+  async submitRecommit(raw: string, opts?: RequestOptions): Promise<RecommitSubmitView> {
+    const r = validatorRoutes.submitRecommit;
+    const body: RecommitSubmitBody = { raw };
+    const d = await this.data(r.method, r.path, body, { ...opts, auth: true });
+    return { hash: hash(d.hash, `${r.method} ${r.path}: hash`, this) };
+  }
+
+  /** A re-commitment's lifecycle state in execution, relayed by the beacon; needs the bearer token. */
+  async recommitStatus(txHash: string, opts?: RequestOptions): Promise<Pick<TxStatus, 'hash' | 'state' | 'receipt'>> {
+    const r = validatorRoutes.recommitStatus;
+    const path = routeUrl(r, { hash: txHash });
+    const what = `${r.method} ${path}`;
+    const d = await this.data(r.method, path, undefined, { ...opts, auth: true });
+    if (typeof d.state !== 'string') throw this.badResponse(what, 'state is not a string');
+    const receipt = d.receipt === undefined ? undefined : object(d.receipt, `${what}: receipt`, this);
+    return { hash: hash(d.hash, `${what}: hash`, this), state: d.state as TxStatus['state'], ...(receipt ? { receipt: receipt as unknown as Receipt } : {}) };
   }
 
   /** Submits a signed attestation; needs the bearer token. */

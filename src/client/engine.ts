@@ -13,12 +13,12 @@
 import { SvcError, WrongChainError } from '../core/errors.js';
 import type { RelayedStatus } from '../api/errors.js';
 import { JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE } from '../api/media.js';
-import type { EngineChainConfig, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryEntry } from '../api/execution.js';
+import type { AccountView, EngineChainConfig, ForkchoiceView, ImportResult, PendingTransactionsView, RegistryEntry, SubmitView, TxStatus } from '../api/execution.js';
 import type { CounterpartsView } from '../api/bridge.js';
 import { decodeImportAnswer } from '../api/import-answer.js';
 import { engineConfig, engineRegistry, forkchoiceUpdated, getPayload, getPendingTransactions, newPayload } from '../api/routes/engine.js';
 import { decodePayload, type Payload, type PayloadQuery } from '../api/block-production.js';
-import { account, accountProof, bridgeCounterparts } from '../api/routes/execution.js';
+import { account, accountProof, bridgeCounterparts, submitTransaction, transaction } from '../api/routes/execution.js';
 import { type PathParams, type QueryValues, type Route, routeUrl } from '../api/routes/route.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { type Transaction, decodeEnvelopeList, decodeTx, encodeTx } from '../core/types/transaction.js';
@@ -219,7 +219,23 @@ export class EngineClient {
 
   /** Balance of an address (public REST). */
   async balance(address: string): Promise<string> {
-    return (await this.call(account, { address }, undefined, undefined)).balance;
+    return (await this.account(address)).balance;
+  }
+
+  /** An account as execution's head state and pool see it (public REST). */
+  account(address: string): Promise<AccountView> {
+    return this.call(account, { address }, undefined, undefined);
+  }
+
+  /** Submits a signed envelope to execution's pool (public REST); a link sends only to a node whose chain it checked. */
+  async submitRaw(envelope: Uint8Array): Promise<SubmitView> {
+    await this.checked();
+    return this.call(submitTransaction, {}, undefined, envelope);
+  }
+
+  /** A transaction's lifecycle state (public REST). */
+  txStatus(hash: string): Promise<TxStatus> {
+    return this.call(transaction, { hash }, undefined, undefined);
   }
 
   /**

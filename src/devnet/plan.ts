@@ -181,9 +181,9 @@ export function beaconArgs(o: { genesis: string; dataDir: string; port: number; 
 export type ValidatorKeySource = { keystores: readonly string[] } | { keystoresDir: string };
 
 /** `svc node validator`'s arguments on a devnet (every key of the process, one data dir and one metrics port); shared with `svc devnet export`. */
-export function validatorArgs(o: { keys: ValidatorKeySource; genesis: string; beaconUrl: string; executionUrl: string; tokenFile: string; dataDir: string; metricsPort: number }): string[] {
+export function validatorArgs(o: { keys: ValidatorKeySource; genesis: string; beaconUrl: string; tokenFile: string; dataDir: string; metricsPort: number }): string[] {
   const keys = 'keystoresDir' in o.keys ? ['--keystores-dir', o.keys.keystoresDir] : o.keys.keystores.flatMap((k) => ['--keystore', k]);
-  return ['node', 'validator', ...keys, '--genesis', o.genesis, '--beacon-url', o.beaconUrl, '--execution-url', o.executionUrl, '--token-file', o.tokenFile, '--data-dir', o.dataDir, '--metrics-port', String(o.metricsPort)];
+  return ['node', 'validator', ...keys, '--genesis', o.genesis, '--beacon-url', o.beaconUrl, '--token-file', o.tokenFile, '--data-dir', o.dataDir, '--metrics-port', String(o.metricsPort)];
 }
 
 /** Supervised name of the validator process holding `validators` of node `node`: `validator-K` alone, else `validators` (node 0) or `validators-I`. */
@@ -229,7 +229,7 @@ export function multiProcessPlan(layout: DevnetLayout, g: Genesis, nodes: Manife
         name,
         stopRank: 2,
         nodeFlags: LIGHT_PROCESS_FLAGS,
-        args: validatorArgs({ keys: { keystores: held.map((v) => validators[v]!.wallet) }, genesis: layout.genesis, beaconUrl: node.endpoints.beacon, executionUrl: execUrl, tokenFile: node.validator_token_file!, dataDir, metricsPort: metrics }),
+        args: validatorArgs({ keys: { keystores: held.map((v) => validators[v]!.wallet) }, genesis: layout.genesis, beaconUrl: node.endpoints.beacon, tokenFile: node.validator_token_file!, dataDir, metricsPort: metrics }),
         log: logPath(layout, name),
         dataDir,
         port: metrics,

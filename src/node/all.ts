@@ -137,7 +137,7 @@ export async function startAll(o: AllOptions): Promise<AllNode> {
       const oneKeyDirs = o.validators.map((k) => ({ dir: join(o.dataDir, `validator-${k.address}`), address: k.address }));
       for (const d of await adoptOneKeyDataDirs(started.db, dir, oneKeyDirs, o.genesis)) log.info('one-key validator data directory adopted into the shared one', { from: d, into: dir });
       const metrics = o.validatorMetricsPort === undefined ? {} : { metricsPort: o.validatorMetricsPort, metricsHost: o.host };
-      const client = new ValidatorClient({ genesis: o.genesis, keys: o.validators, beaconUrl: started.beacon.url, executionUrl: execution.restUrl, token, slashingDb: started.db, log, dataDir: dir, ...metrics });
+      const client = new ValidatorClient({ genesis: o.genesis, keys: o.validators, beaconUrl: started.beacon.url, token, slashingDb: started.db, log, dataDir: dir, ...metrics });
       await client.start();
       started.validator = client;
     }

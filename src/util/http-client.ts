@@ -13,9 +13,7 @@ import { SvcError } from '../core/errors.js';
 export type HttpClientErrorCode = 'HTTP_TIMEOUT' | 'HTTP_UNREACHABLE' | 'HTTP_ABORTED' | 'HTTP_TRUNCATED' | 'HTTP_BODY_TOO_LARGE' | 'HTTP_CLOSED';
 
 /** A request that got no complete answer; `reason` is a short human cause (connection refused, …). */
-export class HttpClientError extends SvcError {
-  declare readonly code: HttpClientErrorCode;
-
+export class HttpClientError extends SvcError<HttpClientErrorCode> {
   constructor(
     code: HttpClientErrorCode,
     message: string,

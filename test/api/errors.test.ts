@@ -13,8 +13,6 @@ import { BlockError, MalformedError, SvcError, TxError } from '../../src/core/er
 import type { HttpClientErrorCode } from '../../src/util/http-client.js';
 import type { VmErrorCode } from '../../src/vm/errors.js';
 import type { SdkRuleCode } from '../../src/contract/compile.js';
-import type { PoolErrorCode } from '../../src/node/execution/txpool/pool.js';
-import type { ForkChoiceErrorCode } from '../../src/node/beacon/forkchoice/types.js';
 import type { SyncProtocolErrorCode } from '../../src/node/beacon/sync/blocks-by-range.js';
 import type { RandaoChainErrorCode } from '../../src/node/validator/randao/chain.js';
 import { ExecutionError } from '../../src/node/execution/errors.js';
@@ -23,7 +21,7 @@ import { classify } from '../../src/node/shared/http.js';
 
 // Unions that live outside a layer's errors.ts (whose lists are `satisfies readonly ErrorCode[]`):
 // this alias does not compile if one of their codes has no row.
-export type CheckedElsewhere = Listed<HttpClientErrorCode | VmErrorCode | SdkRuleCode | PoolErrorCode | ForkChoiceErrorCode | SyncProtocolErrorCode | RandaoChainErrorCode>;
+export type CheckedElsewhere = Listed<HttpClientErrorCode | VmErrorCode | SdkRuleCode | SyncProtocolErrorCode | RandaoChainErrorCode>;
 
 const SRC = fileURLToPath(new URL('../../../src', import.meta.url));
 

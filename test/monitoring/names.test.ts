@@ -61,7 +61,6 @@ test('every metric the dashboard and the alert rules query is served by executio
     genesis: h.genesis,
     keys: h.validators[0]!,
     beaconUrl: h.beacon.url,
-    executionUrl: h.exec.restUrl,
     token: h.token,
     slashingDb: sp,
     log: silentLogger,

@@ -2,11 +2,12 @@
  * The validator-duty routes the beacon serves (src/node/beacon/api.ts) and the validator client
  * calls (src/client/beacon.ts), plus the validator client process's own metrics endpoint
  * (src/node/validator/metrics.ts). `Res` is the `data` of the `{success: true, data}` envelope.
- * The POSTs, block_attestations and the block template need the beacon's bearer token.
+ * The POSTs, block_attestations, the block template and the RANDAO relay need the beacon's bearer token.
  */
 import type { AttestationJson } from '../../core/types/attestation.js';
 import type { BlockJson } from '../../core/types/block.js';
-import type { AttestResultView, AttestationDataView, BlockAttestationsView, ProposeResultView, ProposerDutiesView } from '../beacon.js';
+import type { AttestResultView, AttestationDataView, BlockAttestationsView, ProposeResultView, ProposerDutiesView, RecommitAccountView, RecommitSubmitBody, RecommitSubmitView } from '../beacon.js';
+import type { TxStatus } from '../execution.js';
 import type { BlockTemplateQuery, BlockTemplateView } from '../block-production.js';
 import { route } from './route.js';
 
@@ -24,6 +25,13 @@ export const validatorRoutes = {
   /** A signed block as JSON or as its SSZ bytes (application/octet-stream); the spec names the route twice. */
   proposeBlock: route<ProposeResultView, BlockJson | Uint8Array>()('POST', '/api/v1/validator/blocks/propose', ['/api/v1/beacon/block/proposal']),
   attest: route<AttestResultView, AttestationJson>()('POST', '/api/v1/attestation'),
+  /**
+   * The RANDAO re-commitment relay (docs/validator.md "RANDAO"): the validator talks only to its
+   * beacon, which passes a registered validator's re-commitment to execution and nothing else.
+   */
+  recommitAccount: route<RecommitAccountView>()('GET', '/api/v1/validator/randao/accounts/:address'),
+  submitRecommit: route<RecommitSubmitView, RecommitSubmitBody>()('POST', '/api/v1/validator/randao/transactions'),
+  recommitStatus: route<TxStatus>()('GET', '/api/v1/validator/randao/transactions/:hash'),
 } as const;
 
 /** The validator client process's own server (`--metrics-port`). */

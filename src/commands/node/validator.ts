@@ -6,7 +6,6 @@ import { SvcCommand } from '../../cli/base.js';
 import { logLevelFlag, nodeLogger, stopOnSignal } from '../../cli/node-setup.js';
 import { loadValidatorKeystores } from '../../cli/validator-keys.js';
 import { parseBearerToken, resolveBeaconUrl } from '../../client/beacon.js';
-import { resolveExecutionUrl } from '../../client/execution.js';
 import { backendFromEnv, initSignatureBackend } from '../../core/crypto/mldsa.js';
 import { SvcError } from '../../core/errors.js';
 import { loadGenesisFile } from '../../genesis/load.js';
@@ -31,7 +30,7 @@ export default class NodeValidator extends SvcCommand {
     'password-file': Flags.string({ description: 'password of the keystores, one for all (else SVC_VALIDATOR_PASSWORD; devnet default "svc-devnet")' }),
     genesis: genesisFlag,
     'beacon-url': Flags.string({ description: 'beacon node REST URL (default: SVC_BEACON_URL, else http://127.0.0.1:8080)', helpValue: 'URL' }),
-    'execution-url': Flags.string({ description: 'execution node public REST URL, used only to send this validator\'s RANDAO re-commitment transactions (default: SVC_EXECUTION_URL, else http://127.0.0.1:8546)', helpValue: 'URL' }),
+    'execution-url': Flags.string({ description: 'deprecated and ignored: RANDAO re-commitments go through the beacon, so the validator no longer talks to execution', helpValue: 'URL' }),
     'token-file': Flags.string({ description: 'file holding the bearer token the beacon accepts for validator calls', required: true }),
     'execution-jwt-secret': Flags.string({ description: 'deprecated and ignored: the beacon builds the blocks, so the validator no longer calls execution\'s engine API' }),
     'data-dir': Flags.string({ description: 'validator data directory of every key (one slashing-protection database, RANDAO generations and chain checkpoints)', required: true }),
@@ -49,12 +48,12 @@ export default class NodeValidator extends SvcCommand {
     const log = nodeLogger('validator', flags['log-level']);
     const genesis = await loadGenesisFile(resolve(flags.genesis ?? defaultGenesisPath()));
     const beaconUrl = resolveBeaconUrl(flags['beacon-url']);
-    const executionUrl = resolveExecutionUrl(flags['execution-url']);
     const tokenText = await readFile(flags['token-file'], 'utf8').catch(() => {
       throw new SvcError('SECRET_UNREADABLE', `cannot read --token-file ${flags['token-file']}`);
     });
     const token = parseBearerToken(tokenText, `--token-file ${flags['token-file']}`);
     if (flags['execution-jwt-secret']) log.warn('--execution-jwt-secret is deprecated and ignored: the beacon builds the blocks and the validator no longer calls the engine API');
+    if (flags['execution-url']) log.warn('--execution-url is deprecated and ignored: the validator sends its RANDAO re-commitments through the beacon and no longer talks to execution');
     // Every block, VRF proof and vote is signed here: svc's WebAssembly signer, not noble's ~18x slower one.
     const backend = await initSignatureBackend(backendFromEnv(), (m) => log.warn(m));
     log.info('signature backend', { backend: backend.name });
@@ -68,7 +67,6 @@ export default class NodeValidator extends SvcCommand {
       genesis,
       keys,
       beaconUrl,
-      executionUrl,
       token,
       slashingDb,
       log,

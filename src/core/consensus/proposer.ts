@@ -25,11 +25,8 @@ export interface ProposerDuty {
 export type ProposerErrorCode = 'NO_ACTIVE_VALIDATORS' | 'INVALID_VALIDATOR_SET' | 'INVALID_SLOT' | 'INVALID_SEED';
 
 /** Proposer selection cannot run on its inputs; `code` is a ProposerErrorCode. */
-export class ProposerError extends SvcError {
-  declare readonly code: ProposerErrorCode;
-
+export class ProposerError extends SvcError<ProposerErrorCode> {
   constructor(code: ProposerErrorCode, message: string) {
-    // An empty or corrupt validator set is the node's fault, never the caller's: not a 400.
     super(code, message);
   }
 }

@@ -36,9 +36,7 @@ export interface RandaoJson {
 export type RandaoErrorCode = 'INVALID_RANDAO_REVEAL' | 'UNKNOWN_RANDAO_VALIDATOR' | 'RANDAO_COMMITMENT_EXISTS' | 'INVALID_RANDAO_COMMITMENT';
 
 /** A RANDAO update that the beacon refuses; `code` is a RandaoErrorCode. */
-export class RandaoError extends SvcError {
-  declare readonly code: RandaoErrorCode;
-
+export class RandaoError extends SvcError<RandaoErrorCode> {
   constructor(code: RandaoErrorCode, message: string) {
     super(code, message);
   }

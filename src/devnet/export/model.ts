@@ -274,7 +274,6 @@ export function validatorCommand(node: ExportNode, at: Addressing, keys: Validat
       keys,
       genesis: CONTAINER_GENESIS,
       beaconUrl: `http://${at.beaconHost(node.index)}:${CONTAINER_PORTS.beacon}`,
-      executionUrl: `http://${at.executionHost(node.index)}:${CONTAINER_PORTS.rest}`,
       tokenFile: secretPath('validator-token'),
       // A subdirectory: a fresh volume's root may hold lost+found.
       dataDir: `${CONTAINER_PATHS.dataDir}/validator`,

@@ -21,6 +21,7 @@ import { validatorRoutes } from '../../api/routes/validator.js';
 import type { BeaconChain } from './chain.js';
 import { registerLightRoutes } from './light-api.js';
 import { registerBridgeRoutes } from './bridge/api.js';
+import { registerRecommitRelay } from './recommit-relay.js';
 import type { EngineClient } from './engine-client.js';
 import type { EventHub } from './events.js';
 import type { BeaconMetrics } from './metrics.js';
@@ -228,6 +229,7 @@ export function registerBeaconRoutes(app: FastifyInstance, o: { chain: BeaconCha
   });
 
   registerLightRoutes(app, { chain, engine: o.engine });
+  registerRecommitRelay(app, { chain, engine: o.engine, auth: validatorRoute });
   registerBridgeRoutes(app, { bridge: chain.bridge });
 
   registerRoute(app, beaconRoutes.metrics, {}, async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(await o.metrics.text()));

@@ -69,9 +69,8 @@ export interface ValidatorClientOptions {
   genesis: Genesis;
   /** One key, or every key this process runs (distinct addresses). */
   keys: ValidatorKeys | readonly ValidatorKeys[];
+  /** The beacon, the client's only peer: blocks, duties and the RANDAO re-commitment relay. */
   beaconUrl: string;
-  /** Execution's public REST, for the RANDAO re-commitment transactions only (blocks come from the beacon). */
-  executionUrl: string;
   /** Bearer token for the beacon's validator POSTs. */
   token: string;
   /** Opened by the caller, who also closes it after `stop()`; one database holds every key. */
@@ -167,7 +166,6 @@ export class ValidatorClient {
       beacon: this.beacon,
       call,
       failure: (what, err) => this.failure(what, err),
-      executionUrl: opts.executionUrl,
       recommitTimeoutMs: proposeTimeoutMs,
       dataDir: opts.dataDir,
       randaoChain: opts.randaoChain,
@@ -277,7 +275,6 @@ export class ValidatorClient {
     this.log.info('validator client started', {
       ...(one ? { address: one.address, index: one.index ?? null } : { keys: this.set.keys.length, registered: this.set.keys.filter((k) => k.index !== undefined).length }),
       beacon: this.beacon.baseUrl,
-      execution: this.opts.executionUrl,
       events: this.stream.url,
       slot: this.cursor.slot,
       metrics: this.metricsUrl ?? null,

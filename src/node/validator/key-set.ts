@@ -7,12 +7,11 @@
 import { SvcError } from '../../core/errors.js';
 import type { Genesis } from '../../core/genesis/genesis.js';
 import { type BeaconClient, BeaconClientError } from '../../client/beacon.js';
-import { ExecutionClient } from '../../client/execution.js';
 import type { Logger } from '../../util/log.js';
 import type { ValidatorMetrics } from './metrics.js';
 import { RandaoChainBuilder } from './randao/builder.js';
 import type { RandaoChain } from './randao/chain.js';
-import { RandaoKeeper } from './randao/recommit.js';
+import { RandaoKeeper, type RecommitRelay } from './randao/recommit.js';
 import { type KeyContext, ValidatorKey, type ValidatorKeys, withFields } from './validator-key.js';
 
 /** What the key set needs from the process. */
@@ -26,8 +25,7 @@ export interface KeySetOptions {
   beacon: BeaconClient;
   call: <T>(p: Promise<T>) => Promise<T>;
   failure: (what: string, err: unknown) => void;
-  executionUrl: string;
-  /** Deadline of the re-commitment transaction's requests to execution. */
+  /** Deadline of the re-commitment's requests to the beacon's relay (which waits on execution). */
   recommitTimeoutMs: number;
   dataDir?: string | undefined;
   randaoChain?: RandaoChain | readonly (RandaoChain | undefined)[] | undefined;
@@ -44,7 +42,18 @@ export class KeySet {
   private build: Promise<void> = Promise.resolve();
   private readonly chainBuilder = new RandaoChainBuilder();
 
-  constructor(private readonly opts: KeySetOptions) {}
+  /** The beacon's re-commitment relay, with the re-commitment's deadline. */
+  private readonly relay: RecommitRelay;
+
+  constructor(private readonly opts: KeySetOptions) {
+    const b = opts.beacon;
+    const timeout = { timeoutMs: opts.recommitTimeoutMs };
+    this.relay = {
+      recommitAccount: (address) => b.recommitAccount(address, timeout),
+      submitRecommit: (raw) => b.submitRecommit(raw, timeout),
+      recommitStatus: (hash) => b.recommitStatus(hash, timeout),
+    };
+  }
 
   /** Waits for the chain building and checks under way, then stops the builder's worker. */
   async close(): Promise<void> {
@@ -65,7 +74,7 @@ export class KeySet {
         {
           genesis: this.opts.genesis,
           keys: keys_,
-          execution: new ExecutionClient(this.opts.executionUrl, { timeoutMs: this.opts.recommitTimeoutMs }),
+          relay: this.relay,
           log,
           dataDir: this.opts.dataDir,
           adoptLegacy: !many,

@@ -38,7 +38,7 @@ test('a bridge_bid_registered event on a real beacon makes both validators sign 
   try {
     for (const i of [0, 1]) {
       const sp = await SlashingProtectionDb.open({ memory: true });
-      const client = new ValidatorClient({ genesis: h.genesis, keys: h.validators[i]!, beaconUrl: h.beacon.url, executionUrl: h.exec.restUrl, token: h.token, slashingDb: sp, log: captureLog().log, randaoChain: randaoChain(h, i), timers: frozen });
+      const client = new ValidatorClient({ genesis: h.genesis, keys: h.validators[i]!, beaconUrl: h.beacon.url, token: h.token, slashingDb: sp, log: captureLog().log, randaoChain: randaoChain(h, i), timers: frozen });
       running.push({ client, sp });
       await client.start();
     }

@@ -277,7 +277,6 @@ async function startClient(beacon: FakeBeacon, sp: SlashingProtectionDb, now: nu
     genesis,
     keys: ME,
     beaconUrl: beacon.url,
-    executionUrl: beacon.url,
     token: TOKEN,
     slashingDb: sp,
     log,
@@ -492,7 +491,7 @@ Duties('two keys in one process: a key whose vote hangs holds up neither the oth
     const time = new FakeTime(start(8) - 100);
     const { log, lines } = captureLog();
     const client = new ValidatorClient({
-      genesis, keys: [other, ME], beaconUrl: beacon.url, executionUrl: beacon.url, token: TOKEN, slashingDb: sp, log, clock: time.clock, timers: time.timers,
+      genesis, keys: [other, ME], beaconUrl: beacon.url, token: TOKEN, slashingDb: sp, log, clock: time.clock, timers: time.timers,
       randaoChain: [new RandaoChain(other.mldsaSeed, genesis.config.randao_chain_length), RANDAO], requestTimeoutMs: 60_000,
     });
     const seen = async <T>(what: string, f: () => T | undefined): Promise<T> => {

@@ -213,7 +213,6 @@ async function startValidator(hh: Harness, i: number, extra: Partial<ValidatorCl
     genesis: hh.genesis,
     keys: hh.validators[i]!,
     beaconUrl: hh.beacon.url,
-    executionUrl: hh.exec.restUrl,
     token: hh.token,
     slashingDb: sp,
     log,
@@ -367,7 +366,7 @@ const RANDAO = new RandaoChain(ME.mldsaSeed, genesis.config.randao_chain_length)
 async function peerClient(url: string, extra: Partial<ValidatorClientOptions> = {}): Promise<Running> {
   const { log, lines } = captureLog();
   const sp = await SlashingProtectionDb.open({ memory: true });
-  const client = new ValidatorClient({ genesis, keys: ME, beaconUrl: url, executionUrl: url, token: 'validator-token-0123456789', slashingDb: sp, log, randaoChain: RANDAO, ...extra });
+  const client = new ValidatorClient({ genesis, keys: ME, beaconUrl: url, token: 'validator-token-0123456789', slashingDb: sp, log, randaoChain: RANDAO, ...extra });
   await client.start();
   return { client, lines, sp };
 }

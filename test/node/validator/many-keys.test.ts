@@ -60,7 +60,7 @@ async function until<T>(what: string, deadlineMs: number, check: () => Promise<T
 
 function start(h: Harness, sp: SlashingProtectionDb, dataDir: string): { client: ValidatorClient; lines: LogLine[] } {
   const { log, lines } = captureLog();
-  const client = new ValidatorClient({ genesis: h.genesis, keys: h.validators, beaconUrl: h.beacon.url, executionUrl: h.exec.restUrl, token: h.token, slashingDb: sp, log, dataDir, metricsPort: 0 });
+  const client = new ValidatorClient({ genesis: h.genesis, keys: h.validators, beaconUrl: h.beacon.url, token: h.token, slashingDb: sp, log, dataDir, metricsPort: 0 });
   return { client, lines };
 }
 

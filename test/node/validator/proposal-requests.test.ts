@@ -1,7 +1,7 @@
 /**
  * HTTP requests per proposed block, counted by proxies on both links of a real chain (execution,
  * beacon, and a validator client holding every key): the validator asks the beacon for the block
- * and posts it signed (2 requests, none to execution: it holds no engine credentials), and the
+ * and posts it signed (2 requests; it knows no execution URL and holds no engine credentials), and the
  * beacon asks execution for the payload and has it import the block (2 requests; no registry
  * re-read after a block that changed nothing, and no forkchoiceUpdated for a block execution
  * already made its head). Waits for observable conditions (blocks proposed), with a deadline of
@@ -35,14 +35,12 @@ test('per proposed block: 2 requests from the validator (none to execution), 2 b
     },
   });
   const toBeacon = await startCountingProxy(h.beacon.url);
-  const toExecution = await startCountingProxy(h.exec.restUrl);
   const sp = await SlashingProtectionDb.open({ memory: true });
   const { log, lines } = captureLog();
   const client = new ValidatorClient({
     genesis: h.genesis,
     keys: h.validators,
     beaconUrl: toBeacon.url,
-    executionUrl: toExecution.url,
     token: h.token,
     slashingDb: sp,
     log,
@@ -64,7 +62,6 @@ test('per proposed block: 2 requests from the validator (none to execution), 2 b
     assert.is(posts, proposed, 'one POST per proposed block');
     assert.is(templates, proposed, `one template per proposed block (${JSON.stringify(lines.filter((l) => l.msg.startsWith('not proposing')))})`);
     assert.is(toBeacon.count(/block_attestations|\/api\/v1\/blocks\//), 0, 'no packing requests from the validator');
-    assert.equal(toExecution.seen, [], 'the validator never calls execution (no re-commitment was due)');
 
     // Beacon and execution: the payload and the import.
     assert.is(e.count(/^GET \/api\/v1\/engine\/getPayload$/), proposed, 'one getPayload per block');
@@ -76,12 +73,11 @@ test('per proposed block: 2 requests from the validator (none to execution), 2 b
     const fcu = e.count(/^POST \/api\/v1\/engine\/forkchoiceUpdated$/);
     assert.ok(fcu <= finalized.data.finalized.epoch, `${fcu} forkchoiceUpdated for ${finalized.data.finalized.epoch} finality moves at most`);
     const perBlock = (e.count(/getPayload|newPayload|engine\/registry/) - registryAtStart) / proposed;
-    console.log(`requests per proposed block over ${proposed} blocks: validator→beacon ${(templates + posts) / proposed}, validator→execution ${toExecution.seen.length / proposed}, beacon→execution ${perBlock} (+ ${fcu} forkchoiceUpdated for finality, ${e.count(/engine\/config/)} per-slot chain checks)`);
+    console.log(`requests per proposed block over ${proposed} blocks: validator→beacon ${(templates + posts) / proposed}, beacon→execution ${perBlock} (+ ${fcu} forkchoiceUpdated for finality, ${e.count(/engine\/config/)} per-slot chain checks)`);
   } finally {
     await client.stop().catch(() => undefined);
     await sp.close();
     await toBeacon.close();
-    await toExecution.close();
     await stopHarness(h);
     await engine?.close();
   }

@@ -108,7 +108,7 @@ test('duties cached on a branch the head then leaves: no block signed with them,
     // The client starts at slot 8 and fetches epoch 2's duties: B's.
     const time = new FakeTime(slotStartMs(genesis, 8));
     const { log, lines } = captureLog();
-    client = new ValidatorClient({ genesis, keys: h.validators[x]!, beaconUrl: h.beacon.url, executionUrl: h.exec.restUrl, token: h.token, slashingDb: sp, log, clock: time.clock, timers: time.timers, randaoChain: randaoChain(h, x) });
+    client = new ValidatorClient({ genesis, keys: h.validators[x]!, beaconUrl: h.beacon.url, token: h.token, slashingDb: sp, log, clock: time.clock, timers: time.timers, randaoChain: randaoChain(h, x) });
     const fetched: Array<{ epoch: number; dependent_root: string }> = [];
     const beaconApi = client.beacon;
     const proposerDuties = beaconApi.proposerDuties.bind(beaconApi);

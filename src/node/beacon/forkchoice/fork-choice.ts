@@ -46,7 +46,7 @@ import { ProtoArray } from './proto-array.js';
 export {
   type AttestationOutcome,
   type CheckpointHex,
-  FORK_CHOICE_ERRORS,
+  FORK_CHOICE_ERROR_CODES,
   type ForkChoiceAttestation,
   type ForkChoiceBlock,
   ForkChoiceError,

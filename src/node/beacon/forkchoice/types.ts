@@ -6,6 +6,7 @@
 import { toHex } from '../../../core/codec/bytes.js';
 import { parseUint, rejectUnknownKeys, requireObject } from '../../../core/codec/json.js';
 import { MalformedError, SvcError } from '../../../core/errors.js';
+import type { ErrorCode } from '../../../api/errors.js';
 import type { Attestation } from '../../../core/types/attestation.js';
 
 /** A block root: `0x` + 64 lowercase hex digits. */
@@ -58,23 +59,13 @@ export type AttestationOutcome =
   /** Conflicts with a recorded vote of the same validator; not counted. */
   | { status: 'slashable'; evidence: SlashingEvidence };
 
-/** Machine codes of fork-choice errors, with the HTTP status an API should use. */
-export const FORK_CHOICE_ERRORS = {
-  UNKNOWN_PARENT: 400,
-  INVALID_SLOT: 400,
-  BLOCK_CONFLICT: 409,
-  FINALIZED_CONFLICT: 409,
-  UNKNOWN_BLOCK: 404,
-  INVALID_ATTESTATION: 400,
-  CHECKPOINT_UNAVAILABLE: 404,
-} as const;
+/** Machine codes of fork-choice errors (their HTTP statuses are in src/api/errors.ts). */
+export const FORK_CHOICE_ERROR_CODES = ['UNKNOWN_PARENT', 'INVALID_SLOT', 'BLOCK_CONFLICT', 'FINALIZED_CONFLICT', 'UNKNOWN_BLOCK', 'INVALID_ATTESTATION', 'CHECKPOINT_UNAVAILABLE'] as const satisfies readonly ErrorCode[];
 
-export type ForkChoiceErrorCode = keyof typeof FORK_CHOICE_ERRORS;
+export type ForkChoiceErrorCode = (typeof FORK_CHOICE_ERROR_CODES)[number];
 
 /** A block or attestation fork choice refuses, or a query about a block it does not hold. */
-export class ForkChoiceError extends SvcError {
-  declare readonly code: ForkChoiceErrorCode;
-
+export class ForkChoiceError extends SvcError<ForkChoiceErrorCode> {
   constructor(code: ForkChoiceErrorCode, message: string) {
     super(code, message);
   }

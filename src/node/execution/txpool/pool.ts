@@ -4,6 +4,7 @@
  * Pure data structure: admission rules and state reads live in admission.ts.
  */
 import { SvcError } from '../../../core/errors.js';
+import type { ErrorCode } from '../../../api/errors.js';
 import type { Transaction } from '../../../core/types/transaction.js';
 import { TX_BASE_GAS } from '../../../core/constants.js';
 import { Heap, IndexedHeap } from '../../../util/heap.js';
@@ -27,7 +28,7 @@ export interface PoolEntry {
 }
 
 /** Machine codes of the pool's refusals. */
-export const POOL_ERROR_CODES = ['ALREADY_KNOWN', 'NONCE_TOO_HIGH', 'QUEUE_FULL', 'REPLACEMENT_UNDERPRICED', 'POOL_FULL'] as const;
+export const POOL_ERROR_CODES = ['ALREADY_KNOWN', 'NONCE_TOO_HIGH', 'QUEUE_FULL', 'REPLACEMENT_UNDERPRICED', 'POOL_FULL'] as const satisfies readonly ErrorCode[];
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
 
 /** Pool refusals (not admission-rule failures). */

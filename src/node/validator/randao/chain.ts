@@ -18,11 +18,8 @@ import { SvcError } from '../../../core/errors.js';
 export type RandaoChainErrorCode = 'RANDAO_CHAIN_EXHAUSTED' | 'RANDAO_VALUE_NOT_ON_CHAIN' | 'INVALID_RANDAO_CHAIN_ARGUMENT';
 
 /** A reveal the chain cannot produce; `code` is a RandaoChainErrorCode. */
-export class RandaoChainError extends SvcError {
-  declare readonly code: RandaoChainErrorCode;
-
+export class RandaoChainError extends SvcError<RandaoChainErrorCode> {
   constructor(code: RandaoChainErrorCode, message: string) {
-    // Exhaustion and a foreign value are conflicts with the beacon's state, not malformed input.
     super(code, message);
   }
 }

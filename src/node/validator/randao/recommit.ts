@@ -38,7 +38,7 @@ import { SvcError } from '../../../core/errors.js';
 import { ValidatorError } from '../errors.js';
 import type { Logger } from '../../../util/log.js';
 import { writeFileAtomic } from '../../../util/fs.js';
-import type { ExecutionClient } from '../../../client/execution.js';
+import type { BeaconClient } from '../../../client/beacon.js';
 import type { WalletKeys } from '../../../wallet/derivation.js';
 import { DEFAULT_CHECKPOINT_BITS, RandaoChain, RandaoChainError } from './chain.js';
 
@@ -66,11 +66,14 @@ export function recommitThreshold(length: number): number {
   return Math.max(1, Math.min(RANDAO_RECOMMIT_RESERVE, Math.floor(length / 2)));
 }
 
+/** The beacon's re-commitment relay (node/beacon/recommit-relay.ts): the keeper's only way to execution. */
+export type RecommitRelay = Pick<BeaconClient, 'recommitAccount' | 'submitRecommit' | 'recommitStatus'>;
+
 /** Where the keeper sends its transaction and reports. */
 export interface RandaoKeeperOptions {
   genesis: Genesis;
   keys: Pick<WalletKeys, 'address' | 'mldsa' | 'mldsaSeed'>;
-  execution: Pick<ExecutionClient, 'account' | 'submitRaw' | 'txStatus'>;
+  relay: RecommitRelay;
   log: Logger;
   /** Absent: the generation lives in memory only (it is re-derivable, but a restart then starts from generation 0). */
   dataDir?: string | undefined;
@@ -233,7 +236,7 @@ export class RandaoKeeper {
     if (!s) return true;
     const epochs = epochOfSlot(this.opts.genesis, slot) - epochOfSlot(this.opts.genesis, s.slot);
     if (epochs < RECOMMIT_RETRY_EPOCHS) return false;
-    const status = await this.opts.execution.txStatus(s.hash);
+    const status = await this.opts.relay.recommitStatus(s.hash);
     // Still pooled, or included on a branch the beacon's head may not show yet: wait.
     if (status.state === 'Pending') return false;
     if (status.state !== 'unknown' && status.receipt?.status === 1) return false;
@@ -243,7 +246,7 @@ export class RandaoKeeper {
 
   private async submit(slot: number, left: number): Promise<void> {
     const commitment = this.chains[this.chains.length - 1]!.commitment();
-    const account = await this.opts.execution.account(this.opts.keys.address);
+    const account = await this.opts.relay.recommitAccount(this.opts.keys.address);
     const tx = signStandardTx(
       {
         nonce: BigInt(account.pending_nonce),
@@ -257,7 +260,7 @@ export class RandaoKeeper {
       this.opts.genesis.chain_id,
     );
     this.opts.onSigned?.();
-    const res = await this.opts.execution.submitRaw(toHex(encodeTx(tx)));
+    const res = await this.opts.relay.submitRecommit(toHex(encodeTx(tx)));
     this.submitted = { slot, hash: res.hash };
     this.opts.onSubmitted?.();
     this.opts.log.info('RANDAO re-commitment submitted', { generation: this.newest, commitment: toHex(commitment), tx: res.hash, reveals_left: left, slot });

@@ -70,8 +70,7 @@ export type SlashingRule =
   | 'TARGET_BELOW_WATERMARK';
 
 /** The database refused to let a message be signed; `code` is always SLASHING_PROTECTION. */
-export class SlashingProtectionError extends SvcError {
-  declare readonly code: 'SLASHING_PROTECTION';
+export class SlashingProtectionError extends SvcError<'SLASHING_PROTECTION'> {
   /** The rule that refused. */
   readonly rule: SlashingRule;
 

@@ -15,7 +15,7 @@ import { SvcError } from '../../../../src/core/errors.js';
 import { ExecutionClient } from '../../../../src/client/execution.js';
 import type { ExecutionNode } from '../../../../src/node/execution/node.js';
 import { RandaoChain, RandaoChainError } from '../../../../src/node/validator/randao/chain.js';
-import { RANDAO_GENERATION_FILE, RANDAO_RECOMMIT_RESERVE, RandaoKeeper, type RandaoKeeperOptions, randaoChainPath, randaoGenerationPath, recommitThreshold } from '../../../../src/node/validator/randao/recommit.js';
+import { RANDAO_GENERATION_FILE, RANDAO_RECOMMIT_RESERVE, RandaoKeeper, type RandaoKeeperOptions, type RecommitRelay, randaoChainPath, randaoGenerationPath, recommitThreshold } from '../../../../src/node/validator/randao/recommit.js';
 import { captureLog } from '../../../helpers/log.js';
 import { devnet, get, randaoChainOf, startNode } from '../../execution/fixture.js';
 
@@ -36,8 +36,22 @@ test.after.each(async (ctx) => {
   await rm(ctx.dir, { recursive: true, force: true });
 });
 
+/**
+ * The keeper's relay answered by the execution node itself: what the beacon's relay forwards to
+ * (test/node/beacon/recommit-relay.test.ts runs the relay on a real beacon, e2e/randao-recommit the
+ * whole path), so these tests are about the keeper's decisions, not the relay's checks.
+ */
+function relayTo(url: string): RecommitRelay {
+  const x = new ExecutionClient(url);
+  return {
+    recommitAccount: async (address) => ({ address, pending_nonce: (await x.account(address)).pending_nonce }),
+    submitRecommit: async (raw) => ({ hash: (await x.submitRaw(raw)).hash }),
+    recommitStatus: (hash) => x.txStatus(hash),
+  };
+}
+
 function options(ctx: Ctx, extra: Partial<RandaoKeeperOptions> = {}): RandaoKeeperOptions {
-  return { genesis, keys: val1, execution: new ExecutionClient(ctx.node.restUrl), log: captureLog().log, dataDir: ctx.dir, ...extra };
+  return { genesis, keys: val1, relay: relayTo(ctx.node.restUrl), log: captureLog().log, dataDir: ctx.dir, ...extra };
 }
 
 test('recommitThreshold: half of a short chain, RANDAO_RECOMMIT_RESERVE of a long one, at least 1', () => {
