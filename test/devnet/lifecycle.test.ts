@@ -135,7 +135,7 @@ test('prepareDevnet --nodes 2 --followers 1: nodes, validators round-robin, peer
       const v1 = spec(prep, 'validators-1');
       assert.equal(flags(v1, '--keystore'), [m.validators[1]!.wallet, m.validators[3]!.wallet]);
       assert.is(flag(v1, '--beacon-url'), m.nodes[1]!.endpoints.beacon);
-      assert.is(flag(v1, '--execution-url'), m.nodes[1]!.endpoints.execution);
+      assert.is(flag(v1, '--execution-url'), undefined, 'the validator talks only to its beacon (issue 28: no execution URL)');
       assert.is(flag(v1, '--token-file'), m.nodes[1]!.validator_token_file);
       assert.is(flag(v1, '--data-dir'), join(dir, 'data', 'node-1', 'validator'));
       assert.is(flag(v1, '--metrics-port'), String(p1));

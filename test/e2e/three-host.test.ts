@@ -191,7 +191,6 @@ test('three hosts: execution on X (engine JWT), beacon on Y (TLS, bearer token),
           '--genesis', join(dirs.z, 'genesis.json'),
           '--beacon-url', beaconDataUrl,
           '--token-file', join(dirs.z, 'validator-token'),
-          '--execution-url', execDataUrl,
           '--data-dir', join(dirs.z, `validator-${i}`),
           '--metrics-port', '0',
         ], { prefix: z.prefix, env: trustY });

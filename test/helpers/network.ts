@@ -210,7 +210,6 @@ export class Devnet extends ProcessGroup {
       '--keystore', join(this.net, 'keystores', `validator-${i}.json`),
       '--genesis', this.genesisPath,
       '--beacon-url', this.beaconUrl,
-      '--execution-url', this.execUrl,
       '--token-file', join(this.net, 'beacon', 'validator-token'),
       '--data-dir', join(this.net, `validator-${i}`),
       '--metrics-port', '0',

@@ -195,7 +195,6 @@ export class P2pNet extends ProcessGroup {
       '--keystore', join(this.net, 'keystores', `validator-${i}.json`),
       '--genesis', this.genesisPath,
       '--beacon-url', node.localBeaconUrl,
-      '--execution-url', node.localExecUrl,
       '--token-file', join(node.dataDir, 'beacon', 'validator-token'),
       '--data-dir', join(node.dataDir, `validator-${i}`),
       '--metrics-port', '0',
