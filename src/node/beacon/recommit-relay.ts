@@ -7,9 +7,8 @@
  * applies) is refused before execution sees it.
  */
 import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
-import { parseHex } from '../../core/codec/bytes.js';
-import { rejectUnknownKeys, requireObject } from '../../core/codec/json.js';
-import { MalformedError } from '../../core/errors.js';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { parseAddress, rejectUnknownKeys, requireObject } from '../../core/codec/json.js';
 import { RecommitError, isRecommit, recommitProblem } from '../../core/consensus/recommit.js';
 import { decodeTx } from '../../core/types/transaction.js';
 import type { RecommitAccountView, RecommitSubmitView } from '../../api/beacon.js';
@@ -19,9 +18,6 @@ import { registerRoute } from '../shared/routes.js';
 import type { BeaconChain } from './chain.js';
 import type { EngineClient } from './engine-client.js';
 import { BeaconError } from './errors.js';
-
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * A re-commitment is a type-0 transaction with 32 bytes of data: a few kilobytes as hex JSON.
@@ -34,8 +30,7 @@ export function registerRecommitRelay(app: FastifyInstance, o: { chain: Pick<Bea
   const registered = (address: string) => o.chain.validators().find((v) => v.address === address);
 
   registerRoute(app, validatorRoutes.recommitAccount, o.auth, async (req, reply) => {
-    const address = req.params.address.toLowerCase();
-    if (!ADDRESS_RE.test(address)) throw new MalformedError('address', 'expected 0x and 40 hex digits');
+    const address = toHex(parseAddress(req.params.address, 'address'));
     if (!registered(address)) throw new BeaconError('UNKNOWN_VALIDATOR', `${address} is not a registered validator: the beacon relays only validators' re-commitments`);
     const a = await o.engine.account(address);
     const view: RecommitAccountView = { address, pending_nonce: a.pending_nonce };
@@ -56,8 +51,6 @@ export function registerRecommitRelay(app: FastifyInstance, o: { chain: Pick<Bea
   });
 
   registerRoute(app, validatorRoutes.recommitStatus, o.auth, async (req, reply) => {
-    const hash = req.params.hash.toLowerCase();
-    if (!HASH_RE.test(hash)) throw new MalformedError('hash', 'expected 0x and 64 hex digits');
-    return ok(reply, await o.engine.txStatus(hash));
+    return ok(reply, await o.engine.txStatus(toHex(parseHex(req.params.hash, 'hash', 32))));
   });
 }
