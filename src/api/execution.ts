@@ -128,16 +128,10 @@ export interface ImportResult {
 }
 
 /** One registered validator. */
-export interface RegistryEntry {
-  index: number;
-  address: string;
-  public_key: string;
-  stake: string;
-  randao_commitment: string;
-  active: boolean;
-  /** Slashed by included evidence (docs/protocol.md "Slashing"): inactive for good, its stake cut. */
-  slashed: boolean;
-}
+/** A validator registry entry (its SSZ and state commitment: src/core/consensus/registry.ts). */
+export type { RegistryEntry } from '../core/consensus/registry.js';
+import type { RegistryEntry } from '../core/consensus/registry.js';
+import type { RegistryProofWire } from '../core/light/registry.js';
 
 /** GET /health */
 export interface HealthView {
@@ -265,6 +259,9 @@ export type FaucetClaimAnswer = FaucetClaimView & { success?: true };
 
 /** GET /api/v1/accounts/:address/proof: an account (and storage) proof against a block's post-state. */
 export type AccountProofView = AccountProofWire & { block_number: number; block_hash: string };
+
+/** GET /api/v1/registry/proof: a page of the registry at a block's post-state, with its proofs (docs/light-client.md "Registry proofs"). */
+export type RegistryProofView = RegistryProofWire & { block_number: number; block_hash: string };
 
 /** GET /api/v1/engine/getPendingTransactions: the pool's includable entries in build order, under max_gas. */
 export interface PendingTransactionsView {

@@ -5,6 +5,7 @@
 import type { AttestationJson, CheckpointJson } from '../core/types/attestation.js';
 import type { BlockHeaderJson } from '../core/types/block.js';
 import type { AccountProofWire } from '../core/state/trie.js';
+import type { RegistryProofWire } from '../core/light/registry.js';
 
 /** One validator of a bootstrap's set. */
 export interface LightValidatorJson {
@@ -55,4 +56,24 @@ export interface LightProofView {
   block_hash: string;
   header: BlockHeaderJson;
   proof: AccountProofWire;
+}
+
+/**
+ * One validator-set change (docs/light-client.md "Set changes"): the finality update of the
+ * checkpoint whose header's state_root holds the new set, framed on (signed by, its bitfield over)
+ * the set before it, and the proof of that state's whole registry.
+ */
+export interface SetChangeJson {
+  finality: FinalityUpdateJson;
+  registry: RegistryProofWire;
+  /** Informational: the new set's size and active stake. */
+  validators: number;
+  active_stake: string;
+}
+
+/** GET /api/v1/light/set_changes?from_epoch=E[&limit=N]: set changes at checkpoints from epoch E on, oldest first. */
+export interface SetChangesView {
+  set_changes: SetChangeJson[];
+  /** Ask again from this epoch for the next page; null when this page reached the newest. */
+  next_from_epoch: number | null;
 }

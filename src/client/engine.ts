@@ -18,7 +18,8 @@ import type { CounterpartsView } from '../api/bridge.js';
 import { decodeImportAnswer } from '../api/import-answer.js';
 import { engineConfig, engineRegistry, forkchoiceUpdated, getPayload, getPendingTransactions, newPayload } from '../api/routes/engine.js';
 import { decodePayload, type Payload, type PayloadQuery } from '../api/block-production.js';
-import { account, accountProof, bridgeCounterparts, submitTransaction, transaction } from '../api/routes/execution.js';
+import { account, accountProof, bridgeCounterparts, registryProof, submitTransaction, transaction } from '../api/routes/execution.js';
+import { type RegistryProofWire, mergeRegistryPages } from '../core/light/registry.js';
 import { type PathParams, type QueryValues, type Route, routeUrl } from '../api/routes/route.js';
 import type { AccountProofWire } from '../core/state/trie.js';
 import { type Transaction, decodeEnvelopeList, decodeTx, encodeTx } from '../core/types/transaction.js';
@@ -210,6 +211,17 @@ export class EngineClient {
   /** Account (and storage) proof against the post-state of block `blockHash` (public REST); execution's code on failure (STATE_PRUNED, NOT_FOUND). */
   accountProof(address: string, blockHash: string, keys: readonly string[]): Promise<AccountProofWire & { block_hash: string }> {
     return this.call(accountProof, { address }, { block: blockHash, keys: keys.length > 0 ? keys.join(',') : undefined }, undefined);
+  }
+
+  /** The whole registry in the post-state of block `blockHash`, with its proofs, fetched page by page (public REST). */
+  async registryProof(blockHash: string): Promise<RegistryProofWire> {
+    const pages: RegistryProofWire[] = [];
+    for (let from = 0; ; ) {
+      const { block_hash: _h, block_number: _n, ...page } = await this.call(registryProof, {}, { block: blockHash, from: String(from) }, undefined);
+      pages.push(page);
+      from += page.entries.length;
+      if (from >= page.count || page.entries.length === 0) return mergeRegistryPages(pages);
+    }
   }
 
   /** This chain and the bridge counterparts registered in execution's head state (public REST). */

@@ -6,7 +6,9 @@
  */
 import { bytesEqual, parseHex, toHex } from '../core/codec/bytes.js';
 import { type Genesis, genesisHash } from '../core/genesis/genesis.js';
-import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, sameValidatorSet, type TrustedState, type TrustedValidator, trustedFromGenesis, validatorsFromJson } from '../core/light/types.js';
+import { finalityUpdateFromJson, headersFromJson, LightClientError, parseServed, type TrustedState, type TrustedValidator, trustedFromGenesis } from '../core/light/types.js';
+import { applySetChange, setChangeFromJson } from '../core/light/set-change.js';
+import { MalformedError } from '../core/errors.js';
 import { verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate, type VerifiedAccount, type VerifiedFinality } from '../core/light/verify.js';
 import { MAX_LIGHT_HEADERS } from '../core/constants.js';
 import { blockHash, headerFromJson } from '../core/types/block.js';
@@ -33,6 +35,11 @@ export class LightApiClient extends JsonApiClient {
     return this.data(lightRoutes.finalityUpdate.method, lightRoutes.finalityUpdate.path, undefined);
   }
 
+  /** A page of validator-set changes from epoch `fromEpoch` on. */
+  setChanges(fromEpoch: number): Promise<Record<string, unknown>> {
+    return this.data(lightRoutes.setChanges.method, routeUrl(lightRoutes.setChanges, {}, { from_epoch: String(fromEpoch) }), undefined);
+  }
+
   /** Headers from a finalized root back to a height. */
   headers(from: string, toHeight: number): Promise<Record<string, unknown>> {
     return this.data(lightRoutes.headers.method, routeUrl(lightRoutes.headers, {}, { from, to: toHeight }), undefined);
@@ -54,6 +61,8 @@ export interface LightVerification {
   /** Headers whose hash links were checked back from the finalized header, and the lowest height reached. */
   ancestry: { headers: number; lowest: number; reachesTrusted: boolean };
   account?: { address: string; balance: string; nonce: string; provenAgainst: { index: number; stateRoot: string } };
+  /** Validator-set changes verified and followed on the way to the finalized checkpoint. */
+  setChanges: number;
 }
 
 /**
@@ -61,10 +70,9 @@ export interface LightVerification {
  * finality update, the header chain back towards the trusted block (up to MAX_LIGHT_HEADERS),
  * and with `account` that account's proof against the finalized header's state_root.
  *
- * The validator set is never the server's: from genesis it is the file's; from a checkpoint it is
- * `validators` (a set the user pinned) or else the genesis file's, and when the beacon says the set
- * at the checkpoint is another one, the check is refused (LIGHT_CHECKPOINT_SET_UNKNOWN) since set
- * changes are not followed from genesis.
+ * The validator set is never the server's: it is the genesis file's, followed through the
+ * beacon's set changes (walkSetChanges, each verified with the set before it), or from a
+ * checkpoint `validators` (a set the user pinned), followed through the changes after it.
  */
 export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; account?: string; checkpoint?: string; validators?: ReadonlyMap<number, TrustedValidator>; timeoutMs?: number }): Promise<LightVerification> {
   const api = new LightApiClient(o.beaconUrl, o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs });
@@ -74,38 +82,32 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
   if (servedGenesis !== toHex(genesisRoot) || boot.chain_id !== o.genesis.chain_id) {
     throw new LightClientError('LIGHT_WRONG_CHAIN', `the beacon serves chain ${String(boot.chain_id)} with genesis ${servedGenesis}, not ${o.genesis.chain_id} with genesis ${toHex(genesisRoot)} from the genesis file`);
   }
-  let trusted: TrustedState;
-  let trustedIndex = 0;
-  if (o.checkpoint === undefined) {
-    trusted = trustedFromGenesis(o.genesis, genesisRoot);
-  } else {
+  // The anchor is where ancestry must lead (genesis or the checkpoint); the set is what votes are
+  // counted against. The set is never the server's: the genesis file's, walked through the set
+  // changes each signed by the set before it (docs/light-client.md "Set changes"), or the user's
+  // pinned set at the checkpoint, walked through the changes after it.
+  const genesisTrust = trustedFromGenesis(o.genesis, genesisRoot);
+  let anchor = { root: genesisRoot, index: 0 };
+  let start: TrustedState = genesisTrust;
+  let skipUpTo: number | undefined;
+  if (o.checkpoint !== undefined) {
     const root = parseHex(o.checkpoint, 'checkpoint', 32);
     const header = parseServed('bootstrap header', () => headerFromJson(boot.header, 'bootstrap.header'));
     if (!bytesEqual(blockHash(header), root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the bootstrap header hashes to ${toHex(blockHash(header))}, not the checkpoint ${o.checkpoint}`);
-    const fromGenesis = trustedFromGenesis(o.genesis, root);
-    let validators = o.validators;
-    if (validators === undefined) {
-      // The served set is only evidence that the genesis set no longer holds at the checkpoint:
-      // it is never counted, so a beacon lying about it can only make the check fail.
-      const served = parseServed('bootstrap validators', () => validatorsFromJson(boot.validators, 'bootstrap.validators'));
-      if (!sameValidatorSet(served, fromGenesis.validators)) {
-        throw new LightClientError(
-          'LIGHT_CHECKPOINT_SET_UNKNOWN',
-          `the beacon says the validator set at checkpoint ${o.checkpoint} (block ${header.index}, ${served.size} validators) is not the genesis file's (${fromGenesis.validators.size}); the set cannot be established from genesis (validator-set changes are not followed): pass --validators FILE with the set at the checkpoint from a source you trust`,
-        );
-      }
-      validators = fromGenesis.validators;
+    anchor = { root, index: header.index };
+    if (o.validators !== undefined) {
+      start = { ...genesisTrust, root, header, validators: o.validators };
+      skipUpTo = header.index;
     }
-    trusted = { ...fromGenesis, header, validators };
-    trustedIndex = header.index;
   }
+  const walk = await walkSetChanges(api, start, skipUpTo);
 
   // The proof is asked for at the newest finalized block, whose state execution keeps. If finality
   // moves between the update and the proof, that block's state may be pruned: a newer update then
   // names a block whose state is kept, so the verification starts again from it.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await verifyLatest(api, o, trusted, trustedIndex);
+      return { ...(await verifyLatest(api, o, walk.trusted, anchor)), setChanges: walk.applied };
     } catch (err) {
       if (!(err instanceof BeaconClientError && hasCode(err, 'STATE_PRUNED')) || attempt >= LIGHT_PROOF_ATTEMPTS) throw err;
     }
@@ -116,10 +118,11 @@ export async function verifyLight(o: { genesis: Genesis; beaconUrl: string; acco
 const LIGHT_PROOF_ATTEMPTS = 4;
 
 /** Verifies the beacon's latest finality update, the ancestry back towards the trusted block and, with `o.account`, the account's proof. */
-async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?: string; checkpoint?: string; validators?: unknown }, trusted: TrustedState, trustedIndex: number): Promise<LightVerification> {
+async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?: string; checkpoint?: string; validators?: unknown }, trusted: TrustedState, anchor: { root: Uint8Array; index: number }): Promise<Omit<LightVerification, 'setChanges'>> {
+  const trustedIndex = anchor.index;
   const updateJson = await api.finalityUpdate();
   const update = parseServed('finality update', () => finalityUpdateFromJson(updateJson));
-  const fin: VerifiedFinality = verifyFinalityUpdate(update, trusted);
+  const fin: VerifiedFinality = verifyFinalityUpdate(update, trusted, trusted.epoch === undefined ? {} : { minEpoch: trusted.epoch });
   if (fin.header.index < trustedIndex) throw new LightClientError('LIGHT_STALE_UPDATE', `the finalized header ${fin.header.index} is older than the trusted checkpoint ${trustedIndex}`);
 
   // Ancestry: hash links from the finalized header back to the trusted block when it is within
@@ -127,7 +130,7 @@ async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?
   // nothing between them: its root must be the trusted one.
   let ancestry: LightVerification['ancestry'];
   if (fin.header.index === trustedIndex) {
-    if (!bytesEqual(fin.root, trusted.root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the finalized block ${toHex(fin.root)} at height ${trustedIndex} is not the trusted checkpoint ${toHex(trusted.root)}`);
+    if (!bytesEqual(fin.root, anchor.root)) throw new LightClientError('LIGHT_CHECKPOINT_MISMATCH', `the finalized block ${toHex(fin.root)} at height ${trustedIndex} is not the trusted checkpoint ${toHex(anchor.root)}`);
     ancestry = { headers: 1, lowest: fin.header.index, reachesTrusted: true };
   } else {
     const lowest = Math.max(trustedIndex + 1, fin.header.index - MAX_LIGHT_HEADERS + 1);
@@ -136,15 +139,15 @@ async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?
     const last = verifyAncestry(fin.root, chainHeaders);
     if (last.index !== lowest) throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `the header chain ends at height ${last.index}, not ${lowest}`);
     const reachesTrusted = lowest === trustedIndex + 1;
-    if (reachesTrusted && !bytesEqual(last.parentHash, trusted.root)) {
-      throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `header ${last.index}'s parent is ${toHex(last.parentHash)}, not the trusted block ${toHex(trusted.root)}`);
+    if (reachesTrusted && !bytesEqual(last.parentHash, anchor.root)) {
+      throw new LightClientError('LIGHT_ANCESTRY_BROKEN', `header ${last.index}'s parent is ${toHex(last.parentHash)}, not the trusted block ${toHex(anchor.root)}`);
     }
     ancestry = { headers: chainHeaders.length, lowest: last.index, reachesTrusted };
   }
 
-  const out: LightVerification = {
+  const out: Omit<LightVerification, 'setChanges'> = {
     chainId: o.genesis.chain_id,
-    trusted: { root: toHex(trusted.root), index: trustedIndex, source: o.checkpoint === undefined ? 'genesis' : 'checkpoint', set: o.checkpoint !== undefined && o.validators !== undefined ? 'pinned' : 'genesis' },
+    trusted: { root: toHex(anchor.root), index: trustedIndex, source: o.checkpoint === undefined ? 'genesis' : 'checkpoint', set: o.checkpoint !== undefined && o.validators !== undefined ? 'pinned' : 'genesis' },
     finalized: {
       epoch: fin.epoch,
       index: fin.header.index,
@@ -168,4 +171,39 @@ async function verifyLatest(api: LightApiClient, o: { genesis: Genesis; account?
     out.account = { address: acc.address, balance: acc.balance.toString(), nonce: acc.nonce.toString(), provenAgainst: { index: fin.header.index, stateRoot: toHex(fin.header.stateRoot) } };
   }
   return out;
+}
+
+/** Set-change pages a walk reads at most: a server that never ends its pages stalls the client, never loops it. */
+const MAX_SET_CHANGE_PAGES = 10_000;
+
+/**
+ * Follows the beacon's set changes from `start` (docs/light-client.md "Set changes"): each is
+ * verified with the set before it (applySetChange), so a lying server can only stop the walk.
+ * Changes at or below height `skipUpTo` are passed over (a pinned set is already at them).
+ */
+export async function walkSetChanges(api: LightApiClient, start: TrustedState, skipUpTo?: number): Promise<{ trusted: TrustedState; applied: number }> {
+  let trusted = start;
+  let applied = 0;
+  let from = (start.epoch ?? 0) + 1;
+  for (let pages = 0; pages < MAX_SET_CHANGE_PAGES; pages++) {
+    const page = await api.setChanges(from);
+    const changes = parseServed('set changes', () => {
+      if (!Array.isArray(page.set_changes)) throw new MalformedError('set_changes', 'expected an array');
+      return page.set_changes.map((c, i) => setChangeFromJson(c, `set_changes[${i}]`));
+    });
+    let last = from - 1;
+    for (const c of changes) {
+      last = c.finality.finalized.epoch;
+      if (skipUpTo !== undefined && c.finality.header.index <= skipUpTo) continue;
+      trusted = applySetChange(trusted, c);
+      applied++;
+    }
+    const next = page.next_from_epoch;
+    if (next === null) return { trusted, applied };
+    if (typeof next !== 'number' || !Number.isSafeInteger(next) || next <= last || changes.length === 0) {
+      throw new LightClientError('LIGHT_MALFORMED', `set changes: next_from_epoch ${JSON.stringify(next)} does not move past the page (from epoch ${from}, ${changes.length} changes)`);
+    }
+    from = next;
+  }
+  throw new LightClientError('LIGHT_MALFORMED', `set changes: more than ${MAX_SET_CHANGE_PAGES} pages`);
 }

@@ -130,3 +130,8 @@ export const ENGINE_BODY_LIMIT = 32 * 1024 * 1024;
  * before decoding; the host carries frames of this size (MAX_GOSSIP_RPC_BYTES, STREAM_READ_BUFFER_BYTES).
  */
 export const MAX_BLOCK_BYTES = ENGINE_BODY_LIMIT / 2;
+
+/** Most set changes one light-client page carries (GET /api/v1/light/set_changes); a page also stops past MAX_SET_CHANGE_PAGE_BYTES. */
+export const MAX_SET_CHANGES_PER_PAGE = 16;
+/** A set-change page stops once its updates pass this many bytes of JSON (it always carries at least one). */
+export const MAX_SET_CHANGE_PAGE_BYTES = 8 * 1024 * 1024;

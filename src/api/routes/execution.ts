@@ -21,6 +21,7 @@ import type {
   LogsView,
   MempoolPageView,
   Receipt,
+  RegistryProofView,
   StorageView,
   SubmitView,
   TxStatus,
@@ -56,6 +57,9 @@ export const account = route<AccountView>()('GET', '/api/v1/accounts/:address');
 
 /** Account and storage proof; `block` latest (default), finalized, a height or a hash; `keys` comma-separated 32-byte keys. */
 export const accountProof = route<AccountProofView, undefined, { block?: string; keys?: string }>()('GET', '/api/v1/accounts/:address/proof');
+
+/** A page of the validator registry with its proofs; `block` as accountProof's, `from` the first index (0), `limit` at most 256 entries (256). */
+export const registryProof = route<RegistryProofView, undefined, { block?: string; from?: string; limit?: string }>()('GET', '/api/v1/registry/proof');
 
 /** A block by height, 0x hash, latest, finalized or earliest. */
 export const block = route<BlockView>()('GET', '/api/v1/blocks/:id');

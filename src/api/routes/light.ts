@@ -3,7 +3,7 @@
  * and read by src/client/light.ts and the bridge clients. `Res` is the `data` of the
  * `{success: true, data}` envelope.
  */
-import type { FinalityUpdateJson, HeaderChainView, LightBootstrapView, LightProofView } from '../light.js';
+import type { FinalityUpdateJson, HeaderChainView, LightBootstrapView, LightProofView, SetChangesView } from '../light.js';
 import { route } from './route.js';
 
 /** Light-client routes of the beacon. */
@@ -12,6 +12,8 @@ export const lightRoutes = {
   bootstrap: route<LightBootstrapView, undefined, { root?: string }>()('GET', '/api/v1/light/bootstrap'),
   /** The latest finality update, or epoch `epoch`'s. */
   finalityUpdate: route<FinalityUpdateJson, undefined, { epoch?: number }>()('GET', '/api/v1/light/finality_update'),
+  /** Validator-set changes at finalized checkpoints from epoch `from_epoch` on (paged). */
+  setChanges: route<SetChangesView, undefined, { from_epoch?: string; limit?: string }>()('GET', '/api/v1/light/set_changes'),
   /** Headers from the finalized block `from` back to `to` (a root or a height), newest first. */
   headers: route<HeaderChainView, undefined, { from: string; to: string | number }>()('GET', '/api/v1/light/headers'),
   /** An account (and its storage `keys`, comma-separated) against block `root`'s header (default: the finalized block). */

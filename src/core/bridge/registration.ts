@@ -6,7 +6,7 @@
  */
 import { ByteListType, ByteVectorType, ContainerType, UintBigintType } from '@chainsafe/ssz';
 import { CHAIN_ID_BYTES, HASH_BYTES } from '../constants.js';
-import { bigintToBytesBE, concatBytes, parseHex, toHex, utf8 } from '../codec/bytes.js';
+import { bigintToBytesBE, concatBytes, parseHex, toHex, utf8, tag32 } from '../codec/bytes.js';
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
@@ -35,14 +35,9 @@ export const RegistrationTermsSsz = new ContainerType({
   allowance: new UintBigintType(32),
 });
 
-function tag(name: string): Uint8Array {
-  const out = new Uint8Array(32);
-  out.set(utf8(name));
-  return out;
-}
 
-const REGISTRATION_TAG = tag('svc/bridge/registration/v1');
-const VALIDATOR_SET_TAG = tag('svc/bridge/validator-set/v1');
+const REGISTRATION_TAG = tag32('svc/bridge/registration/v1');
+const VALIDATOR_SET_TAG = tag32('svc/bridge/validator-set/v1');
 
 /** SHA3-256 over a genesis document's validators (index, public key, stake), in index order: what a signer reads as "the set I trust". */
 export function validatorSetCommitment(g: Genesis): Uint8Array {

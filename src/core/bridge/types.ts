@@ -15,7 +15,7 @@ import {
   MAX_TX_DATA_BYTES,
   SIGNATURE_BYTES,
 } from '../constants.js';
-import { bigintToBytesBE, bytesEqual, bytesToBigintBE, parseHex, toHex, utf8 } from '../codec/bytes.js';
+import { bigintToBytesBE, bytesEqual, bytesToBigintBE, parseHex, toHex, utf8, tag32 } from '../codec/bytes.js';
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
@@ -209,21 +209,15 @@ export type BridgeOperation =
   | { op: typeof BridgeOp.Refund; body: SettleBody }
   | { op: typeof BridgeOp.Complete; body: SettleBody };
 
-/** 32-byte zero-padded ASCII tag: keeps ids, slots and topics of different kinds apart. */
-function tag(name: string): Uint8Array {
-  const out = new Uint8Array(32);
-  out.set(utf8(name));
-  return out;
-}
 
-const BID_TAG = tag('svc/bridge/bid/v1');
-const LOCK_SLOT_TAG = tag('svc/bridge/lock/v1');
-const RELEASE_SLOT_TAG = tag('svc/bridge/release/v1');
-const COUNTERPART_SLOT_TAG = tag('svc/bridge/counterpart/v1');
-const LEDGER_SLOT_TAG = tag('svc/bridge/ledger/v1');
-const ESCROW_SLOT_TAG = tag('svc/bridge/escrow/v1');
-const ALLOWANCE_SLOT_TAG = tag('svc/bridge/allowance/v1');
-const COMMITTED_SLOT = sha3(tag('svc/bridge/committed/v1'));
+const BID_TAG = tag32('svc/bridge/bid/v1');
+const LOCK_SLOT_TAG = tag32('svc/bridge/lock/v1');
+const RELEASE_SLOT_TAG = tag32('svc/bridge/release/v1');
+const COUNTERPART_SLOT_TAG = tag32('svc/bridge/counterpart/v1');
+const LEDGER_SLOT_TAG = tag32('svc/bridge/ledger/v1');
+const ESCROW_SLOT_TAG = tag32('svc/bridge/escrow/v1');
+const ALLOWANCE_SLOT_TAG = tag32('svc/bridge/allowance/v1');
+const COMMITTED_SLOT = sha3(tag32('svc/bridge/committed/v1'));
 
 /** The BID id: SHA3-256(tag ‖ SSZ(fields)). */
 export function bidId(f: BidFields): Uint8Array {

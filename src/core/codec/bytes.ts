@@ -112,3 +112,10 @@ export function u64LE(value: bigint | number): Uint8Array {
 export function utf8(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'utf8'));
 }
+
+/** 32-byte zero-padded ASCII tag: keeps ids, slots and words of different kinds apart under one hash. */
+export function tag32(name: string): Uint8Array {
+  const out = new Uint8Array(32);
+  out.set(utf8(name));
+  return out;
+}

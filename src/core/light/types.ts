@@ -52,6 +52,8 @@ export interface TrustedState {
   root: Uint8Array;
   /** Its header (absent for genesis, which has none). */
   header?: BlockHeader;
+  /** Its epoch (0 for genesis): a set change or finality update must be newer. */
+  epoch?: number;
   /** By index. */
   validators: ReadonlyMap<number, TrustedValidator>;
 }

@@ -30,6 +30,8 @@ import { Attestations } from './attestations.js';
 import { BeaconError } from './errors.js';
 import { BEACON_KEYS as K, type BeaconBlockRecord, checkSchema, genesisRecord } from './chain-storage.js';
 import { LightStore } from './light.js';
+import { type RegistrySource, SetChangeStore } from './light-sets.js';
+import { REGISTRY_ADDRESS } from '../../core/consensus/registry.js';
 import type { EngineClient } from '../../client/engine.js';
 import type { EventHub } from './events.js';
 import { type BeaconHealth, ExecutionLink } from './execution-link.js';
@@ -85,6 +87,8 @@ export class BeaconChain {
   private readonly attestations: Attestations;
   /** Finalizing links' signed votes and the finality updates made of them (light clients). */
   light!: LightStore;
+  /** Validator-set changes at finalized checkpoints (light-sets.ts). */
+  sets!: SetChangeStore;
   /** Slashing detection and the evidence pool. */
   readonly slashing: SlashingMonitor;
   /** The bridge's BIDs and their state machine (docs/bridge.md). */
@@ -178,6 +182,7 @@ export class BeaconChain {
     );
     chain.remember(genesisRecord(g, root));
     chain.light = await LightStore.open(o.store, o.log);
+    chain.sets = await SetChangeStore.open(o.store, g, o.log);
     chain.bridge = await BridgeStore.open({
       genesis: g,
       store: o.store,
@@ -521,21 +526,28 @@ export class BeaconChain {
     return this.attestations.data(slot);
   }
 
-  // The light-client finality update of a newly finalized checkpoint. Never throws: finality is
-  // already decided and sent to execution; a failed write only costs light clients this update.
+  // The light-client records of a newly finalized checkpoint: a set change when the validator set
+  // in its state moved (light-sets.ts), then its finality update framed on the set recorded last.
+  // Never throws: finality is already decided and sent to execution; a failed write only costs
+  // light clients this update (a set change is caught up at the next checkpoint).
   private async recordFinality(fin: CheckpointHex): Promise<void> {
     try {
       const stored = await this.store.getBytes(K.body(fin.root));
       if (stored === undefined) return; // genesis: no header, nothing a light client needs proven
-      const active = new Map(this.registry.filter((v) => v.active).map((v) => [v.index, BigInt(v.stake)]));
-      let totalActive = 0n;
-      for (const s of active.values()) totalActive += s;
-      const update = await this.light.finalized(fin, headerOfBlockBytes(stored), { size: this.registry.length, activeStake: (i) => active.get(i), totalActive });
+      const header = headerOfBlockBytes(stored);
+      const links = this.light.finalizedLinks(fin);
+      await this.sets.observe(fin, header, links, this.registrySource).catch((err: Error) => this.log.error('could not check the finalized checkpoint for a validator-set change', { epoch: fin.epoch, root: fin.root, error: err.message }));
+      const update = await this.light.finalizedWith(fin, header, links, this.sets.stakes());
       if (update) this.metrics.lightUpdateBytes.set(update.size_bytes);
     } catch (err) {
       this.log.error('could not record the light-client finality update', { epoch: fin.epoch, root: fin.root, error: (err as Error).message });
     }
   }
+
+  private readonly registrySource: RegistrySource = {
+    registryStorageHash: async (at) => (await this.engine.accountProof(REGISTRY_ADDRESS, at, [])).storageHash.toLowerCase(),
+    registryProof: (at) => this.engine.registryProof(at),
+  };
 
   // Never throws, like recordFinality: the BIDs catch up on the next finality move or restart.
   private async bridgeFinalized(root: string): Promise<void> {

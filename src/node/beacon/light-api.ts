@@ -1,12 +1,12 @@
 /**
  * Light-client routes under `/api/v1/light/` (docs/light-client.md): bootstrap from genesis or a
- * finalized root, the latest (or an epoch's) finality update, header chains back from a finalized
+ * finalized root, the latest (or an epoch's) finality update, the validator-set changes, header chains back from a finalized
  * block, and account/storage proofs against a header's state_root (fetched from execution at
  * the header's parent, whose post-state that root is). Every bad input is a 4xx envelope.
  */
 import type { FastifyInstance } from 'fastify';
 import { parseDecimal } from '../../core/codec/json.js';
-import { MAX_LIGHT_HEADERS } from '../../core/constants.js';
+import { MAX_LIGHT_HEADERS, MAX_SET_CHANGES_PER_PAGE } from '../../core/constants.js';
 import { BeaconError } from './errors.js';
 import { type BlockHeader, blockHash, headerToJson } from '../../core/types/block.js';
 import { headerOfBlockBytes } from '../../core/types/block-bytes.js';
@@ -74,6 +74,13 @@ export function registerLightRoutes(app: FastifyInstance, o: { chain: BeaconChai
     const update: FinalityUpdateJson | undefined = await chain.light.update(epoch);
     if (!update) throw new BeaconError('NO_FINALITY_UPDATE', epoch === undefined ? 'no finality update yet: no checkpoint after genesis has been finalized with its votes seen by this beacon' : `no finality update for epoch ${epoch} (only the newest finalized epochs are kept)`);
     return ok(reply, update);
+  });
+
+  registerRoute(app, lightRoutes.setChanges, {}, async (req, reply) => {
+    const from = req.query.from_epoch === undefined ? 1 : Number(parseDecimal(req.query.from_epoch, 'from_epoch', 32));
+    const limit = req.query.limit === undefined ? MAX_SET_CHANGES_PER_PAGE : Number(parseDecimal(req.query.limit, 'limit', 32));
+    if (limit < 1 || limit > MAX_SET_CHANGES_PER_PAGE) throw new BeaconError('MALFORMED_INPUT', `malformed limit: 1 to ${MAX_SET_CHANGES_PER_PAGE} set changes per page, got ${limit}`);
+    return ok(reply, await chain.sets.page(from, limit));
   });
 
   registerRoute(app, lightRoutes.headers, {}, async (req, reply) => {

@@ -75,25 +75,75 @@ export class LightStore {
   }
 
   /**
-   * Records the finality update of a newly finalized checkpoint: the votes of its link with the
-   * most stake, when they reach 2/3 of active stake (fewer means the votes were not all seen here,
-   * e.g. across a restart: no update is stored rather than one a client would refuse). Drops the
-   * links finality made useless.
+   * The signed links of a newly finalized checkpoint (source = it), taken out of the pending ones
+   * with every link finality made useless.
    */
-  async finalized(cp: CheckpointHex, header: BlockHeader, stakes: StakeView): Promise<FinalityUpdateJson | undefined> {
-    let best: { link: PendingLink; votes: Attestation[]; stake: bigint } | undefined;
-    for (const link of this.pending.values()) {
-      if (link.source.epoch !== cp.epoch || link.source.root !== cp.root) continue;
-      const votes = [...link.votes.values()].filter((a) => stakes.activeStake(a.validatorIndex) !== undefined).sort((a, b) => a.validatorIndex - b.validatorIndex);
-      const stake = votes.reduce((s, a) => s + stakes.activeStake(a.validatorIndex)!, 0n);
-      if (!best || stake > best.stake) best = { link, votes, stake };
+  finalizedLinks(cp: CheckpointHex): FinalizingLink[] {
+    const out: FinalizingLink[] = [];
+    for (const [k, link] of this.pending) {
+      if (link.source.epoch === cp.epoch && link.source.root === cp.root) out.push({ target: link.target, votes: [...link.votes.values()] });
+      if (link.source.epoch <= cp.epoch) this.pending.delete(k);
     }
-    for (const [k, link] of this.pending) if (link.source.epoch <= cp.epoch) this.pending.delete(k);
-    if (!best || 3n * best.stake < 2n * stakes.totalActive) {
-      this.log.warn('finalized checkpoint without 2/3 of its signed votes at hand: no light-client finality update for it', { epoch: cp.epoch, root: cp.root, signed_stake: (best?.stake ?? 0n).toString(), active_stake: stakes.totalActive.toString() });
+    return out;
+  }
+
+  /** Records the finality update of a newly finalized checkpoint, framed on `stakes` (see frameUpdate). */
+  finalized(cp: CheckpointHex, header: BlockHeader, stakes: StakeView): Promise<FinalityUpdateJson | undefined> {
+    return this.finalizedWith(cp, header, this.finalizedLinks(cp), stakes);
+  }
+
+  /** finalized, with the links already taken (finalizedLinks). */
+  async finalizedWith(cp: CheckpointHex, header: BlockHeader, links: readonly FinalizingLink[], stakes: StakeView): Promise<FinalityUpdateJson | undefined> {
+    const { update, signed } = frameUpdate(cp, header, links, stakes);
+    if (!update) {
+      this.log.warn('finalized checkpoint without 2/3 of its signed votes at hand: no light-client finality update for it', { epoch: cp.epoch, root: cp.root, signed_stake: signed.toString(), active_stake: stakes.totalActive.toString() });
       return undefined;
     }
-    const update: FinalityUpdateJson = {
+    await this.record(update);
+    return update;
+  }
+
+  // Persists an update, keeping the newest LIGHT_UPDATES_KEPT.
+  private async record(update: FinalityUpdateJson): Promise<void> {
+    const epoch = update.finalized.epoch;
+    const batch = new WriteBatch().put(key(epoch), update);
+    // Finalized epochs only grow, so the one LIGHT_UPDATES_KEPT epochs back (if any) is the oldest kept.
+    for await (const k of this.store.db.keys({ gte: PREFIX, lt: key(Math.max(0, epoch - LIGHT_UPDATES_KEPT + 1)) })) batch.del(k);
+    await this.store.write(batch);
+    this.latestEpoch = epoch;
+  }
+
+  /** The newest finality update, or the one of `epoch`. */
+  async update(epoch?: number): Promise<FinalityUpdateJson | undefined> {
+    const e = epoch ?? this.latestEpoch;
+    return e === undefined ? undefined : this.store.get<FinalityUpdateJson>(key(e));
+  }
+}
+
+/** A finalizing link's target and every signed vote seen for it. */
+export interface FinalizingLink {
+  target: CheckpointHex;
+  votes: Attestation[];
+}
+
+/**
+ * The finality update of `cp` framed on a validator set (`stakes`): the votes of its link with the
+ * most stake in that set, only those of the set's active validators, its bitfield over the set's
+ * size. Undefined below 2/3 of the set's active stake (the votes were not all seen here, e.g.
+ * across a restart, or the set lost more than a third of its stake): no update rather than one a
+ * client would refuse. Returns the signed stake too, for the caller's log.
+ */
+export function frameUpdate(cp: CheckpointHex, header: BlockHeader, links: readonly FinalizingLink[], stakes: StakeView): { update?: FinalityUpdateJson; signed: bigint } {
+  let best: { link: FinalizingLink; votes: Attestation[]; stake: bigint } | undefined;
+  for (const link of links) {
+    const votes = link.votes.filter((a) => a.validatorIndex < stakes.size && stakes.activeStake(a.validatorIndex) !== undefined).sort((a, b) => a.validatorIndex - b.validatorIndex);
+    const stake = votes.reduce((s, a) => s + stakes.activeStake(a.validatorIndex)!, 0n);
+    if (!best || stake > best.stake) best = { link, votes, stake };
+  }
+  if (!best || 3n * best.stake < 2n * stakes.totalActive) return { signed: best?.stake ?? 0n };
+  return {
+    signed: best.stake,
+    update: {
       finalized: { epoch: cp.epoch, root: cp.root },
       target: best.link.target,
       header: headerToJson(header),
@@ -103,20 +153,8 @@ export class LightStore {
       signed_stake: best.stake.toString(),
       active_stake: stakes.totalActive.toString(),
       size_bytes: updateSize(header, best.votes),
-    };
-    const batch = new WriteBatch().put(key(cp.epoch), update);
-    // Finalized epochs only grow, so the one LIGHT_UPDATES_KEPT epochs back (if any) is the oldest kept.
-    for await (const k of this.store.db.keys({ gte: PREFIX, lt: key(Math.max(0, cp.epoch - LIGHT_UPDATES_KEPT + 1)) })) batch.del(k);
-    await this.store.write(batch);
-    this.latestEpoch = cp.epoch;
-    return update;
-  }
-
-  /** The newest finality update, or the one of `epoch`. */
-  async update(epoch?: number): Promise<FinalityUpdateJson | undefined> {
-    const e = epoch ?? this.latestEpoch;
-    return e === undefined ? undefined : this.store.get<FinalityUpdateJson>(key(e));
-  }
+    },
+  };
 }
 
 /** SSZ bytes of an update's substance: the header plus each signed attestation (the bitfield and checkpoints add under 100 bytes). */

@@ -25,7 +25,7 @@ import { Authorizations } from './txpool/authorizations.js';
 import { ConsensusFields } from './consensus-fields.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
-import { Registry, type RegistryChanges } from './registry.js';
+import { Registry, type RegistryChanges, commitRegistry } from './registry.js';
 import type { RegistryEntry, Receipt } from '../../api/execution.js';
 import { StateDb } from './state/db.js';
 import { EMPTY_REF, type NodeRef } from './state/trie.js';
@@ -34,7 +34,7 @@ import type { StateSource } from './state/view.js';
 import { type BlockRecord, BlockStore, type ChainCacheOptions, DEFAULT_CHAIN_CACHE, encodeShell, blockSize, type LoadedChanges, receiptJson } from './blocks.js';
 import { type ChainStore, WriteBatch } from '../shared/store.js';
 import { BodyFile, type BodyWrite } from './body-file.js';
-import { Keys, SCHEMA_VERSION } from './store.js';
+import { Keys } from './store.js';
 import type { SignatureVerifier } from './verifier.js';
 import { ConsensusAccounting } from './rewards.js';
 import { LogIndex } from './logs.js';
@@ -45,7 +45,7 @@ import { ancestorAt, branchPath, replayPath } from './ancestry.js';
 import { BlockExecutor } from './block-execution.js';
 import { BlockValidator, type SignatureObserver } from './block-validation.js';
 import { type CanonicalChange, CanonicalIndex } from './canonical.js';
-import { checkLayout, initGenesis, upgradeLayout } from './chain-init.js';
+import { checkLayout, initGenesis } from './chain-init.js';
 import { type HistoryMode, type KeptHistory, PRUNE_CATCH_UP_HEIGHTS, descendsFromFinalized, historyReadable, prunedMessage, queuePrune } from './pruning.js';
 
 export type { BlockChanges, BlockRecord, ChainCacheOptions } from './blocks.js';
@@ -126,8 +126,7 @@ export class ExecutionChain {
    */
   static async open(genesis: Genesis, store: ChainStore, stateStore: ChainStore, verifier: SignatureVerifier, log: Logger, observer: ChainObserver, cache: ChainCacheOptions = DEFAULT_CHAIN_CACHE, bodiesPath?: string, history: HistoryMode = 'finalized'): Promise<ExecutionChain> {
     // Before anything touches the directory: a refused one is left exactly as it was.
-    const schema = await checkLayout(store, toHex(genesisHash(genesis)));
-    if (schema !== undefined && schema !== SCHEMA_VERSION) await upgradeLayout(store, stateStore, schema, log);
+    await checkLayout(store, toHex(genesisHash(genesis)));
     const bodies = bodiesPath === undefined ? undefined : await BodyFile.open(bodiesPath, (await store.get<number>(Keys.meta('body_end'))) ?? 0);
     const chain = new ExecutionChain(genesis, store, verifier, log, observer, cache, bodies);
     try {
@@ -363,6 +362,8 @@ export class ExecutionChain {
     const docs = await this.bridge.prepare(bridgeData(block.transactions));
     const exec = this.executor.execute(block, hash, verified, recipients, view, votes, recommits, docs);
     if (slashed.length > 0) exec.registry.slashed = slashed;
+    // The registry's words go into the state the block commits, their entries beside the block.
+    const registryWords = commitRegistry(view, this.registry, exec.registry);
     // Serialised once: the stored entries and the engine route's answer share the strings. The
     // receipts' write and the file's sync run while the state commits below.
     const receiptsJson = exec.receipts.map(receiptJson);
@@ -392,6 +393,7 @@ export class ExecutionChain {
     const batch = new WriteBatch();
     this.blocks.put(batch, { record, changes, shell, envelopes, txHashes, receipts: exec.receipts, receiptsJson, ...(stored ? { body: stored.index } : {}) });
     docs.queue(batch);
+    for (const [word, entry] of registryWords) batch.put(Keys.registryEntry(word), entry);
     batch.put(Keys.blockAtHeight(record.index, hash), 0).put(Keys.meta('state_version'), version);
     // Only queued, so it goes before the wait for the body's sync below.
     if (extendsHead) this.canonical.put(batch, record, hashes, exec.receipts);

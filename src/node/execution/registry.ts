@@ -3,9 +3,10 @@
  * transactions to the system addresses. Execution keeps its own copy so it never has to trust
  * the beacon for a proposer's key.
  */
-import { parseHex } from '../../core/codec/bytes.js';
-import type { Genesis } from '../../core/genesis/genesis.js';
+import { parseHex, toHex } from '../../core/codec/bytes.js';
+import { REGISTRY_ADDRESS, registryCountSlot, registryCountWord, registryEntrySlot, registryEntryWord } from '../../core/consensus/registry.js';
 import type { RegistryEntry } from '../../api/execution.js';
+import type { StateView } from './state/types.js';
 
 /** A validator's RANDAO commitment replaced by a re-commitment, with the one it replaced (for undo). */
 export interface RecommitChange {
@@ -37,11 +38,6 @@ export class Registry {
   private readonly entries: RegistryEntry[] = [];
   private readonly byAddress = new Map<string, RegistryEntry>();
   private readonly keys = new Map<number, Uint8Array>();
-
-  /** Registry of a genesis document. */
-  static fromGenesis(genesis: Genesis): RegistryEntry[] {
-    return genesis.validators.map((v) => ({ ...v, active: true, slashed: false }));
-  }
 
   /** Replaces the contents (start-up). */
   load(entries: RegistryEntry[]): void {
@@ -76,6 +72,20 @@ export class Registry {
     let k = this.keys.get(e.index);
     if (!k) this.keys.set(e.index, (k = parseHex(e.public_key, 'public_key')));
     return k;
+  }
+
+  /**
+   * The entries `changes` leave, in the order a later change to the same validator wins, without
+   * applying them: what the block's state commits (commitRegistry) before it is imported.
+   */
+  after(changes: RegistryChanges): RegistryEntry[] {
+    const next = new Map<number, RegistryEntry>();
+    const at = (i: number): RegistryEntry => next.get(i) ?? this.entries[i]!;
+    for (const e of changes.added) next.set(e.index, e);
+    for (const i of changes.exited) next.set(i, { ...at(i), active: false });
+    for (const r of changes.recommitted ?? []) next.set(r.index, { ...at(r.index), randao_commitment: r.commitment });
+    for (const c of changes.slashed ?? []) next.set(c.index, { ...at(c.index), stake: (BigInt(at(c.index).stake) - BigInt(c.penalty)).toString(), active: false, slashed: true });
+    return [...next.values()];
   }
 
   /** Applies (sign 1) or undoes (sign -1) a block's registry changes; returns the entries to persist. */
@@ -122,4 +132,20 @@ export class Registry {
     this.put(e);
     return e;
   }
+}
+
+/**
+ * Writes the registry words a block's changes leave into its state (docs/protocol.md "The
+ * registry in the state"): one word per touched entry, and the count when validators joined.
+ * Returns the entries by word, for the preimage store (the words are hashes of them).
+ */
+export function commitRegistry(state: StateView, registry: Registry, changes: RegistryChanges): Map<string, RegistryEntry> {
+  const words = new Map<string, RegistryEntry>();
+  for (const e of registry.after(changes)) {
+    const word = registryEntryWord(e);
+    state.setStorage(REGISTRY_ADDRESS, registryEntrySlot(e.index), word);
+    words.set(toHex(word), e);
+  }
+  if (changes.added.length > 0) state.setStorage(REGISTRY_ADDRESS, registryCountSlot(), registryCountWord(registry.size + changes.added.length));
+  return words;
 }

@@ -32,13 +32,13 @@
  * code) lives in a database of its own beside the chain's, and each version's stale-node list is
  * under `n:<version>:~` (state/trie.ts `staleKey`) instead of `z:<block hash>`: a block's state
  * write is then one key range above all older ones, which LevelDB moves down its levels without
- * rewriting (docs/execution.md, "State database"). Layouts 5 and 6 are upgraded on open by moving
- * their state keys (state/migrate.ts).
+ * rewriting (docs/execution.md, "State database"). Version 8: the validator registry is committed in
+ * the state (the registry account's storage words, docs/protocol.md "The registry in the state")
+ * and each entry is stored by its word under `V:`. Every state root of an older layout's chain
+ * differs from what this node computes for the same blocks, so no older layout is read: a data
+ * directory of one is refused, never upgraded.
  */
-export const SCHEMA_VERSION = 7;
-
-/** Older layouts this node reads, upgraded on open (state/migrate.ts, then the schema key). */
-export const UPGRADABLE_SCHEMA_VERSIONS: readonly number[] = [5, 6];
+export const SCHEMA_VERSION = 8;
 
 /**
  * classic-level open options of the execution databases (the node and the state bench open the
@@ -75,6 +75,8 @@ export const Keys = {
   /** Prefix of the blocks imported at `height`. */
   blockAtHeightPrefix: (height: number) => `y:${pad(height, 16)}:`,
   validator: (index: number) => `v:${pad(index, 8)}`,
+  /** A registry entry by its state word (0x hex): the preimage a registry proof serves (registry.ts commitRegistry). */
+  registryEntry: (word: string) => `V:${word}`,
   /** Small JSON metadata of a block (any branch): what traversal, reorgs and views need. */
   block: (hash: string) => `b:${hash}`,
   /** JSON state changes of a block (diff, registry, authorisations), read when it moves canonically. */

@@ -19,7 +19,9 @@ import { canonicalJson, epochOfSlot, genesisHash } from '../../../src/core/genes
 import { finalityUpdateFromJson, trustedFromGenesis } from '../../../src/core/light/types.js';
 import { participationBits, verifyAccountAgainstHeader, verifyAncestry, verifyFinalityUpdate } from '../../../src/core/light/verify.js';
 import { genesisStateRoot } from '../../../src/core/state/genesis-root.js';
-import { EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, accountKey, encodeAccountValue, trieProof, trieRoot, type AccountProofWire } from '../../../src/core/state/trie.js';
+import { EMPTY_CODE_HASH, EMPTY_TRIE_ROOT, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot, type AccountProofWire } from '../../../src/core/state/trie.js';
+import { REGISTRY_ADDRESS, encodeRegistryEntry, genesisRegistry, registryCountSlot, registryEntrySlot, registryEntryWord, registryStorage } from '../../../src/core/consensus/registry.js';
+import { type RegistryProofWire, verifyRegistryProof } from '../../../src/core/light/registry.js';
 import { attestationToJson, signAttestation } from '../../../src/core/types/attestation.js';
 import { type BlockHeader, blockHash, headerToJson } from '../../../src/core/types/block.js';
 import { AttestationMessageSsz, BlockHeaderSsz } from '../../../src/core/types/ssz.js';
@@ -67,7 +69,30 @@ function example() {
   const participation = participationBits(signers, genesis.validators.length);
   const update = { finalized: { epoch: 1, root: toHex(root) }, target: { epoch: 2, root: toHex(target.root) }, header: headerToJson(header), attestations: attestations.map(attestationToJson), participation: toHex(participation) };
 
-  const entries = genesis.alloc.filter((a) => BigInt(a.balance) > 0n).map((a) => [accountKey(a.address), encodeAccountValue({ balance: BigInt(a.balance), nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot: EMPTY_TRIE_ROOT })] as const);
+  // The registry account: the genesis validators' words (docs/protocol.md "The registry in the state").
+  const registryEntries = genesisRegistry(genesis);
+  const registryWords = registryStorage(registryEntries).map(([slot, word]) => [storageKey(slot), word] as const);
+  const registryRoot = trieRoot(registryWords);
+  const entries = [
+    ...genesis.alloc.filter((a) => BigInt(a.balance) > 0n).map((a) => [accountKey(a.address), encodeAccountValue({ balance: BigInt(a.balance), nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot: EMPTY_TRIE_ROOT })] as const),
+    [accountKey(REGISTRY_ADDRESS), encodeAccountValue({ balance: 0n, nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot: registryRoot })] as const,
+  ];
+  const registrySlots = [registryCountSlot(), ...registryEntries.map((e) => registryEntrySlot(e.index))];
+  const registry: RegistryProofWire = {
+    count: registryEntries.length,
+    from: 0,
+    entries: registryEntries,
+    proof: {
+      address: REGISTRY_ADDRESS,
+      stateRoot: toHex(stateRoot),
+      balance: '0',
+      nonce: 0,
+      codeHash: toHex(EMPTY_CODE_HASH),
+      storageHash: toHex(registryRoot),
+      accountProof: trieProof(entries, accountKey(REGISTRY_ADDRESS)).map(toHex),
+      storageProof: registryStorage(registryEntries).map(([slot, word], i) => ({ key: toHex(registrySlots[i]!), value: toHex(word), proof: trieProof(registryWords, storageKey(slot)).map(toHex) })),
+    },
+  };
   const account = genesis.alloc.find((a) => !genesis.validators.some((v) => v.address === a.address) && a.address !== genesis.config.faucet.address)!;
   const absent = '0x' + '00'.repeat(19) + 'ee';
   const proofOf = (address: string, balance: bigint): AccountProofWire => ({
@@ -90,6 +115,8 @@ function example() {
   assert.is(verifyAccountAgainstHeader(header, account.address, present).balance, BigInt(account.balance));
   assert.is(verifyAccountAgainstHeader(header, absent, missing).balance, 0n);
   assert.is(toHex(trieRoot(entries)), toHex(stateRoot));
+  assert.equal([...verifyRegistryProof(stateRoot, registry).keys()], [0, 1, 2, 3]);
+  const entry0 = encodeRegistryEntry(registryEntries[0]!);
 
   const ssz = BlockHeaderSsz.serialize(header);
   const message = AttestationMessageSsz.serialize({ validatorIndex: 0, data });
@@ -116,8 +143,17 @@ function example() {
     ['attestation_signing_hash_check', toHex(sha3(Buffer.from(Domain.Attestation.padEnd(32, '\0')), Buffer.from(genesis.chain_id.padEnd(12, '\0')), message))],
     ['attestation_signature_sha3', toHex(sha3(attestations[0]!.signature))],
     ['participation', toHex(participation)],
+    ['registry_address', REGISTRY_ADDRESS],
+    ['registry_count_slot', toHex(registryCountSlot())],
+    ['registry_count_word', registry.proof.storageProof[0]!.value],
+    ['registry_entry_slot[0]', toHex(registryEntrySlot(0))],
+    ['registry_entry_ssz[0]_bytes', String(entry0.length)],
+    ['registry_entry_ssz[0][0..28)', toHex(entry0.subarray(0, 28))],
+    ['registry_entry_ssz[0][1980..2046)', toHex(entry0.subarray(1980))],
+    ['registry_entry_word[0]', toHex(registryEntryWord(registryEntries[0]!))],
+    ['registry_storage_root', toHex(registryRoot)],
   ];
-  return { fixture: { description: 'The worked example of docs/light-client.md (test/core/light/doc-example.test.ts): the example genesis, a finality update of block 1 signed by validators 0-2, its header chain, and the proof answers of a present and an absent account.', genesis, finality_update: update, headers: { headers: [headerToJson(header)] }, proof_present: { block_hash: toHex(root), header: headerToJson(header), proof: present }, proof_absent: { block_hash: toHex(root), header: headerToJson(header), proof: missing } }, values };
+  return { fixture: { description: 'The worked example of docs/light-client.md (test/core/light/doc-example.test.ts): the example genesis, a finality update of block 1 signed by validators 0-2, its header chain, the proof answers of a present and an absent account, and the registry proof of the genesis set.', genesis, finality_update: update, headers: { headers: [headerToJson(header)] }, proof_present: { block_hash: toHex(root), header: headerToJson(header), proof: present }, proof_absent: { block_hash: toHex(root), header: headerToJson(header), proof: missing }, registry }, values };
 }
 
 test('the worked example of docs/light-client.md is what the code computes, and the light client accepts it', () => {

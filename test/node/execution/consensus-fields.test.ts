@@ -20,6 +20,7 @@ import { type Block, blockHash } from '../../../src/core/types/block.js';
 import { type ConsensusCarrier, ConsensusFields, revealKey } from '../../../src/node/execution/consensus-fields.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
 import { Registry } from '../../../src/node/execution/registry.js';
+import { genesisRegistry } from '../../../src/core/consensus/registry.js';
 import { ChainStore, type Db, WriteBatch } from '../../../src/node/shared/store.js';
 import { expectError } from '../../helpers/assert.js';
 import {
@@ -193,7 +194,7 @@ async function withFields(fn: (f: ConsensusFields, store: ChainStore) => Promise
   try {
     const store = new ChainStore(db as unknown as Db);
     const registry = new Registry();
-    registry.load(Registry.fromGenesis(genesis));
+    registry.load(genesisRegistry(genesis));
     await fn(new ConsensusFields(genesis, toHex(genesisHash(genesis)), store, registry), store);
   } finally {
     await db.close();
@@ -222,7 +223,7 @@ unit('a record without consensus fields (an older data directory) is CORRUPT_DB,
 unit('checkReveal resolves the last value over the path; persist applies and undoes it', async () => {
   await withFields(async (f, store) => {
     const chain = randaoChainOf(val0);
-    const entry = Registry.fromGenesis(genesis)[0]!;
+    const entry = genesisRegistry(genesis)[0]!;
     const header = (reveal: Uint8Array) => ({ ...makeBlock({ hash: genesisCarrier.hash, index: 0, timestamp: genesisCarrier.timestamp, branch: genesisBranch() }).header, randaoReveal: reveal });
     // A1 on genesis: the first reveal; it replaced the commitment, stored explicitly (a
     // re-commitment may later change the registry's commitment, which is only the head's).
@@ -248,8 +249,8 @@ unit('checkReveal resolves the last value over the path; persist applies and und
 unit('withCommits records each re-commitment with the value it replaced; persist and the path walk apply and undo them in order', async () => {
   await withFields(async (f, store) => {
     const chain = randaoChainOf(val0);
-    const entry = Registry.fromGenesis(genesis)[0]!;
-    const entry1 = Registry.fromGenesis(genesis)[1]!;
+    const entry = genesisRegistry(genesis)[0]!;
+    const entry1 = genesisRegistry(genesis)[1]!;
     const header = (reveal: Uint8Array) => ({ ...makeBlock({ hash: genesisCarrier.hash, index: 0, timestamp: genesisCarrier.timestamp, branch: genesisBranch() }).header, randaoReveal: reveal });
     const fresh = new RandaoChain(val0.mldsaSeed, 8, 0, 1);
     const other = sha3(Uint8Array.of(7));

@@ -6,13 +6,11 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { EXIT_ADDRESS, MAX_TX_DATA_BYTES } from '../../../src/core/constants.js';
 import { SvcError } from '../../../src/core/errors.js';
 import type { ExecutionNode } from '../../../src/node/execution/node.js';
-import { Keys, SCHEMA_VERSION, STATE_DB_DIR, UPGRADABLE_SCHEMA_VERSIONS } from '../../../src/node/execution/store.js';
+import { Keys, SCHEMA_VERSION, STATE_DB_DIR } from '../../../src/node/execution/store.js';
 import { staleKey, versionPrefix } from '../../../src/node/execution/state/trie.js';
 import { unpackEntry } from '../../../src/node/execution/blocks.js';
 import { devnet, expectOk, genesisRef, get, hashOf, importOk, makeBlock, metricValue, rpcResult, startNode, transfer, withNode, withTempDir } from './fixture.js';
@@ -182,41 +180,7 @@ async function onDb(dir: string, fn: (db: ClassicLevel<string, string>) => Promi
   }
 }
 
-/** Every key and value (as bytes: trie nodes are binary) of a raw LevelDB under `prefix`. */
-async function entries(db: ClassicLevel<string, string>, prefix: string): Promise<Array<[string, Buffer]>> {
-  const out: Array<[string, Buffer]> = [];
-  for await (const e of db.iterator<string, Buffer>({ gte: prefix, lt: prefix + '\xff', valueEncoding: 'buffer' })) out.push(e);
-  return out;
-}
-
-/**
- * Rewrites a data directory as layouts 5 and 6 stored it: the state's keys in the chain's
- * database, each stale-node list under `z:<block hash>`, no state database.
- */
-async function toLayout(dir: string, schema: number): Promise<number> {
-  const state: Array<[string, Buffer]> = [];
-  await onDb(dir, async (db) => {
-    for (const p of ['n:', 'c:', 'i:']) state.push(...(await entries(db, p)));
-  }, STATE_DB_DIR);
-  await onDb(dir, async (db) => {
-    const versions = new Map<number, string>();
-    for (const [, v] of await entries(db, 'b:')) {
-      const r = JSON.parse(v.toString('utf8')) as { hash: string; state_version: number };
-      versions.set(r.state_version, r.hash);
-    }
-    const batch = db.batch();
-    for (const [k, v] of state) {
-      const stale = /^n:([0-9a-f]{12}):~$/.exec(k);
-      batch.put<string, Buffer>(stale ? `z:${versions.get(parseInt(stale[1]!, 16))!}` : k, v, { valueEncoding: 'buffer' });
-    }
-    batch.put(Keys.meta('schema'), String(schema));
-    await batch.write();
-  });
-  await rm(join(dir, STATE_DB_DIR), { recursive: true });
-  return state.length;
-}
-
-storage('a data directory of another storage layout is refused with DB_SCHEMA_MISMATCH and left as it was; layout 5 is upgraded in place', async () => {
+storage('a data directory of another storage layout (older or newer) is refused with DB_SCHEMA_MISMATCH and left as it was', async () => {
   await withTempDir(async (dir) => {
     const first = await startNode({ dataDir: dir });
     const genesisRecord = first.chain.genesisHash;
@@ -232,45 +196,10 @@ storage('a data directory of another storage layout is refused with DB_SCHEMA_MI
       await db.put(Keys.meta('schema'), String(SCHEMA_VERSION + 1));
     });
     await expectSchemaRefused(dir, SCHEMA_VERSION + 1);
-    await onDb(dir, async (db) => db.put(Keys.meta('schema'), String(Math.min(...UPGRADABLE_SCHEMA_VERSIONS) - 1)));
-    await expectSchemaRefused(dir, Math.min(...UPGRADABLE_SCHEMA_VERSIONS) - 1);
+    // Layout 7 is the last before the registry was committed in the state: its state roots are not this node's.
+    await onDb(dir, async (db) => db.put(Keys.meta('schema'), String(SCHEMA_VERSION - 1)));
+    await expectSchemaRefused(dir, SCHEMA_VERSION - 1);
   });
-  // Layouts 5 and 6 kept the state in the chain's database: it moves into its own on open, and the
-  // schema key changes, so an svc that reads only the older layout refuses the directory afterwards.
-  for (const old of UPGRADABLE_SCHEMA_VERSIONS) {
-    await withTempDir(async (dir) => {
-      const first = await startNode({ dataDir: dir });
-      const b1 = await importOk(first, makeBlock(await genesisRef(first), { txs: [transfer(acc0, { nonce: 0, to: X, value: 7n })] }));
-      const b2 = await importOk(first, makeBlock(b1.ref, { txs: [transfer(acc0, { nonce: 1, to: X, value: 5n })] }));
-      const balances = async (node: ExecutionNode) => [X, acc0.address].map(async (a) => expectOk(await get(node, `/api/v1/accounts/${a}`)).balance);
-      const before = await Promise.all(await balances(first));
-      const rootOf = async (node: ExecutionNode) => (await node.chain.record(node.chain.head().hash))!.state_root;
-      const root = await rootOf(first);
-      await first.stop();
-      const moved = await toLayout(dir, old);
-      assert.ok(moved > 10, `${moved} state keys in the chain's database`);
-      await onDb(dir, async (db) => assert.ok((await entries(db, 'z:')).length >= 2, 'stale lists under z:'));
-
-      const again = await startNode({ dataDir: dir });
-      try {
-        assert.is(again.chain.head().index, 2, `the layout-${old} directory opened at its head`);
-        assert.is(await rootOf(again), root);
-        assert.equal(await Promise.all(await balances(again)), before, 'the state reads back');
-        // And it takes the next block on top.
-        await importOk(again, makeBlock(b2.ref, { txs: [transfer(acc0, { nonce: 2, to: X, value: 1n })] }));
-      } finally {
-        await again.stop();
-      }
-      await onDb(dir, async (db) => {
-        assert.is(await db.get(Keys.meta('schema')), String(SCHEMA_VERSION), 'upgraded to the current layout');
-        for (const p of ['n:', 'c:', 'i:', 'z:']) assert.equal(await entries(db, p), [], `no ${p} keys left in the chain's database`);
-      });
-      await onDb(dir, async (db) => {
-        assert.ok((await entries(db, 'n:')).length >= moved, 'the state is in its own database');
-        for (const v of [1, 2]) assert.ok((await db.get(staleKey(v))) !== undefined, `version ${v}'s stale list moved`);
-      }, STATE_DB_DIR);
-    });
-  }
   // A fresh directory starts and records the current layout.
   await withTempDir(async (dir) => {
     const node = await startNode({ dataDir: dir });

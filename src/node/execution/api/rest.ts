@@ -16,6 +16,7 @@ import { parseBatch, parseBatchEntry, parseEnvelope, parseSubmission } from './s
 import { type Submission, SubmitRefusal } from '../txpool/admission.js';
 import { registerContractRoutes } from './rest-contracts.js';
 import { registerRoute } from '../../shared/routes.js';
+import { MAX_REGISTRY_PROOF_ENTRIES, registryProof } from '../registry-proof.js';
 
 const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
 /**
@@ -141,6 +142,17 @@ export function registerRestRoutes(app: FastifyInstance, node: ExecutionModules,
     if (!block) throw new ExecutionError('NOT_FOUND', `no block ${id}`);
     const proof = await node.chain.proof(block.hash, address, keys);
     return ok(reply, { block_number: block.index, block_hash: block.hash, ...proof });
+  });
+
+  // ?block= as the account proof's; ?from= first index (0); ?limit= entries (MAX_REGISTRY_PROOF_ENTRIES).
+  registerRoute(app, routes.registryProof, {}, async (req, reply) => {
+    const from = req.query.from === undefined ? 0 : Number(parseDecimal(req.query.from, 'from', 32));
+    const limit = req.query.limit === undefined ? MAX_REGISTRY_PROOF_ENTRIES : Number(parseDecimal(req.query.limit, 'limit', 32));
+    if (limit < 1 || limit > MAX_REGISTRY_PROOF_ENTRIES) throw new ExecutionError('MALFORMED_INPUT', `malformed limit: 1 to ${MAX_REGISTRY_PROOF_ENTRIES} entries per page, got ${limit}`);
+    const id = req.query.block ?? 'latest';
+    const block = await resolveBlock(node, id);
+    if (!block) throw new ExecutionError('NOT_FOUND', `no block ${id}`);
+    return ok(reply, { block_number: block.index, block_hash: block.hash, ...(await registryProof(node.chain, block.hash, from, limit)) });
   });
 
   registerRoute(app, routes.block, {}, async (req, reply) => {
