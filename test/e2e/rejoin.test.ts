@@ -66,10 +66,14 @@ test('rejoin: a minority cut off past 4 finalised epochs takes the majority chai
       await lab.cut('c');
       const cutAt = Date.now();
       const forkEpoch = net.epochOf(net.slotNow());
-      const majority = await waitFor('a and b to finalise 4 epochs past the fork', async () => {
-        const [ha, hb] = await Promise.all([net.head(a), net.head(b)]);
-        return ha.finalized.epoch >= forkEpoch + 4 && hb.finalized.epoch >= forkEpoch + 4 ? ha : undefined;
-      }, 10 * epochMs + 60_000);
+      const rootAt = async (n: NetNode, slot: number): Promise<string | null> => ((await getJson(`${n.beaconUrl}/api/v1/beacon/blocks/${slot}`)).data?.root as string | undefined) ?? null;
+      // The cut also lasts until c has a block of its own: c's 2 of 6 validators may draw no
+      // proposal for several slots, and a branch c never built would leave nothing to abandon.
+      const majority = await waitFor('a and b to finalise 4 epochs past the fork, and c to build its own block', async () => {
+        const [ha, hb, hc] = await Promise.all([net.head(a), net.head(b), net.head(c)]);
+        if (ha.finalized.epoch < forkEpoch + 4 || hb.finalized.epoch < forkEpoch + 4) return undefined;
+        return hc.slot > forkEpoch * slotsPerEpoch && (await rootAt(a, hc.slot)) !== hc.root ? ha : undefined;
+      }, 14 * epochMs + 60_000);
       const minority = await net.head(c);
       assert.ok(minority.finalized.epoch < forkEpoch + 1, `c alone cannot finalise: ${JSON.stringify(minority)}`);
       assert.ok(minority.slot > forkEpoch * slotsPerEpoch, `c kept making blocks on its branch: ${JSON.stringify(minority)}`);
@@ -107,7 +111,6 @@ test('rejoin: a minority cut off past 4 finalised epochs takes the majority chai
       await net.waitSameHead(all, 'one head past the rejoin', (h) => h.slot > joined.slot, 4 * epochMs + 30_000);
       // c dropped its branch: by slot, its beacon serves the majority's blocks over the partition,
       // and its execution holds the same blocks and state roots up to the common finalised height.
-      const rootAt = async (n: NetNode, slot: number): Promise<string | null> => ((await getJson(`${n.beaconUrl}/api/v1/beacon/blocks/${slot}`)).data?.root as string | undefined) ?? null;
       for (let slot = forkEpoch * slotsPerEpoch; slot <= minority.slot; slot++) {
         const [ra, rc] = await Promise.all([rootAt(a, slot), rootAt(c, slot)]);
         assert.is(rc, ra, `slot ${slot}: c's beacon serves ${rc}, a's ${ra}`);
