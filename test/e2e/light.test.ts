@@ -43,6 +43,7 @@ test('svc light verify proves the finalized header and a balance; a tampered bea
 
     const v = expectJsonOk(await verify(beaconUrl));
     assert.is(v.trusted.source, 'genesis');
+    assert.is(v.setChanges, 0, 'the devnet set never changed: no set change to follow');
     assert.ok(v.finalized.epoch >= update.finalized.epoch);
     assert.ok(v.finalized.signers * 3 >= VALIDATORS * 2);
     assert.is(v.account.address, account);

@@ -41,6 +41,7 @@ export default class LightVerify extends SvcCommand {
     }
     const f = v.finalized;
     this.say(`Chain           ${v.chainId}, trusted from ${v.trusted.source} (block ${v.trusted.index}, ${v.trusted.root}), ${v.trusted.set === 'pinned' ? 'pinned' : 'genesis'} validator set`);
+    this.say(`Set changes     ${v.setChanges} followed, each signed by the set before it`);
     this.say(`Finalized       epoch ${f.epoch}, block ${f.index} ${f.hash}`);
     this.say(`Signed by       ${f.signers} validators, stake ${f.signedStake} of ${f.activeStake} active (update ${f.updateBytes} bytes)`);
     this.say(`Ancestry        ${v.ancestry.headers} headers linked back to block ${v.ancestry.lowest}${v.ancestry.reachesTrusted ? ' (reaches the trusted block)' : ''}`);

@@ -139,8 +139,18 @@ routes('bad input is a 4xx envelope on every light route', async (ctx) => {
     [`/api/v1/light/proof?address=${account}`, 404, 'NO_FINALIZED_HEADER'],
     [`/api/v1/light/proof?address=${account}&root=${unknown}`, 404, 'NOT_FOUND'],
     [`/api/v1/light/proof?address=${account}&root=nothex`, 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?from_epoch=-1', 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?from_epoch=1.5', 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?from_epoch=0x10', 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?limit=0', 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?limit=17', 400, 'MALFORMED_INPUT'],
+    ['/api/v1/light/set_changes?limit=abc', 400, 'MALFORMED_INPUT'],
   ];
   for (const [path, status, code] of cases) expectEnvelope(await bget(h, path), status, code);
+  // The set never changed: no set change, and no next page, at any start or page size.
+  for (const q of ['', '?from_epoch=1', '?from_epoch=0&limit=1', '?limit=16', `?from_epoch=${2 ** 31}`]) {
+    assert.equal(okData(await bget(h, `/api/v1/light/set_changes${q}`)), { set_changes: [], next_from_epoch: null }, q);
+  }
 });
 
 const long = harnessSuite('light routes: a long chain', { validators: 1, slotsAgo: MAX_LIGHT_HEADERS + 8 });
