@@ -7,8 +7,8 @@ import { HASH_BYTES, PUBLIC_KEY_BYTES } from '../constants.js';
 import { bytesEqual, bytesToBigintBE, parseHex, toHex } from '../codec/bytes.js';
 import { parseDecimal, parseUint, rejectUnknownKeys, requireObject } from '../codec/json.js';
 import { MalformedError } from '../errors.js';
-import { REGISTRY_ADDRESS, type RegistryEntry, registryCountSlot, registryEntrySlot, registryEntryWord } from '../consensus/registry.js';
-import { type AccountProofWire, verifyAccountProof, verifyStorageProof } from '../state/trie.js';
+import { REGISTRY_ADDRESS, type RegistryEntry, registryCountSlot, registryEntrySlot, registryEntryWord, registryStorage } from '../consensus/registry.js';
+import { type AccountProofWire, EMPTY_CODE_HASH, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot, verifyAccountProof, verifyStorageProof } from '../state/trie.js';
 import { LightClientError, type TrustedValidator } from './types.js';
 
 /**
@@ -99,4 +99,23 @@ export function mergeRegistryPages(pages: readonly RegistryProofWire[]): Registr
     entries: pages.flatMap((p) => p.entries),
     proof: { ...first.proof, storageProof: [first.proof.storageProof[0]!, ...pages.flatMap((p) => p.proof.storageProof.slice(1))] },
   };
+}
+
+/**
+ * The root of a state holding only the registry account with `entries` (a whole registry in index
+ * order), and its registry proof, built from scratch: the reference form for vectors, benches and
+ * another implementation's tests.
+ */
+export function standaloneRegistryProof(entries: RegistryEntry[]): { stateRoot: Uint8Array; proof: RegistryProofWire } {
+  const words = registryStorage(entries);
+  const storage = words.map(([slot, word]) => [storageKey(slot), word] as const);
+  const storageRoot = trieRoot(storage);
+  const state = [[accountKey(REGISTRY_ADDRESS), encodeAccountValue({ balance: 0n, nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot })] as const];
+  const stateRoot = trieRoot(state);
+  const account: AccountProofWire = {
+    address: REGISTRY_ADDRESS, stateRoot: toHex(stateRoot), balance: '0', nonce: 0, codeHash: toHex(EMPTY_CODE_HASH), storageHash: toHex(storageRoot),
+    accountProof: trieProof(state, accountKey(REGISTRY_ADDRESS)).map(toHex),
+    storageProof: words.map(([slot, word]) => ({ key: toHex(slot), value: toHex(word), proof: trieProof(storage, storageKey(slot)).map(toHex) })),
+  };
+  return { stateRoot, proof: { count: entries.length, from: 0, entries, proof: account } };
 }

@@ -7,13 +7,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { toHex } from '../../../src/core/codec/bytes.js';
-import { REGISTRY_ADDRESS, type RegistryEntry, registryStorage } from '../../../src/core/consensus/registry.js';
+import { type RegistryEntry } from '../../../src/core/consensus/registry.js';
 import { keygenFromSeed } from '../../../src/core/crypto/mldsa.js';
-import { type RegistryProofWire, verifyRegistryProof } from '../../../src/core/light/registry.js';
+import { standaloneRegistryProof, verifyRegistryProof } from '../../../src/core/light/registry.js';
 import { type SetChange, applySetChange, followSetChanges, setChangeFromJson } from '../../../src/core/light/set-change.js';
 import { LightClientError, type TrustedState, type TrustedValidator } from '../../../src/core/light/types.js';
 import { participationBits } from '../../../src/core/light/verify.js';
-import { EMPTY_CODE_HASH, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot } from '../../../src/core/state/trie.js';
 import { attestationToJson, signAttestation } from '../../../src/core/types/attestation.js';
 import { type BlockHeader, blockHash, headerToJson } from '../../../src/core/types/block.js';
 import { expectError, filled } from '../../helpers/assert.js';
@@ -28,25 +27,7 @@ const entry = (i: number, active = true, slashed = false): RegistryEntry => ({
   index: i, address: toHex(filled(20, 0x10 + i)), public_key: toHex(keys[i]!.publicKey), stake: STAKE.toString(), randao_commitment: toHex(filled(32, i)), active, slashed,
 });
 
-/** A state holding only the registry account with `entries`, and the whole registry's proof against it. */
-function registryState(entries: RegistryEntry[]): { stateRoot: Uint8Array; proof: RegistryProofWire } {
-  const words = registryStorage(entries);
-  const storage = words.map(([slot, word]) => [storageKey(slot), word] as const);
-  const storageRoot = trieRoot(storage);
-  const state = [[accountKey(REGISTRY_ADDRESS), encodeAccountValue({ balance: 0n, nonce: 0n, codeHash: EMPTY_CODE_HASH, storageRoot })] as const];
-  const stateRoot = trieRoot(state);
-  return {
-    stateRoot,
-    proof: {
-      count: entries.length, from: 0, entries,
-      proof: {
-        address: REGISTRY_ADDRESS, stateRoot: toHex(stateRoot), balance: '0', nonce: 0, codeHash: toHex(EMPTY_CODE_HASH), storageHash: toHex(storageRoot),
-        accountProof: trieProof(state, accountKey(REGISTRY_ADDRESS)).map(toHex),
-        storageProof: words.map(([slot, word]) => ({ key: toHex(slot), value: toHex(word), proof: trieProof(storage, storageKey(slot)).map(toHex) })),
-      },
-    },
-  };
-}
+const registryState = standaloneRegistryProof;
 
 function header(index: number, stateRoot: Uint8Array): BlockHeader {
   return { index, timestampMs: 1_000 * index, parentHash: filled(32, index), merkleRoot: filled(32, index), validatorId: filled(20, 1), vrfProof: filled(3309, 2), vrfSeed: filled(32, 3), randaoReveal: filled(32, 4), stateRoot };
