@@ -78,9 +78,12 @@ export interface BidSignatureResult {
 export interface CounterpartView {
   chain_id: string;
   genesis_hash: string;
+  /** Size of the validator set this chain holds for it (its genesis set until a set update moved it; docs/bridge.md "Set updates"). */
   validators: number;
-  /** Wei, base 10: the genesis stake of its validators (the set its proofs are checked against). */
+  /** Wei, base 10: the active stake of that set (what its proofs need 2/3 of). */
   active_stake: string;
+  /** Checkpoint epoch of that set: 0 for its genesis set; absent only in a stored summary. */
+  set_epoch?: number;
   slots_per_epoch: number;
   slot_seconds: number;
   /** How this chain came to trust it: listed in its genesis, or a registration its validators signed (docs/bridge.md); absent only in a stored summary. */

@@ -14,18 +14,8 @@ import { finalityUpdateFromJson } from '../core/light/types.js';
 import { type BlockHeader, blockHash, headerFromJson } from '../core/types/block.js';
 import type { MlDsaKeyPair } from '../core/crypto/mldsa.js';
 import { bridgeGas } from '../core/bridge/verify.js';
-import {
-  type BidFields,
-  type BidSignature,
-  type BridgeOperation,
-  type FinalityProof,
-  type ReleaseBody,
-  type SettleBody,
-  bridgeAccountProofFromWire,
-  encodeBridgeOp,
-  lockSlot,
-  releaseSlot,
-} from '../core/bridge/types.js';
+import { type BidFields, type BidSignature, type FinalityProof, type ReleaseBody, type SettleBody, bridgeAccountProofFromWire, lockSlot, releaseSlot } from '../core/bridge/types.js';
+import { type BridgeOperation, encodeBridgeOp } from '../core/bridge/ops.js';
 import { loadGenesisFile } from '../genesis/load.js';
 import { readManifest } from './devnet-manifest.js';
 import { unlockWallet } from '../wallet/keystore.js';

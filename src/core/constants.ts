@@ -104,6 +104,11 @@ export const BRIDGE_ADDRESS = '0x0000000000000000000000000000000000001003';
 export const MAX_BRIDGE_SIGNERS = 64;
 /** Most trie nodes in one bridge proof path (a 32-byte key has 64 nibbles, plus the leaf). */
 export const MAX_BRIDGE_PROOF_NODES = 65;
+/**
+ * Most registry entries a bridge set update carries (docs/bridge.md "Set updates"). The binding
+ * limit is MAX_TX_DATA_BYTES: an entry is 2,046 bytes and its storage proof a few hundred more.
+ */
+export const MAX_BRIDGE_SET_VALIDATORS = 1024;
 /** Largest trie node encoding a proof may carry (an internal node: 3 + 16 × 32 bytes). */
 export const MAX_TRIE_NODE_BYTES = 3 + 16 * HASH_BYTES;
 /** Gas per payload byte of a bridge operation, on top of TX_BASE_GAS (the Ethereum calldata figure). */

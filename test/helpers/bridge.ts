@@ -13,7 +13,12 @@ import { participationBits } from '../../src/core/light/verify.js';
 import { EMPTY_CODE_HASH, accountKey, encodeAccountValue, storageKey, trieProof, trieRoot } from '../../src/core/state/trie.js';
 import { type AttestationData, signAttestation } from '../../src/core/types/attestation.js';
 import { type BlockHeader, blockHash } from '../../src/core/types/block.js';
-import { type BidFields, type BidSignature, type FinalityProof, bidId, signBid } from '../../src/core/bridge/types.js';
+import { type BidFields, type BidSignature, type FinalityProof, type SetUpdateBody, bidId, signBid } from '../../src/core/bridge/types.js';
+import { setUpdateFromChange } from '../../src/core/bridge/set-update.js';
+import { type RegistryEntry, genesisRegistry } from '../../src/core/consensus/registry.js';
+import { standaloneRegistryProof } from '../../src/core/light/registry.js';
+import type { FinalityUpdate } from '../../src/core/light/types.js';
+import { addressFromPublicKey } from '../../src/core/crypto/address.js';
 import { buildGenesis } from '../../src/genesis/build.js';
 import { entropyToMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
@@ -59,6 +64,8 @@ export interface ProofTerms {
   /** The chain id the votes are signed under (default the chain's). */
   chainId?: string;
   finalizedEpoch?: number;
+  /** Registry size the participation bitfield spans (default the genesis set's). */
+  registrySize?: number;
 }
 
 /** Indices 0..k−1 of the smallest k with 3k ≥ 2n: exactly enough equal stake. */
@@ -82,6 +89,24 @@ export function finalityProof(chain: TestChain, terms: ProofTerms): FinalityProo
     [accountKey(other), encodeAccountValue({ balance: 5n, nonce: 1n, codeHash: EMPTY_CODE_HASH, storageRoot: new Uint8Array(32) })],
   ] as const;
   const stateRoot = trieRoot(accounts);
+  const update = finalityUpdate(chain, stateRoot, terms);
+  const slotWord = terms.storage.find(([s]) => toHex(s) === toHex(terms.slot))?.[1] ?? new Uint8Array(32);
+  return {
+    update,
+    account: {
+      balance,
+      nonce: 0n,
+      codeHash: EMPTY_CODE_HASH,
+      storageHash: storageRoot,
+      accountNodes: trieProof(accounts, accountKey(BRIDGE_ADDRESS)),
+      value: slotWord,
+      storageNodes: trieProof(storageEntries, storageKey(terms.slot)),
+    },
+  };
+}
+
+/** The finality update of a checkpoint at `terms.finalizedEpoch` (default 3) whose header names `stateRoot`, signed as `terms` says. */
+export function finalityUpdate(chain: TestChain, stateRoot: Uint8Array, terms: Omit<ProofTerms, 'storage' | 'slot' | 'bridgeBalance'>): FinalityUpdate {
   const epoch = terms.finalizedEpoch ?? 3;
   const spe = chain.genesis.config.slots_per_epoch;
   const header: BlockHeader = {
@@ -101,19 +126,28 @@ export function finalityProof(chain: TestChain, terms: ProofTerms): FinalityProo
   const signers = terms.signers ?? quorum(chain.keys.length);
   const keys = terms.keys ?? chain.keys;
   const attestations = signers.map((i) => signAttestation(i, data, keys[i]!, terms.chainId ?? chain.genesis.chain_id));
-  const slotWord = terms.storage.find(([s]) => toHex(s) === toHex(terms.slot))?.[1] ?? new Uint8Array(32);
-  return {
-    update: { finalized: { epoch, root }, target, header, attestations, participation: participationBits(signers, Math.max(chain.keys.length, ...signers.map((i) => i + 1))) },
-    account: {
-      balance,
-      nonce: 0n,
-      codeHash: EMPTY_CODE_HASH,
-      storageHash: storageRoot,
-      accountNodes: trieProof(accounts, accountKey(BRIDGE_ADDRESS)),
-      value: slotWord,
-      storageNodes: trieProof(storageEntries, storageKey(terms.slot)),
-    },
-  };
+  return { finalized: { epoch, root }, target, header, attestations, participation: participationBits(signers, terms.registrySize ?? Math.max(chain.keys.length, ...signers.map((i) => i + 1))) };
+}
+
+/**
+ * The registry of `chain` after deposits by `joiners` (validators n … n + joiners.length − 1, the
+ * stake of a genesis validator each), with the validators in `exited` inactive.
+ */
+export function grownRegistry(chain: TestChain, joiners: MlDsaKeyPair[], exited: number[] = []): RegistryEntry[] {
+  const base = genesisRegistry(chain.genesis);
+  const stake = base[0]!.stake;
+  const joined = joiners.map((k, i): RegistryEntry => ({ index: base.length + i, address: toHex(addressFromPublicKey(k.publicKey)), public_key: toHex(k.publicKey), stake, randao_commitment: toHex(new Uint8Array(32).fill(i + 1)), active: true, slashed: false }));
+  return [...base, ...joined].map((e) => (exited.includes(e.index) ? { ...e, active: false } : e));
+}
+
+/**
+ * A set update of `chain` to `entries` at checkpoint `terms.finalizedEpoch`: the registry proven in
+ * a state holding only the registry account, finalised by `terms.signers` over a bitfield of
+ * `terms.registrySize` (the set held before).
+ */
+export function setUpdate(chain: TestChain, entries: RegistryEntry[], terms: Omit<ProofTerms, 'storage' | 'slot' | 'bridgeBalance'>): SetUpdateBody {
+  const { stateRoot, proof } = standaloneRegistryProof(entries);
+  return setUpdateFromChange(chain.hash, { finality: finalityUpdate(chain, stateRoot, terms), registry: proof });
 }
 
 /** BID signatures of `signers` of `chain` (default: a quorum), under its chain id. */

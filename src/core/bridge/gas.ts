@@ -5,7 +5,8 @@
  */
 import { BRIDGE_ADDRESS, BRIDGE_BYTE_GAS, DILITHIUM_VERIFY_GAS, TX_BASE_GAS } from '../constants.js';
 import { bytesEqual, parseHex } from '../codec/bytes.js';
-import { BridgeOp, decodeBridgeOp } from './types.js';
+import { BridgeOp } from './types.js';
+import { decodeBridgeOp } from './ops.js';
 
 /**
  * Gas of a transaction to BRIDGE_ADDRESS carrying `data`: 21,000 + 16 per byte + 50,000 per ML-DSA
@@ -18,6 +19,7 @@ export function bridgeGas(data: Uint8Array): bigint {
     const o = decodeBridgeOp(data);
     if (o.op === BridgeOp.Release) signatures = o.body.proof.update.attestations.length + o.body.signatures.length;
     else if (o.op === BridgeOp.Refund || o.op === BridgeOp.Complete) signatures = o.body.proof.update.attestations.length;
+    else if (o.op === BridgeOp.UpdateSet) signatures = o.body.finality.attestations.length;
   } catch {
     // A malformed payload fails in the block (and is refused at admission): it still pays for its bytes.
   }

@@ -4,23 +4,25 @@
  * carries, the receipt log each applied operation emits, and the BID signature validators make.
  * Pure: no I/O. The checks that judge a payload are in verify.ts.
  */
-import { ByteListType, ByteVectorType, ContainerType, ListCompositeType, UintBigintType, UintNumberType } from '@chainsafe/ssz';
+import { ByteListType, ByteVectorType, ContainerType, ListCompositeType, UintBigintType, UintNumberType, type ValueOf } from '@chainsafe/ssz';
 import {
   ADDRESS_BYTES,
   BRIDGE_ADDRESS,
   HASH_BYTES,
   MAX_BRIDGE_PROOF_NODES,
+  MAX_BRIDGE_SET_VALIDATORS,
   MAX_BRIDGE_SIGNERS,
   MAX_TRIE_NODE_BYTES,
   MAX_TX_DATA_BYTES,
   SIGNATURE_BYTES,
 } from '../constants.js';
-import { bigintToBytesBE, bytesEqual, bytesToBigintBE, parseHex, toHex, utf8, tag32 } from '../codec/bytes.js';
+import { bigintToBytesBE, bytesEqual, bytesToBigintBE, concatBytes, parseHex, toHex, utf8, tag32 } from '../codec/bytes.js';
 import { Domain, signingHash } from '../crypto/domain.js';
 import { sha3 } from '../crypto/hash.js';
 import { type MlDsaKeyPair, sign, verify } from '../crypto/mldsa.js';
 import { MalformedError, SvcError } from '../errors.js';
 import { AttestationSsz, BlockHeaderSsz, CheckpointSsz } from '../types/ssz.js';
+import { RegistryEntrySsz } from '../consensus/registry.js';
 import type { FinalityUpdate } from '../light/types.js';
 import type { AccountProofWire } from '../state/trie.js';
 
@@ -55,14 +57,15 @@ export const BRIDGE_ERROR_CODES = [
   'BRIDGE_REGISTRATION_UNAUTHORIZED',
   'BRIDGE_ALREADY_REGISTERED',
   'BRIDGE_INSUFFICIENT_RESERVE',
+  'BRIDGE_SET_UPDATE_INVALID',
 ] as const;
 export type BridgeErrorCode = (typeof BRIDGE_ERROR_CODES)[number];
 
 /** Op codes: the first byte of a transaction to BRIDGE_ADDRESS. */
-export const BridgeOp = { Register: 1, Lock: 2, Release: 3, Refund: 4, Complete: 5 } as const;
+export const BridgeOp = { Register: 1, Lock: 2, Release: 3, Refund: 4, Complete: 5, UpdateSet: 6 } as const;
 export type BridgeOpCode = (typeof BridgeOp)[keyof typeof BridgeOp];
 /** Receipt `kind` of each op. */
-export const BRIDGE_OP_KIND = { 1: 'bridge_register', 2: 'bridge_lock', 3: 'bridge_release', 4: 'bridge_refund', 5: 'bridge_complete' } as const;
+export const BRIDGE_OP_KIND = { 1: 'bridge_register', 2: 'bridge_lock', 3: 'bridge_release', 4: 'bridge_refund', 5: 'bridge_complete', 6: 'bridge_update_set' } as const;
 export type BridgeOpKind = (typeof BRIDGE_OP_KIND)[BridgeOpCode];
 
 const uint64n = new UintNumberType(8);
@@ -201,13 +204,35 @@ export const RegisterBodySsz = new ContainerType({
   signatures: new ListCompositeType(BidSignatureSsz, MAX_BRIDGE_SIGNERS),
 });
 
-/** A decoded bridge operation. */
-export type BridgeOperation =
-  | { op: typeof BridgeOp.Register; body: RegisterBody }
-  | { op: typeof BridgeOp.Lock; body: LockBody }
-  | { op: typeof BridgeOp.Release; body: ReleaseBody }
-  | { op: typeof BridgeOp.Refund; body: SettleBody }
-  | { op: typeof BridgeOp.Complete; body: SettleBody };
+/**
+ * A counterpart's whole registry proven against a header's state_root, in SSZ (docs/bridge.md
+ * "Set updates"): the entries in index order, the registry account's proof, and the storage
+ * proof of the count slot then of each entry's slot. Slots and words are not carried: both
+ * follow from the entries, so a proof cannot name other ones.
+ */
+export const RegistryProofSsz = new ContainerType({
+  entries: new ListCompositeType(RegistryEntrySsz, MAX_BRIDGE_SET_VALIDATORS),
+  balance: uint256,
+  nonce: new UintBigintType(8),
+  codeHash: bytes32,
+  storageHash: bytes32,
+  accountNodes: trieNodes,
+  storageNodes: new ListCompositeType(trieNodes, MAX_BRIDGE_SET_VALIDATORS + 1),
+});
+export type RegistryProofBody = ValueOf<typeof RegistryProofSsz>;
+
+/**
+ * Set update (docs/bridge.md "Set updates"): a set change of counterpart `counterpart` (the light
+ * client's object, docs/light-client.md "Set changes"): the finality of a checkpoint signed by the
+ * set this chain holds for it, and the registry in that checkpoint's state.
+ */
+export interface SetUpdateBody {
+  counterpart: Uint8Array;
+  finality: FinalityUpdate;
+  registry: RegistryProofBody;
+}
+
+export const SetUpdateBodySsz = new ContainerType({ counterpart: bytes32, finality: FinalityUpdateSsz, registry: RegistryProofSsz });
 
 
 const BID_TAG = tag32('svc/bridge/bid/v1');
@@ -217,6 +242,7 @@ const COUNTERPART_SLOT_TAG = tag32('svc/bridge/counterpart/v1');
 const LEDGER_SLOT_TAG = tag32('svc/bridge/ledger/v1');
 const ESCROW_SLOT_TAG = tag32('svc/bridge/escrow/v1');
 const ALLOWANCE_SLOT_TAG = tag32('svc/bridge/allowance/v1');
+const SET_SLOT_TAG = tag32('svc/bridge/set/v1');
 const COMMITTED_SLOT = sha3(tag32('svc/bridge/committed/v1'));
 
 /** The BID id: SHA3-256(tag ‖ SSZ(fields)). */
@@ -254,6 +280,11 @@ export function allowanceSlot(genesisHash: Uint8Array): Uint8Array {
   return sha3(ALLOWANCE_SLOT_TAG, genesisHash);
 }
 
+/** The commitment of the validator set this chain holds for a counterpart (set-update.ts); absent while it is the counterpart's genesis set. */
+export function setSlot(genesisHash: Uint8Array): Uint8Array {
+  return sha3(SET_SLOT_TAG, genesisHash);
+}
+
 /** The sum of every counterpart's ledger and escrow (a uint256 word): the bridge balance above it is the unallocated reserve. */
 export function committedSlot(): Uint8Array {
   return COMMITTED_SLOT;
@@ -289,91 +320,6 @@ export function wordState(word: Uint8Array): number {
 export const RELEASED_WORD = stateWord(1);
 export const REGISTERED_WORD = stateWord(1);
 
-/** Encodes an operation as transaction data. */
-export function encodeBridgeOp(o: BridgeOperation): Uint8Array {
-  let body: Uint8Array;
-  switch (o.op) {
-    case BridgeOp.Register:
-      body = RegisterBodySsz.serialize(o.body);
-      break;
-    case BridgeOp.Lock:
-      body = LockBodySsz.serialize(o.body);
-      break;
-    case BridgeOp.Release:
-      body = ReleaseBodySsz.serialize(o.body);
-      break;
-    case BridgeOp.Refund:
-    case BridgeOp.Complete:
-      body = SettleBodySsz.serialize(o.body);
-      break;
-  }
-  const out = new Uint8Array(1 + body.length);
-  out[0] = o.op;
-  out.set(body, 1);
-  return out;
-}
-
-function safe(n: number, field: string): number {
-  if (!Number.isSafeInteger(n)) throw new MalformedError(field, 'integers must be below 2^53');
-  return n;
-}
-
-function checkUpdateIntegers(u: FinalityUpdate, field: string): void {
-  safe(u.finalized.epoch, `${field}.finalized.epoch`);
-  safe(u.target.epoch, `${field}.target.epoch`);
-  safe(u.header.index, `${field}.header.index`);
-  safe(u.header.timestampMs, `${field}.header.timestamp`);
-  u.attestations.forEach((a, i) => {
-    safe(a.validatorIndex, `${field}.attestations[${i}].validator_index`);
-    safe(a.data.slot, `${field}.attestations[${i}].data.slot`);
-    safe(a.data.source.epoch, `${field}.attestations[${i}].data.source.epoch`);
-    safe(a.data.target.epoch, `${field}.attestations[${i}].data.target.epoch`);
-  });
-}
-
-/** Decodes transaction data sent to BRIDGE_ADDRESS; every structural fault is a MalformedError naming `bridge.*`. */
-export function decodeBridgeOp(data: Uint8Array): BridgeOperation {
-  if (data.length === 0) throw new MalformedError('bridge.op', 'empty data: expected an op code byte');
-  const op = data[0]!;
-  const body = data.subarray(1);
-  const de = <T>(what: string, f: () => T): T => {
-    try {
-      return f();
-    } catch (err) {
-      throw new MalformedError(`bridge.${what}`, (err as Error).message);
-    }
-  };
-  switch (op) {
-    case BridgeOp.Register: {
-      const b = de('register', () => RegisterBodySsz.deserialize(body));
-      if (b.genesisJson.length === 0) throw new MalformedError('bridge.register.genesis_json', 'expected the counterpart genesis document');
-      b.signatures.forEach((s, i) => safe(s.validatorIndex, `bridge.register.signatures[${i}].validator_index`));
-      return { op, body: b };
-    }
-    case BridgeOp.Lock: {
-      const b = de('lock', () => LockBodySsz.deserialize(body));
-      safe(b.timeout, 'bridge.lock.timeout');
-      return { op, body: b };
-    }
-    case BridgeOp.Release: {
-      const b = de('release', () => ReleaseBodySsz.deserialize(body));
-      safe(b.bid.timeout, 'bridge.release.bid.timeout');
-      checkUpdateIntegers(b.proof.update, 'bridge.release.proof.update');
-      b.signatures.forEach((s, i) => safe(s.validatorIndex, `bridge.release.signatures[${i}].validator_index`));
-      return { op, body: b };
-    }
-    case BridgeOp.Refund:
-    case BridgeOp.Complete: {
-      const what = op === BridgeOp.Refund ? 'refund' : 'complete';
-      const b = de(what, () => SettleBodySsz.deserialize(body));
-      safe(b.bid.timeout, `bridge.${what}.bid.timeout`);
-      checkUpdateIntegers(b.proof.update, `bridge.${what}.proof.update`);
-      return { op, body: b };
-    }
-    default:
-      throw new MalformedError('bridge.op', `unknown op code ${op} (1 register, 2 lock, 3 release, 4 refund, 5 complete)`);
-  }
-}
 
 /** Hash a source validator signs to attest a BID, under the source chain's id. */
 export function bidSigningHash(bid: Uint8Array, sourceChainId: string): Uint8Array {
@@ -397,21 +343,25 @@ export const BridgeEvent = {
   Released: sha3(utf8('svc/bridge/Released')),
   Refunded: sha3(utf8('svc/bridge/Refunded')),
   Completed: sha3(utf8('svc/bridge/Completed')),
+  SetUpdated: sha3(utf8('svc/bridge/SetUpdated')),
 } as const;
 export type BridgeEventName = keyof typeof BridgeEvent;
 
 /**
  * What one bridge receipt log says. Logs come from BRIDGE_ADDRESS with topics [event, id] where id
- * is the BID (or, for Registered, the counterpart's genesis hash); data is SSZ(BidFields) for BID
- * events and the UTF-8 chain id for Registered.
+ * is the BID (or, for Registered and SetUpdated, the counterpart's genesis hash); data is
+ * SSZ(BidFields) for BID events, the UTF-8 chain id for Registered, and the new set's commitment
+ * then its checkpoint epoch (uint64 big-endian) for SetUpdated.
  */
 export type BridgeLogEvent =
   | { event: 'Registered'; genesisHash: Uint8Array; chainId: string }
-  | { event: Exclude<BridgeEventName, 'Registered'>; bid: Uint8Array; fields: BidFields };
+  | { event: 'SetUpdated'; genesisHash: Uint8Array; commitment: Uint8Array; epoch: number }
+  | { event: Exclude<BridgeEventName, 'Registered' | 'SetUpdated'>; bid: Uint8Array; fields: BidFields };
 
 /** The log an applied operation emits (address BRIDGE_ADDRESS). */
 export function bridgeLog(e: BridgeLogEvent): { topics: Uint8Array[]; data: Uint8Array } {
   if (e.event === 'Registered') return { topics: [BridgeEvent.Registered, e.genesisHash], data: utf8(e.chainId) };
+  if (e.event === 'SetUpdated') return { topics: [BridgeEvent.SetUpdated, e.genesisHash], data: concatBytes(e.commitment, bigintToBytesBE(BigInt(e.epoch), 8)) };
   return { topics: [BridgeEvent[e.event], e.bid], data: BidFieldsSsz.serialize(e.fields) };
 }
 
@@ -424,6 +374,7 @@ export function parseBridgeLog(topics: readonly string[], data: string): BridgeL
   if (!name) return null;
   const bytes = parseHex(data, 'data');
   if (name === 'Registered') return { event: name, genesisHash: id, chainId: Buffer.from(bytes).toString('utf8') };
+  if (name === 'SetUpdated') return bytes.length === HASH_BYTES + 8 ? { event: name, genesisHash: id, commitment: bytes.slice(0, HASH_BYTES), epoch: Number(bytesToBigintBE(bytes.subarray(HASH_BYTES))) } : null;
   const fields = BidFieldsSsz.deserialize(bytes);
   if (!bytesEqual(bidId(fields), id)) return null;
   return { event: name, bid: id, fields };

@@ -5,11 +5,11 @@
  * the order the design's tables list them. State is read through a BridgeState the caller
  * supplies, so admission (head state) and block execution (the block's view) run the same code.
  */
-import { BRIDGE_ADDRESS, MAX_BRIDGE_TIMEOUT_SECONDS, PUBLIC_KEY_BYTES } from '../constants.js';
-import { bytesEqual, parseHex, toHex } from '../codec/bytes.js';
+import { BRIDGE_ADDRESS, MAX_BRIDGE_TIMEOUT_SECONDS } from '../constants.js';
+import { bytesEqual, toHex } from '../codec/bytes.js';
 import { type Genesis, genesisHash, parseGenesis } from '../genesis/genesis.js';
 import { SvcError } from '../errors.js';
-import { LightClientError, trustedFromGenesis } from '../light/types.js';
+import { LightClientError, type TrustedState } from '../light/types.js';
 import { verifyAccountAgainstHeader, verifyFinalityUpdate } from '../light/verify.js';
 import type { BlockHeader } from '../types/block.js';
 import {
@@ -25,6 +25,7 @@ import {
   bidId,
   bridgeAccountProofToWire,
   type RegisterBody,
+  type SetUpdateBody,
   committedSlot,
   counterpartSlot,
   ledgerSlot,
@@ -36,6 +37,7 @@ import {
   wordState,
 } from './types.js';
 import { type RegistrationTerms, type RegistryView, checkRegistrationSignatures, registrationTerms } from './registration.js';
+import { type HeldSet, activeStake, trustedFromHeld, verifySetUpdate } from './set-update.js';
 
 export { bridgeGas, isBridgeAddress } from './gas.js';
 
@@ -64,14 +66,15 @@ export function parseCounterpart(genesisJson: Uint8Array, ownGenesisHash: Uint8A
 }
 
 /**
- * Verifies a finality proof about a counterpart: the finality update against the counterpart's
- * genesis validator set (the light client's rule), then its bridge account and storage `slot`
- * against the finalised header's state_root. Returns the header and the slot's proven value
- * (all zero when absent). Every failure is BRIDGE_PROOF_INVALID naming the light-client code.
+ * Verifies a finality proof about a counterpart: the finality update against the validator set
+ * this chain holds for it (`trusted`, the light client's rule), then its bridge account and
+ * storage `slot` against the finalised header's state_root. Returns the header and the slot's
+ * proven value (all zero when absent). Every failure is BRIDGE_PROOF_INVALID naming the
+ * light-client code.
  */
-export function verifyFinalityProof(proof: FinalityProof, counterpart: Genesis, counterpartHash: Uint8Array, slot: Uint8Array): { header: BlockHeader; value: Uint8Array } {
+export function verifyFinalityProof(proof: FinalityProof, trusted: TrustedState, slot: Uint8Array): { header: BlockHeader; value: Uint8Array } {
   try {
-    const { header } = verifyFinalityUpdate(proof.update, trustedFromGenesis(counterpart, counterpartHash));
+    const { header } = verifyFinalityUpdate(proof.update, trusted);
     const key = toHex(slot);
     const account = verifyAccountAgainstHeader(header, BRIDGE_ADDRESS, bridgeAccountProofToWire(proof.account, header.stateRoot, slot), [key]);
     if (account.storage.get(key) !== toHex(proof.account.value)) throw new LightClientError('LIGHT_PROOF_INVALID', `the proven value of slot ${key} differs from the one stated`);
@@ -90,6 +93,8 @@ export interface BridgeState {
   timestampMs: number;
   /** The genesis of a registered counterpart (its counterpart slot set), else undefined. */
   counterpart(genesisHash: Uint8Array): Genesis | undefined;
+  /** The validator set this chain holds for a registered counterpart: its genesis set until a set update moved it (setSlot). */
+  counterpartSet(genesisHash: Uint8Array, counterpart: Genesis): HeldSet;
   /** The bridge account's storage word at `slot` (all zero when absent). */
   storage(slot: Uint8Array): Uint8Array;
   /** The bridge account's balance, wei. */
@@ -154,7 +159,8 @@ export function checkLock(body: LockBody, tx: LockTx, ctx: BridgeState): BidFiel
 /**
  * Checks a release (destination chain), in the order of docs/bridge.md's table, and returns the
  * BID id: destination, source registered, not expired, not released, finality proof, lock proven,
- * BID signatures (known, distinct, valid, ≥ 2/3 of the source's stake), the source's ledger.
+ * BID signatures (active in the set held for the source, distinct, valid, ≥ 2/3 of its active
+ * stake), the source's ledger.
  */
 export function checkRelease(body: ReleaseBody, ctx: BridgeState): Uint8Array {
   const f = body.bid;
@@ -164,22 +170,22 @@ export function checkRelease(body: ReleaseBody, ctx: BridgeState): Uint8Array {
   const source = registered(ctx, f.source, 'source');
   if (ctx.timestampMs >= f.timeout * 1000) throw new BridgeError('BRIDGE_EXPIRED', `BID ${id} timed out at ${f.timeout}; the block time is ${Math.floor(ctx.timestampMs / 1000)}`);
   if (wordState(ctx.storage(releaseSlot(bid))) !== 0) throw new BridgeError('BRIDGE_ALREADY_RELEASED', `BID ${id} is already released`);
-  const { value } = verifyFinalityProof(body.proof, source, f.source, lockSlot(bid));
+  const held = ctx.counterpartSet(f.source, source);
+  const { value } = verifyFinalityProof(body.proof, trustedFromHeld(source, held), lockSlot(bid));
   if (wordState(value) !== LockState.Locked) throw new BridgeError('BRIDGE_LOCK_NOT_PROVEN', `the source state does not hold BID ${id} as LOCKED (slot word ${toHex(value)})`);
-  const validators = new Map(source.validators.map((v) => [v.index, v]));
   const seen = new Set<number>();
   let signed = 0n;
   for (const s of body.signatures) {
-    const v = validators.get(s.validatorIndex);
-    if (!v) throw new BridgeError('BRIDGE_UNKNOWN_SIGNER', `validator ${s.validatorIndex} is not in the source's genesis set of ${validators.size}`);
+    const v = held.validators.get(s.validatorIndex);
+    if (!v || !v.active) throw new BridgeError('BRIDGE_UNKNOWN_SIGNER', `validator ${s.validatorIndex} is not an active validator of the set held for the source (epoch ${held.epoch}, ${held.validators.size} validators)`);
     if (seen.has(s.validatorIndex)) throw new BridgeError('BRIDGE_DUPLICATE_SIGNER', `validator ${s.validatorIndex} signs BID ${id} twice`);
     seen.add(s.validatorIndex);
-    if (!verifyBidSignature(bid, s, parseHex(v.public_key, 'public_key', PUBLIC_KEY_BYTES), source.chain_id)) {
+    if (!verifyBidSignature(bid, s, v.publicKey, source.chain_id)) {
       throw new BridgeError('BRIDGE_BAD_SIGNATURE', `the BID signature of validator ${s.validatorIndex} does not verify for BID ${id} on ${source.chain_id}`);
     }
-    signed += BigInt(v.stake);
+    signed += v.stake;
   }
-  const active = source.validators.reduce((sum, v) => sum + BigInt(v.stake), 0n);
+  const active = activeStake(held.validators);
   if (3n * signed < 2n * active) throw new BridgeError('BRIDGE_INSUFFICIENT_SIGNATURES', `BID signers hold ${signed} of ${active} stake, below 2/3`);
   const ledger = wordAmount(ctx.storage(ledgerSlot(f.source)));
   if (ledger < f.amount) throw new BridgeError('BRIDGE_INSUFFICIENT_LIQUIDITY', `the ledger of ${source.chain_id} holds ${ledger} wei, BID ${id} needs ${f.amount}`);
@@ -207,7 +213,7 @@ function settle(body: SettleBody, ctx: BridgeState): { bid: Uint8Array; destinat
 export function checkRefund(body: SettleBody, ctx: BridgeState): Uint8Array {
   const { bid, destination } = settle(body, ctx);
   const f = body.bid;
-  const { header, value } = verifyFinalityProof(body.proof, destination, f.destination, releaseSlot(bid));
+  const { header, value } = verifyFinalityProof(body.proof, trustedFromHeld(destination, ctx.counterpartSet(f.destination, destination)), releaseSlot(bid));
   if (header.timestampMs < f.timeout * 1000) {
     throw new BridgeError('BRIDGE_TIMEOUT_NOT_REACHED', `the destination header ${header.index} is at ${Math.floor(header.timestampMs / 1000)}, before the timeout ${f.timeout}`);
   }
@@ -218,9 +224,19 @@ export function checkRefund(body: SettleBody, ctx: BridgeState): Uint8Array {
 /** Checks a completion (source chain) and returns the BID id: the BID is this chain's and still LOCKED, and the destination's finalised state proves it released. */
 export function checkComplete(body: SettleBody, ctx: BridgeState): Uint8Array {
   const { bid, destination } = settle(body, ctx);
-  const { value } = verifyFinalityProof(body.proof, destination, body.bid.destination, releaseSlot(bid));
+  const { value } = verifyFinalityProof(body.proof, trustedFromHeld(destination, ctx.counterpartSet(body.bid.destination, destination)), releaseSlot(bid));
   if (!bytesEqual(value, RELEASED_WORD)) throw new BridgeError('BRIDGE_RELEASE_NOT_PROVEN', `the destination's finalised state does not hold BID ${toHex(bid)} as released`);
   return bid;
+}
+
+/**
+ * Checks a set update (docs/bridge.md "Set updates"): the counterpart is registered, and the
+ * update verifies against the set held for it (set-update.ts). Returns the counterpart and the
+ * set it moves to.
+ */
+export function checkSetUpdate(body: SetUpdateBody, ctx: BridgeState): { genesis: Genesis; next: HeldSet } {
+  const genesis = registered(ctx, body.counterpart, 'counterpart');
+  return { genesis, next: verifySetUpdate(body, genesis, ctx.counterpartSet(body.counterpart, genesis)) };
 }
 
 /** The lock-slot word of a settled BID (what a refund or completion writes). */

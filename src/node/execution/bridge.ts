@@ -5,7 +5,8 @@
  * receipt log. Counterparts' genesis documents (what a register carries) are kept here, keyed by
  * their hash: content-addressed, so a reorg needs no undo, since the state's counterpart slot,
  * not the document, says whether a chain is registered on a branch. Those this chain's genesis
- * lists are read from the genesis itself, never stored.
+ * lists are read from the genesis itself, never stored. The validator sets set updates move a
+ * counterpart to are kept the same way, keyed by their commitment, which the state's set slot holds.
  */
 import { type CounterpartView, type CounterpartsView } from '../../api/bridge.js';
 import { isServerFault } from '../../api/errors.js';
@@ -15,31 +16,10 @@ import type { Genesis } from '../../core/genesis/genesis.js';
 import { type Transaction, isAuthorization } from '../../core/types/transaction.js';
 import { SvcError } from '../../core/errors.js';
 import { ExecutionError } from './errors.js';
-import {
-  BRIDGE_OP_KIND,
-  BridgeError,
-  BridgeOp,
-  type BridgeLogEvent,
-  type BridgeOpKind,
-  type BridgeOperation,
-  LockState,
-  REGISTERED_WORD,
-  RELEASED_WORD,
-  bidId,
-  bridgeLog,
-  counterpartSlot,
-  decodeBridgeOp,
-  allowanceSlot,
-  amountWord,
-  committedSlot,
-  escrowSlot,
-  ledgerSlot,
-  lockSlot,
-  releaseSlot,
-  stateWord,
-  wordAmount,
-} from '../../core/bridge/types.js';
-import { type BridgeState, checkComplete, checkLock, checkRefund, checkRegister, checkRelease, settledWord, unallocatedReserve } from '../../core/bridge/verify.js';
+import { BRIDGE_OP_KIND, BridgeError, BridgeOp, type BridgeLogEvent, type BridgeOpKind, LockState, REGISTERED_WORD, RELEASED_WORD, bidId, bridgeLog, counterpartSlot, allowanceSlot, amountWord, committedSlot, escrowSlot, ledgerSlot, lockSlot, releaseSlot, setSlot, stateWord, wordAmount } from '../../core/bridge/types.js';
+import { type BridgeOperation, decodeBridgeOp } from '../../core/bridge/ops.js';
+import { type BridgeState, checkComplete, checkLock, checkRefund, checkRegister, checkRelease, checkSetUpdate, settledWord, unallocatedReserve } from '../../core/bridge/verify.js';
+import { type HeldSet, activeStake, genesisHeldSet, heldSetCommitment, heldSetFromJson, heldSetToJson } from '../../core/bridge/set-update.js';
 import type { RegistryView } from '../../core/bridge/registration.js';
 import type { Registry } from './registry.js';
 import { bridgeGas, isBridgeAddress } from '../../core/bridge/gas.js';
@@ -49,7 +29,7 @@ import type { StateView } from './state/types.js';
 /** Receipt kind of a transaction to BRIDGE_ADDRESS whose data names no operation. */
 export const BRIDGE_MALFORMED_KIND = 'bridge_malformed' as const;
 /** The `op` label values of service_execution_bridge_operations_total. */
-export const BRIDGE_OP_NAMES = ['register', 'lock', 'release', 'refund', 'complete', 'malformed'] as const;
+export const BRIDGE_OP_NAMES = ['register', 'lock', 'release', 'refund', 'complete', 'update_set', 'malformed'] as const;
 export type BridgeOpName = (typeof BRIDGE_OP_NAMES)[number];
 /** Parsed counterpart documents kept in memory; the rest are read back from the database when a block names them. */
 const DOC_CACHE_ENTRIES = 64;
@@ -58,6 +38,8 @@ const DOC_CACHE_ENTRIES = 64;
 const docKey = (hashHex: string) => `o:${hashHex}`;
 const summaryKey = (hashHex: string) => `w:${hashHex}`;
 const SUMMARY_PREFIX = 'w:';
+/** A held validator set of a counterpart, by its commitment (set-update.ts). */
+const setKey = (commitmentHex: string) => `q:${commitmentHex}`;
 
 /** The terms of a transaction to BRIDGE_ADDRESS that the rules read. */
 export interface BridgeTx {
@@ -83,17 +65,28 @@ export interface BridgeOutcome {
 export class BridgeDocs {
   /** Added by this block's registrations, written with its batch. */
   readonly added = new Map<string, Genesis>();
+  /** Held sets this block's set updates moved to, by 0x commitment, written with its batch. */
+  readonly addedSets = new Map<string, HeldSet>();
 
-  constructor(private readonly loaded: ReadonlyMap<string, Genesis>) {}
+  constructor(
+    private readonly loaded: ReadonlyMap<string, Genesis>,
+    private readonly loadedSets: ReadonlyMap<string, HeldSet> = new Map(),
+  ) {}
 
   /** A document by 0x hash: added in this block, or loaded for it. */
   get(hashHex: string): Genesis | undefined {
     return this.added.get(hashHex) ?? this.loaded.get(hashHex);
   }
 
-  /** Queues the documents this block registered (content-addressed: rewriting one is harmless). */
+  /** A held set by 0x commitment: added in this block, or loaded for it. */
+  set(commitmentHex: string): HeldSet | undefined {
+    return this.addedSets.get(commitmentHex) ?? this.loadedSets.get(commitmentHex);
+  }
+
+  /** Queues the documents and sets this block added (content-addressed: rewriting one is harmless). */
   queue(batch: WriteBatch): void {
     for (const [h, g] of this.added) batch.put(docKey(h), g).put(summaryKey(h), counterpartView(g, h));
+    for (const [c, s] of this.addedSets) batch.put(setKey(c), heldSetToJson(s));
   }
 }
 
@@ -122,6 +115,8 @@ function namedCounterpart(o: BridgeOperation): Uint8Array | undefined {
     case BridgeOp.Refund:
     case BridgeOp.Complete:
       return o.body.bid.destination;
+    case BridgeOp.UpdateSet:
+      return o.body.counterpart;
   }
 }
 
@@ -156,6 +151,8 @@ function add(view: StateView, slot: Uint8Array, delta: bigint): void {
 /** The bridge in one execution node: counterpart documents and the operations' judgement and effects. */
 export class BridgeExecution {
   private readonly cache = new Map<string, Genesis>();
+  /** Held sets by 0x commitment, least recently used first. */
+  private readonly setCache = new Map<string, HeldSet>();
   /** The genesis counterparts' documents by 0x hash: part of this chain's genesis, so always at hand. */
   private readonly fromGenesis: ReadonlyMap<string, Genesis>;
   private readonly self: Uint8Array;
@@ -184,11 +181,13 @@ export class BridgeExecution {
   }
 
   /**
-   * Loads the counterpart documents the bridge operations among `datas` name, so the synchronous
-   * rules can read them: one database read per document not cached, none for other transactions.
+   * Loads the counterpart documents the bridge operations among `datas` name, and the sets `view`
+   * holds for them, so the synchronous rules can read them: one database read per document or set
+   * not cached, none for other transactions.
    */
-  async prepare(datas: readonly Uint8Array[]): Promise<BridgeDocs> {
+  async prepare(datas: readonly Uint8Array[], view: StateView): Promise<BridgeDocs> {
     const loaded = new Map<string, Genesis>();
+    const sets = new Map<string, HeldSet>();
     for (const data of datas) {
       let named: Uint8Array | undefined;
       try {
@@ -199,6 +198,8 @@ export class BridgeExecution {
       if (!named) continue;
       const h = toHex(named);
       if (loaded.has(h)) continue;
+      const held = await this.heldSet(view, named);
+      if (held) sets.set(held.commitment, held.set);
       const known = this.fromGenesis.get(h);
       if (known) {
         loaded.set(h, known);
@@ -215,7 +216,30 @@ export class BridgeExecution {
       this.remember(h, g);
       loaded.set(h, g);
     }
-    return new BridgeDocs(loaded);
+    return new BridgeDocs(loaded, sets);
+  }
+
+  // The set `view` holds for counterpart `h`, when a set update moved it from the genesis set.
+  private async heldSet(view: StateView, h: Uint8Array): Promise<{ commitment: string; set: HeldSet } | undefined> {
+    const word = view.storage(BRIDGE_ADDRESS, setSlot(h));
+    if (word.every((b) => b === 0)) return undefined;
+    const commitment = toHex(word);
+    let set = this.setCache.get(commitment);
+    if (set) {
+      this.setCache.delete(commitment);
+    } else {
+      const stored = await this.store.get<unknown>(setKey(commitment));
+      // The slot is only ever set in the same block that stores the set.
+      if (stored === undefined) throw new ExecutionError('CORRUPT_DB', `counterpart ${toHex(h)} holds set ${commitment} but the set is not stored`);
+      set = heldSetFromJson(stored, setKey(commitment));
+    }
+    this.rememberSet(commitment, set);
+    return { commitment, set };
+  }
+
+  private rememberSet(commitment: string, set: HeldSet): void {
+    this.setCache.set(commitment, set);
+    if (this.setCache.size > DOC_CACHE_ENTRIES) this.setCache.delete(this.setCache.keys().next().value!);
   }
 
   private remember(h: string, g: Genesis): void {
@@ -223,9 +247,10 @@ export class BridgeExecution {
     if (this.cache.size > DOC_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
   }
 
-  /** Caches the documents a block added, once its batch is written. */
+  /** Caches the documents and sets a block added, once its batch is written. */
   committed(docs: BridgeDocs): void {
     for (const [h, g] of docs.added) this.remember(h, g);
+    for (const [c, s] of docs.addedSets) this.rememberSet(c, s);
   }
 
   /** The rules' view of `view` at `timestampMs`. */
@@ -239,6 +264,13 @@ export class BridgeExecution {
         // The slot is only ever set in the same block that adds the document.
         if (!g) throw new ExecutionError('CORRUPT_DB', `counterpart ${toHex(h)} is registered but its genesis document is not stored`);
         return g;
+      },
+      counterpartSet: (h, g) => {
+        const word = view.storage(BRIDGE_ADDRESS, setSlot(h));
+        if (word.every((b) => b === 0)) return genesisHeldSet(g, h);
+        const set = docs.set(toHex(word));
+        if (!set) throw new ExecutionError('CORRUPT_DB', `counterpart ${toHex(h)} holds set ${toHex(word)} but the set is not loaded`);
+        return set;
       },
       storage: (slot) => view.storage(BRIDGE_ADDRESS, slot),
       balance: () => view.account(BRIDGE_ADDRESS).balance,
@@ -323,6 +355,19 @@ export class BridgeExecution {
           },
         };
       }
+      case BridgeOp.UpdateSet: {
+        const { next } = checkSetUpdate(o.body, ctx);
+        const h = o.body.counterpart;
+        return {
+          op: o,
+          apply: () => {
+            const commitment = heldSetCommitment(next);
+            docs.addedSets.set(toHex(commitment), next);
+            view.setStorage(bridge, setSlot(h), commitment);
+            return { event: 'SetUpdated', genesisHash: h, commitment, epoch: next.epoch };
+          },
+        };
+      }
     }
   }
 
@@ -350,9 +395,10 @@ export class BridgeExecution {
 
   /** Admission: refuses an operation that would fail against the head state now (its BridgeError, or MalformedError). */
   async admit(tx: BridgeTx, head: () => StateView): Promise<void> {
-    const docs = await this.prepare([tx.data]);
+    const view = head();
+    const docs = await this.prepare([tx.data], view);
     try {
-      this.judge(tx, head(), docs, Date.now());
+      this.judge(tx, view, docs, Date.now());
     } catch (err) {
       if (err instanceof SvcError && isServerFault(err)) throw err;
       throw asRefusal(err);
@@ -367,13 +413,16 @@ export class BridgeExecution {
     const word = (slot: Uint8Array) => wordAmount(head.storage(BRIDGE_ADDRESS, slot)).toString();
     const counterparts = [...genesisOnes, ...stored.map((c): CounterpartView => ({ ...c, source: 'registration' }))]
       .filter((c) => bytesEqual(head.storage(BRIDGE_ADDRESS, counterpartSlot(parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES))), REGISTERED_WORD))
-      .map((c) => {
-        const h = parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES);
-        return { ...c, ledger: { allowance: word(allowanceSlot(h)), available: word(ledgerSlot(h)), escrow: word(escrowSlot(h)) } };
-      })
       .sort((a, b) => a.chain_id.localeCompare(b.chain_id) || a.genesis_hash.localeCompare(b.genesis_hash));
+    const views: CounterpartView[] = [];
+    for (const c of counterparts) {
+      const h = parseHex(c.genesis_hash, 'genesis_hash', HASH_BYTES);
+      const held = await this.heldSet(head, h);
+      const set = held ? { validators: held.set.validators.size, active_stake: activeStake(held.set.validators).toString(), set_epoch: held.set.epoch } : { set_epoch: 0 };
+      views.push({ ...c, ...set, ledger: { allowance: word(allowanceSlot(h)), available: word(ledgerSlot(h)), escrow: word(escrowSlot(h)) } });
+    }
     const ctx = this.bridgeState(head, new BridgeDocs(new Map()), Date.now());
     const reserve = { balance: ctx.balance().toString(), unallocated: unallocatedReserve(ctx).toString() };
-    return { self: { chain_id: this.genesis.chain_id, genesis_hash: this.genesisHash }, reserve, counterparts };
+    return { self: { chain_id: this.genesis.chain_id, genesis_hash: this.genesisHash }, reserve, counterparts: views };
   }
 }

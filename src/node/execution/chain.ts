@@ -359,7 +359,7 @@ export class ExecutionChain {
     const recipients = block.transactions.map((tx) => (isAuthorization(tx) || tx.to === null ? null : toHex(tx.to)));
     await this.state.prefetch(parentRoot, this.executor.touchedBy(block, verified, recipients, votes, proposer));
     const view = this.state.view(parentRoot);
-    const docs = await this.bridge.prepare(bridgeData(block.transactions));
+    const docs = await this.bridge.prepare(bridgeData(block.transactions), view);
     const exec = this.executor.execute(block, hash, verified, recipients, view, votes, recommits, docs);
     if (slashed.length > 0) exec.registry.slashed = slashed;
     // The registry's words go into the state the block commits, their entries beside the block.

@@ -16,7 +16,9 @@ import { Domain, signingHash } from '../../../src/core/crypto/domain.js';
 import { sign } from '../../../src/core/crypto/mldsa.js';
 import { canonicalJson } from '../../../src/core/genesis/genesis.js';
 import { MalformedError } from '../../../src/core/errors.js';
-import { type BidSignature, BridgeError, BridgeOp, type RegisterBody, REGISTERED_WORD, amountWord, committedSlot, counterpartSlot, decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/types.js';
+import { type BidSignature, BridgeError, BridgeOp, type RegisterBody, REGISTERED_WORD, amountWord, committedSlot, counterpartSlot } from '../../../src/core/bridge/types.js';
+import { decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/ops.js';
+import { genesisHeldSet } from '../../../src/core/bridge/set-update.js';
 import { RegistrationTermsSsz, type RegistryView, registrationTerms, signRegistration, validatorSetCommitment } from '../../../src/core/bridge/registration.js';
 import { type BridgeState, checkRegister } from '../../../src/core/bridge/verify.js';
 import { expectError } from '../../helpers/assert.js';
@@ -52,6 +54,7 @@ function onB(o: { reg?: RegistryView; registered?: boolean; balance?: bigint; co
     self: B.hash,
     timestampMs: Date.now(),
     counterpart: (h) => (o.registered && toHex(h) === toHex(A.hash) ? A.genesis : undefined),
+    counterpartSet: (h, g) => genesisHeldSet(g, h),
     storage: (slot) => (toHex(slot) === toHex(committedSlot()) ? amountWord(o.committed ?? 0n) : o.registered && toHex(slot) === toHex(counterpartSlot(A.hash)) ? REGISTERED_WORD : new Uint8Array(32)),
     balance: () => o.balance ?? 1_000_000n * TOKEN,
     registry: o.reg ?? registry(),

@@ -13,23 +13,10 @@ import { canonicalJson } from '../../../src/core/genesis/genesis.js';
 import { MalformedError } from '../../../src/core/errors.js';
 import { signStandardTx } from '../../../src/core/types/transaction.js';
 import { intrinsicGas } from '../../../src/core/gas.js';
-import {
-  type BidFields,
-  BridgeError,
-  BridgeOp,
-  type BridgeOperation,
-  LockState,
-  RELEASED_WORD,
-  bidId,
-  decodeBridgeOp,
-  encodeBridgeOp,
-  amountWord,
-  ledgerSlot,
-  lockSlot,
-  releaseSlot,
-  stateWord,
-} from '../../../src/core/bridge/types.js';
+import { type BidFields, BridgeError, BridgeOp, LockState, RELEASED_WORD, bidId, amountWord, ledgerSlot, lockSlot, releaseSlot, stateWord } from '../../../src/core/bridge/types.js';
+import { type BridgeOperation, decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/ops.js';
 import { type BridgeState, bridgeGas, checkComplete, checkLock, checkRefund, checkRelease, parseCounterpart, verifyFinalityProof } from '../../../src/core/bridge/verify.js';
+import { genesisHeldSet, trustedFromHeld } from '../../../src/core/bridge/set-update.js';
 import { bidSignatures, finalityProof, testChain } from '../../helpers/bridge.js';
 import { expectError } from '../../helpers/assert.js';
 
@@ -59,6 +46,7 @@ function state(self: Uint8Array, o: { registered?: typeof A[]; storage?: Map<str
     self,
     timestampMs: o.timestampMs ?? T0 * 1000,
     counterpart: (h) => reg.find((c) => toHex(c.hash) === toHex(h))?.genesis,
+    counterpartSet: (h, g) => genesisHeldSet(g, h),
     storage: (slot) => o.storage?.get(toHex(slot)) ?? ledgers.get(toHex(slot)) ?? new Uint8Array(32),
     balance: () => o.balance ?? 1_000_000n * WEI_PER_TOKEN,
     registry: { chainId: 'unused', validator: () => undefined, activeStake: () => 0n },
@@ -86,7 +74,7 @@ test('a release with a finality proof of the lock and a 2/3 quorum of BID signat
   assert.is(toHex(checkRelease(release({ proof: finalityProof(A, { storage: lockedStorage, slot: lockSlot(bid), finalizedEpoch: 40 }) }), onB())), toHex(bid));
   // All four signing also passes; the proof's value is returned by verifyFinalityProof.
   assert.is(toHex(checkRelease(release({ sigs: bidSignatures(A, fields, [3, 2, 1, 0]) }), onB())), toHex(bid));
-  const v = verifyFinalityProof(release().proof, A.genesis, A.hash, lockSlot(bid));
+  const v = verifyFinalityProof(release().proof, trustedFromHeld(A.genesis, genesisHeldSet(A.genesis, A.hash)), lockSlot(bid));
   assert.is(toHex(v.value), toHex(stateWord(LockState.Locked)));
 });
 

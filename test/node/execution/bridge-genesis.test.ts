@@ -57,6 +57,7 @@ test('the genesis lists X: the node starts with X registered and its ledger fund
         slot_seconds: X.genesis.config.slot_seconds,
         source: 'genesis',
         ledger: { allowance: ALLOWANCE_X.toString(), available: ALLOWANCE_X.toString(), escrow: '0' },
+        set_epoch: 0,
       });
     } finally {
       await h.node.stop();

@@ -10,18 +10,8 @@ import { BRIDGE_ADDRESS, WEI_PER_TOKEN } from '../../../src/core/constants.js';
 import { type Genesis, canonicalJson, genesisHash, slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { type Block } from '../../../src/core/types/block.js';
 import { type StandardTx } from '../../../src/core/types/transaction.js';
-import {
-  type BidFields,
-  BridgeOp,
-  type BridgeOperation,
-  LockState,
-  RELEASED_WORD,
-  bidId,
-  encodeBridgeOp,
-  lockSlot,
-  releaseSlot,
-  stateWord,
-} from '../../../src/core/bridge/types.js';
+import { type BidFields, BridgeOp, LockState, RELEASED_WORD, bidId, lockSlot, releaseSlot, stateWord } from '../../../src/core/bridge/types.js';
+import { type BridgeOperation, encodeBridgeOp } from '../../../src/core/bridge/ops.js';
 import { bridgeGas } from '../../../src/core/bridge/verify.js';
 import { registrationTerms, signRegistration } from '../../../src/core/bridge/registration.js';
 import { buildGenesis } from '../../../src/genesis/build.js';

@@ -18,23 +18,8 @@ import { signAttestation } from '../../../src/core/types/attestation.js';
 import { participationBits } from '../../../src/core/light/verify.js';
 import type { FinalityUpdate } from '../../../src/core/light/types.js';
 import { type StandardTx, encodeTx } from '../../../src/core/types/transaction.js';
-import {
-  type BidFields,
-  BridgeOp,
-  type BridgeOperation,
-  LockState,
-  RELEASED_WORD,
-  type ReleaseBody,
-  bidId,
-  bridgeAccountProofFromWire,
-  signBid,
-  counterpartSlot,
-  encodeBridgeOp,
-  lockSlot,
-  parseBridgeLog,
-  releaseSlot,
-  wordState,
-} from '../../../src/core/bridge/types.js';
+import { type BidFields, BridgeOp, LockState, RELEASED_WORD, type ReleaseBody, bidId, bridgeAccountProofFromWire, signBid, counterpartSlot, lockSlot, parseBridgeLog, releaseSlot, wordState } from '../../../src/core/bridge/types.js';
+import { type BridgeOperation, encodeBridgeOp } from '../../../src/core/bridge/ops.js';
 import { bridgeGas } from '../../../src/core/bridge/verify.js';
 import { verdictOfRefusal } from '../../../src/node/execution/p2p.js';
 import { bidSignatures } from '../../helpers/bridge.js';
@@ -118,6 +103,7 @@ test('bridge operations: register, lock, release once, refund, complete; refused
         slot_seconds: X.genesis.config.slot_seconds,
         source: 'registration',
         ledger: { allowance: ALLOWANCE.toString(), available: ALLOWANCE.toString(), escrow: '0' },
+        set_epoch: 0,
       });
       assert.equal(view.reserve, { balance: RESERVE.toString(), unallocated: (RESERVE - 2n * ALLOWANCE).toString() });
 
