@@ -2,17 +2,21 @@
  * The relayer of one direction, source → destination (docs/bridge.md, "CLI"): releases every
  * FINALIZED BID of the source bound for the destination, completes it on the source once the
  * release is final on the destination, and refunds EXPIRED ones once the destination has
- * finalised past their timeout without a release. It is trusted with nothing: every step carries
- * its own proof, and the chains refuse a wrong one.
+ * finalised past their timeout without a release. Before any of them it brings the validator
+ * set each chain holds for the other up to date with set updates, one change at a time, in
+ * order. It is trusted with nothing: every step carries its own proof, and the chains refuse a
+ * wrong one.
  *
  * The chains' state decides what to do, so a restarted relayer picks up where it was; it keeps
  * only a small in-flight set (transactions it submitted and waits on) and a back-off for
  * operations a chain refused, so a refusal is logged once per back-off, never retried hot.
  */
 import { BRIDGE_ADDRESS } from '../core/constants.js';
-import { bytesEqual, toHex } from '../core/codec/bytes.js';
+import { bytesEqual, parseHex, toHex } from '../core/codec/bytes.js';
 import { SvcError } from '../core/errors.js';
 import { BridgeOp, LockState, RELEASED_WORD, releaseSlot, stateWord, wordState } from '../core/bridge/types.js';
+import { setUpdateFromChange } from '../core/bridge/set-update.js';
+import { setChangeFromJson } from '../core/light/set-change.js';
 import type { BidView } from '../api/bridge.js';
 import { bidFieldsFromJson } from '../core/bridge/types.js';
 import { type BridgeChain, type BridgeSigner, buildRelease, buildSettle, submitBridgeOp } from './bridge-ops.js';
@@ -22,8 +26,10 @@ export interface RelayAction {
   time: string;
   /** submitted: a transaction was accepted by the pool; included: it is in a block (ok says its receipt status); refused: admission said no (code); waiting: not yet provable; error: anything else. */
   action: 'submitted' | 'included' | 'refused' | 'waiting' | 'error' | 'started' | 'stopped';
-  op?: 'release' | 'complete' | 'refund';
+  op?: 'release' | 'complete' | 'refund' | 'update_set';
   bid?: string;
+  /** update_set: the checkpoint epoch of the set change submitted. */
+  epoch?: number;
   chain?: string;
   tx_hash?: string;
   ok?: boolean;
@@ -55,7 +61,7 @@ const PASS_LIMIT = 100;
 
 /** The relayer of one direction. `pass()` does one round; `run()` loops until the signal aborts. */
 export class Relayer {
-  private readonly inFlight = new Map<string, { chain: BridgeChain; hash: string; until: number }>();
+  private readonly inFlight = new Map<string, { chain: BridgeChain; hash: string; until: number; subject: { bid?: string; epoch?: number } }>();
   private readonly refused = new Map<string, number>();
   /** Last 'waiting' message per operation, so a wait is logged when it changes, not every pass. */
   private readonly waits = new Map<string, string>();
@@ -83,13 +89,18 @@ export class Relayer {
     await this.checkInFlight();
     const { source, dest } = this.opts;
     const seen = new Set<string>();
+    // Each chain must hold the other's current set before a proof about it can verify there.
+    const current = {
+      dest: await this.syncSet(source, dest, this.opts.destSigner, seen),
+      source: this.opts.sourceSigner ? await this.syncSet(dest, source, this.opts.sourceSigner, seen) : true,
+    };
     for (const status of ['FINALIZED', 'EXPIRED'] as const) {
       const list = await source.beacon.bids({ status, direction: 'outgoing', limit: PASS_LIMIT });
       for (const view of list.bids) {
         if (view.fields.destination.toLowerCase() !== dest.genesisHash) continue;
         seen.add(view.bid.toLowerCase());
         try {
-          await this.handle(view);
+          await this.handle(view, current);
         } catch (err) {
           this.opts.log({ time: now(), action: 'error', bid: view.bid, code: (err as SvcError).code ?? 'ERROR', message: (err as Error).message });
         }
@@ -109,8 +120,31 @@ export class Relayer {
     this.opts.log({ time: now(), action: 'waiting', op, bid, message });
   }
 
+  /**
+   * Brings the set `to` holds for `from` up to `from`'s set changes: submits the first change
+   * past the held set's checkpoint (one per pass, since each is judged against the set the one
+   * before stored). True when `to` already holds `from`'s newest set.
+   */
+  private async syncSet(from: BridgeChain, to: BridgeChain, signer: BridgeSigner, seen: Set<string>): Promise<boolean> {
+    const held = (await to.beacon.counterparts()).counterparts.find((c) => c.genesis_hash.toLowerCase() === from.genesisHash);
+    // Not a counterpart there: the operations themselves are refused with their code.
+    if (!held) return true;
+    const heldEpoch = held.set_epoch ?? 0;
+    const page = await from.beacon.setChanges(heldEpoch + 1, 1);
+    const list = Array.isArray(page.set_changes) ? page.set_changes : [];
+    if (list.length === 0) return true;
+    const change = setChangeFromJson(list[0], 'set_changes[0]');
+    const epoch = change.finality.finalized.epoch;
+    const id = `${from.chainId}@${epoch}`;
+    seen.add(id);
+    if (this.busy(id, 'update_set')) return false;
+    const body = setUpdateFromChange(parseHex(from.genesisHash, 'genesis hash', 32), change);
+    await this.submit(id, 'update_set', to, () => submitBridgeOp(to, signer, { op: BridgeOp.UpdateSet, body }), { epoch });
+    return false;
+  }
+
   /** What one BID needs now, decided by the destination's state: release it, complete it, or refund it. */
-  private async handle(view: BidView): Promise<void> {
+  private async handle(view: BidView, current: { dest: boolean; source: boolean }): Promise<void> {
     const { source, dest } = this.opts;
     const bid = Buffer.from(view.bid.slice(2), 'hex');
     const id = view.bid.toLowerCase();
@@ -118,6 +152,7 @@ export class Relayer {
     if (!released) {
       if (view.status === 'FINALIZED') {
         if (this.busy(id, 'release')) return;
+        if (!current.dest) return this.waiting('release', id, `${dest.chainId} does not hold ${source.chainId}'s current validator set yet (set update pending)`);
         const { body, proven } = await buildRelease(source.beacon, view);
         if (wordState(proven.value) !== LockState.Locked) {
           this.waiting('release', id, `the source's finalised header ${proven.header.index} does not prove the lock yet`);
@@ -128,6 +163,7 @@ export class Relayer {
       }
       // EXPIRED and never released: refund once the destination finalised a header at or past the timeout.
       if (!this.opts.sourceSigner || this.busy(id, 'refund')) return;
+      if (!current.source) return this.waiting('refund', id, `${source.chainId} does not hold ${dest.chainId}'s current validator set yet (set update pending)`);
       const fields = bidFieldsFromJson(view.fields);
       const { body, proven } = await buildSettle(dest.beacon, fields, bid);
       if (proven.header.timestampMs < fields.timeout * 1000 || !bytesEqual(proven.value, stateWord(0))) {
@@ -140,6 +176,7 @@ export class Relayer {
     }
     // Released on the destination: complete on the source once that release is final there.
     if (!this.opts.sourceSigner || this.busy(id, 'complete')) return;
+    if (!current.source) return this.waiting('complete', id, `${source.chainId} does not hold ${dest.chainId}'s current validator set yet (set update pending)`);
     const fields = bidFieldsFromJson(view.fields);
     const { body, proven } = await buildSettle(dest.beacon, fields, bid);
     if (!bytesEqual(proven.value, RELEASED_WORD)) {
@@ -160,18 +197,19 @@ export class Relayer {
     return false;
   }
 
-  private async submit(bid: string, op: Op, chain: BridgeChain, send: () => Promise<{ hash: string }>): Promise<void> {
+  private async submit(bid: string, op: Op, chain: BridgeChain, send: () => Promise<{ hash: string }>, about: { epoch?: number } = {}): Promise<void> {
     const key = `${op}:${bid}`;
+    const subject = op === 'update_set' ? about : { bid };
     try {
       const sent = await send();
-      this.inFlight.set(key, { chain, hash: sent.hash, until: Date.now() + (this.opts.inFlightMs ?? 20 * this.opts.intervalMs) });
-      this.opts.log({ time: now(), action: 'submitted', op, bid, chain: chain.chainId, tx_hash: sent.hash });
+      this.inFlight.set(key, { chain, hash: sent.hash, until: Date.now() + (this.opts.inFlightMs ?? 20 * this.opts.intervalMs), subject });
+      this.opts.log({ time: now(), action: 'submitted', op, ...subject, chain: chain.chainId, tx_hash: sent.hash });
     } catch (err) {
       const e = err as SvcError & { httpStatus?: number };
       // A 4xx is the chain's verdict on this operation: back off instead of asking again at once.
       if (typeof e.httpStatus === 'number' && e.httpStatus >= 400 && e.httpStatus < 500) {
         this.refused.set(key, this.passes + (this.opts.backoffPasses ?? 8));
-        this.opts.log({ time: now(), action: 'refused', op, bid, chain: chain.chainId, code: e.code, message: e.message });
+        this.opts.log({ time: now(), action: 'refused', op, ...subject, chain: chain.chainId, code: e.code, message: e.message });
         return;
       }
       throw err;
@@ -181,13 +219,13 @@ export class Relayer {
   /** Drops in-flight entries whose transaction is in a block (logging its receipt) or whose wait ran out. */
   private async checkInFlight(): Promise<void> {
     for (const [key, f] of [...this.inFlight]) {
-      const [op, bid] = key.split(':') as [Op, string];
+      const op = key.slice(0, key.indexOf(':')) as Op;
       try {
         const s = await f.chain.execution.txStatus(f.hash);
         if ((s.state === 'Confirmed' || s.state === 'Finalized') && s.receipt) {
           this.inFlight.delete(key);
           const ok = s.receipt.status === 1;
-          this.opts.log({ time: now(), action: 'included', op, bid, chain: f.chain.chainId, tx_hash: f.hash, ok, ...(ok ? {} : { message: s.receipt.error ?? 'failed' }) });
+          this.opts.log({ time: now(), action: 'included', op, ...f.subject, chain: f.chain.chainId, tx_hash: f.hash, ok, ...(ok ? {} : { message: s.receipt.error ?? 'failed' }) });
           if (!ok) this.refused.set(key, this.passes + (this.opts.backoffPasses ?? 8));
           continue;
         }

@@ -35,9 +35,9 @@ export class LightApiClient extends JsonApiClient {
     return this.data(lightRoutes.finalityUpdate.method, lightRoutes.finalityUpdate.path, undefined);
   }
 
-  /** A page of validator-set changes from epoch `fromEpoch` on. */
-  setChanges(fromEpoch: number): Promise<Record<string, unknown>> {
-    return this.data(lightRoutes.setChanges.method, routeUrl(lightRoutes.setChanges, {}, { from_epoch: String(fromEpoch) }), undefined);
+  /** A page of validator-set changes from epoch `fromEpoch` on (at most `limit`, else the server's page). */
+  setChanges(fromEpoch: number, limit?: number): Promise<Record<string, unknown>> {
+    return this.data(lightRoutes.setChanges.method, routeUrl(lightRoutes.setChanges, {}, { from_epoch: String(fromEpoch), ...(limit === undefined ? {} : { limit: String(limit) }) }), undefined);
   }
 
   /** Headers from a finalized root back to a height. */

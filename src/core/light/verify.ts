@@ -36,7 +36,7 @@ export function participants(bits: Uint8Array): number[] {
  */
 export function checkCanonicalBitfield(bits: Uint8Array, size: number): void {
   const want = Math.ceil(size / 8);
-  if (bits.length !== want) throw new LightClientError('LIGHT_NONCANONICAL', `participation bitfield is ${bits.length} bytes, the trusted set of ${size} validators needs exactly ${want}${bits.length > want ? ' (if the chain\'s validator set grew after the trusted one, bootstrap again from a newer finalized checkpoint with its set)' : ''}`);
+  if (bits.length !== want) throw new LightClientError('LIGHT_NONCANONICAL', `participation bitfield is ${bits.length} bytes, the trusted set of ${size} validators needs exactly ${want}${bits.length > want ? ' (the chain\'s validator set grew after the trusted one: follow its set changes first)' : ''}`);
   const spare = size & 7;
   if (spare !== 0 && bits[want - 1]! >> spare !== 0) throw new LightClientError('LIGHT_NONCANONICAL', `participation bitfield sets bits above validator ${size - 1}, the trusted set's last`);
 }
@@ -59,8 +59,8 @@ export interface VerifiedFinality {
  * (checkCanonicalBitfield) and names exactly the signers; and their stake is at
  * least 2/3 of the trusted set's active stake (3 × signed ≥ 2 × active, as fork choice counts).
  * Signers outside the trusted set (validators registered after the checkpoint) fail the update:
- * the client does not follow validator-set changes, so it must be bootstrapped again from a newer
- * checkpoint rather than count votes it cannot weigh.
+ * a client moves to a newer set only through a verified set change (set-change.ts), never by
+ * counting votes it cannot weigh.
  */
 export function verifyFinalityUpdate(u: FinalityUpdate, trusted: TrustedState, opts: { minEpoch?: number } = {}): VerifiedFinality {
   const root = blockHash(u.header);
@@ -94,7 +94,7 @@ export function verifyFinalityUpdate(u: FinalityUpdate, trusted: TrustedState, o
     seen.add(att.validatorIndex);
     const v = trusted.validators.get(att.validatorIndex);
     if (!v || !v.active) {
-      throw new LightClientError('LIGHT_UNKNOWN_SIGNER', `validator ${att.validatorIndex} is not an active validator of the trusted set (validator-set changes after the checkpoint are not followed: bootstrap from a newer finalized checkpoint)`);
+      throw new LightClientError('LIGHT_UNKNOWN_SIGNER', `validator ${att.validatorIndex} is not an active validator of the trusted set (if the set changed after the trusted checkpoint, follow its set changes first)`);
     }
     if (!verifyAttestation(att, v.publicKey, trusted.chainId)) throw new LightClientError('LIGHT_BAD_SIGNATURE', `${who}: signature verification failed`);
     signed += v.stake;

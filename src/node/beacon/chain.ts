@@ -17,7 +17,7 @@ import { SvcError } from '../../core/errors.js';
 import { type Genesis, epochOfSlot, genesisHash, slotAt, slotStartMs } from '../../core/genesis/genesis.js';
 import type { Attestation } from '../../core/types/attestation.js';
 import { type InclusionView, selectIncludable } from '../../core/consensus/inclusion.js';
-import { type Block, blockHash, canonicalHeaderBytes, encodeBlock, signedHeaderOf } from '../../core/types/block.js';
+import { type Block, type BlockHeader, blockHash, canonicalHeaderBytes, encodeBlock, signedHeaderOf } from '../../core/types/block.js';
 import { headerOfBlockBytes, signatureOfBlockBytes } from '../../core/types/block-bytes.js';
 import type { Logger } from '../../util/log.js';
 import { Mutex } from '../../util/mutex.js';
@@ -536,12 +536,34 @@ export class BeaconChain {
       if (stored === undefined) return; // genesis: no header, nothing a light client needs proven
       const header = headerOfBlockBytes(stored);
       const links = this.light.finalizedLinks(fin);
-      await this.sets.observe(fin, header, links, this.registrySource).catch((err: Error) => this.log.error('could not check the finalized checkpoint for a validator-set change', { epoch: fin.epoch, root: fin.root, error: err.message }));
+      const observed = await this.sets.observe(fin, header, links, this.registrySource).catch((err: Error) => {
+        this.log.error('could not check the finalized checkpoint for a validator-set change', { epoch: fin.epoch, root: fin.root, error: err.message });
+        return { short: false };
+      });
+      this.shortSetChange = observed.short ? { fin, header } : undefined;
       const update = await this.light.finalizedWith(fin, header, links, this.sets.stakes());
       if (update) this.metrics.lightUpdateBytes.set(update.size_bytes);
     } catch (err) {
       this.log.error('could not record the light-client finality update', { epoch: fin.epoch, root: fin.root, error: (err as Error).message });
     }
+  }
+
+  // A set change short of the previous set's 2/3 when its checkpoint finalized: framed again each
+  // slot with the votes that arrived since (fork choice finalizes on 2/3 of the set after an exit,
+  // before 2/3 of the set before it voted), until it records or the next checkpoint finalizes.
+  private shortSetChange: { fin: CheckpointHex; header: BlockHeader } | undefined;
+
+  private async retrySetChange(): Promise<void> {
+    const pending = this.shortSetChange;
+    if (!pending) return;
+    const { fin, header } = pending;
+    const links = this.light.finalizedLinks(fin);
+    const observed = await this.sets.observe(fin, header, links, this.registrySource, { quiet: true });
+    if (observed.short) return;
+    this.shortSetChange = undefined;
+    if (!observed.change) return;
+    const update = await this.light.finalizedWith(fin, header, links, this.sets.stakes());
+    if (update) this.metrics.lightUpdateBytes.set(update.size_bytes);
   }
 
   private readonly registrySource: RegistrySource = {
@@ -571,6 +593,7 @@ export class BeaconChain {
       this.slashing.prune();
       await this.writeWithSnapshot(new WriteBatch());
       await this.bridge.onSlot().catch((err: Error) => this.log.error('bridge expiry failed; retried next slot', { error: err.message }));
+      await this.retrySetChange().catch((err: Error) => this.log.error('could not record a late validator-set change; retried next slot', { error: err.message }));
     });
   }
 

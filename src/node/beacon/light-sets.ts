@@ -79,34 +79,36 @@ export class SetChangeStore {
   /**
    * Checks a newly finalized checkpoint for a set change and records one when the weighed set
    * moved. The set moves only when the update framed on the previous set reaches 2/3 of its
-   * stake: otherwise the next checkpoint is compared with the same previous set again. Throws on
+   * stake: otherwise it answers `short`, and the caller tries again as late votes for the link
+   * arrive (fork choice may finalize on 2/3 of a set that shrank, before 2/3 of the previous one
+   * voted), as the next checkpoint is compared with the same previous set. Throws on
    * execution's failures (the caller logs them; the next checkpoint catches up).
    */
-  async observe(cp: CheckpointHex, header: BlockHeader, links: readonly FinalizingLink[], source: RegistrySource): Promise<SetChangeJson | undefined> {
-    if (cp.epoch <= this.current.epoch) return undefined;
+  async observe(cp: CheckpointHex, header: BlockHeader, links: readonly FinalizingLink[], source: RegistrySource, o: { quiet?: boolean } = {}): Promise<{ change?: SetChangeJson; short: boolean }> {
+    if (cp.epoch <= this.current.epoch) return { short: false };
     // The header's state_root is its parent's post-state: execution proves at that block.
     const at = toHex(header.parentHash);
     const storageHash = await source.registryStorageHash(at);
-    if (storageHash === this.current.storage_hash) return undefined;
+    if (storageHash === this.current.storage_hash) return { short: false };
     const registry = await source.registryProof(at);
     // Checked as a client will check it: a record must never be one it refuses.
     const next = verifyRegistryProof(header.stateRoot, registry);
     if (sameValidatorSet(next, this.set)) {
       // Only RANDAO commitments moved: nothing a verifier weighs.
       await this.moveTo({ ...this.current, storage_hash: storageHash }, new WriteBatch());
-      return undefined;
+      return { short: false };
     }
     const { update, signed } = frameUpdate(cp, header, links, this.stakeView);
     if (!update) {
-      this.log.warn('validator set changed at a finalized checkpoint without 2/3 of the previous set\'s stake signed at hand: no set change recorded yet', { epoch: cp.epoch, root: cp.root, signed_stake: signed.toString(), active_stake: this.stakeView.totalActive.toString() });
-      return undefined;
+      if (!o.quiet) this.log.warn('validator set changed at a finalized checkpoint without 2/3 of the previous set\'s stake signed at hand: no set change recorded yet', { epoch: cp.epoch, root: cp.root, signed_stake: signed.toString(), active_stake: this.stakeView.totalActive.toString() });
+      return { short: true };
     }
     const next_stakes = stakesOf(next);
     const change: SetChangeJson = { finality: update, registry, validators: next.size, active_stake: next_stakes.totalActive.toString() };
     const current: CurrentSet = { epoch: cp.epoch, storage_hash: storageHash, validators: weights(next) };
     await this.moveTo(current, new WriteBatch().put(key(cp.epoch), change));
     this.log.info('validator set change recorded for light clients', { epoch: cp.epoch, validators: next.size, active_stake: change.active_stake });
-    return change;
+    return { change, short: false };
   }
 
   private async moveTo(current: CurrentSet, batch: WriteBatch): Promise<void> {

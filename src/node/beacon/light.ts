@@ -75,14 +75,16 @@ export class LightStore {
   }
 
   /**
-   * The signed links of a newly finalized checkpoint (source = it), taken out of the pending ones
-   * with every link finality made useless.
+   * The signed links of a newly finalized checkpoint (source = it), as they stand now; every link
+   * finality made useless is dropped. The checkpoint's own links stay until the next finality
+   * and keep collecting votes (observe), so a record that needs more of them can be framed again.
    */
   finalizedLinks(cp: CheckpointHex): FinalizingLink[] {
     const out: FinalizingLink[] = [];
     for (const [k, link] of this.pending) {
-      if (link.source.epoch === cp.epoch && link.source.root === cp.root) out.push({ target: link.target, votes: [...link.votes.values()] });
-      if (link.source.epoch <= cp.epoch) this.pending.delete(k);
+      const own = link.source.epoch === cp.epoch && link.source.root === cp.root;
+      if (own) out.push({ target: link.target, votes: [...link.votes.values()] });
+      else if (link.source.epoch <= cp.epoch) this.pending.delete(k);
     }
     return out;
   }

@@ -96,9 +96,9 @@ test('a bad signature, a duplicated signer, an unknown signer each fail by name'
   const five = signAttestation(5, data(), stranger, CHAIN);
   // Outside the trusted set's bitfield: a registry that grew since shows as a longer bitfield.
   fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 8) }), trusted), 'LIGHT_NONCANONICAL', 'sets bits above validator 3');
-  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 9) }), trusted), 'LIGHT_NONCANONICAL', 'bootstrap again from a newer finalized checkpoint');
+  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 9) }), trusted), 'LIGHT_NONCANONICAL', 'follow its set changes first');
   const withFive = new Map([...validators, [4, { index: 4, publicKey: keys[3]!.publicKey, stake: STAKE, active: false }], [5, { index: 5, publicKey: keys[3]!.publicKey, stake: STAKE, active: false }]]);
-  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 6) }), { ...trusted, validators: withFive }), 'LIGHT_UNKNOWN_SIGNER', 'bootstrap from a newer finalized checkpoint');
+  fails(() => verifyFinalityUpdate(update([...votes, five], { participation: participationBits([0, 1, 2, 5], 6) }), { ...trusted, validators: withFive }), 'LIGHT_UNKNOWN_SIGNER', 'follow its set changes first');
 });
 
 test('a bitfield that does not match the signers fails', () => {

@@ -85,6 +85,28 @@ test('LightStore: no update without 2/3 of the votes at hand; only the newest LI
   assert.is(await light.update(2), undefined, 'the oldest were deleted');
 });
 
+test('LightStore: a finalized checkpoint\'s link keeps collecting votes until the next finality, so a short update can be framed again', async () => {
+  const { light } = await openStore();
+  const h = header(12);
+  const root = blockHash(h);
+  const cp = { epoch: 3, root: toHex(root) };
+  // Fork choice finalized on two votes (the set shrank); the light record needs three of these four.
+  light.observe(vote(0, 3, root), 2);
+  light.observe(vote(1, 3, root), 2);
+  assert.is(await light.finalized(cp, h, stakes), undefined);
+  // A vote arriving after finality (fork choice now at epoch 3) joins the same link.
+  light.observe(vote(2, 3, root), 3);
+  const links = light.finalizedLinks(cp);
+  assert.equal(links.map((l) => l.votes.map((v) => v.validatorIndex)), [[0, 1, 2]]);
+  const u = await light.finalizedWith(cp, h, links, stakes);
+  assert.is(u?.signers, 3);
+  // The next finality drops the older checkpoint's links.
+  const h2 = header(16);
+  light.observe(vote(0, 4, blockHash(h2)), 3);
+  light.finalizedLinks({ epoch: 4, root: toHex(blockHash(h2)) });
+  assert.equal(light.finalizedLinks(cp), []);
+});
+
 const routes = harnessSuite('light routes', { validators: 2, slotsAgo: 3 });
 
 routes('bootstrap from genesis; a proof against block 1 verifies against its header state_root (the genesis root)', async (ctx) => {
