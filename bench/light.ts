@@ -8,6 +8,7 @@
  * beside the devnet preset's slot: a client must check an update faster than updates can come.
  * Set changes (docs/light-client.md "Set changes") at the same sizes: an update plus the whole
  * registry's proof, verified as the client applies it; and the walk from genesis across 10 of them.
+ * The bridge's set update (the same change as an update_set transaction) where its votes fit one.
  * Keys are derived once per run; every signature is real and deterministic.
  */
 import { toHex } from '../src/core/codec/bytes.js';
@@ -17,7 +18,11 @@ import { finalityUpdateFromJson, type TrustedValidator } from '../src/core/light
 import { standaloneRegistryProof } from '../src/core/light/registry.js';
 import { applySetChange, followSetChanges, setChangeFromJson } from '../src/core/light/set-change.js';
 import type { RegistryEntry } from '../src/core/consensus/registry.js';
-import { MAX_SET_CHANGE_PAGE_BYTES } from '../src/core/constants.js';
+import { MAX_BRIDGE_SIGNERS, MAX_SET_CHANGE_PAGE_BYTES, MAX_TX_DATA_BYTES } from '../src/core/constants.js';
+import { BridgeOp } from '../src/core/bridge/types.js';
+import { decodeBridgeOp, encodeBridgeOp } from '../src/core/bridge/ops.js';
+import { registryProofFromBody, setUpdateFromChange } from '../src/core/bridge/set-update.js';
+import { bridgeGas } from '../src/core/bridge/gas.js';
 import { participationBits, verifyFinalityUpdate } from '../src/core/light/verify.js';
 import { type Attestation, attestationToJson, encodeAttestation, signAttestation } from '../src/core/types/attestation.js';
 import { type BlockHeader, blockHash, headerToJson } from '../src/core/types/block.js';
@@ -140,6 +145,27 @@ export async function runLightBench(opts: { print?: boolean } = {}): Promise<{ r
       { name: `set change verification, ${n} -> ${n + 1} validators`, backend: `${backend}, parse + ${signers} verifies + ${n + 2} storage proofs, median of ${RUNS[n]}`, unit: 'ms', value: changeVerifyMs, ratio: changeVerifyMs / slotMs, note: `${(changeVerifyMs / slotMs).toPrecision(2)}x a ${slotMs / 1000} s slot` },
     );
     details[`set_change_${n}`] = { jsonBytes: changeText.length, verifyMs: changeMs };
+
+    // The same change as a bridge's update_set transaction (docs/bridge.md "Set updates"), when its
+    // votes fit one update (MAX_BRIDGE_SIGNERS); beside the transaction data limit it must fit.
+    if (signers <= MAX_BRIDGE_SIGNERS) {
+      const data = encodeBridgeOp({ op: BridgeOp.UpdateSet, body: setUpdateFromChange(new Uint8Array(32).fill(0xbb), setChangeFromJson(change.json)) });
+      const updateMs: number[] = [];
+      for (let r = 0; r < RUNS[n]; r++) {
+        const t = performance.now();
+        const o = decodeBridgeOp(data);
+        if (o.op !== BridgeOp.UpdateSet) throw new Error('light bench self-check failed: not an update_set');
+        const moved = applySetChange(trusted, { finality: o.body.finality, registry: registryProofFromBody(o.body.registry, o.body.finality.header.stateRoot) });
+        updateMs.push(performance.now() - t);
+        check(moved.validators.size === n + 1, `${n} validators: the bridge set update moves to ${n + 1}`);
+      }
+      const updateVerifyMs = median(updateMs);
+      results.push(
+        { name: `bridge set update, ${n} -> ${n + 1} validators, transaction data`, backend: `update_set, ${signers} votes, ${bridgeGas(data)} gas`, unit: 'bytes', value: data.length, ratio: data.length / MAX_TX_DATA_BYTES, note: `${(data.length / MAX_TX_DATA_BYTES).toFixed(3)}x the 256 KiB transaction data limit` },
+        { name: `bridge set update verification, ${n} -> ${n + 1} validators`, backend: `${backend}, SSZ decode + the light client's rule, median of ${RUNS[n]}`, unit: 'ms', value: updateVerifyMs, ratio: updateVerifyMs / slotMs, note: `${(updateVerifyMs / slotMs).toPrecision(2)}x a ${slotMs / 1000} s slot` },
+      );
+      details[`bridge_set_update_${n}`] = { bytes: data.length, gas: bridgeGas(data).toString(), verifyMs: updateMs };
+    }
   }
 
   // From genesis across 10 set changes, 64 validators growing by one at each: the walk

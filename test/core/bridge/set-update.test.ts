@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { toHex } from '../../../src/core/codec/bytes.js';
 import { keygenFromSeed } from '../../../src/core/crypto/mldsa.js';
 import { MalformedError } from '../../../src/core/errors.js';
-import { type BidFields, BridgeError, BridgeOp, LockState, type SetUpdateBody, bidId, amountWord, ledgerSlot, lockSlot, stateWord } from '../../../src/core/bridge/types.js';
+import { type BidFields, BridgeError, BridgeOp, LockState, type SetUpdateBody, bidId, amountWord, ledgerSlot, lockSlot, setSlot, stateWord } from '../../../src/core/bridge/types.js';
 import { decodeBridgeOp, encodeBridgeOp } from '../../../src/core/bridge/ops.js';
 import { type HeldSet, genesisHeldSet, heldSetCommitment, heldSetFromJson, heldSetToJson } from '../../../src/core/bridge/set-update.js';
 import { type BridgeState, bridgeGas, checkRelease, checkSetUpdate } from '../../../src/core/bridge/verify.js';
@@ -135,6 +135,13 @@ test('the update_set op round-trips through its SSZ codec, pays for its votes, a
   expectError(() => decodeBridgeOp(data.subarray(0, 200)), MalformedError);
   // 4 → 8 validators: about 40 KB of transaction data, well inside the 256 KiB limit.
   assert.ok(data.length < 64 * 1024, `${data.length} bytes`);
+});
+
+test('the set slot and the held-set commitment match the worked values of docs/bridge.md', () => {
+  const v = (i: number, byte: number, active: boolean) => [i, { index: i, publicKey: new Uint8Array(1952).fill(byte), stake: 32n * WEI_PER_TOKEN, active }] as const;
+  const held: HeldSet = { epoch: 2, root: filled(32, 0x11), validators: new Map([v(0, 0xa0, false), v(1, 0xa1, true)]) };
+  assert.is(toHex(heldSetCommitment(held)), '0x7d8897f0d2f2ccbdd88e8aceec90d3355307958772dbb53d6096fa8f489b31b2');
+  assert.is(toHex(setSlot(filled(32, 0x22))), '0x7db64999cf2cb530727a251e6d82c5a5e78fb25ce909b46312186c9072531ad5');
 });
 
 test.run();
