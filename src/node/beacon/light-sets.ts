@@ -51,6 +51,8 @@ export class SetChangeStore {
   private current: CurrentSet;
   private set: Map<number, TrustedValidator>;
   private stakeView: StakeView;
+  /** The registry of the last checkpoint that moved the set, by the block it is proven at. */
+  private lastFetched: { at: string; storageHash: string; registry: RegistryProofWire; next: Map<number, TrustedValidator> } | undefined;
 
   private constructor(
     private readonly store: ChainStore,
@@ -88,11 +90,17 @@ export class SetChangeStore {
     if (cp.epoch <= this.current.epoch) return { short: false };
     // The header's state_root is its parent's post-state: execution proves at that block.
     const at = toHex(header.parentHash);
-    const storageHash = await source.registryStorageHash(at);
-    if (storageHash === this.current.storage_hash) return { short: false };
-    const registry = await source.registryProof(at);
-    // Checked as a client will check it: a record must never be one it refuses.
-    const next = verifyRegistryProof(header.stateRoot, registry);
+    // A short change is framed again each slot: its registry is fetched and verified once.
+    let fetched = this.lastFetched?.at === at ? this.lastFetched : undefined;
+    if (!fetched) {
+      const storageHash = await source.registryStorageHash(at);
+      if (storageHash === this.current.storage_hash) return { short: false };
+      const registry = await source.registryProof(at);
+      // Checked as a client will check it: a record must never be one it refuses.
+      fetched = { at, storageHash, registry, next: verifyRegistryProof(header.stateRoot, registry) };
+      this.lastFetched = fetched;
+    }
+    const { storageHash, registry, next } = fetched;
     if (sameValidatorSet(next, this.set)) {
       // Only RANDAO commitments moved: nothing a verifier weighs.
       await this.moveTo({ ...this.current, storage_hash: storageHash }, new WriteBatch());
@@ -107,6 +115,7 @@ export class SetChangeStore {
     const change: SetChangeJson = { finality: update, registry, validators: next.size, active_stake: next_stakes.totalActive.toString() };
     const current: CurrentSet = { epoch: cp.epoch, storage_hash: storageHash, validators: weights(next) };
     await this.moveTo(current, new WriteBatch().put(key(cp.epoch), change));
+    this.lastFetched = undefined;
     this.log.info('validator set change recorded for light clients', { epoch: cp.epoch, validators: next.size, active_stake: change.active_stake });
     return { change, short: false };
   }
