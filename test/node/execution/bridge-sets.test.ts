@@ -15,7 +15,8 @@ import { type BidFields, BridgeOp, LockState, bidId, lockSlot, parseBridgeLog, s
 import type { BridgeOperation } from '../../../src/core/bridge/ops.js';
 import { bidSignatures, finalityProof, grownRegistry, setUpdate } from '../../helpers/bridge.js';
 import { filled } from '../../helpers/assert.js';
-import { account, expectOk, get, startNode, submitOk, withTempDir } from './fixture.js';
+import { account, drawnSlot, expectOk, get, importOk, makeBlock, post, startNode, submitOk, withTempDir } from './fixture.js';
+import { slotStartMs } from '../../../src/core/genesis/genesis.js';
 import { G, Harness, RECIPIENT, SELF, TIMEOUT, TOKEN, X, alice, refused, registerOp } from './bridge-harness.js';
 
 const joiners = Array.from({ length: 4 }, (_, i) => keygenFromSeed(filled(32, 0x50 + i)));
@@ -97,6 +98,37 @@ test('update_set moves the set held for X; releases are then checked against it,
       receipts = await h.block([paid]);
       assert.is(receipts[0].status, 1, receipts[0].error);
       assert.is((await account(h.node, RECIPIENT)).balance, before + 2n * TOKEN);
+    } finally {
+      await h.node.stop();
+    }
+  });
+});
+
+test('a reorganisation moves the held set with the branch: each branch\'s set slot names its own set', async () => {
+  await withTempDir(async (dir) => {
+    const h = await Harness.start(dir);
+    try {
+      const reg = h.op(alice, registerOp(X.genesis));
+      await submitOk(h.node, reg);
+      assert.is((await h.block([reg]))[0].status, 1);
+      const fork = h.parent;
+      // Branch A updates the set; branch B, a sibling block at the same slot, does not.
+      const upd = h.op(alice, { op: BridgeOp.UpdateSet, body: toEight });
+      await submitOk(h.node, upd);
+      assert.is((await h.block([upd]))[0].status, 1);
+      const a = h.parent;
+      const { slot } = drawnSlot(G, fork.branch, 0);
+      const b = await importOk(h.node, makeBlock(fork, { txs: [], slot, timestampMs: slotStartMs(G, slot), salt: 1 }));
+      assert.is(b.result.canonical, false);
+      const held = async () => expectOk(await get(h.node, '/api/v1/bridge/counterparts')).counterparts[0].set_epoch;
+      assert.is(await held(), 2);
+      expectOk(await post(h.node, '/api/v1/engine/forkchoiceUpdated', { head_block_hash: b.ref.hash }));
+      assert.is(toHex(h.slot(setSlot(X.hash))), toHex(new Uint8Array(32)), 'branch B holds the genesis set');
+      assert.is(await held(), 0);
+      expectOk(await post(h.node, '/api/v1/engine/forkchoiceUpdated', { head_block_hash: a.hash }));
+      // Back on A: the set it stored is read again by its commitment.
+      assert.is(await held(), 2);
+      await refused(h, h.op(alice, { op: BridgeOp.UpdateSet, body: toEight }), 'BRIDGE_SET_UPDATE_INVALID', /LIGHT_STALE_UPDATE/);
     } finally {
       await h.node.stop();
     }
