@@ -54,7 +54,7 @@ import type { ImportClientInit, ImportReply, ImportRequest } from './import-clie
 import type { LoadBodyKind, LoadMessage } from './load-client.js';
 import { profiled, summarizeProfile } from './profile.js';
 import { pump, type PumpResult } from './pump.js';
-import { type CpuSplit, formatCpu, startCpu, sumCpu, threadIds } from './threads.js';
+import { type CpuSplit, formatCpu, startCpu, sumCpu, threadIds, watchLoop } from './threads.js';
 import { type Signed, verifyOnAllCores, type VerifyWorkerReport } from './verify-cores.js';
 
 const CHAIN_ID = 'svc-bench';
@@ -458,6 +458,13 @@ function cpuMs(fn: () => unknown): number {
 }
 
 
+/**
+ * Goals against the verifier floor (issue 30): admission through each REST body kind, and the
+ * warm engine import of a full block in ms (it verifies nothing: its transactions were admitted).
+ */
+const REST_GOALS: Record<LoadBodyKind, string> = { batch: '>= 0.8', ssz: '>= 0.6', json: '>= 0.5' };
+const WARM_IMPORT_GOAL_MS = 100;
+
 /** Pool add at capacity goal (issue 14): admissions per second a full pool sustains while evicting. */
 const POOL_ADD_GOAL_PER_SECOND = 10_000;
 
@@ -478,40 +485,14 @@ export interface PoolOperations {
   oneSenderCount: number;
 }
 
-/**
- * Runs the sliced build and measures the longest stretch the event loop was held: a chain of
- * setImmediate ticks runs beside it, and the widest gap between consecutive ticks is the block.
- */
+/** Runs the sliced build and measures the longest stretch the event loop was held (watchLoop). */
 async function slicedBuild(pool: TxPool, maxGas: bigint): Promise<{ ms: number; longestBlockMs: number; longestBlockCpuMs: number; txs: number }> {
-  // Wall gaps include time the OS gave other processes; CPU gaps (this process's CPU between
-  // ticks) do not, so they hold on a busy machine.
-  let last = performance.now();
-  let lastCpu = process.cpuUsage();
-  let longest = 0;
-  let longestCpu = 0;
-  let running = true;
-  const mark = (): void => {
-    const now = performance.now();
-    const cpu = process.cpuUsage(lastCpu);
-    longest = Math.max(longest, now - last);
-    longestCpu = Math.max(longestCpu, (cpu.user + cpu.system) / 1000);
-    last = now;
-    lastCpu = process.cpuUsage();
-  };
-  const tick = (): void => {
-    mark();
-    if (running) setImmediate(tick);
-  };
   const t0 = performance.now();
-  last = t0;
-  lastCpu = process.cpuUsage();
-  setImmediate(tick);
+  const loop = watchLoop();
   const out = await pool.buildOrderSliced(() => 0n, maxGas);
   const ms = performance.now() - t0;
-  running = false;
-  // The stretch from the last tick to the build's end counts too.
-  mark();
-  return { ms, longestBlockMs: longest, longestBlockCpuMs: longestCpu, txs: out.length };
+  const block = loop.stop();
+  return { ms, longestBlockMs: block.wallMs, longestBlockCpuMs: block.cpuMs, txs: out.length };
 }
 
 /**
@@ -594,7 +575,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const raw = perThread.reduce((a, b) => a + b, 0);
   const rawCpuUs = meanCpuUs(rawReports);
   const cpuNote = (us: number | undefined, what: string): string => (us === undefined ? '' : `; CPU ${us.toFixed(0)} µs per ${what}`);
-  results.push({ name: 'ML-DSA-65 verify, all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: raw, note: `limit for the rows below (${perThread.map((r) => r.toFixed(0)).join(' + ')})${cpuNote(rawCpuUs, 'verify')}` });
+  results.push({ name: 'ML-DSA-65 verify, all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: raw, note: `reference (${perThread.map((r) => r.toFixed(0)).join(' + ')})${cpuNote(rawCpuUs, 'verify')}` });
   const vsRaw = (value: number, goal?: string): { ratio: number; note: string } => {
     const ratio = value / raw;
     return { ratio, note: `${ratio.toFixed(2)}x raw all-core verify${goal ? ` (goal ${goal})` : ''}` };
@@ -637,7 +618,12 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const busyRate = busyReports.reduce((n, r) => n + r.rate, 0);
   const vsRawCpu = (us: number | undefined): string => (us === undefined || rawCpuUs === undefined ? '' : ` (${(us / rawCpuUs).toFixed(2)}x the raw verify's)`);
   results.push({ name: 'verifier thread work per transfer (EnvelopeVerifier + tx hash), all cores', backend: `liboqs, ${cores} threads`, unit: 'ops/s', value: floorRate, ratio: vsRaw(floorRate).ratio, note: `${vsRaw(floorRate).note}; every key unseen${cpuNote(floorCpuUs, 'tx')}${vsRawCpu(floorCpuUs)}` });
-  results.push({ name: "verifier thread work per transfer, senders' keys cached, all cores", backend: `svc-wasm, ${cores} threads`, unit: 'ops/s', value: cachedFloorRate, ratio: vsRaw(cachedFloorRate).ratio, note: `${vsRaw(cachedFloorRate).note}; floor of the verifiers column${cpuNote(cachedFloorCpuUs, 'tx')}${vsRawCpu(cachedFloorCpuUs)}` });
+  results.push({ name: "verifier thread work per transfer, senders' keys cached, all cores", backend: `svc-wasm, ${cores} threads`, unit: 'ops/s', value: cachedFloorRate, ratio: vsRaw(cachedFloorRate).ratio, note: `${vsRaw(cachedFloorRate).note}; the verifier floor: limit for the rows below${cpuNote(cachedFloorCpuUs, 'tx')}${vsRawCpu(cachedFloorCpuUs)}` });
+  // The rows' limit: what the verifier threads alone do per transfer, as the nodes run them (issue 30).
+  const vsFloor = (value: number, goal?: string): { ratio: number; note: string } => {
+    const ratio = value / cachedFloorRate;
+    return { ratio, note: `${ratio.toFixed(2)}x the verifier floor${goal ? ` (goal ${goal})` : ''}; ${(value / raw).toFixed(2)}x raw verify` };
+  };
   results.push({ name: 'ML-DSA-65 verify, all cores, main thread busy', backend: `liboqs, ${cores} threads + main`, unit: 'ops/s', value: busyRate, ratio: vsRaw(busyRate).ratio, note: `${vsRaw(busyRate).note}; sharing the cores${cpuNote(busyCpuUs, 'verify')}${vsRawCpu(busyCpuUs)}` });
   // As the REST routes decode a received envelope: the fields are views into it, and admission gets both.
   const decoded: Received[] = envelopes.map((e) => ({ tx: decodeTxViews(e) as StandardTx, envelope: e }));
@@ -680,8 +666,9 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
     [restJson, 'admission, REST POST /transactions (JSON {raw})'],
   ];
   for (const [r, name] of restRows) {
-    results.push({ name, backend: `${restClient} client, ${r.inFlight}, LevelDB on disk`, unit: 'tx/s', value: r.txPerSecond, ...vsRaw(r.txPerSecond, '>= 0.7') });
-    if (r.capacity > 0) results.push({ name: `${name}, node CPU-bound est.`, backend: `${cores} cores / node CPU per tx`, unit: 'tx/s', value: r.capacity, ...vsRaw(r.capacity, '>= 0.7') });
+    const goal = REST_GOALS[r.kind];
+    results.push({ name, backend: `${restClient} client, ${r.inFlight}, LevelDB on disk`, unit: 'tx/s', value: r.txPerSecond, ...vsFloor(r.txPerSecond, goal) });
+    if (r.capacity > 0) results.push({ name: `${name}, node CPU-bound est.`, backend: `${cores} cores / node CPU per tx`, unit: 'tx/s', value: r.capacity, ...vsFloor(r.capacity) });
   }
 
   // (2b) The same pipeline called in process: no HTTP, JSON or hex.
@@ -702,7 +689,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   }
   const byRate = [...directRuns].sort((a, b) => a.txPerSecond - b.txPerSecond);
   const direct = byRate[Math.floor(byRate.length / 2)]!;
-  results.push({ name: 'admission, in-process node.submit', backend: `${CONCURRENCY} in flight, median of ${IN_PROCESS_RUNS}`, unit: 'tx/s', value: direct.txPerSecond, ...vsRaw(direct.txPerSecond, '>= 0.8') });
+  results.push({ name: 'admission, in-process node.submit', backend: `${CONCURRENCY} in flight, median of ${IN_PROCESS_RUNS}`, unit: 'tx/s', value: direct.txPerSecond, ...vsFloor(direct.txPerSecond, '>= 0.8') });
 
   // (3) A full block: 1,428 transfers (30M gas / 21,000 each), nonce-major from every sender.
   const perBlock = Number(BigInt(genesis.config.max_gas_per_block) / TRANSFER_GAS);
@@ -813,16 +800,18 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   const ms = (s: number): string => `${(s * 1000).toFixed(0)} ms`;
   // An import row's note names its blocks, so a median is never read as one block's time.
   const blocksNote = (r: ImportTimed, goal?: string): { ratio: number; note: string } => {
-    const v = vsRaw(r.txPerSecond, goal);
+    const v = vsFloor(r.txPerSecond, goal);
     return { ratio: v.ratio, note: `${v.note}; median of ${r.blockSeconds.length} blocks (${ms(r.seconds)}; ${ms(Math.min(...r.blockSeconds))}-${ms(Math.max(...r.blockSeconds))})` };
   };
-  results.push({ name: `block import, cold (${blockLabel})`, backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: coldRest.txPerSecond, ...blocksNote(coldRest, '>= 0.8') });
-  results.push({ name: 'block import, cold', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: coldInProcess.txPerSecond, ...blocksNote(coldInProcess, '>= 0.8') });
+  results.push({ name: `block import, cold (${blockLabel})`, backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: coldRest.txPerSecond, ...blocksNote(coldRest, '>= 0.5') });
+  results.push({ name: 'block import, cold', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: coldInProcess.txPerSecond, ...blocksNote(coldInProcess, '>= 0.5') });
   results.push({ name: "block import, cold, every sender's key new", backend: 'in-process importBlock, key cache of 1', unit: 'tx/s', value: coldNewSenders!.txPerSecond, ...blocksNote(coldNewSenders!) });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: warmRest.txPerSecond, ...blocksNote(warmRest, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, JSON, LevelDB on disk', unit: 'tx/s', value: warmRestJson.txPerSecond, ...blocksNote(warmRestJson, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first)', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: warmInProcess.txPerSecond, ...blocksNote(warmInProcess, '>= 2') });
-  results.push({ name: 'block import, warm (txs admitted first), memory DB', backend: 'engine REST newPayload, SSZ, memory-level', unit: 'tx/s', value: warmRestMemory.txPerSecond, ...blocksNote(warmRestMemory, '>= 2') });
+  // Warm blocks verify nothing (their transactions were admitted first): the goal is the block's time.
+  const warmMs = warmRest.seconds * 1000;
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, SSZ, LevelDB on disk', unit: 'tx/s', value: warmRest.txPerSecond, ratio: warmMs / WARM_IMPORT_GOAL_MS, note: `median ${warmMs.toFixed(0)} ms: ${(warmMs / WARM_IMPORT_GOAL_MS).toFixed(2)}x the ${WARM_IMPORT_GOAL_MS} ms goal (lower is better); ${blocksNote(warmRest).note}` });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'engine REST newPayload, JSON, LevelDB on disk', unit: 'tx/s', value: warmRestJson.txPerSecond, ...blocksNote(warmRestJson) });
+  results.push({ name: 'block import, warm (txs admitted first)', backend: 'in-process importBlock, LevelDB on disk', unit: 'tx/s', value: warmInProcess.txPerSecond, ...blocksNote(warmInProcess) });
+  results.push({ name: 'block import, warm (txs admitted first), memory DB', backend: 'engine REST newPayload, SSZ, memory-level', unit: 'tx/s', value: warmRestMemory.txPerSecond, ...blocksNote(warmRestMemory) });
 
   // (4) Pool memory, then whole-pool operations on the full pool.
   const { gc, exposed } = getGc();
@@ -839,7 +828,7 @@ export async function runExecutionBench(opts: { seconds: number; print?: boolean
   }
   if (poolOps) results.push(...poolRows(poolOps, POOL_SIZES[POOL_SIZES.length - 1], POOL_NONCES_PER_SENDER, genesis.config.slot_seconds * 1000));
   // (5) The pool journal file alone: appends and a compaction.
-  const journalBench = await journalRows(envelopes[0]!, raw);
+  const journalBench = await journalRows(envelopes[0]!, cachedFloorRate);
   results.push(...journalBench.results);
 
   const details: ExecutionDetails = {

@@ -125,3 +125,45 @@ export function formatCpu(c: CpuSplit, txs: number): string {
   const body = parts.length ? `CPU µs/tx: ${parts.join(', ')}` : `process CPU ${c.cores.toFixed(2)} cores`;
   return c.otherProcessesCores === undefined ? body : `${body}; other processes ${c.otherProcessesCores.toFixed(2)} cores`;
 }
+
+/** This process's CPU time in ms, all threads (getrusage: microseconds, exact at any instant). */
+function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * A chain of setImmediate ticks beside the work: the widest gap between two ticks is the longest
+ * the loop was held. A wall gap includes time the OS gave other processes; a process-CPU gap
+ * includes V8's parallel GC and libuv's threads, which do not hold the loop. Both bound the main
+ * thread's own CPU in the gap from above, so `cpuMs` is the largest gap's smaller of the two: it
+ * holds on a busy machine and beside GC helpers. (The main thread's own counter in
+ * /proc/…/schedstat is only brought up to date at scheduler ticks, 4 ms here: too coarse.)
+ */
+export function watchLoop(): { stop(): { wallMs: number; cpuMs: number } } {
+  let last = performance.now();
+  let lastCpu = processCpuMs();
+  let wall = 0;
+  let cpu = 0;
+  let running = true;
+  const mark = (): void => {
+    const now = performance.now();
+    const nowCpu = processCpuMs();
+    wall = Math.max(wall, now - last);
+    cpu = Math.max(cpu, Math.min(now - last, nowCpu - lastCpu));
+    last = now;
+    lastCpu = nowCpu;
+  };
+  const tick = (): void => {
+    mark();
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    stop() {
+      running = false;
+      mark();
+      return { wallMs: wall, cpuMs: cpu };
+    },
+  };
+}
