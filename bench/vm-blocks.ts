@@ -43,19 +43,17 @@ const DEPLOY_GAS_LIMIT = 10_000_000n;
 const PROBE_GAS_LIMIT = 500_000n;
 const SUPPLY = 10n ** 30n;
 /**
- * The rows' limit, cold and warm: a token transfer does everything a plain transfer does
- * (signature, fee, nonce, two accounts) plus a WebAssembly call that reads and writes two slots of
- * the contract's storage trie and emits a log, and it costs about 5x the gas, so a block holds a
- * fifth as many. At a quarter of the plain rate the node still runs more gas a second on contracts
- * than on plain transfers; below it the per-call cost (instantiation, host calls, a storage trie
- * per contract) would make contract blocks the slow ones to import.
+ * The rows' goal, cold and warm (issue 30): a token transfer costs at most what its gas says,
+ * relative to a plain transfer, i.e. a full block of token calls runs at least as much gas a second
+ * as a full block of plain transfers. Below it the per-call cost (instantiation, host calls, a
+ * storage trie per contract) is priced too low and contract blocks are the slow ones to import.
  */
-const TOKEN_VS_PLAIN_LIMIT = 0.25;
+const TOKEN_GAS_RATE_GOAL = 1;
 
 const address = (keys: WalletKeys): string => keys.address.toLowerCase();
 const recipient = (i: number): string => '0x' + 'be' + i.toString(16).padStart(38, '0');
 
-/** Rows: token tx/s, plain tx/s, and their ratio against TOKEN_VS_PLAIN_LIMIT; then the abuse table (vm-abuse.ts) on the same node. */
+/** Rows: token tx/s, plain tx/s, and the token block's gas/s against the plain block's (TOKEN_GAS_RATE_GOAL); then the abuse table (vm-abuse.ts) on the same node. */
 export async function tokenThroughputRows(say: (msg: string) => void): Promise<{ blocks: BenchResult[]; abuse: BenchResult[] }> {
   const code = new Uint8Array(await readFile(fileURLToPath(new URL('../contracts/token.wasm', import.meta.url))));
   const { genesis, accounts, validator } = benchGenesis(SENDERS, SLOTS_PER_EPOCH);
@@ -152,8 +150,8 @@ export async function tokenThroughputRows(say: (msg: string) => void): Promise<{
         backend: `${how}, best of ${ROUNDS}`,
         unit: 'tx/s',
         value: tokenRate,
-        ratio: ratio / TOKEN_VS_PLAIN_LIMIT,
-        note: `${ratio.toFixed(2)}x plain tx/s, limit >= ${TOKEN_VS_PLAIN_LIMIT}x (${(ratio / TOKEN_VS_PLAIN_LIMIT).toFixed(2)} of limit); ${gasRatio.toFixed(2)}x plain gas/s`,
+        ratio: gasRatio / TOKEN_GAS_RATE_GOAL,
+        note: `${gasRatio.toFixed(2)}x plain gas/s (goal >= ${TOKEN_GAS_RATE_GOAL}x); ${ratio.toFixed(2)}x plain tx/s`,
       });
     }
     const msPerMgas = (warmth: 'cold' | 'warm'): number => (Math.min(...seconds.plain[warmth]) * 1000) / ((plainCount * Number(TRANSFER_GAS)) / 1e6);
