@@ -113,7 +113,7 @@ export async function journalRows(envelope: Uint8Array, floor: number): Promise<
         unit: 'ms',
         value: block.cpuMs,
         ratio: block.cpuMs / EVENT_LOOP_BLOCK_GOAL_MS,
-        note: `${eventLoopBlockNote(block.cpuMs)}; wall ${block.wallMs.toFixed(1)} ms`,
+        note: `${eventLoopBlockNote(block.cpuMs)}; wall ${block.wallMs.toFixed(1)} ms; longest GC pause ${block.gcMs.toFixed(1)} ms`,
       },
     ];
     return { results, figures };
