@@ -134,6 +134,24 @@ function processCpuMs(): number {
 }
 
 /**
+ * Resolves once the event loop turns quickly again (`runs` consecutive turns under `turnMs`,
+ * or `maxMs` passed): a row measuring one operation's block starts after the GC debt of what
+ * the bench did before it (a forced gc() of a 300 MB heap leaves sweeping that the next
+ * allocations pay on the main thread) is paid, so that debt is not counted as the operation's.
+ */
+export async function quietLoop(turnMs = 0.5, runs = 5, maxMs = 500): Promise<void> {
+  const until = performance.now() + maxMs;
+  let quiet = 0;
+  let last = performance.now();
+  while (quiet < runs && performance.now() < until) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const now = performance.now();
+    quiet = now - last < turnMs ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
+/**
  * A chain of setImmediate ticks beside the work: the widest gap between two ticks is the longest
  * the loop was held. A wall gap includes time the OS gave other processes; a process-CPU gap
  * includes V8's parallel GC and libuv's threads, which do not hold the loop. Both bound the main

@@ -522,9 +522,12 @@ pool('the sliced build gives the same order as the synchronous one and lets the 
     if (turns < 1000) setImmediate(tick);
   };
   setImmediate(tick);
-  const sliced = await p.buildOrderSliced(nonceOf, 30_000_000n, undefined, 0);
+  const stats = { slices: 0, longestMs: 0 };
+  const sliced = await p.buildOrderSliced(nonceOf, 30_000_000n, undefined, 0, stats);
   assert.equal(sliced.map((e) => e.hash), expected);
   assert.ok(turns >= 2, `the event loop ran ${turns} times during the build`);
+  assert.ok(stats.slices >= 2 && stats.slices <= turns + 1, `${stats.slices} slices reported for ${turns} loop turns`);
+  assert.ok(stats.longestMs > 0);
 });
 
 pool('an entry that leaves the pool during a sliced build is left out with the rest of its sender run', async () => {
