@@ -130,6 +130,11 @@ test('token on a devnet: build, deploy, transfer, eth_call, eth_getLogs, a rever
       unwatch();
       await wsViem.transport.getRpcClient().then((c) => c.close());
       assert.is(await viem.uninstallFilter({ filter: eventFilter }), true);
+      // eth_getFilterLogs: a filter from block 0 answers the logs already in the chain.
+      const historic = await viem.createEventFilter({ address: token as Hex, fromBlock: 0n });
+      const held = await viem.getFilterLogs({ filter: historic });
+      assert.ok(held.some((l) => l.transactionHash === transfer.hash), 'eth_getFilterLogs has the transfer\'s event');
+      assert.is(await viem.uninstallFilter({ filter: historic }), true);
 
       // Read the recipient's balance through eth_call with viem (a raw call: svc's calldata is not Solidity's ABI).
       const read = await viem.call({ to: token as Hex, data: toHex(encodeCall('balanceOf', [{ type: 'address', value: RECIPIENT }])) as Hex });

@@ -125,7 +125,7 @@ test('state reads at the head and at past blocks, also behind finality', async (
   assert.is(await viem.getTransactionCount({ address: from, blockNumber: 0n }), 0, 'genesis state, behind finality');
 });
 
-test('dApp tooling: block filters, WebSocket subscriptions (viem and ethers), EIP-1559 fee reads, strict parameters, proofs as they are', async ({ ctx }) => {
+test('dApp tooling: block and pending filters, history at block 0 through ethers, WebSocket subscriptions (viem and ethers), EIP-1559 fee reads, strict parameters, proofs as they are', async ({ ctx }) => {
   const { net, viem, block } = ctx;
   // A polled block filter sees the next block.
   const filter = await viem.createBlockFilter();
@@ -135,6 +135,27 @@ test('dApp tooling: block filters, WebSocket subscriptions (viem and ethers), EI
   await waitFor('the block filter to report a block', async () => ((hashes = await viem.getFilterChanges({ filter })).length > 0 ? true : undefined), 20 * net.slotMs + 30_000);
   assert.match(hashes[0]!, /^0x[0-9a-f]{64}$/);
   assert.is(await viem.uninstallFilter({ filter }), true);
+
+  // A pending-transaction filter sees a transfer as soon as the pool admits it.
+  const pending = await viem.createPendingTransactionFilter();
+  const queued = expectJsonOk(
+    await runCli(['tx', 'send', '--from', join(net.net, 'accounts', 'account-0.json'), '--to', TO, '--value', '1', '--execution-url', net.execUrl, '--json'], { ...net.env, SVC_PASSWORD: DEVNET_PASSWORD }),
+  );
+  const seen: string[] = [];
+  await waitFor('the pending filter to report the transfer', async () => {
+    seen.push(...(await viem.getFilterChanges({ filter: pending })));
+    return seen.includes(queued.hash as string) ? true : undefined;
+  }, 20 * net.slotMs + 30_000);
+  assert.is(await viem.uninstallFilter({ filter: pending }), true);
+
+  // ethers reads history at block 0 too (a devnet keeps every state).
+  const history = new JsonRpcProvider(net.rpcUrl, undefined, { polling: false });
+  try {
+    assert.is(await history.getBalance(TO, 0), 0n);
+    assert.is(await history.getTransactionCount(ctx.from, 0), 0);
+  } finally {
+    history.destroy();
+  }
 
   // viem's webSocket transport and ethers' WebSocketProvider, unmodified, on the JSON-RPC port.
   const wsUrl = net.rpcUrl.replace(/^http/, 'ws');
